@@ -1,0 +1,126 @@
+# onnxparity — one GNU Makefile for the library, the CLI, tests, fuzzers,
+# benchmarks and the demo.  Out-of-tree builds under build/ (build-asan/ for
+# the sanitizer build, build-fuzz/ for libFuzzer targets).  No configure step.
+#
+#   make              build/libonnxparity.a and build/onnxparity
+#   make test         every test: C unit tests, python cross-checks, fuzz replay
+#   make asan         the C unit tests under AddressSanitizer + UBSan
+#   make fuzz         each libFuzzer target for FUZZ_SECONDS seconds
+#   make fuzz-replay  replay every committed corpus under ASan + UBSan
+#   make bench        benchmarks, side by side with the peers; docs/benchmarks.md
+#   make demo         the main job on a shipped example
+#   make format-check clang-format over every C file, no changes made
+
+CC       ?= gcc
+CLANG    ?= clang-14
+BUILD    ?= build
+PY       := /usr/bin/python3
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
+LDLIBS   := -lzip -lcjson -lz -lm -ldl -lpthread
+
+# ONNX Runtime: headers only at build time (the library is dlopen'ed).
+# ORT_HOME=DIR replaces the copy that scripts/setup.sh downloads.
+ORT_HOME ?= third_party/onnxruntime
+ORT_CFLAGS := -I$(ORT_HOME)/include
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+LIB      := $(BUILD)/libonnxparity.a
+BIN      := $(BUILD)/onnxparity
+SETUP    := $(BUILD)/.setup-ok
+
+.PHONY: all setup test test-c test-py asan fuzz fuzz-replay fuzz-build bench demo clean format-check
+
+# Default: the library and the tool.
+all: $(SETUP) $(BIN)
+
+# Install what is missing (Debian packages, ONNX Runtime); a stamp keeps
+# later builds from asking again.
+$(SETUP): scripts/setup.sh
+	bash scripts/setup.sh all
+	@mkdir -p $(@D) && touch $@
+setup:
+	bash scripts/setup.sh all
+
+# The static library holds every module under src/.
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+# The ORT module needs the ONNX Runtime headers.
+$(BUILD)/src/ort/%.o: CFLAGS += $(ORT_CFLAGS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# The CLI: a client of the public API only.
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+# One binary per unit-test file; each prints "N passed, N failed".
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
+
+# Every test.  Order: fast C units, python cross-checks against onnx/numpy,
+# then the fuzz corpora replayed under the sanitizers.
+test: all test-c test-py fuzz-replay
+
+test-c: $(TEST_BIN) $(BIN)
+	@bash tests/run_unit.sh $(TEST_BIN)
+
+test-py: $(BIN)
+	ONNXPARITY_BIN=$(abspath $(BIN)) $(PY) -m pytest -q -p no:cacheprovider tests/py
+
+# The unit tests again under AddressSanitizer + UBSan, in build-asan/.
+asan: $(SETUP)
+	$(MAKE) BUILD=build-asan CC=$(CLANG) OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" test-c-asan
+
+test-c-asan: $(TEST_BIN) $(BIN)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run_unit.sh $(TEST_BIN)
+
+# libFuzzer targets (clang-14), built with ASan + UBSan against the library
+# sources compiled for fuzzing.
+FUZZ_BUILD := build-fuzz
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_BIN   := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -o $@ $< $(filter-out src/ort/%,$(LIB_SRC)) $(LDLIBS)
+
+fuzz-build: $(SETUP) $(FUZZ_BIN)
+
+fuzz-replay: fuzz-build
+	@bash fuzz/replay.sh $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	@bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# Benchmarks against the peers in the same run; writes docs/benchmarks.md.
+bench: all
+	bash bench/run.sh $(abspath $(BIN))
+
+# The main job on a shipped example.
+demo: all
+	bash scripts/demo.sh $(abspath $(BIN))
+
+format-check:
+	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(FUZZ_SRC) \
+	    $(wildcard include/onnxparity/*.h src/*/*.h tests/unit/*.h)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,31 @@
+/*
+ * buf.h — a growable byte buffer with a hard cap.
+ *
+ * Used by every encoder.  On any failure (cap exceeded, out of memory) the
+ * buffer frees itself and every later append fails too, so a caller can
+ * append many pieces and check once.  Zero-initialise, or onp_buf_init().
+ */
+#ifndef ONNXPARITY_BUF_H
+#define ONNXPARITY_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct onp_buf {
+    uint8_t *p;    /* [n] bytes, owned; NULL when empty or failed */
+    size_t n;      /* bytes used */
+    size_t cap;    /* bytes allocated */
+    size_t max;    /* hard cap in bytes; 0 = SIZE_MAX */
+    int failed;    /* sticky: an append failed */
+} onp_buf;
+
+void onp_buf_init(onp_buf *b, size_t max);
+/* Append n bytes; 0 on success, -1 (buffer freed, failed set) otherwise. */
+int onp_buf_append(onp_buf *b, const void *p, size_t n);
+/* Make room for n more bytes and return a pointer to them (n is added to
+ * b->n); NULL on failure. */
+uint8_t *onp_buf_grow(onp_buf *b, size_t n);
+/* Free the bytes; accepts a zeroed or failed buffer. */
+void onp_buf_free(onp_buf *b);
+
+#endif

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# setup.sh — install what onnxparity needs on a Debian 12 machine, and only
+# what is missing.
+#
+#   scripts/setup.sh deps     Debian packages for building and testing
+#   scripts/setup.sh torch    + PyTorch/torchvision (capture side, python tests)
+#   scripts/setup.sh ort      ONNX Runtime into third_party/onnxruntime
+#   scripts/setup.sh all      deps + ort (what `make test` and `make demo` run)
+#
+# Debian packages: checked with dpkg-query (npm: by command, it may come
+# from elsewhere); the missing ones are installed with
+# apt-get when running as root; otherwise the exact command is printed and the
+# script exits 1.
+#
+# ONNX Runtime: ORT_HOME=DIR (an official release layout: DIR/include and
+# DIR/lib/libonnxruntime.so*) replaces the download.  Otherwise the npm package
+# com.github.asus4.onnxruntime@0.4.9 is fetched with `npm pack`, its sha256 is
+# verified, and the C headers and the Linux x86-64 library are extracted to
+# third_party/onnxruntime/{include,lib}.  A stamp file makes a second run a
+# no-op that downloads nothing.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tp="$top/third_party"
+
+DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev zlib1g-dev
+      pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest
+      valgrind)
+TORCH=(python3-torch python3-torchvision)
+
+ORT_PKG="com.github.asus4.onnxruntime@0.4.9"
+ORT_SHA256="e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d"
+ORT_HDR='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
+ORT_LIB='package/Plugins/Linux/x64/libonnxruntime.so'
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+missing_pkgs() {
+    local p
+    for p in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            printf '%s\n' "$p"
+        fi
+    done
+}
+
+install_pkgs() {
+    local miss
+    mapfile -t miss < <(missing_pkgs "$@")
+    [ ${#miss[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        say "missing Debian packages; run as root:"
+        printf '  apt-get update && apt-get install -y --no-install-recommends %s\n' "${miss[*]}" >&2
+        exit 1
+    fi
+    say "installing: ${miss[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${miss[@]}" >/dev/null
+}
+
+setup_ort() {
+    if [ -n "${ORT_HOME:-}" ]; then
+        if [ ! -f "$ORT_HOME/include/onnxruntime_c_api.h" ]; then
+            say "ORT_HOME=$ORT_HOME has no include/onnxruntime_c_api.h"; exit 1
+        fi
+        if ! ls "$ORT_HOME"/lib/libonnxruntime.so* >/dev/null 2>&1; then
+            say "ORT_HOME=$ORT_HOME has no lib/libonnxruntime.so*"; exit 1
+        fi
+        return 0
+    fi
+    local dst="$tp/onnxruntime"
+    [ -f "$dst/.ok" ] && return 0
+    command -v npm >/dev/null || install_pkgs npm
+    local tmp; tmp=$(mktemp -d "$top/.ort-dl.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    say "downloading ONNX Runtime ($ORT_PKG) from the npm registry"
+    (cd "$tmp" && npm pack --silent "$ORT_PKG" >/dev/null)
+    local tgz; tgz=$(ls "$tmp"/*.tgz)
+    local got; got=$(sha256sum "$tgz" | cut -d' ' -f1)
+    if [ "$got" != "$ORT_SHA256" ]; then
+        say "checksum mismatch for $ORT_PKG: got $got, expected $ORT_SHA256"; exit 1
+    fi
+    tar -xzf "$tgz" -C "$tmp" "$ORT_HDR" "$ORT_LIB"
+    rm -rf "$dst"
+    mkdir -p "$dst/include" "$dst/lib"
+    cp "$tmp/$ORT_HDR"/*.h "$dst/include/"
+    cp "$tmp/$ORT_LIB" "$dst/lib/libonnxruntime.so.1"
+    ln -sf libonnxruntime.so.1 "$dst/lib/libonnxruntime.so"
+    echo "$ORT_PKG $ORT_SHA256" > "$dst/.ok"
+    rm -rf "$tmp"; trap - EXIT
+    say "ONNX Runtime ready in $dst"
+}
+
+case "${1:-all}" in
+    deps)  install_pkgs "${DEPS[@]}" ;;
+    torch) install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
+    ort)   setup_ort ;;
+    all)   install_pkgs "${DEPS[@]}"; setup_ort ;;
+    *)     say "usage: scripts/setup.sh [deps|torch|ort|all]"; exit 2 ;;
+esac

@@ -1,0 +1,63 @@
+/*
+ * buf.c — growable byte buffer with a hard cap (include/onnxparity/buf.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxparity/buf.h"
+
+void onp_buf_init(onp_buf *b, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->max = max;
+}
+
+static void fail(onp_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+    b->failed = 1;
+}
+
+uint8_t *onp_buf_grow(onp_buf *b, size_t n)
+{
+    if (b->failed) return NULL;
+    size_t max = b->max ? b->max : SIZE_MAX;
+    if (n > max - b->n) {
+        fail(b);
+        return NULL;
+    }
+    size_t need = b->n + n;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        if (cap > max) cap = max;
+        uint8_t *p = realloc(b->p, cap ? cap : 1);
+        if (!p) {
+            fail(b);
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    uint8_t *at = b->p + b->n;
+    b->n = need;
+    return at;
+}
+
+int onp_buf_append(onp_buf *b, const void *p, size_t n)
+{
+    uint8_t *at = onp_buf_grow(b, n);
+    if (!at) return -1;
+    if (n) memcpy(at, p, n);
+    return 0;
+}
+
+void onp_buf_free(onp_buf *b)
+{
+    if (!b) return;
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * fsio.h — files: read-only memory maps with a reference count, and atomic
+ * writes (temporary file in the same folder + fsync + rename, removed on any
+ * failure, so a failed write never leaves a partial file).  Internal.
+ */
+#ifndef ONP_UTIL_FSIO_H
+#define ONP_UTIL_FSIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxparity/error.h"
+
+typedef struct onp_map {
+    const uint8_t *p; /* [n] mapped bytes (or a 1-byte dummy for empty files) */
+    size_t n;
+    int refs;         /* onp_map_unref frees at 0 */
+    int mapped;       /* 1 = mmap, 0 = malloc */
+} onp_map;
+
+/* Map `path` read-only.  Refuses folders and non-regular files.  The map
+ * starts with one reference. */
+int onp_map_open(const char *path, onp_map **out, onp_error *e);
+/* Map an already-open descriptor (not closed by this call). */
+int onp_map_fd(int fd, const char *path, onp_map **out, onp_error *e);
+void onp_map_ref(onp_map *m);
+void onp_map_unref(onp_map *m); /* accepts NULL */
+/* free_fn-compatible wrapper for onp_tensor.owner. */
+void onp_map_unref_void(void *m);
+
+/* One piece of an atomic write. */
+typedef struct onp_piece {
+    const void *p;
+    size_t n;
+} onp_piece;
+
+/* Write the pieces, in order, to `path` atomically. */
+int onp_write_atomic(const char *path, const onp_piece *pieces, size_t n, onp_error *e);
+
+/* 1 if path is a directory. */
+int onp_is_dir(const char *path);
+
+#endif
