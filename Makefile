@@ -18,7 +18,7 @@ PY       := /usr/bin/python3
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
-LDLIBS   := -lzip -lcjson -lz -lm -ldl -lpthread
+LDLIBS   ?= -lzip -lcjson -lz -lm -ldl -lpthread
 
 # ONNX Runtime: headers only at build time (the library is dlopen'ed).
 # ORT_HOME=DIR replaces the copy that scripts/setup.sh downloads.
@@ -29,10 +29,12 @@ LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB      := $(BUILD)/libonnxparity.a
 BIN      := $(BUILD)/onnxparity
 SETUP    := $(BUILD)/.setup-ok
@@ -64,12 +66,17 @@ $(BUILD)/%.o: %.c
 
 # The CLI: a client of the public API only.
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 # One binary per unit-test file; each prints "N passed, N failed".
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
+
+# Test tools (used by the python tests): small clients of the library.
+$(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Every test.  Order: fast C units, python cross-checks against onnx/numpy,
 # then the fuzz corpora replayed under the sanitizers.
@@ -78,13 +85,14 @@ test: all test-c test-py fuzz-replay
 test-c: $(TEST_BIN) $(BIN)
 	@bash tests/run_unit.sh $(TEST_BIN)
 
-test-py: $(BIN)
-	ONNXPARITY_BIN=$(abspath $(BIN)) $(PY) -m pytest -q -p no:cacheprovider tests/py
+test-py: $(BIN) $(TOOL_BIN)
+	ONNXPARITY_BIN=$(abspath $(BIN)) ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
+	    $(PY) -m pytest -q -p no:cacheprovider tests/py
 
 # The unit tests again under AddressSanitizer + UBSan, in build-asan/.
 asan: $(SETUP)
 	$(MAKE) BUILD=build-asan CC=$(CLANG) OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    LDFLAGS="-fsanitize=address,undefined" test-c-asan
+	    LDFLAGS="-fsanitize=address,undefined" LDLIBS="$(LDLIBS) -Wl,--no-as-needed -lstdc++" test-c-asan
 
 test-c-asan: $(TEST_BIN) $(BIN)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run_unit.sh $(TEST_BIN)

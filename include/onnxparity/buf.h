@@ -25,6 +25,10 @@ int onp_buf_append(onp_buf *b, const void *p, size_t n);
 /* Make room for n more bytes and return a pointer to them (n is added to
  * b->n); NULL on failure. */
 uint8_t *onp_buf_grow(onp_buf *b, size_t n);
+/* Write the bytes to `path` atomically (temporary file + rename): on
+ * failure no file, partial or old-replaced, is left behind. */
+struct onp_error;
+int onp_buf_write_file(const onp_buf *b, const char *path, struct onp_error *e);
 /* Free the bytes; accepts a zeroed or failed buffer. */
 void onp_buf_free(onp_buf *b);
 

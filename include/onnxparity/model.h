@@ -229,6 +229,10 @@ const uint8_t *onp_model_bytes(const onp_model *m, size_t *n);
 /* The opset version imported for `domain` ("" = ai.onnx), or -1. */
 int64_t onp_model_opset(const onp_model *m, const char *domain);
 
+/* SHA-256 of the serialized model (external data files not included) as
+ * 64 hex digits + NUL; for result fingerprints. */
+void onp_model_sha256(const onp_model *m, char hex[65]);
+
 /* 1 when any initializer (main graph or subgraph) has external data. */
 int onp_model_has_external(const onp_model *m);
 
@@ -239,6 +243,11 @@ int onp_model_has_external(const onp_model *m);
  * absolute paths, ".." and symlinks are refused; offset and length are
  * checked against the file).  The result owns its data. */
 int onp_model_tensor(const onp_model *m, const onp_tensor_view *v, onp_tensor *out, onp_error *e);
+
+/* The bytes of an external tensor, mapped in place (no copy), after the
+ * same checks as onp_model_tensor.  Valid until onp_model_close(). */
+int onp_model_external_span(const onp_model *m, const onp_tensor_view *v, onp_span *out,
+                            onp_error *e);
 
 /* Find an initializer of the main graph by name, or NULL. */
 const onp_tensor_view *onp_graph_initializer(const onp_graph *g, const char *name);

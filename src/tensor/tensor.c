@@ -132,7 +132,7 @@ int onp_tensor_copy(onp_tensor *dst, const onp_tensor *src, onp_error *e)
 {
     if (src->dtype == ONP_STRING) {
         size_t n = (size_t)src->count;
-        size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+        size_t *lens = calloc(n ? n : 1, sizeof *lens);
         if (!lens) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
         for (size_t i = 0; i < n; i++) lens[i] = src->strings[i].n;
         int rc = onp_tensor_alloc_strings(dst, src->rank, src->dims, lens, e);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "onnxparity/buf.h"
+#include "onnxparity/error.h"
+#include "util/fsio.h"
 
 void onp_buf_init(onp_buf *b, size_t max)
 {
@@ -60,4 +62,11 @@ void onp_buf_free(onp_buf *b)
     free(b->p);
     b->p = NULL;
     b->n = b->cap = 0;
+}
+
+int onp_buf_write_file(const onp_buf *b, const char *path, onp_error *e)
+{
+    if (b->failed) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "the buffer failed earlier");
+    onp_piece piece = {b->p, b->n};
+    return onp_write_atomic(path, &piece, 1, e);
 }

@@ -1,0 +1,63 @@
+/*
+ * cli.h — what the commands of the onnxparity tool share: the command table
+ * entry, argument helpers, and error reporting.  The tool uses the public
+ * API of libonnxparity only (include/onnxparity/).
+ */
+#ifndef ONP_CLI_H
+#define ONP_CLI_H
+
+#include <stdio.h>
+
+#include "onnxparity/error.h"
+
+#define ONP_VERSION "0.1.0"
+
+/* Exit codes (docs/cli.md). */
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_RUNTIME = 4 };
+
+typedef struct cli_cmd {
+    const char *name;
+    const char *usage;   /* one line: arguments */
+    const char *summary; /* one line: what it does */
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_cmd;
+
+/* Print "onnxparity: <error>" on stderr and return its exit code. */
+int cli_report(const onp_error *e);
+
+/* Print "onnxparity CMD: <message>" on stderr and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Option parsing.  Matches argv[*i] against "--name" or "--name=VALUE"; for
+ * options with a value, *val receives it (from the next argument when not
+ * attached; *i is advanced).  Returns 1 when matched, 0 when not, -1 when the
+ * value is missing (a usage error was printed). */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+int cli_flag(char **argv, int i, const char *name);
+
+/* Parse a double / a non-negative int for option `name`; -1 + message on
+ * bad input. */
+int cli_double(const char *cmd, const char *name, const char *s, double *out);
+int cli_int(const char *cmd, const char *name, const char *s, long *out);
+
+/* Output format from --format. */
+typedef enum { FMT_TEXT = 0, FMT_JSON } cli_format;
+int cli_parse_format(const char *cmd, const char *s, cli_format *out);
+
+/* Human-readable byte count ("46.8 MB"). */
+const char *cli_bytes(double n, char *buf, size_t size);
+
+/* The commands. */
+int cmd_inspect(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_expose(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+
+#endif

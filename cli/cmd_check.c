@@ -1,0 +1,429 @@
+/*
+ * cmd_check.c — `onnxparity check TARGET` / `check --model M --data DIR...`:
+ * run the model under ONNX Runtime on every fixture and compare every output
+ * with the eager truth.
+ *
+ * TARGET is a folder holding model.onnx and test_data_set_N/ folders (the
+ * ONNX test-data layout): input_K.pb feeds graph input K (by position, as
+ * ONNX's own test runner does) and output_K.pb is the expected value of
+ * graph output K.  One ORT session serves every fixture.  A fixture ORT
+ * cannot run is a failed fixture carrying ORT's message; the run goes on.
+ *
+ * Exit: 0 every output of every fixture passes; 1 anything fails (a flipped
+ * top-1 label included); 2 bad usage or no fixtures; 3 unreadable files;
+ * 4 ONNX Runtime cannot load the model.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "onnxparity/compare.h"
+#include "onnxparity/model.h"
+#include "onnxparity/tfile.h"
+#include "ortopts.h"
+#include "report.h"
+
+#define MAX_DATA 64
+#define MAX_TOLS 64
+
+typedef struct tol_override {
+    const char *name;
+    onp_tol tol;
+} tol_override;
+
+typedef struct opts {
+    cli_ort ort;
+    const char *target, *model;
+    const char *data[MAX_DATA];
+    size_t n_data;
+    double rtol, atol; /* < 0: the dtype's default */
+    tol_override tols[MAX_TOLS];
+    size_t n_tols;
+    int topk; /* 0 off, -1 auto, K */
+    cli_format fmt;
+} opts;
+
+typedef struct out_res {
+    const char *name;
+    int pass;
+    int compared; /* metrics valid */
+    onp_metrics m;
+    int rank;
+    int64_t dims[ONP_MAX_RANK];
+    int has_topk;
+    onp_topk tk;
+    char note[1024]; /* why it failed when not by numbers */
+} out_res;
+
+typedef struct fix_res {
+    int index;
+    const char *dir;
+    int status; /* 0 pass, 1 fail, 2 error (ORT or input problem) */
+    char error[1024];
+    size_t n_out;
+    out_res *outs;
+} fix_res;
+
+static int parse_tol(const char *cmd, const char *v, tol_override *t)
+{
+    const char *eq = strrchr(v, '=');
+    double r, a;
+    char tail;
+    if (!eq || eq == v || sscanf(eq + 1, "%lf,%lf%c", &r, &a, &tail) != 2 || r < 0 || a < 0)
+        return cli_usage_error(cmd, "--tol wants NAME=RTOL,ATOL, not '%s'", v), -1;
+    static char names[MAX_TOLS][256];
+    static size_t used;
+    size_t n = (size_t)(eq - v);
+    if (n >= sizeof names[0] || used >= MAX_TOLS) return cli_usage_error(cmd, "--tol name too long or too many"), -1;
+    memcpy(names[used], v, n);
+    names[used][n] = '\0';
+    t->name = names[used++];
+    t->tol.rtol = r;
+    t->tol.atol = a;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    const char *v;
+    cli_ort_init(&o->ort);
+    o->rtol = o->atol = -1;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_ort_opt(&o->ort, argc, argv, &i);
+        if (r < 0) return -1;
+        if (r) continue;
+        if ((r = cli_opt(argc, argv, &i, "model", &v))) {
+            if (r < 0) return -1;
+            o->model = v;
+        } else if ((r = cli_opt(argc, argv, &i, "data", &v))) {
+            if (r < 0) return -1;
+            if (o->n_data >= MAX_DATA) return cli_usage_error(argv[0], "at most %d --data", MAX_DATA), -1;
+            o->data[o->n_data++] = v;
+        } else if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
+            if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
+            if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "tol", &v))) {
+            if (r < 0) return -1;
+            if (o->n_tols >= MAX_TOLS) return cli_usage_error(argv[0], "at most %d --tol", MAX_TOLS), -1;
+            if (parse_tol(argv[0], v, &o->tols[o->n_tols++])) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "top-k", &v))) {
+            long k;
+            if (r < 0) return -1;
+            if (!strcmp(v, "auto")) o->topk = -1;
+            else if (cli_int(argv[0], "top-k", v, &k) || k < 1) return cli_usage_error(argv[0], "--top-k wants auto or K >= 1"), -1;
+            else o->topk = (int)k;
+        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
+        } else if (!o->target) {
+            o->target = argv[i];
+        } else {
+            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        }
+    }
+    if (o->target && (o->model || o->n_data))
+        return cli_usage_error(argv[0], "give TARGET or --model/--data, not both"), -1;
+    if (!o->target && !(o->model && o->n_data))
+        return cli_usage_error(argv[0], "usage: onnxparity check TARGET | --model M --data DIR..."), -1;
+    return 0;
+}
+
+static onp_tol tol_for(const opts *o, const char *name, int32_t dtype)
+{
+    for (size_t i = 0; i < o->n_tols; i++)
+        if (!strcmp(o->tols[i].name, name)) return o->tols[i].tol;
+    onp_tol t = onp_tol_default(dtype);
+    if (o->rtol >= 0) t.rtol = o->rtol;
+    if (o->atol >= 0) t.atol = o->atol;
+    return t;
+}
+
+/* Run one fixture and fill r.  Returns -1 only for fatal errors (unreadable
+ * fixture files: exit 2/3), with e set. */
+static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_res *r, onp_error *e)
+{
+    size_t n_out = onp_session_output_count(s);
+    r->index = f->index;
+    r->dir = f->dir;
+    r->n_out = f->n_outputs;
+    r->outs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *r->outs);
+    onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
+    onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
+    int rc = 0;
+    if (!r->outs || !in || !got) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < f->n_inputs; k++) {
+        if (onp_tfile_read(f->inputs[k], NULL, &in[k], e)) {
+            rc = -1;
+            goto done;
+        }
+        onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
+    }
+    onp_error re;
+    onp_error_clear(&re);
+    if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
+        r->status = 2;
+        char buf[1024];
+        snprintf(r->error, sizeof r->error, "%s", onp_error_format(&re, buf, sizeof buf));
+        for (size_t k = 0; k < f->n_outputs; k++) {
+            r->outs[k].name = k < n_out ? onp_session_output(s, k)->name : "?";
+            snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
+        }
+        goto done;
+    }
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        out_res *x = &r->outs[k];
+        if (k >= n_out) {
+            x->name = "?";
+            snprintf(x->note, sizeof x->note, "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
+            r->status = 1;
+            continue;
+        }
+        x->name = onp_session_output(s, k)->name;
+        onp_tensor want;
+        if (onp_tfile_read(f->outputs[k], NULL, &want, e)) {
+            rc = -1;
+            goto done;
+        }
+        x->rank = want.rank;
+        memcpy(x->dims, want.dims, sizeof want.dims);
+        onp_error ce;
+        if (onp_compare(&want, &got[k], tol_for(o, x->name, want.dtype), &x->m, &ce)) {
+            snprintf(x->note, sizeof x->note, "%s", ce.msg);
+        } else {
+            x->compared = 1;
+            x->pass = x->m.pass;
+            int k_top = o->topk;
+            int is_cls = want.rank == 2 && want.dims[1] > 1 && x->m.shape_ok;
+            if (k_top == -1) k_top = is_cls ? 1 : 0;
+            if (k_top > 0 && x->m.shape_ok && (want.rank == 1 || want.rank == 2) &&
+                !onp_compare_topk(&want, &got[k], k_top, &x->tk, &ce)) {
+                x->has_topk = 1;
+                if (x->tk.flipped) x->pass = 0;
+            }
+            if (!x->m.shape_ok) snprintf(x->note, sizeof x->note, "shape differs");
+            else if (!x->m.dtype_ok) snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
+                                              onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
+            else if (x->has_topk && x->tk.flipped) snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped",
+                                                            (long long)x->tk.flipped, (long long)x->tk.rows);
+        }
+        onp_tensor_release(&want);
+        if (!x->pass) r->status = 1;
+    }
+    if (!f->n_outputs) {
+        r->status = 2;
+        snprintf(r->error, sizeof r->error, "no output_K.pb: nothing to compare");
+    }
+done:
+    for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
+    for (size_t k = 0; got && k < n_out; k++) onp_tensor_release(&got[k]);
+    free(in);
+    free(got);
+    return rc;
+}
+
+static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
+{
+    onp_shape_str(rank, dims, buf, n);
+}
+
+static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort, onp_session *s,
+                       const fix_res *res, size_t n, int failed)
+{
+    const onp_session_desc *d = onp_session_describe(s);
+    printf("model    %s (sha256 %.12s)\n", model, sha);
+    printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), d->provider,
+           onp_ort_opt_level_name(d->opt_level));
+    printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s\n", "FIXTURE", "OUTPUT", "DTYPE", "SHAPE",
+           "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "RESULT");
+    long outs = 0, out_failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fix_res *r = &res[i];
+        const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
+        if (r->status == 2) {
+            printf("%-18s %-22s ERROR: %s\n", fx, "-", r->error);
+            continue;
+        }
+        for (size_t k = 0; k < r->n_out; k++) {
+            const out_res *x = &r->outs[k];
+            char sh[64] = "-", ma[16] = "-", mr[16] = "-", mm[32] = "-", t1[24] = "-";
+            outs++;
+            if (!x->pass) out_failed++;
+            if (x->compared) {
+                shape_str(x->rank, x->dims, sh, sizeof sh);
+                report_fmt(x->m.max_abs, ma, sizeof ma);
+                report_fmt(x->m.max_rel, mr, sizeof mr);
+                snprintf(mm, sizeof mm, "%lld/%lld", (long long)x->m.mismatches, (long long)x->m.count);
+            }
+            if (x->has_topk) snprintf(t1, sizeof t1, "%lld/%lld", (long long)x->tk.top1_agree, (long long)x->tk.rows);
+            printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s%s%s\n", fx, x->name,
+                   x->compared ? onp_dtype_name(x->m.expected_dtype) : "-", sh, ma, mr, mm, t1,
+                   x->pass ? "ok" : "FAIL", x->note[0] ? ": " : "", x->note);
+            if (x->compared && !x->pass && x->m.worst_index >= 0 && x->m.shape_ok) {
+                char we[16], wa[16], nr[16], na[16];
+                printf("%-18s   worst at index %lld: expected %s, got %s; passes with rtol %s or atol %s\n", "",
+                       (long long)x->m.worst_index, report_fmt(x->m.worst_expected, we, sizeof we),
+                       report_fmt(x->m.worst_actual, wa, sizeof wa), report_fmt(x->m.needed_rtol, nr, sizeof nr),
+                       report_fmt(x->m.needed_atol, na, sizeof na));
+            }
+        }
+    }
+    (void)o;
+    printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n", failed ? "FAIL" : "pass", n,
+           outs, failed);
+}
+
+static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort, onp_session *s,
+                       const fix_res *res, size_t n, int failed)
+{
+    const onp_session_desc *d = onp_session_describe(s);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
+    cJSON_AddStringToObject(root, "verdict", failed ? "fail" : "pass");
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);
+    cJSON_AddStringToObject(env, "ort_version", onp_ort_version(ort));
+    cJSON_AddStringToObject(env, "ort_library", onp_ort_lib_path(ort));
+    cJSON_AddStringToObject(env, "provider", d->provider);
+    cJSON_AddStringToObject(env, "opt_level", onp_ort_opt_level_name(d->opt_level));
+    cJSON_AddNumberToObject(env, "intra_threads", d->intra_threads);
+    cJSON_AddNumberToObject(env, "inter_threads", d->inter_threads);
+    cJSON_AddStringToObject(env, "model_sha256", sha);
+    cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
+    for (size_t i = 0; i < o->ort.so.n_config; i++) cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
+    long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
+    cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
+    for (size_t i = 0; i < n; i++) {
+        const fix_res *r = &res[i];
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "index", r->index);
+        cJSON_AddStringToObject(f, "dir", r->dir);
+        cJSON_AddStringToObject(f, "status", r->status == 0 ? "pass" : r->status == 1 ? "fail" : "error");
+        if (r->status == 2) cJSON_AddStringToObject(f, "error", r->error);
+        cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
+        for (size_t k = 0; r->status != 2 && k < r->n_out; k++) {
+            const out_res *x = &r->outs[k];
+            cJSON *oj = cJSON_CreateObject();
+            outs++;
+            if (!x->pass) out_failed++;
+            cJSON_AddStringToObject(oj, "name", x->name);
+            cJSON_AddBoolToObject(oj, "pass", x->pass);
+            if (x->note[0]) cJSON_AddStringToObject(oj, "note", x->note);
+            if (x->compared) {
+                cJSON_AddStringToObject(oj, "dtype", onp_dtype_name(x->m.expected_dtype));
+                cJSON *sh = cJSON_AddArrayToObject(oj, "shape");
+                for (int j = 0; j < x->rank; j++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)x->dims[j]));
+                report_metrics_json(oj, &x->m);
+            }
+            if (x->has_topk) {
+                cJSON *t = cJSON_AddObjectToObject(oj, "topk");
+                cJSON_AddNumberToObject(t, "k", x->tk.k);
+                cJSON_AddNumberToObject(t, "rows", (double)x->tk.rows);
+                cJSON_AddNumberToObject(t, "top1_agree", (double)x->tk.top1_agree);
+                cJSON_AddNumberToObject(t, "flipped", (double)x->tk.flipped);
+                cJSON_AddNumberToObject(t, "topk_agree", (double)x->tk.topk_agree);
+                rows += x->tk.rows;
+                agree += x->tk.top1_agree;
+                topk_agree += x->tk.topk_agree;
+            }
+            cJSON_AddItemToArray(arr, oj);
+        }
+        cJSON_AddItemToArray(fx, f);
+    }
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "fixtures", (double)n);
+    cJSON_AddNumberToObject(sum, "fixtures_failed", failed);
+    cJSON_AddNumberToObject(sum, "outputs_compared", (double)outs);
+    cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
+    if (rows) {
+        cJSON *t = cJSON_AddObjectToObject(sum, "topk");
+        cJSON_AddNumberToObject(t, "rows", (double)rows);
+        cJSON_AddNumberToObject(t, "top1_agree", (double)agree);
+        cJSON_AddNumberToObject(t, "flipped", (double)(rows - agree));
+        cJSON_AddNumberToObject(t, "topk_agree", (double)topk_agree);
+    }
+    cJSON_AddArrayToObject(root, "causes");
+    cJSON_AddNullToObject(root, "first_divergent");
+    return root;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    opts o;
+    memset(&o, 0, sizeof o);
+    if (parse_args(argc, argv, &o)) return EXIT_USAGE;
+    char model_buf[4096];
+    const char *model = o.model;
+    if (o.target) {
+        snprintf(model_buf, sizeof model_buf, "%s/model.onnx", o.target);
+        model = model_buf;
+        o.data[o.n_data++] = o.target;
+    }
+    onp_error e;
+    onp_error_clear(&e);
+    /* fixtures first: a target without them is bad input, before ORT loads */
+    onp_testdata td[MAX_DATA];
+    memset(td, 0, sizeof td);
+    size_t n_fix = 0;
+    int rc = EXIT_PASS;
+    for (size_t i = 0; i < o.n_data; i++) {
+        if (onp_testdata_scan(o.data[i], &td[i], &e)) {
+            rc = cli_report(&e);
+            goto out_td;
+        }
+        n_fix += td[i].n;
+    }
+    if (!n_fix) {
+        rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare", o.data[0]);
+        goto out_td;
+    }
+    onp_model *m;
+    if (onp_model_open(model, &m, &e)) {
+        rc = cli_report(&e);
+        goto out_td;
+    }
+    char sha[65];
+    onp_model_sha256(m, sha);
+    onp_model_close(m);
+    onp_ort *ort;
+    onp_session *s;
+    if ((rc = cli_ort_session(&o.ort, model, &ort, &s))) {
+        if (o.fmt == FMT_JSON) {
+            cJSON *root = cJSON_CreateObject();
+            cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
+            cJSON_AddStringToObject(root, "verdict", "error");
+            cJSON_AddStringToObject(root, "model", model);
+            cJSON_AddStringToObject(root, "error", "ONNX Runtime could not load the model (see stderr)");
+            report_print_json(root);
+        }
+        goto out_td;
+    }
+    fix_res *res = calloc(n_fix, sizeof *res);
+    size_t k = 0;
+    int failed = 0;
+    for (size_t i = 0; res && i < o.n_data && !rc; i++)
+        for (size_t j = 0; j < td[i].n && !rc; j++, k++) {
+            if (run_fixture(&o, s, &td[i].sets[j], &res[k], &e)) rc = cli_report(&e);
+            else if (res[k].status) failed++;
+        }
+    if (!res) rc = cli_usage_error(argv[0], "out of memory");
+    if (!rc) {
+        if (o.fmt == FMT_JSON) report_print_json(doc_json(&o, model, sha, ort, s, res, n_fix, failed));
+        else print_text(&o, model, sha, ort, s, res, n_fix, failed);
+        rc = failed ? EXIT_FAIL : EXIT_PASS;
+    }
+    for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);
+    free(res);
+    onp_session_close(s);
+    onp_ort_close(ort);
+out_td:
+    for (size_t i = 0; i < o.n_data; i++) onp_testdata_free(&td[i]);
+    return rc;
+}

@@ -1,0 +1,148 @@
+/*
+ * main.c — the onnxparity tool: dispatch to a command from the table.
+ *
+ * How to add a command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c,
+ * declare it in cli.h, add one row to `commands` below, and document its
+ * flags and exit codes in docs/cli.md.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_cmd commands[] = {
+    {"check", "TARGET | --model M --data DIR... [--rtol R] [--atol A] [--tol NAME=R,A] [--top-k K|auto]",
+     "run every fixture under ONNX Runtime and compare with the eager truth", cmd_check},
+    {"run", "MODEL [--input NAME=FILE]... [--output NAME]... [--save DIR]",
+     "run a model once under ONNX Runtime and print or save its outputs", cmd_run},
+    {"inspect", "MODEL [--format text|json]",
+     "IR version, opsets, inputs/outputs, op histogram, initializer bytes", cmd_inspect},
+    {"compare", "EXPECTED ACTUAL [--rtol R] [--atol A] [--format text|json]",
+     "compare tensor files or folders of them, paired by name", cmd_compare},
+    {"convert", "IN OUT [--big-endian] [--fortran] [--typed] [--deflate]",
+     "convert a tensor between .pb, .npy and .npz", cmd_convert},
+    {"expose", "MODEL OUT (--all | --values A,B)",
+     "add values as graph outputs (every intermediate with --all)", cmd_expose},
+    {"extract", "MODEL OUT --inputs A,B --outputs C,D",
+     "cut the subgraph between the given values into its own model", cmd_extract},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "onnxparity %s — why does the ONNX export disagree with PyTorch?\n\n", ONP_VERSION);
+    fprintf(f, "usage: onnxparity COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n           %s\n", commands[i].name, commands[i].usage, commands[i].summary);
+    fprintf(f, "\nONNX Runtime options (check, run): --ort-lib PATH --opt-level disable|basic|extended|layout|all\n"
+               "  --provider P --provider-opt K=V --threads N --inter-threads N --session-config K=V\n"
+               "  --save-optimized PATH --deterministic\n");
+    fprintf(f, "\nexit codes: 0 pass, 1 fail, 2 usage or bad input, 3 I/O or format error, 4 runtime error\n");
+}
+
+int cli_report(const onp_error *e)
+{
+    char buf[2048];
+    fprintf(stderr, "onnxparity: %s\n", onp_error_format(e, buf, sizeof buf));
+    return onp_error_exit_code(e);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "onnxparity %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_flag(char **argv, int i, const char *name)
+{
+    return argv[i][0] == '-' && argv[i][1] == '-' && !strcmp(argv[i] + 2, name);
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (a[0] != '-' || a[1] != '-' || strncmp(a + 2, name, n)) return 0;
+    if (a[2 + n] == '=') {
+        *val = a + 3 + n;
+        return 1;
+    }
+    if (a[2 + n] != '\0') return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(argv[0], "--%s needs a value", name);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 1;
+}
+
+int cli_double(const char *cmd, const char *name, const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || v != v || v < 0) {
+        cli_usage_error(cmd, "--%s wants a non-negative number, not '%s'", name, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_int(const char *cmd, const char *name, const char *s, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0) {
+        cli_usage_error(cmd, "--%s wants a non-negative integer, not '%s'", name, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_format(const char *cmd, const char *s, cli_format *out)
+{
+    if (!strcmp(s, "text")) *out = FMT_TEXT;
+    else if (!strcmp(s, "json")) *out = FMT_JSON;
+    else return cli_usage_error(cmd, "--format is text or json, not '%s'", s), -1;
+    return 0;
+}
+
+const char *cli_bytes(double n, char *buf, size_t size)
+{
+    static const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+    int u = 0;
+    while (n >= 1000 && u < 4) {
+        n /= 1000;
+        u++;
+    }
+    if (u == 0) snprintf(buf, size, "%.0f B", n);
+    else snprintf(buf, size, "%.1f %s", n, units[u]);
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return EXIT_PASS;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("onnxparity %s\n", ONP_VERSION);
+        return EXIT_PASS;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "onnxparity: unknown command '%s' (see onnxparity --help)\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,84 @@
+/*
+ * ortopts.c — ONNX Runtime options shared by `run` and `check`
+ * (ortopts.h).
+ */
+#include <string.h>
+
+#include "cli.h"
+#include "ortopts.h"
+
+void cli_ort_init(cli_ort *o)
+{
+    memset(o, 0, sizeof *o);
+    o->so.opt_level = ONP_ORT_OPT_ALL;
+    o->so.config = o->config;
+    o->so.provider_opts = o->prov_opts;
+}
+
+static int add_kv(const char *cmd, const char *name, const char *v, const char **arr, size_t *n)
+{
+    if (!strchr(v, '=') || v[0] == '=')
+        return cli_usage_error(cmd, "--%s wants KEY=VALUE, not '%s'", name, v), -1;
+    if (*n >= CLI_MAX_KV) return cli_usage_error(cmd, "at most %d --%s", CLI_MAX_KV, name), -1;
+    arr[(*n)++] = v;
+    return 1;
+}
+
+int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
+{
+    const char *v;
+    int r;
+    long n;
+    onp_error e;
+    if ((r = cli_opt(argc, argv, i, "ort-lib", &v))) {
+        if (r > 0) o->lib = v;
+        return r;
+    }
+    if ((r = cli_opt(argc, argv, i, "opt-level", &v))) {
+        if (r < 0) return r;
+        if (onp_ort_opt_level_parse(v, &o->so.opt_level, &e)) return cli_usage_error(argv[0], "%s", e.msg), -1;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "provider", &v))) {
+        if (r > 0) o->so.provider = v;
+        return r;
+    }
+    if ((r = cli_opt(argc, argv, i, "provider-opt", &v)))
+        return r < 0 ? r : add_kv(argv[0], "provider-opt", v, o->prov_opts, &o->so.n_provider_opts);
+    if ((r = cli_opt(argc, argv, i, "session-config", &v)))
+        return r < 0 ? r : add_kv(argv[0], "session-config", v, o->config, &o->so.n_config);
+    if ((r = cli_opt(argc, argv, i, "threads", &v))) {
+        if (r < 0 || cli_int(argv[0], "threads", v, &n)) return -1;
+        o->so.intra_threads = (int)n;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "inter-threads", &v))) {
+        if (r < 0 || cli_int(argv[0], "inter-threads", v, &n)) return -1;
+        o->so.inter_threads = (int)n;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "save-optimized", &v))) {
+        if (r > 0) o->so.optimized_model_path = v;
+        return r;
+    }
+    if (cli_flag(argv, *i, "deterministic")) {
+        o->so.deterministic = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s)
+{
+    onp_error e;
+    onp_error_clear(&e);
+    *ort = NULL;
+    *s = NULL;
+    if (onp_ort_open(o->lib, ort, &e)) return cli_report(&e);
+    if (onp_session_open(*ort, model, &o->so, s, &e)) {
+        onp_ort_close(*ort);
+        *ort = NULL;
+        return cli_report(&e);
+    }
+    return 0;
+}

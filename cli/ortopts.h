@@ -1,0 +1,32 @@
+/*
+ * ortopts.h — the ONNX Runtime options shared by `run` and `check`:
+ *   --ort-lib PATH  --opt-level L  --provider P  --provider-opt K=V
+ *   --threads N  --inter-threads N  --session-config K=V  --save-optimized PATH
+ *   --deterministic
+ */
+#ifndef ONP_CLI_ORTOPTS_H
+#define ONP_CLI_ORTOPTS_H
+
+#include "onnxparity/ort.h"
+
+#define CLI_MAX_KV 64
+
+typedef struct cli_ort {
+    const char *lib;                   /* --ort-lib, or NULL to search */
+    onp_session_opts so;               /* what onp_session_open gets */
+    const char *config[CLI_MAX_KV];    /* --session-config entries */
+    const char *prov_opts[CLI_MAX_KV]; /* --provider-opt entries */
+} cli_ort;
+
+/* Initialise with onnxparity's defaults (opt level all, CPU). */
+void cli_ort_init(cli_ort *o);
+
+/* Try argv[*i] as one of the options above: 1 matched (consumed), 0 not an
+ * ORT option, -1 bad value (message printed). */
+int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i);
+
+/* Load ORT and open a session on `model`; on failure print the error and
+ * return the exit code (non-zero).  *ort is the caller's to close. */
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * report.c — printing comparison results (report.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "report.h"
+
+void report_num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddStringToObject(o, key, isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+}
+
+void report_metrics_json(cJSON *o, const onp_metrics *m)
+{
+    cJSON_AddBoolToObject(o, "shape_ok", m->shape_ok);
+    cJSON_AddBoolToObject(o, "dtype_ok", m->dtype_ok);
+    report_num(o, "rtol", m->tol.rtol);
+    report_num(o, "atol", m->tol.atol);
+    cJSON_AddNumberToObject(o, "count", (double)m->count);
+    cJSON_AddNumberToObject(o, "mismatches", (double)m->mismatches);
+    report_num(o, "mismatch_frac", m->mismatch_frac);
+    report_num(o, "max_abs", m->max_abs);
+    report_num(o, "max_rel", m->max_rel);
+    report_num(o, "mean_abs", m->mean_abs);
+    report_num(o, "rms", m->rms);
+    report_num(o, "cosine", m->cosine);
+    report_num(o, "needed_rtol", m->needed_rtol);
+    report_num(o, "needed_atol", m->needed_atol);
+    cJSON_AddNumberToObject(o, "nan_matched", (double)m->nan_matched);
+    cJSON_AddNumberToObject(o, "nan_mismatch", (double)m->nan_mismatch);
+    cJSON_AddNumberToObject(o, "inf_mismatch", (double)m->inf_mismatch);
+    if (m->worst_index >= 0) {
+        cJSON *w = cJSON_AddObjectToObject(o, "worst");
+        cJSON_AddNumberToObject(w, "index", (double)m->worst_index);
+        report_num(w, "expected", m->worst_expected);
+        report_num(w, "actual", m->worst_actual);
+    } else {
+        cJSON_AddNullToObject(o, "worst");
+    }
+    cJSON *h = cJSON_AddArrayToObject(o, "histogram");
+    for (int k = 0; k < ONP_HIST_BINS; k++) cJSON_AddItemToArray(h, cJSON_CreateNumber((double)m->hist[k]));
+}
+
+const char *report_fmt(double v, char *buf, size_t n)
+{
+    if (isnan(v)) snprintf(buf, n, "nan");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else snprintf(buf, n, "%.3g", v);
+    return buf;
+}
+
+void report_print_json(cJSON *root)
+{
+    char *txt = cJSON_Print(root);
+    if (txt) puts(txt);
+    free(txt);
+    cJSON_Delete(root);
+}

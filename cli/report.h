@@ -1,0 +1,26 @@
+/*
+ * report.h — how the commands print comparison results: JSON members for
+ * one metrics record (NaN and infinities as the strings "nan", "inf",
+ * "-inf" so documents stay valid JSON), and short numbers for tables.
+ */
+#ifndef ONP_CLI_REPORT_H
+#define ONP_CLI_REPORT_H
+
+#include <cjson/cJSON.h>
+
+#include "onnxparity/compare.h"
+
+/* A number member; non-finite values become strings. */
+void report_num(cJSON *o, const char *key, double v);
+
+/* Every field of `m` as members of `o` (shape/dtype flags, counts, errors,
+ * tolerance, worst element, histogram). */
+void report_metrics_json(cJSON *o, const onp_metrics *m);
+
+/* "1.23e-05", "nan", "inf". */
+const char *report_fmt(double v, char *buf, size_t n);
+
+/* Print `root` (pretty) to stdout and free it. */
+void report_print_json(cJSON *root);
+
+#endif

@@ -1,0 +1,526 @@
+/*
+ * compare.c — the comparator (include/onnxparity/compare.h).
+ *
+ * Work is cut into fixed blocks of BLOCK elements.  Each block is measured
+ * by a branch-free loop the compiler vectorizes (one per float dtype); a
+ * block holding a non-finite value is measured again by the exact scalar
+ * loop that classifies NaN and infinities.  Block results are merged in
+ * block order, so sums (and everything else) are the same whatever the
+ * number of threads.  The worst element's index is found afterwards by
+ * rescanning the one block that holds it.
+ */
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/half.h"
+
+#define BLOCK 65536
+#define N_EDGES (ONP_HIST_BINS - 1)
+
+const double onp_hist_edges[N_EDGES] = {0.0,  1e-9, 1e-8, 1e-7, 1e-6, 1e-5,
+                                        1e-4, 1e-3, 1e-2, 1e-1, 1.0};
+
+static int g_threads; /* 0 = decide from the machine */
+
+void onp_compare_set_threads(int n)
+{
+    g_threads = n < 0 ? 0 : n;
+}
+
+onp_tol onp_tol_default(int32_t dtype)
+{
+    switch (dtype) {
+    case ONP_FLOAT:
+    case ONP_COMPLEX64: return (onp_tol){1e-4, 1e-5};
+    case ONP_FLOAT16: return (onp_tol){1e-3, 1e-3};
+    case ONP_BFLOAT16: return (onp_tol){1e-2, 1e-2};
+    case ONP_DOUBLE:
+    case ONP_COMPLEX128: return (onp_tol){1e-7, 1e-9};
+    default: return (onp_tol){0.0, 0.0};
+    }
+}
+
+/* One block's measurements. */
+typedef struct acc {
+    int64_t n_fin;    /* finite pairs */
+    int64_t mism, nan_m, nan_x, inf_x;
+    double sum_abs, sum_sq, dot, ee, aa;
+    double max_abs, max_rel, need_atol, need_rtol;
+    double max_excess; /* max of |d| - (atol + rtol|e|); +inf for NaN/Inf mismatches */
+    int64_t gt[N_EDGES]; /* count of |d| > edge */
+    int nonfinite;       /* the fast loop saw a non-finite value */
+} acc;
+
+static void acc_init(acc *r)
+{
+    memset(r, 0, sizeof *r);
+    r->max_excess = -INFINITY;
+}
+
+/* --- element loaders ----------------------------------------------------- */
+
+static inline double ld_f32(const void *p, int64_t i)
+{
+    float f;
+    memcpy(&f, (const char *)p + 4 * i, 4);
+    return f;
+}
+static inline double ld_f64(const void *p, int64_t i)
+{
+    double d;
+    memcpy(&d, (const char *)p + 8 * i, 8);
+    return d;
+}
+static inline double ld_f16(const void *p, int64_t i)
+{
+    uint16_t h;
+    memcpy(&h, (const char *)p + 2 * i, 2);
+    return onp_f16_to_f64(h);
+}
+static inline double ld_bf16(const void *p, int64_t i)
+{
+    uint16_t h;
+    memcpy(&h, (const char *)p + 2 * i, 2);
+    return onp_bf16_to_f64(h);
+}
+
+typedef double (*loader)(const void *, int64_t);
+
+/* Generic loader for any numeric dtype (slow path, mixed dtypes). */
+typedef struct view {
+    const onp_tensor *t;
+    int complex_parts; /* complex: elements are the 2*count parts */
+} view;
+
+static double ld_any(const onp_tensor *t, int64_t i)
+{
+    if (t->dtype == ONP_COMPLEX64) return ld_f32(t->data, i);
+    if (t->dtype == ONP_COMPLEX128) return ld_f64(t->data, i);
+    return onp_tensor_get_f64(t, i);
+}
+
+/* --- the exact per-element rule ----------------------------------------- */
+
+/* Excess of one pair over its tolerance: <= 0 passes; +inf for a NaN or
+ * infinity mismatch; -inf for agreeing NaNs/infinities. */
+static inline double excess_of(double e, double a, onp_tol tol)
+{
+    if (isnan(e) || isnan(a)) return isnan(e) && isnan(a) ? -INFINITY : INFINITY;
+    if (isinf(e) || isinf(a)) return a == e ? -INFINITY : INFINITY;
+    double ad = fabs(a - e);
+    return ad - (tol.atol + tol.rtol * fabs(e));
+}
+
+static void slow_pair(acc *r, double e, double a, onp_tol tol)
+{
+    if (isnan(e) || isnan(a)) {
+        if (isnan(e) && isnan(a)) {
+            r->nan_m++;
+        } else {
+            r->nan_x++;
+            r->mism++;
+            r->max_excess = INFINITY;
+        }
+        return;
+    }
+    if (isinf(e) || isinf(a)) {
+        if (a != e) {
+            r->inf_x++;
+            r->mism++;
+            r->max_excess = INFINITY;
+        }
+        return;
+    }
+    double d = a - e, ad = fabs(d), ae = fabs(e);
+    double limit = tol.atol + tol.rtol * ae;
+    r->n_fin++;
+    r->sum_abs += ad;
+    r->sum_sq += d * d;
+    r->dot += a * e;
+    r->ee += e * e;
+    r->aa += a * a;
+    if (ad > r->max_abs) r->max_abs = ad;
+    if (ae > 0 && ad / ae > r->max_rel) r->max_rel = ad / ae;
+    if (ad > limit) r->mism++;
+    if (ad - limit > r->max_excess) r->max_excess = ad - limit;
+    if (ad - tol.rtol * ae > r->need_atol) r->need_atol = ad - tol.rtol * ae;
+    if (ad > tol.atol) {
+        double nr = ae > 0 ? (ad - tol.atol) / ae : INFINITY;
+        if (nr > r->need_rtol) r->need_rtol = nr;
+    }
+    for (int k = 0; k < N_EDGES; k++) r->gt[k] += ad > onp_hist_edges[k];
+}
+
+/* The fast loop: assumes finite values, flags a block that is not.  LANES
+ * independent accumulators per quantity, updated without branches, let the
+ * compiler vectorize across lanes without reassociating any sum: the result
+ * is the same on every machine and thread count. */
+#define LANES 8
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ONP_NO_CLONES)
+#define ONP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ONP_CLONES
+#endif
+
+/* histogram thresholds, unrolled so the lane loop has no inner loop */
+#define GT(k) gt[k][j] += ad > onp_hist_edges[k] ? 1.0 : 0.0;
+_Static_assert(N_EDGES == 11, "GT(0)..GT(10) below must list every edge");
+
+#define DEFINE_FAST(NAME, LOAD)                                                                   \
+    ONP_CLONES static void NAME(const void *E, const void *A, int64_t n, onp_tol tol, acc *r)    \
+    {                                                                                             \
+        double sum_abs[LANES] = {0}, sum_sq[LANES] = {0}, dot[LANES] = {0}, ee[LANES] = {0};      \
+        double aa[LANES] = {0}, max_abs[LANES] = {0}, max_rel[LANES] = {0};                       \
+        double need_atol[LANES] = {0}, need_rtol[LANES] = {0}, max_ex[LANES];                     \
+        double mism[LANES] = {0}, nonfin[LANES] = {0}, gt[N_EDGES][LANES];                        \
+        for (int j = 0; j < LANES; j++) max_ex[j] = -INFINITY;                                    \
+        memset(gt, 0, sizeof gt);                                                                 \
+        int64_t i = 0;                                                                            \
+        for (; i + LANES <= n; i += LANES) {                                                      \
+            for (int j = 0; j < LANES; j++) {                                                     \
+                double e = LOAD(E, i + j), a = LOAD(A, i + j);                                    \
+                double d = a - e, ad = fabs(d), ae = fabs(e);                                     \
+                nonfin[j] += (ad <= DBL_MAX && ae <= DBL_MAX) ? 0.0 : 1.0;                        \
+                double limit = tol.atol + tol.rtol * ae;                                          \
+                double inv = 1.0 / ae;                                                            \
+                sum_abs[j] += ad;                                                                 \
+                sum_sq[j] += d * d;                                                               \
+                dot[j] += a * e;                                                                  \
+                ee[j] += e * e;                                                                   \
+                aa[j] += a * a;                                                                   \
+                max_abs[j] = ad > max_abs[j] ? ad : max_abs[j];                                   \
+                double rel = ae > 0 ? ad * inv : 0.0;                                             \
+                max_rel[j] = rel > max_rel[j] ? rel : max_rel[j];                                 \
+                mism[j] += ad > limit ? 1.0 : 0.0;                                                \
+                double ex = ad - limit;                                                           \
+                max_ex[j] = ex > max_ex[j] ? ex : max_ex[j];                                      \
+                double na = ad - tol.rtol * ae;                                                   \
+                need_atol[j] = na > need_atol[j] ? na : need_atol[j];                             \
+                double nr = (ad - tol.atol) * inv; /* +inf when e == 0 < |d| - atol */            \
+                need_rtol[j] = nr > need_rtol[j] ? nr : need_rtol[j];                             \
+                GT(0) GT(1) GT(2) GT(3) GT(4) GT(5) GT(6) GT(7) GT(8) GT(9) GT(10)                \
+            }                                                                                     \
+        }                                                                                         \
+        acc_init(r);                                                                              \
+        for (; i < n; i++) { /* the tail, exactly as the slow loop does it */                     \
+            double e = LOAD(E, i), a = LOAD(A, i);                                                \
+            if (!(fabs(a - e) <= DBL_MAX && fabs(e) <= DBL_MAX)) nonfin[0] += 1.0;                \
+            else slow_pair(r, e, a, tol);                                                         \
+        }                                                                                         \
+        double nf = 0;                                                                            \
+        for (int j = 0; j < LANES; j++) nf += nonfin[j];                                          \
+        if (nf > 0) {                                                                             \
+            r->nonfinite = 1;                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        for (int j = 0; j < LANES; j++) {                                                         \
+            r->mism += (int64_t)mism[j];                                                          \
+            r->sum_abs += sum_abs[j];                                                             \
+            r->sum_sq += sum_sq[j];                                                               \
+            r->dot += dot[j];                                                                     \
+            r->ee += ee[j];                                                                       \
+            r->aa += aa[j];                                                                       \
+            if (max_abs[j] > r->max_abs) r->max_abs = max_abs[j];                                 \
+            if (max_rel[j] > r->max_rel) r->max_rel = max_rel[j];                                 \
+            if (need_atol[j] > r->need_atol) r->need_atol = need_atol[j];                         \
+            if (need_rtol[j] > r->need_rtol) r->need_rtol = need_rtol[j];                         \
+            if (max_ex[j] > r->max_excess) r->max_excess = max_ex[j];                             \
+            for (int k = 0; k < N_EDGES; k++) r->gt[k] += (int64_t)gt[k][j];                      \
+        }                                                                                         \
+        r->n_fin += (n / LANES) * LANES; /* the tail was counted by slow_pair */       \
+    }
+
+DEFINE_FAST(fast_f32, ld_f32)
+DEFINE_FAST(fast_f64, ld_f64)
+DEFINE_FAST(fast_f16, ld_f16)
+DEFINE_FAST(fast_bf16, ld_bf16)
+
+/* --- the job: blocks, threads, merge ------------------------------------ */
+
+typedef struct job {
+    const onp_tensor *E, *A;
+    int64_t n;          /* elements (complex: parts) */
+    onp_tol tol;
+    int exact_int;      /* integers/bool: equality decides, values measured in double */
+    void (*fast)(const void *, const void *, int64_t, onp_tol, acc *);
+    size_t esize;       /* bytes per element for the fast loop */
+    acc *blocks;        /* [n_blocks] */
+    int64_t n_blocks;
+} job;
+
+static int ints_equal(const onp_tensor *E, const onp_tensor *A, int64_t i)
+{
+    size_t s = onp_dtype_size(E->dtype);
+    return !memcmp((const char *)E->data + (size_t)i * s, (const char *)A->data + (size_t)i * s, s);
+}
+
+static void run_block(job *j, int64_t b)
+{
+    acc *r = &j->blocks[b];
+    int64_t lo = b * BLOCK, hi = lo + BLOCK < j->n ? lo + BLOCK : j->n;
+    acc_init(r);
+    if (j->fast) {
+        j->fast((const char *)j->E->data + (size_t)lo * j->esize,
+                (const char *)j->A->data + (size_t)lo * j->esize, hi - lo, j->tol, r);
+        if (!r->nonfinite) return;
+        acc_init(r);
+    }
+    for (int64_t i = lo; i < hi; i++) {
+        double e = ld_any(j->E, i), a = ld_any(j->A, i);
+        if (j->exact_int) {
+            int64_t before = r->mism;
+            slow_pair(r, e, a, (onp_tol){0, 0});
+            /* equality in the native type decides (int64 extremes are not
+             * exact in double) */
+            int eq = ints_equal(j->E, j->A, i);
+            r->mism = before + !eq;
+        } else {
+            slow_pair(r, e, a, j->tol);
+        }
+    }
+}
+
+typedef struct worker {
+    job *j;
+    int64_t b0, b1;
+} worker;
+
+static void *work(void *p)
+{
+    worker *w = p;
+    for (int64_t b = w->b0; b < w->b1; b++) run_block(w->j, b);
+    return NULL;
+}
+
+static int n_threads(int64_t n_blocks)
+{
+    int t = g_threads;
+    if (!t) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        t = c > 8 ? 8 : (c < 1 ? 1 : (int)c);
+    }
+    if (n_blocks < 64) t = 1; /* under 4 Mi elements: one thread */
+    if (t > n_blocks) t = (int)n_blocks;
+    return t < 1 ? 1 : t;
+}
+
+static void run_job(job *j)
+{
+    int t = n_threads(j->n_blocks);
+    if (t == 1) {
+        for (int64_t b = 0; b < j->n_blocks; b++) run_block(j, b);
+        return;
+    }
+    pthread_t th[8];
+    worker w[8];
+    int started = 0;
+    for (int i = 0; i < t; i++) {
+        w[i].j = j;
+        w[i].b0 = j->n_blocks * i / t;
+        w[i].b1 = j->n_blocks * (i + 1) / t;
+        if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0) started |= 1 << i;
+        else if (i > 0) work(&w[i]); /* no thread: do it here */
+    }
+    work(&w[0]);
+    for (int i = 1; i < t; i++)
+        if (started & (1 << i)) pthread_join(th[i], NULL);
+}
+
+/* The flat index of the first element whose excess equals block b's max. */
+static int64_t find_worst(const job *j, int64_t b)
+{
+    int64_t lo = b * BLOCK, hi = lo + BLOCK < j->n ? lo + BLOCK : j->n;
+    double want = j->blocks[b].max_excess;
+    onp_tol tol = j->exact_int ? (onp_tol){0, 0} : j->tol;
+    for (int64_t i = lo; i < hi; i++) {
+        double e = ld_any(j->E, i), a = ld_any(j->A, i);
+        double ex = excess_of(e, a, tol);
+        if (ex == want || (isnan(ex) && isnan(want))) return i;
+    }
+    return lo;
+}
+
+static void merge(const job *j, onp_metrics *m)
+{
+    acc t;
+    acc_init(&t);
+    int64_t worst_b = -1;
+    for (int64_t b = 0; b < j->n_blocks; b++) {
+        const acc *r = &j->blocks[b];
+        t.n_fin += r->n_fin;
+        t.mism += r->mism;
+        t.nan_m += r->nan_m;
+        t.nan_x += r->nan_x;
+        t.inf_x += r->inf_x;
+        t.sum_abs += r->sum_abs;
+        t.sum_sq += r->sum_sq;
+        t.dot += r->dot;
+        t.ee += r->ee;
+        t.aa += r->aa;
+        if (r->max_abs > t.max_abs) t.max_abs = r->max_abs;
+        if (r->max_rel > t.max_rel) t.max_rel = r->max_rel;
+        if (r->need_atol > t.need_atol) t.need_atol = r->need_atol;
+        if (r->need_rtol > t.need_rtol) t.need_rtol = r->need_rtol;
+        if (r->max_excess > t.max_excess) { /* first block holding the maximum */
+            t.max_excess = r->max_excess;
+            worst_b = b;
+        }
+        for (int k = 0; k < N_EDGES; k++) t.gt[k] += r->gt[k];
+    }
+    m->mismatches = t.mism;
+    m->nan_matched = t.nan_m;
+    m->nan_mismatch = t.nan_x;
+    m->inf_mismatch = t.inf_x;
+    m->max_abs = t.max_abs;
+    m->max_rel = t.max_rel;
+    m->needed_atol = t.need_atol;
+    m->needed_rtol = t.need_rtol;
+    m->mean_abs = t.n_fin ? t.sum_abs / (double)t.n_fin : 0.0;
+    m->rms = t.n_fin ? sqrt(t.sum_sq / (double)t.n_fin) : 0.0;
+    if (t.ee == 0 && t.aa == 0) m->cosine = 1.0;
+    else if (t.ee == 0 || t.aa == 0) m->cosine = 0.0;
+    else m->cosine = t.dot / (sqrt(t.ee) * sqrt(t.aa));
+    m->hist[0] = t.n_fin - t.gt[0];
+    for (int k = 1; k < N_EDGES; k++) m->hist[k] = t.gt[k - 1] - t.gt[k];
+    m->hist[N_EDGES] = t.gt[N_EDGES - 1];
+    if (worst_b >= 0) {
+        int64_t i = find_worst(j, worst_b);
+        int parts = j->E->dtype == ONP_COMPLEX64 || j->E->dtype == ONP_COMPLEX128;
+        m->worst_index = parts ? i / 2 : i;
+        m->worst_expected = ld_any(j->E, i);
+        m->worst_actual = ld_any(j->A, i);
+    }
+}
+
+static int same_shape(const onp_tensor *a, const onp_tensor *b)
+{
+    if (a->rank != b->rank) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+static void compare_strings(const onp_tensor *E, const onp_tensor *A, onp_metrics *m)
+{
+    for (int64_t i = 0; i < E->count; i++) {
+        int eq = E->strings[i].n == A->strings[i].n &&
+                 (!E->strings[i].n || !memcmp(E->strings[i].p, A->strings[i].p, E->strings[i].n));
+        if (!eq && m->mismatches++ == 0) m->worst_index = i;
+    }
+}
+
+int onp_compare(const onp_tensor *E, const onp_tensor *A, onp_tol tol, onp_metrics *m, onp_error *e)
+{
+    memset(m, 0, sizeof *m);
+    m->expected_dtype = E->dtype;
+    m->actual_dtype = A->dtype;
+    m->tol = tol;
+    m->worst_index = -1;
+    m->cosine = 1.0;
+    m->dtype_ok = E->dtype == A->dtype;
+    m->shape_ok = same_shape(E, A);
+    if (!m->shape_ok) return 0;
+    int es = E->dtype == ONP_STRING, as = A->dtype == ONP_STRING;
+    if (es != as)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "cannot compare %s with %s",
+                             onp_dtype_name(E->dtype), onp_dtype_name(A->dtype));
+    m->count = E->count;
+    if (es) {
+        compare_strings(E, A, m);
+    } else if (E->count) {
+        const onp_dtype_desc *d = onp_dtype_info(E->dtype);
+        const onp_dtype_desc *ad = onp_dtype_info(A->dtype);
+        if (!d || !ad)
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unsupported dtype in comparison");
+        int cplx = d->kind == ONP_KIND_COMPLEX;
+        if (cplx && !m->dtype_ok)
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "cannot compare %s with %s",
+                                 d->name, ad->name);
+        job j = {0};
+        j.E = E;
+        j.A = A;
+        j.tol = tol;
+        j.n = cplx ? 2 * E->count : E->count;
+        j.exact_int = m->dtype_ok && d->kind != ONP_KIND_FLOAT && !cplx;
+        if (m->dtype_ok) {
+            switch (E->dtype) {
+            case ONP_FLOAT:
+            case ONP_COMPLEX64: j.fast = fast_f32, j.esize = 4; break;
+            case ONP_DOUBLE:
+            case ONP_COMPLEX128: j.fast = fast_f64, j.esize = 8; break;
+            case ONP_FLOAT16: j.fast = fast_f16, j.esize = 2; break;
+            case ONP_BFLOAT16: j.fast = fast_bf16, j.esize = 2; break;
+            default: break;
+            }
+        }
+        j.n_blocks = (j.n + BLOCK - 1) / BLOCK;
+        j.blocks = malloc((size_t)j.n_blocks * sizeof *j.blocks);
+        if (!j.blocks) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        run_job(&j);
+        merge(&j, m);
+        free(j.blocks);
+        m->count = j.n; /* complex: counted over the 2N real parts */
+    }
+    m->mismatch_frac = m->count ? (double)m->mismatches / (double)m->count : 0.0;
+    m->pass = m->shape_ok && m->dtype_ok && m->mismatches == 0;
+    return 0;
+}
+
+/* --- classifiers --------------------------------------------------------- */
+
+static int64_t argmax_row(const onp_tensor *t, int64_t row, int64_t c)
+{
+    int64_t best = -1;
+    double bv = 0;
+    for (int64_t j = 0; j < c; j++) {
+        double v = onp_tensor_get_f64(t, row * c + j);
+        if (isnan(v)) continue;
+        if (best < 0 || v > bv) {
+            best = j;
+            bv = v;
+        }
+    }
+    return best < 0 ? 0 : best;
+}
+
+/* Rank of class `lab` in row: how many classes score strictly higher (ties
+ * broken by index, as argmax does). */
+static int64_t rank_of(const onp_tensor *t, int64_t row, int64_t c, int64_t lab)
+{
+    double v = onp_tensor_get_f64(t, row * c + lab);
+    int64_t r = 0;
+    for (int64_t j = 0; j < c; j++) {
+        double x = onp_tensor_get_f64(t, row * c + j);
+        if (x > v || (x == v && j < lab) || (isnan(v) && !isnan(x))) r++;
+    }
+    return r;
+}
+
+int onp_compare_topk(const onp_tensor *E, const onp_tensor *A, int k, onp_topk *out, onp_error *e)
+{
+    memset(out, 0, sizeof *out);
+    out->first_flip = -1;
+    const onp_dtype_desc *d = onp_dtype_info(E->dtype), *ad = onp_dtype_info(A->dtype);
+    if (!d || !ad || d->kind != ONP_KIND_FLOAT || ad->kind != ONP_KIND_FLOAT)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "top-k needs float outputs");
+    if (!same_shape(E, A) || (E->rank != 1 && E->rank != 2))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "top-k needs outputs shaped [N, C] or [C]");
+    int64_t rows = E->rank == 2 ? E->dims[0] : 1, c = E->dims[E->rank - 1];
+    out->rows = rows;
+    out->classes = c;
+    out->k = k < 1 ? 1 : k;
+    if (c < 1) return 0;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t le = argmax_row(E, r, c), la = argmax_row(A, r, c);
+        if (le == la) out->top1_agree++;
+        else if (out->first_flip < 0) out->first_flip = r;
+        if (rank_of(A, r, c, le) < out->k) out->topk_agree++;
+    }
+    out->flipped = rows - out->top1_agree;
+    return 0;
+}

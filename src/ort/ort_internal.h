@@ -1,0 +1,79 @@
+/*
+ * ort_internal.h — what the files of src/ort/ share: the layout of onp_ort
+ * and onp_session, and the OrtStatus-to-onp_error bridge.  Only src/ort/
+ * includes this file, and only src/ort/ includes onnxruntime_c_api.h.
+ *
+ *   ort.c          loading the library, the OrtEnv, ORT's log
+ *   ort_ep.c       execution providers: names, the table, appending one
+ *   ort_session.c  session options, session creation, introspection
+ *   ort_run.c      tensors in and out of OrtValues, Run
+ */
+#ifndef ONP_ORT_INTERNAL_H
+#define ONP_ORT_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include <onnxruntime_c_api.h>
+
+#include "onnxparity/ort.h"
+#include "util/arena.h"
+
+struct onp_ort {
+    atomic_int refs;        /* the opener's + one per open session */
+    void *dl;               /* dlopen handle (never dlclose'd) */
+    const OrtApi *api;      /* the table for api_version */
+    uint32_t api_version;   /* ONP_ORT_MIN_API .. ORT_API_VERSION */
+    OrtEnv *env;            /* one reference on ORT's process-wide env */
+    OrtAllocator *alloc;    /* ORT's default CPU allocator; not owned */
+    OrtMemoryInfo *cpu_mem; /* describes caller-owned CPU buffers; owned */
+    char *path;             /* absolute path of the file loaded; owned */
+    char *version;          /* "1.29.0"; owned */
+    char *build_info;       /* owned */
+    char **providers;       /* [n_providers] owned names, ORT's order */
+    size_t n_providers;
+};
+
+struct onp_session {
+    onp_ort *ort;          /* referenced */
+    OrtSession *sess;      /* owned */
+    onp_arena arena;       /* names, dims, notes */
+    onp_session_desc desc; /* strings in arena */
+    size_t n_in, n_out, n_init;
+    onp_ort_io *in;   /* [n_in], in arena */
+    onp_ort_io *out;  /* [n_out], in arena */
+    onp_ort_io *init; /* [n_init] overridable initializers, in arena */
+};
+
+/* Take / drop a reference on the library handle (onp_ort_close drops one). */
+void onp_ort_ref(onp_ort *ort);
+void onp_ort_unref(onp_ort *ort);
+
+/* Turn a failed OrtStatus into ONP_ERR_RUNTIME (field "CALL [ORT_CODE]",
+ * msg = ORT's message verbatim, file = `file`), release the status, and
+ * return -1.  With st == NULL it returns 0 and touches nothing, so calls can
+ * be written `if (onp_ort_status(ort, api->X(...), "X", file, e)) goto fail;`. */
+int onp_ort_status(const onp_ort *ort, OrtStatus *st, const char *call, const char *file,
+                   onp_error *e);
+
+/* The ORT name ("CUDAExecutionProvider") of a provider the user named
+ * ("cuda", any case, or a full name), or NULL when it is neither in the
+ * provider table nor offered by the library.  (ort_ep.c) */
+const char *onp_ort_ep_canonical(const onp_ort *ort, const char *name);
+
+/* Append the provider named in o->provider (with o->provider_opts) to `so`
+ * and set *ort_name to ORT's name for it (static storage, or a string owned
+ * by `ort`).  The CPU provider appends nothing.  ONP_ERR_USAGE for an
+ * unknown or absent provider or malformed options, ONP_ERR_RUNTIME when ORT
+ * refuses (e.g. CUDA libraries missing).  (ort_ep.c) */
+int onp_ort_ep_append(onp_ort *ort, OrtSessionOptions *so, const onp_session_opts *o,
+                      const char *file, const char **ort_name, onp_error *e);
+
+/* "A, B, C": the library's providers, into buf (truncated to n). */
+char *onp_ort_provider_list(const onp_ort *ort, char *buf, size_t n);
+
+/* Split "KEY=VALUE" at the first '=': *key is a malloc'd copy of KEY (the
+ * caller frees it), *value points into s.  0, or -1 + ONP_ERR_USAGE naming
+ * `what` when there is no '=' or KEY is empty. */
+int onp_ort_split_kv(const char *s, const char *what, char **key, const char **value, onp_error *e);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * testdata.c — the ONNX test-data layout: DIR/test_data_set_N/input_K.pb
+ * and output_K.pb, K numbered from 0 without gaps.  Folders are listed,
+ * never read; the tensors are read later by whoever needs them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxparity/tfile.h"
+#include "util/fsio.h"
+
+/* Parse "PREFIX<digits>SUFFIX" exactly; returns the number or -1. */
+static long numbered(const char *name, const char *prefix, const char *suffix)
+{
+    size_t pl = strlen(prefix), sl = strlen(suffix), n = strlen(name);
+    if (n <= pl + sl || strncmp(name, prefix, pl) || strcmp(name + n - sl, suffix)) return -1;
+    long v = 0;
+    for (size_t i = pl; i < n - sl; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > 100000000) return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (!s) return NULL;
+    memcpy(s, a, la);
+    s[la] = '/';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* List prefix_K.pb in dir as a dense array [0..n). */
+static int list_numbered(const char *dir, const char *prefix, char ***out, size_t *n_out, onp_error *e)
+{
+    *out = NULL;
+    *n_out = 0;
+    DIR *d = opendir(dir);
+    if (!d) return onp_error_set(e, ONP_ERR_IO, dir, NULL, -1, "cannot list: %s", strerror(errno));
+    size_t max = 0, found = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long k = numbered(de->d_name, prefix, ".pb");
+        if (k < 0) continue;
+        found++;
+        if ((size_t)k + 1 > max) max = (size_t)k + 1;
+    }
+    if (max > 100000) {
+        closedir(d);
+        return onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1, "%s numbers beyond 100000", prefix);
+    }
+    char **v = calloc(max ? max : 1, sizeof *v);
+    if (!v) {
+        closedir(d);
+        return onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
+    }
+    rewinddir(d);
+    while ((de = readdir(d))) {
+        long k = numbered(de->d_name, prefix, ".pb");
+        if (k < 0 || (size_t)k >= max || v[k]) continue;
+        if (!(v[k] = join(dir, de->d_name))) {
+            closedir(d);
+            free_list(v, max);
+            return onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
+        }
+    }
+    closedir(d);
+    for (size_t k = 0; k < max; k++)
+        if (!v[k]) {
+            free_list(v, max);
+            return onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1, "%s%zu.pb is missing (found %zu, numbered up to %zu)",
+                                 prefix, k, found, max - 1);
+        }
+    *out = v;
+    *n_out = max;
+    return 0;
+}
+
+static int cmp_fixture(const void *a, const void *b)
+{
+    const onp_fixture *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e)
+{
+    memset(td, 0, sizeof *td);
+    DIR *d = opendir(dir);
+    if (!d) return onp_error_set(e, ONP_ERR_IO, dir, NULL, -1, "cannot list: %s", strerror(errno));
+    size_t cap = 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        long k = numbered(de->d_name, "test_data_set_", "");
+        if (k < 0) continue;
+        char *sub = join(dir, de->d_name);
+        if (!sub) {
+            rc = onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
+            break;
+        }
+        if (!onp_is_dir(sub)) {
+            free(sub);
+            continue;
+        }
+        if (td->n == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            onp_fixture *p = realloc(td->sets, nc * sizeof *p);
+            if (!p) {
+                free(sub);
+                rc = onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
+                break;
+            }
+            td->sets = p;
+            cap = nc;
+        }
+        onp_fixture *f = &td->sets[td->n];
+        memset(f, 0, sizeof *f);
+        f->dir = sub;
+        f->index = (int)k;
+        td->n++;
+        if (list_numbered(sub, "input_", &f->inputs, &f->n_inputs, e) ||
+            list_numbered(sub, "output_", &f->outputs, &f->n_outputs, e)) {
+            rc = -1;
+            break;
+        }
+    }
+    closedir(d);
+    if (rc) {
+        onp_testdata_free(td);
+        return -1;
+    }
+    if (td->n) qsort(td->sets, td->n, sizeof td->sets[0], cmp_fixture);
+    return 0;
+}
+
+void onp_testdata_free(onp_testdata *td)
+{
+    if (!td) return;
+    for (size_t i = 0; i < td->n; i++) {
+        free(td->sets[i].dir);
+        free_list(td->sets[i].inputs, td->sets[i].n_inputs);
+        free_list(td->sets[i].outputs, td->sets[i].n_outputs);
+    }
+    free(td->sets);
+    memset(td, 0, sizeof *td);
+}
