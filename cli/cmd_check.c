@@ -394,7 +394,8 @@ int cmd_check(int argc, char **argv)
     onp_model_close(m);
     onp_ort *ort;
     onp_session *s;
-    if ((rc = cli_ort_session(&o.ort, model, &ort, &s))) {
+    int upgraded;
+    if ((rc = cli_ort_session(&o.ort, model, &ort, &s, &upgraded))) {
         if (o.fmt == FMT_JSON) {
             cJSON *root = cJSON_CreateObject();
             cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
@@ -415,8 +416,14 @@ int cmd_check(int argc, char **argv)
         }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
     if (!rc) {
-        if (o.fmt == FMT_JSON) report_print_json(doc_json(&o, model, sha, ort, s, res, n_fix, failed));
-        else print_text(&o, model, sha, ort, s, res, n_fix, failed);
+        if (o.fmt == FMT_JSON) {
+            cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
+            cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7", upgraded);
+            report_print_json(doc);
+        } else {
+            if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
+            print_text(&o, model, sha, ort, s, res, n_fix, failed);
+        }
         rc = failed ? EXIT_FAIL : EXIT_PASS;
     }
     for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);

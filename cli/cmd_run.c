@@ -96,8 +96,10 @@ int cmd_run(int argc, char **argv)
     onp_error_clear(&e);
     onp_ort *ort;
     onp_session *s;
-    int rc = cli_ort_session(&ort_o, model, &ort, &s);
+    int upgraded;
+    int rc = cli_ort_session(&ort_o, model, &ort, &s, &upgraded);
     if (rc) goto free_names;
+    if (upgraded) fprintf(stderr, "onnxparity run: note: legacy opset < 7 model upgraded to opset 7 in memory\n");
     onp_tensor in[MAX_IO];
     memset(in, 0, sizeof in);
     for (size_t i = 0; i < n_in && !rc; i++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "onnxparity/model.h"
 #include "ortopts.h"
 
 void cli_ort_init(cli_ort *o)
@@ -68,14 +69,29 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
     return 0;
 }
 
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s)
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s, int *upgraded)
 {
     onp_error e;
     onp_error_clear(&e);
     *ort = NULL;
     *s = NULL;
-    if (onp_ort_open(o->lib, ort, &e)) return cli_report(&e);
-    if (onp_session_open(*ort, model, &o->so, s, &e)) {
+    *upgraded = 0;
+    /* legacy opset < 7: ORT has no kernels for the old broadcasting ops, so
+     * the session gets the model upgraded in memory (src/model/upgrade.c) */
+    onp_model *m = NULL;
+    onp_buf up;
+    onp_buf_init(&up, 0);
+    if (onp_model_open(model, &m, &e)) return cli_report(&e);
+    if (!onp_model_has_external(m) && onp_model_upgrade_opset7(m, &up, upgraded, &e)) {
+        onp_model_close(m);
+        return cli_report(&e);
+    }
+    onp_model_close(m);
+    int rc = onp_ort_open(o->lib, ort, &e);
+    if (!rc) rc = *upgraded ? onp_session_open_bytes(*ort, up.p, up.n, model, &o->so, s, &e)
+                            : onp_session_open(*ort, model, &o->so, s, &e);
+    onp_buf_free(&up);
+    if (rc) {
         onp_ort_close(*ort);
         *ort = NULL;
         return cli_report(&e);

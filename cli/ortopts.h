@@ -26,7 +26,9 @@ void cli_ort_init(cli_ort *o);
 int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i);
 
 /* Load ORT and open a session on `model`; on failure print the error and
- * return the exit code (non-zero).  *ort is the caller's to close. */
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s);
+ * return the exit code (non-zero).  *ort is the caller's to close.  A
+ * legacy model (opset < 7) is upgraded to opset 7 in memory first; then
+ * *upgraded is 1 and the results should say so. */
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s, int *upgraded);
 
 #endif

@@ -7,10 +7,25 @@
 
 #include "report.h"
 
+/* The shortest "%.Ng" that reads back as exactly v (cJSON's own printing
+ * keeps 15 digits, which loses the last bits of a double). */
+static void exact(double v, char *buf, size_t n)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
 void report_num(cJSON *o, const char *key, double v)
 {
-    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
-    else cJSON_AddStringToObject(o, key, isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+    char buf[40];
+    if (!isfinite(v)) {
+        cJSON_AddStringToObject(o, key, isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+        return;
+    }
+    exact(v, buf, sizeof buf);
+    cJSON_AddRawToObject(o, key, buf);
 }
 
 void report_metrics_json(cJSON *o, const onp_metrics *m)

@@ -279,6 +279,13 @@ int onp_model_add_outputs(const onp_model *m, const char *const *names, size_t n
 int onp_model_extract(const onp_model *m, const char *const *inputs, size_t n_inputs,
                       const char *const *outputs, size_t n_outputs, onp_buf *out, onp_error *e);
 
+/* Legacy models: when the default-domain opset is below 7, write the model
+ * upgraded to opset 7 (the operators whose semantics changed at 7 are
+ * rewritten, see src/model/upgrade.c) and set *changed = 1; otherwise
+ * write nothing and set *changed = 0.  ONNX Runtime has no kernels for the
+ * pre-7 versions of Add, Mul, Gemm, PRelu, BatchNormalization, ... */
+int onp_model_upgrade_opset7(const onp_model *m, onp_buf *out, int *changed, onp_error *e);
+
 /* Every value computed by a node of the main graph, in topological order
  * (the order nodes appear, which ONNX requires to be topological).  The
  * array is allocated in the model's arena. */

@@ -1,0 +1,80 @@
+"""Must-show: `onnxparity check` on every case of Debian's libonnx-testdata
+pytorch-converted/ and pytorch-operator/ (PyTorch modules exported to ONNX,
+with eager outputs).  At least 95% pass; every case that does not is listed
+with its reason; none ends in a tool error or a crash (exit 0 or 1 only)."""
+import json
+
+from conftest import run
+
+
+def test_check_every_pytorch_case(onnxparity, testdata):
+    cases = sorted(p for sub in ("pytorch-converted", "pytorch-operator")
+                   for p in (testdata / sub).iterdir() if (p / "model.onnx").exists())
+    assert len(cases) > 100
+    failed, tool_errors = [], []
+    for case in cases:
+        r = run([onnxparity, "check", case])
+        if r.returncode == 0:
+            assert "verdict: pass" in r.stdout
+            continue
+        reason = (r.stderr.strip() or r.stdout.strip().splitlines()[-1])[:300]
+        (failed if r.returncode == 1 else tool_errors).append(f"{case.name} (exit {r.returncode}): {reason}")
+    print(f"\ncheck: {len(cases) - len(failed) - len(tool_errors)}/{len(cases)} pass")
+    for line in failed + tool_errors:
+        print("  not passing:", line)
+    assert not tool_errors, "\n".join(tool_errors)
+    assert len(failed) <= 0.05 * len(cases), "\n".join(failed)
+
+
+def test_check_json_document(onnxparity, testdata):
+    case = testdata / "pytorch-converted" / "test_Conv2d"
+    r = run([onnxparity, "check", case, "--format", "json"])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "onnxparity.check/1" and doc["verdict"] == "pass"
+    env = doc["environment"]
+    assert env["ort_version"].count(".") == 2 and env["provider"] == "CPUExecutionProvider"
+    assert len(env["model_sha256"]) == 64 and env["upgraded_to_opset7"] is True
+    out = doc["fixtures"][0]["outputs"][0]
+    assert out["pass"] and out["count"] == 2 * 4 * 5 * 4 and out["mismatches"] == 0
+    assert doc["causes"] == [] and doc["first_divergent"] is None
+
+
+def test_check_tolerance_zero_fails_and_reports(onnxparity, testdata, tmp_path):
+    """With rtol = atol = 0 a convolution's float rounding shows: exit 1 and
+    the needed tolerance is reported."""
+    case = testdata / "pytorch-converted" / "test_Conv2d"
+    r = run([onnxparity, "check", case, "--rtol", "0", "--atol", "0", "--format", "json"])
+    doc = json.loads(r.stdout)
+    out = doc["fixtures"][0]["outputs"][0]
+    if out["mismatches"]:
+        assert r.returncode == 1 and doc["verdict"] == "fail" and out["needed_atol"] > 0
+    else:
+        assert r.returncode == 0
+
+
+def test_check_without_fixtures_is_bad_input(onnxparity, tmp_path):
+    (tmp_path / "model.onnx").write_bytes(b"")
+    r = run([onnxparity, "check", tmp_path])
+    assert r.returncode == 2 and "nothing to compare" in r.stderr
+
+
+def test_check_runtime_failure_of_one_fixture_is_a_failed_fixture(onnxparity, testdata, tmp_path):
+    """A fixture whose input has the wrong shape fails with ORT's (or the
+    pre-check's) message; the other fixtures still run."""
+    import shutil
+    src = testdata / "pytorch-converted" / "test_Conv2d"
+    shutil.copy(src / "model.onnx", tmp_path / "model.onnx")
+    shutil.copytree(src / "test_data_set_0", tmp_path / "test_data_set_0")
+    bad = tmp_path / "test_data_set_1"
+    bad.mkdir()
+    shutil.copy(src / "test_data_set_0" / "output_0.pb", bad / "output_0.pb")
+    r = run([onnxparity, "convert", testdata / "node" / "test_relu" / "test_data_set_0" / "input_0.pb",
+             bad / "input_0.pb"])
+    assert r.returncode == 0, r.stderr
+    r = run([onnxparity, "check", tmp_path, "--format", "json"])
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    st = {f["index"]: f for f in doc["fixtures"]}
+    assert st[0]["status"] == "pass" and st[1]["status"] == "error"
+    assert "input" in st[1]["error"]
