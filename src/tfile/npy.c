@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "onnxparity/tfile.h"
+#include "tfile/npy_int.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -216,9 +217,10 @@ static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t) {
         return fail_at(c, ONP_ERR_INPUT, F, "object/pickled arrays are never loaded");
     uint64_t size = 0;
     size_t j = i + 1;
-    if (i >= n || parse_decimal(s, n, &j, NPY_ITEM_MAX, &size) || j != n || n > 16)
+    if (n > 16 || i >= n || parse_decimal(s, n, &j, NPY_ITEM_MAX, &size) || j != n)
         return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%.*s'", (int)(n > 40 ? 40 : n),
                        (const char *)s);
+    /* from here on n <= 16 */
     int host_big = host_big_endian();
     int big = order == '>' ? 1 : order == '<' ? 0 : host_big;
     memset(t, 0, sizeof *t);
@@ -437,39 +439,44 @@ static uint8_t *utf8_put(uint8_t *o, uint32_t cp) {
     return o;
 }
 
-/* Bytes of element `s` once trailing NULs are stripped ('S': bytes, 'U':
- * code points); for 'U' also the UTF-8 length, or the bad char's index. */
-static size_t element_len(const uint8_t *s, const npy_type *ty, size_t *utf8, size_t *bad) {
-    size_t chars = ty->itemsize / ty->unit;
-    if (ty->kind == NPY_BYTES) {
-        while (chars && !s[chars - 1])
-            chars--;
-        *utf8 = chars;
-        return 0;
-    }
-    while (chars && !load_u32(s + 4 * (chars - 1), ty->swap))
-        chars--;
-    *utf8 = 0;
-    for (size_t j = 0; j < chars; j++) {
+/* Units (bytes for 'S', code points for 'U') of element s, trailing NULs
+ * stripped as numpy does. */
+static size_t units_of(const uint8_t *s, const npy_type *ty) {
+    size_t k = ty->itemsize / ty->unit;
+    if (ty->kind == NPY_BYTES)
+        while (k && !s[k - 1])
+            k--;
+    else
+        while (k && !load_u32(s + 4 * (k - 1), ty->swap))
+            k--;
+    return k;
+}
+
+/* Decoded length of element s in bytes (UTF-8 for 'U'); -1 with *bad set
+ * to the index of a code point that is not a Unicode scalar value. */
+static int element_len(const uint8_t *s, const npy_type *ty, size_t *len, size_t *bad) {
+    size_t k = units_of(s, ty);
+    *len = k;
+    if (ty->kind == NPY_BYTES) return 0;
+    *len = 0;
+    for (size_t j = 0; j < k; j++) {
         uint32_t cp = load_u32(s + 4 * j, ty->swap);
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
             *bad = j;
-            return (size_t)-1;
+            return -1;
         }
-        *utf8 += utf8_len(cp);
+        *len += utf8_len(cp);
     }
-    return chars;
+    return 0;
 }
 
-static void element_copy(uint8_t *o, const uint8_t *s, const npy_type *ty, size_t len) {
+static void element_copy(uint8_t *o, const uint8_t *s, const npy_type *ty) {
+    size_t k = units_of(s, ty);
     if (ty->kind == NPY_BYTES) {
-        if (len) memcpy(o, s, len);
+        if (k) memcpy(o, s, k);
         return;
     }
-    size_t chars = ty->itemsize / 4;
-    while (chars && !load_u32(s + 4 * (chars - 1), ty->swap))
-        chars--;
-    for (size_t j = 0; j < chars; j++)
+    for (size_t j = 0; j < k; j++)
         o = utf8_put(o, load_u32(s + 4 * j, ty->swap));
 }
 
@@ -484,7 +491,7 @@ static int decode_strings(const uint8_t *src, int64_t data_off, const npy_header
     if (n) forder_init(&f, h->rank, h->dims);
     for (size_t k = 0; k < n; k++, perm ? forder_next(&f) : (void)0) {
         size_t len, bad = 0;
-        if (element_len(src + k * sz, &h->type, &len, &bad) == (size_t)-1) {
+        if (element_len(src + k * sz, &h->type, &len, &bad)) {
             free(lens);
             return onp_error_set(e, ONP_ERR_FORMAT, file, "npy.data",
                                  data_off + (int64_t)(k * sz + 4 * bad),
@@ -498,7 +505,7 @@ static int decode_strings(const uint8_t *src, int64_t data_off, const npy_header
     if (n) forder_init(&f, h->rank, h->dims);
     for (size_t k = 0; k < n; k++, perm ? forder_next(&f) : (void)0) {
         size_t c = perm ? f.pos : k;
-        element_copy(onp_tensor_string_at(t, (int64_t)c), src + k * sz, &h->type, t->strings[c].n);
+        element_copy(onp_tensor_string_at(t, (int64_t)c), src + k * sz, &h->type);
     }
     return 0;
 }
@@ -532,8 +539,9 @@ static int check_sizes(const npy_header *h, size_t n, size_t data_off, const cha
     return 0;
 }
 
-int onp_npy_decode(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
-                   onp_tensor *out, onp_error *e) {
+int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
+                          void *borrow_owner, void (*borrow_ref)(void *), void (*borrow_unref)(void *),
+                          onp_tensor *out, onp_error *e) {
     int major = 0;
     size_t hstart = 0, hlen = 0;
     int64_t count = 0;
@@ -548,9 +556,27 @@ int onp_npy_decode(const uint8_t *buf, size_t n, const char *file, const onp_tre
     if (check_sizes(&h, n, data_off, file, max_bytes_of(ro), &count, e)) return -1;
     if (h.type.kind != NPY_NUM)
         return decode_strings(buf + data_off, (int64_t)data_off, &h, count, file, out, e);
+    if (borrow_owner && !h.type.swap && (!h.fortran || h.rank < 2) && h.type.dtype != ONP_BOOL &&
+        ((uintptr_t)(buf + data_off)) % h.type.unit == 0) {
+        /* little-endian, C order, aligned: the tensor views the caller's bytes */
+        out->dtype = h.type.dtype;
+        out->rank = h.rank;
+        memcpy(out->dims, h.dims, sizeof h.dims);
+        if (onp_shape_count(h.rank, h.dims, h.type.itemsize, &out->count, &out->nbytes, e)) return -1;
+        out->data = (void *)(buf + data_off);
+        borrow_ref(borrow_owner);
+        out->owner = borrow_owner;
+        out->free_fn = borrow_unref;
+        return 0;
+    }
     if (onp_tensor_alloc(out, h.type.dtype, h.rank, h.dims, e)) return onp_error_set_file(e, file);
     decode_numeric(buf + data_off, &h, out);
     return 0;
+}
+
+int onp_npy_decode(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
+                   onp_tensor *out, onp_error *e) {
+    return onp_npy_decode_borrow(buf, n, file, ro, NULL, NULL, NULL, out, e);
 }
 
 // --- writing -----------------------------------------------------------------

@@ -7,7 +7,13 @@
 #include <string.h>
 
 #include "onnxparity/tfile.h"
+#include "tfile/npy_int.h"
 #include "util/fsio.h"
+
+static void map_ref(void *m)
+{
+    onp_map_ref(m);
+}
 
 static int ends_with(const char *s, size_t n, const char *suffix)
 {
@@ -79,8 +85,10 @@ int onp_tfile_read(const char *spec, const onp_tread_opts *ro, onp_tensor *out, 
                              "unknown tensor file type (expected .pb, .npy or .npz[:NAME])");
     onp_map *m;
     if (onp_map_open(spec, &m, e)) return -1;
+    /* .npy: a large little-endian array is viewed in the map, not copied */
     int rc = fmt == ONP_TF_PB ? onp_pb_tensor_decode(m->p, m->n, spec, 0, out, e)
-                              : onp_npy_decode(m->p, m->n, spec, ro, out, e);
+                              : onp_npy_decode_borrow(m->p, m->n, spec, ro, m->mapped ? m : NULL,
+                                                      map_ref, onp_map_unref_void, out, e);
     onp_map_unref(m);
     if (rc) return onp_error_set_file(e, spec);
     if (!out->name) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -674,5 +675,31 @@ static void test_numpy_reads_ours(void) {
     rm_dir(dir);
 }
 
-TEST_MAIN(test_roundtrip_numeric, test_roundtrip_strings, test_layout, test_accepts, test_malformed,
-          test_encode_refusals, test_numpy_files, test_numpy_same_bytes, test_numpy_reads_ours)
+/* The fuzz seeds: those named bad_* are refused, every other one decodes. */
+static void test_corpus(void) {
+    DIR *d = opendir("fuzz/corpus/npy");
+    if (!d) SKIP("fuzz/corpus/npy not found (run from the repository root)");
+    struct dirent *de;
+    int seen = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[600];
+        size_t n = 0;
+        snprintf(path, sizeof path, "fuzz/corpus/npy/%s", de->d_name);
+        uint8_t *p = read_file(path, &n);
+        onp_tensor t;
+        onp_error e;
+        int rc = p ? onp_npy_decode(p, n, de->d_name, NULL, &t, &e) : -2;
+        int bad = !strncmp(de->d_name, "bad_", 4);
+        CHECKF(bad ? rc == -1 : rc == 0, "%s: rc %d %s", de->d_name, rc, rc ? e.msg : "");
+        if (rc == 0) onp_tensor_release(&t);
+        free(p);
+        seen++;
+    }
+    closedir(d);
+    CHECK(seen >= 10);
+}
+
+TEST_MAIN(test_corpus, test_roundtrip_numeric, test_roundtrip_strings, test_layout, test_accepts,
+          test_malformed, test_encode_refusals, test_numpy_files, test_numpy_same_bytes,
+          test_numpy_reads_ours)

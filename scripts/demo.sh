@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# demo.sh BIN — the main job on the example bundles shipped in examples/:
+# inspect a model, then check two exports of the same small CNN against
+# their eager PyTorch outputs.  The healthy export passes; the export made
+# while the model was still in training mode fails.  Exits 0 when both
+# verdicts are the expected ones.
+set -u
+bin=${1:-build/onnxparity}
+cd "$(dirname "$0")/.."
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+[ -n "${NO_COLOR:-}" ] || [ ! -t 1 ] && say() { printf '\n== %s\n' "$*"; }
+
+say "inspect examples/healthy/model.onnx"
+"$bin" inspect examples/healthy/model.onnx || exit 1
+
+say "check examples/healthy (exported in eval mode): expect pass"
+"$bin" check examples/healthy --top-k auto
+healthy=$?
+
+say "check examples/training (exported in training mode): expect FAIL"
+"$bin" check examples/training --top-k auto
+training=$?
+
+say "summary"
+echo "healthy export:  exit $healthy (0 = parity holds)"
+echo "training export: exit $training (1 = parity fails)"
+if [ "$healthy" -eq 0 ] && [ "$training" -eq 1 ]; then
+    echo "demo: both verdicts as expected"
+    exit 0
+fi
+echo "demo: unexpected verdicts" >&2
+exit 1

@@ -1,0 +1,19 @@
+/*
+ * npy_int.h — the .npy decoder's zero-copy entry, for readers that hold the
+ * file's bytes in a reference-counted map (tfile.c).  Internal.
+ */
+#ifndef ONP_TFILE_NPY_INT_H
+#define ONP_TFILE_NPY_INT_H
+
+#include "onnxparity/tfile.h"
+
+/* onp_npy_decode, except that when `borrow_owner` is non-NULL and the data
+ * is numeric, little-endian, C-ordered and aligned, the tensor points into
+ * `buf` instead of copying it: borrow_ref(owner) is called, and the tensor's
+ * release calls borrow_unref(owner).  Otherwise it decodes into owned data,
+ * exactly as onp_npy_decode. */
+int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
+                          void *borrow_owner, void (*borrow_ref)(void *), void (*borrow_unref)(void *),
+                          onp_tensor *out, onp_error *e);
+
+#endif
