@@ -113,7 +113,7 @@ static inline double excess_of(double e, double a, onp_tol tol)
     if (isnan(e) || isnan(a)) return isnan(e) && isnan(a) ? -INFINITY : INFINITY;
     if (isinf(e) || isinf(a)) return a == e ? -INFINITY : INFINITY;
     double ad = fabs(a - e);
-    return ad - (tol.atol + tol.rtol * fabs(e));
+    return (ad - tol.rtol * fabs(e)) - tol.atol;
 }
 
 static void slow_pair(acc *r, double e, double a, onp_tol tol)
@@ -147,8 +147,9 @@ static void slow_pair(acc *r, double e, double a, onp_tol tol)
     if (ad > r->max_abs) r->max_abs = ad;
     if (ae > 0 && ad / ae > r->max_rel) r->max_rel = ad / ae;
     if (ad > limit) r->mism++;
-    if (ad - limit > r->max_excess) r->max_excess = ad - limit;
-    if (ad - tol.rtol * ae > r->need_atol) r->need_atol = ad - tol.rtol * ae;
+    double na = ad - tol.rtol * ae;
+    if (na - tol.atol > r->max_excess) r->max_excess = na - tol.atol;
+    if (na > r->need_atol) r->need_atol = na;
     if (ad > tol.atol) {
         double nr = ae > 0 ? (ad - tol.atol) / ae : INFINITY;
         if (nr > r->need_rtol) r->need_rtol = nr;
@@ -156,89 +157,187 @@ static void slow_pair(acc *r, double e, double a, onp_tol tol)
     for (int k = 0; k < N_EDGES; k++) r->gt[k] += ad > onp_hist_edges[k];
 }
 
-/* The fast loop: assumes finite values, flags a block that is not.  LANES
- * independent accumulators per quantity, updated without branches, let the
- * compiler vectorize across lanes without reassociating any sum: the result
- * is the same on every machine and thread count. */
-#define LANES 8
+/* The fast loop: assumes finite values, flags a block that is not.
+ *
+ * Written with GCC/clang vector extensions on 8 double lanes, so it is
+ * vectorized on every compiler and ISA (SSE2, AVX2, AVX-512 through the
+ * target clones below) with the same lane-wise arithmetic: no sum is ever
+ * reassociated, and every machine and thread count gives the same bits.
+ * Each lane keeps its own accumulators; lanes are merged in order at the
+ * end of the block. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi" /* the helpers below are always inlined */
+#endif
+#define VINLINE static inline __attribute__((always_inline))
+typedef double v8d __attribute__((vector_size(64)));
+typedef long long v8l __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ONP_NO_CLONES)
 #define ONP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define ONP_CLONES
 #endif
 
-/* histogram thresholds, unrolled so the lane loop has no inner loop */
-#define GT(k) gt[k][j] += ad > onp_hist_edges[k] ? 1.0 : 0.0;
-_Static_assert(N_EDGES == 11, "GT(0)..GT(10) below must list every edge");
+VINLINE v8d v_splat(double x)
+{
+    return (v8d){x, x, x, x, x, x, x, x};
+}
+VINLINE v8d v_abs(v8d x)
+{
+    return (v8d)((v8l)x & (v8l){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+                                INT64_MAX, INT64_MAX});
+}
+/* a where a > b, else b: NaN in a never wins */
+VINLINE v8d v_max(v8d a, v8d b)
+{
+    v8l m = a > b;
+    return (v8d)(((v8l)a & m) | ((v8l)b & ~m));
+}
+/* m ? a : b, lane by lane */
+VINLINE v8d v_blend(v8l m, v8d a, v8d b)
+{
+    return (v8d)(((v8l)a & m) | ((v8l)b & ~m));
+}
+VINLINE v8d v_sel(v8l m, v8d a)
+{
+    return (v8d)((v8l)a & m);
+}
 
-#define DEFINE_FAST(NAME, LOAD)                                                                   \
+VINLINE v8d ld8_f32(const void *p, int64_t i)
+{
+    v8f t;
+    memcpy(&t, (const char *)p + 4 * i, sizeof t);
+    return __builtin_convertvector(t, v8d);
+}
+VINLINE v8d ld8_f64(const void *p, int64_t i)
+{
+    v8d t;
+    memcpy(&t, (const char *)p + 8 * i, sizeof t);
+    return t;
+}
+VINLINE v8d ld8_f16(const void *p, int64_t i)
+{
+    double t[8];
+    for (int k = 0; k < 8; k++) t[k] = ld_f16(p, i + k);
+    v8d v;
+    memcpy(&v, t, sizeof v);
+    return v;
+}
+VINLINE v8d ld8_bf16(const void *p, int64_t i)
+{
+    double t[8];
+    for (int k = 0; k < 8; k++) t[k] = ld_bf16(p, i + k);
+    v8d v;
+    memcpy(&v, t, sizeof v);
+    return v;
+}
+
+#define DEFINE_FAST(NAME, LOAD8, LOAD1, CROSS)                                                         \
     ONP_CLONES static void NAME(const void *E, const void *A, int64_t n, onp_tol tol, acc *r)    \
     {                                                                                             \
-        double sum_abs[LANES] = {0}, sum_sq[LANES] = {0}, dot[LANES] = {0}, ee[LANES] = {0};      \
-        double aa[LANES] = {0}, max_abs[LANES] = {0}, max_rel[LANES] = {0};                       \
-        double need_atol[LANES] = {0}, need_rtol[LANES] = {0}, max_ex[LANES];                     \
-        double mism[LANES] = {0}, nonfin[LANES] = {0}, gt[N_EDGES][LANES];                        \
-        for (int j = 0; j < LANES; j++) max_ex[j] = -INFINITY;                                    \
-        memset(gt, 0, sizeof gt);                                                                 \
+        const v8d zero = v_splat(0.0), one = v_splat(1.0), inf = v_splat(INFINITY);              \
+        const v8d atol = v_splat(tol.atol), rtol = v_splat(tol.rtol);                             \
+        v8d sum_abs = zero, sum_sq = zero, dot = zero, ee = zero, aa = zero;                      \
+        v8d max_abs = zero, max_rel = zero, need_rtol = zero;                                     \
+        /* CROSS: ratios tracked as (numerator, denominator) pairs compared by cross  \
+         * multiplication, no division in the loop; exact for inputs of <= 24-bit     \
+         * mantissas (float32/16, bfloat16), so float64 divides instead */            \
+        v8d rel_n = zero, rel_d = one, nr_n = zero, nr_d = one;                                   \
+        v8d max_na = v_splat(-INFINITY); /* max |d| - rtol|e|: gives need_atol and the excess */  \
+        v8l mism = {0}, fin = {0};                                                                \
+        v8l g0 = {0}, g1 = {0}, g2 = {0}, g3 = {0}, g4 = {0}, g5 = {0}, g6 = {0}, g7 = {0};       \
+        v8l g8 = {0}, g9 = {0}, g10 = {0};                                                        \
+        _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");                 \
         int64_t i = 0;                                                                            \
-        for (; i + LANES <= n; i += LANES) {                                                      \
-            for (int j = 0; j < LANES; j++) {                                                     \
-                double e = LOAD(E, i + j), a = LOAD(A, i + j);                                    \
-                double d = a - e, ad = fabs(d), ae = fabs(e);                                     \
-                nonfin[j] += (ad <= DBL_MAX && ae <= DBL_MAX) ? 0.0 : 1.0;                        \
-                double limit = tol.atol + tol.rtol * ae;                                          \
-                double inv = 1.0 / ae;                                                            \
-                sum_abs[j] += ad;                                                                 \
-                sum_sq[j] += d * d;                                                               \
-                dot[j] += a * e;                                                                  \
-                ee[j] += e * e;                                                                   \
-                aa[j] += a * a;                                                                   \
-                max_abs[j] = ad > max_abs[j] ? ad : max_abs[j];                                   \
-                double rel = ae > 0 ? ad * inv : 0.0;                                             \
-                max_rel[j] = rel > max_rel[j] ? rel : max_rel[j];                                 \
-                mism[j] += ad > limit ? 1.0 : 0.0;                                                \
-                double ex = ad - limit;                                                           \
-                max_ex[j] = ex > max_ex[j] ? ex : max_ex[j];                                      \
-                double na = ad - tol.rtol * ae;                                                   \
-                need_atol[j] = na > need_atol[j] ? na : need_atol[j];                             \
-                double nr = (ad - tol.atol) * inv; /* +inf when e == 0 < |d| - atol */            \
-                need_rtol[j] = nr > need_rtol[j] ? nr : need_rtol[j];                             \
-                GT(0) GT(1) GT(2) GT(3) GT(4) GT(5) GT(6) GT(7) GT(8) GT(9) GT(10)                \
+        for (; i + 8 <= n; i += 8) {                                                              \
+            v8d e = LOAD8(E, i), a = LOAD8(A, i);                                                 \
+            v8d d = a - e, ad = v_abs(d), ae = v_abs(e);                                          \
+            /* finite pair: |d| + |e| has bits below those of +inf (an overflow to inf \
+             * only sends the block to the exact loop) */                                          \
+            fin -= (v8l)(ad + ae) < (v8l)inf;                                                     \
+            v8d limit = atol + rtol * ae;                                                         \
+            sum_abs += ad;                                                                        \
+            sum_sq += d * d;                                                                      \
+            dot += a * e;                                                                         \
+            ee += e * e;                                                                          \
+            aa += a * a;                                                                          \
+            max_abs = v_max(ad, max_abs);                                                         \
+            if (CROSS) {                                                                          \
+                v8d aez = v_blend(ae > zero, ae, inf); /* e == 0 never wins max_rel */            \
+                v8l m = ad * rel_d > rel_n * aez;                                                 \
+                rel_n = v_blend(m, ad, rel_n);                                                    \
+                rel_d = v_blend(m, aez, rel_d);                                                   \
+                v8d num = ad - atol; /* e == 0 < num: den 0, the ratio is +inf */                 \
+                m = num * nr_d > nr_n * ae;                                                       \
+                nr_n = v_blend(m, num, nr_n);                                                     \
+                nr_d = v_blend(m, ae, nr_d);                                                      \
+            } else {                                                                              \
+                v8d inv = one / ae; /* inf where e == 0 */                                        \
+                max_rel = v_max(v_sel(ae > zero, ad * inv), max_rel);                             \
+                need_rtol = v_max((ad - atol) * inv, need_rtol);                                  \
             }                                                                                     \
+            mism -= ad > limit;                                                                   \
+            max_na = v_max(ad - rtol * ae, max_na);                                               \
+            g0 -= ad > v_splat(onp_hist_edges[0]);                                                \
+            g1 -= ad > v_splat(onp_hist_edges[1]);                                                \
+            g2 -= ad > v_splat(onp_hist_edges[2]);                                                \
+            g3 -= ad > v_splat(onp_hist_edges[3]);                                                \
+            g4 -= ad > v_splat(onp_hist_edges[4]);                                                \
+            g5 -= ad > v_splat(onp_hist_edges[5]);                                                \
+            g6 -= ad > v_splat(onp_hist_edges[6]);                                                \
+            g7 -= ad > v_splat(onp_hist_edges[7]);                                                \
+            g8 -= ad > v_splat(onp_hist_edges[8]);                                                \
+            g9 -= ad > v_splat(onp_hist_edges[9]);                                                \
+            g10 -= ad > v_splat(onp_hist_edges[10]);                                              \
         }                                                                                         \
         acc_init(r);                                                                              \
+        int64_t tail_nonfin = 0;                                                                  \
         for (; i < n; i++) { /* the tail, exactly as the slow loop does it */                     \
-            double e = LOAD(E, i), a = LOAD(A, i);                                                \
-            if (!(fabs(a - e) <= DBL_MAX && fabs(e) <= DBL_MAX)) nonfin[0] += 1.0;                \
-            else slow_pair(r, e, a, tol);                                                         \
+            double e1 = LOAD1(E, i), a1 = LOAD1(A, i);                                            \
+            if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX)) tail_nonfin++;                \
+            else slow_pair(r, e1, a1, tol);                                                       \
         }                                                                                         \
-        double nf = 0;                                                                            \
-        for (int j = 0; j < LANES; j++) nf += nonfin[j];                                          \
-        if (nf > 0) {                                                                             \
+        double l_sum_abs[8], l_sum_sq[8], l_dot[8], l_ee[8], l_aa[8], l_max_abs[8], l_max_rel[8]; \
+        double l_need_rtol[8], l_max_na[8];                                                       \
+        long long l_mism[8], l_fin[8], l_gt[N_EDGES][8];                                          \
+        const v8l gts[N_EDGES] = {g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10};                   \
+        memcpy(l_sum_abs, &sum_abs, 64), memcpy(l_sum_sq, &sum_sq, 64), memcpy(l_dot, &dot, 64);  \
+        memcpy(l_ee, &ee, 64), memcpy(l_aa, &aa, 64), memcpy(l_max_abs, &max_abs, 64);            \
+        if (CROSS) {                                                                              \
+            max_rel = rel_n / rel_d;                                                              \
+            need_rtol = v_max(nr_n / nr_d, zero); /* 0 / 1 when nothing exceeded atol */          \
+        }                                                                                         \
+        memcpy(l_max_rel, &max_rel, 64), memcpy(l_need_rtol, &need_rtol, 64);                     \
+        memcpy(l_max_na, &max_na, 64);                                                            \
+        memcpy(l_mism, &mism, 64), memcpy(l_fin, &fin, 64);                                       \
+        for (int k = 0; k < N_EDGES; k++) memcpy(l_gt[k], &gts[k], 64);                           \
+        for (int j = 0; j < 8; j++) tail_nonfin += (i / 8) - l_fin[j];                            \
+        if (tail_nonfin) {                                                                        \
             r->nonfinite = 1;                                                                     \
             return;                                                                               \
         }                                                                                         \
-        for (int j = 0; j < LANES; j++) {                                                         \
-            r->mism += (int64_t)mism[j];                                                          \
-            r->sum_abs += sum_abs[j];                                                             \
-            r->sum_sq += sum_sq[j];                                                               \
-            r->dot += dot[j];                                                                     \
-            r->ee += ee[j];                                                                       \
-            r->aa += aa[j];                                                                       \
-            if (max_abs[j] > r->max_abs) r->max_abs = max_abs[j];                                 \
-            if (max_rel[j] > r->max_rel) r->max_rel = max_rel[j];                                 \
-            if (need_atol[j] > r->need_atol) r->need_atol = need_atol[j];                         \
-            if (need_rtol[j] > r->need_rtol) r->need_rtol = need_rtol[j];                         \
-            if (max_ex[j] > r->max_excess) r->max_excess = max_ex[j];                             \
-            for (int k = 0; k < N_EDGES; k++) r->gt[k] += (int64_t)gt[k][j];                      \
+        for (int j = 0; j < 8; j++) { /* lanes merged in order: deterministic */                  \
+            r->mism += l_mism[j];                                                                 \
+            r->sum_abs += l_sum_abs[j];                                                           \
+            r->sum_sq += l_sum_sq[j];                                                             \
+            r->dot += l_dot[j];                                                                   \
+            r->ee += l_ee[j];                                                                     \
+            r->aa += l_aa[j];                                                                     \
+            if (l_max_abs[j] > r->max_abs) r->max_abs = l_max_abs[j];                             \
+            if (l_max_rel[j] > r->max_rel) r->max_rel = l_max_rel[j];                             \
+            if (l_max_na[j] > r->need_atol) r->need_atol = l_max_na[j];                           \
+            if (l_need_rtol[j] > r->need_rtol) r->need_rtol = l_need_rtol[j];                     \
+            if (l_max_na[j] - tol.atol > r->max_excess) r->max_excess = l_max_na[j] - tol.atol;   \
+            for (int k = 0; k < N_EDGES; k++) r->gt[k] += l_gt[k][j];                             \
         }                                                                                         \
-        r->n_fin += (n / LANES) * LANES; /* the tail was counted by slow_pair */       \
+        r->n_fin += (n / 8) * 8; /* the tail was counted by slow_pair */                          \
     }
 
-DEFINE_FAST(fast_f32, ld_f32)
-DEFINE_FAST(fast_f64, ld_f64)
-DEFINE_FAST(fast_f16, ld_f16)
-DEFINE_FAST(fast_bf16, ld_bf16)
+DEFINE_FAST(fast_f32, ld8_f32, ld_f32, 1)
+DEFINE_FAST(fast_f64, ld8_f64, ld_f64, 0)
+DEFINE_FAST(fast_f16, ld8_f16, ld_f16, 1)
+DEFINE_FAST(fast_bf16, ld8_bf16, ld_bf16, 1)
 
 /* --- the job: blocks, threads, merge ------------------------------------ */
 
