@@ -165,9 +165,6 @@ static void slow_pair(acc *r, double e, double a, onp_tol tol)
  * reassociated, and every machine and thread count gives the same bits.
  * Each lane keeps its own accumulators; lanes are merged in order at the
  * end of the block. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi" /* the helpers below are always inlined */
-#endif
 #define VINLINE static inline __attribute__((always_inline))
 typedef double v8d __attribute__((vector_size(64)));
 typedef long long v8l __attribute__((vector_size(64)));
@@ -179,58 +176,39 @@ typedef float v8f __attribute__((vector_size(32)));
 #define ONP_CLONES
 #endif
 
-VINLINE v8d v_splat(double x)
-{
-    return (v8d){x, x, x, x, x, x, x, x};
-}
-VINLINE v8d v_abs(v8d x)
-{
-    return (v8d)((v8l)x & (v8l){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
-                                INT64_MAX, INT64_MAX});
-}
-/* a where a > b, else b: NaN in a never wins */
-VINLINE v8d v_max(v8d a, v8d b)
-{
-    v8l m = a > b;
-    return (v8d)(((v8l)a & m) | ((v8l)b & ~m));
-}
+/* Lane-wise helpers as macros: vectors never cross a function boundary, so
+ * no ABI question arises whatever the target of the clone. */
+#define v_splat(x) ((v8d){(x), (x), (x), (x), (x), (x), (x), (x)})
+#define ABS_MASK ((v8l){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX})
+#define v_abs(x) ((v8d)((v8l)(x) & ABS_MASK))
 /* m ? a : b, lane by lane */
-VINLINE v8d v_blend(v8l m, v8d a, v8d b)
-{
-    return (v8d)(((v8l)a & m) | ((v8l)b & ~m));
-}
-VINLINE v8d v_sel(v8l m, v8d a)
-{
-    return (v8d)((v8l)a & m);
-}
+#define v_blend(m, a, b) ((v8d)(((v8l)(a) & (m)) | ((v8l)(b) & ~(m))))
+/* a where a > b, else b: a NaN in a never wins */
+#define v_max(a, b) v_blend((a) > (b), (a), (b))
+#define v_sel(m, a) ((v8d)((v8l)(a) & (m)))
 
-VINLINE v8d ld8_f32(const void *p, int64_t i)
+/* Load 8 elements from index i as doubles into *out. */
+VINLINE void ld8_f32(const void *p, int64_t i, v8d *out)
 {
     v8f t;
     memcpy(&t, (const char *)p + 4 * i, sizeof t);
-    return __builtin_convertvector(t, v8d);
+    *out = __builtin_convertvector(t, v8d);
 }
-VINLINE v8d ld8_f64(const void *p, int64_t i)
+VINLINE void ld8_f64(const void *p, int64_t i, v8d *out)
 {
-    v8d t;
-    memcpy(&t, (const char *)p + 8 * i, sizeof t);
-    return t;
+    memcpy(out, (const char *)p + 8 * i, sizeof *out);
 }
-VINLINE v8d ld8_f16(const void *p, int64_t i)
+VINLINE void ld8_f16(const void *p, int64_t i, v8d *out)
 {
     double t[8];
     for (int k = 0; k < 8; k++) t[k] = ld_f16(p, i + k);
-    v8d v;
-    memcpy(&v, t, sizeof v);
-    return v;
+    memcpy(out, t, sizeof *out);
 }
-VINLINE v8d ld8_bf16(const void *p, int64_t i)
+VINLINE void ld8_bf16(const void *p, int64_t i, v8d *out)
 {
     double t[8];
     for (int k = 0; k < 8; k++) t[k] = ld_bf16(p, i + k);
-    v8d v;
-    memcpy(&v, t, sizeof v);
-    return v;
+    memcpy(out, t, sizeof *out);
 }
 
 #define DEFINE_FAST(NAME, LOAD8, LOAD1, CROSS)                                                         \
@@ -251,7 +229,9 @@ VINLINE v8d ld8_bf16(const void *p, int64_t i)
         _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");                 \
         int64_t i = 0;                                                                            \
         for (; i + 8 <= n; i += 8) {                                                              \
-            v8d e = LOAD8(E, i), a = LOAD8(A, i);                                                 \
+            v8d e, a;                                                                             \
+            LOAD8(E, i, &e);                                                                      \
+            LOAD8(A, i, &a);                                                                      \
             v8d d = a - e, ad = v_abs(d), ae = v_abs(e);                                          \
             /* finite pair: |d| + |e| has bits below those of +inf (an overflow to inf \
              * only sends the block to the exact loop) */                                          \
