@@ -28,7 +28,8 @@ int main(int argc, char **argv)
     int64_t dims[1] = {(int64_t)n};
     onp_tensor a, b;
     onp_error e;
-    if (onp_tensor_alloc(&a, ONP_FLOAT, 1, dims, &e) || onp_tensor_alloc(&b, ONP_FLOAT, 1, dims, &e)) {
+    if (onp_tensor_alloc(&a, ONP_FLOAT, 1, dims, &e) ||
+        onp_tensor_alloc(&b, ONP_FLOAT, 1, dims, &e)) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }

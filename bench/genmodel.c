@@ -31,7 +31,8 @@ static void value_info(onp_buf *g, uint32_t field, const char *name, long long e
     put_str(&vi, 1, name);
     onp_pb_put_len(&vi, 2, type.p, type.n);
     onp_pb_put_len(g, field, vi.p, vi.n);
-    onp_buf_free(&dim), onp_buf_free(&shape), onp_buf_free(&tt), onp_buf_free(&type), onp_buf_free(&vi);
+    onp_buf_free(&dim), onp_buf_free(&shape), onp_buf_free(&tt), onp_buf_free(&type),
+        onp_buf_free(&vi);
 }
 
 static void kv(onp_buf *t, const char *k, const char *v)
@@ -67,11 +68,11 @@ int main(int argc, char **argv)
     if (!f) return 1;
     /* the graph is assembled in pieces so inline weights are streamed out */
     onp_buf head = {0}, g = {0};
-    onp_pb_put_uint(&head, 1, 8);                 /* ir_version */
-    put_str(&head, 2, "onnxparity-bench");        /* producer_name */
+    onp_pb_put_uint(&head, 1, 8);          /* ir_version */
+    put_str(&head, 2, "onnxparity-bench"); /* producer_name */
     onp_buf op = {0};
     onp_pb_put_uint(&op, 2, 17);
-    onp_pb_put_len(&head, 8, op.p, op.n);         /* opset_import ai.onnx 17 */
+    onp_pb_put_len(&head, 8, op.p, op.n); /* opset_import ai.onnx 17 */
     onp_buf_free(&op);
     char name[64], prev[64] = "x";
     for (long long i = 0; i < k; i++) { /* nodes */

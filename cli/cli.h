@@ -17,8 +17,8 @@ enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_RUNTIME =
 
 typedef struct cli_cmd {
     const char *name;
-    const char *usage;   /* one line: arguments */
-    const char *summary; /* one line: what it does */
+    const char *usage;                 /* one line: arguments */
+    const char *summary;               /* one line: what it does */
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
 } cli_cmd;
 

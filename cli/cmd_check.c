@@ -76,7 +76,8 @@ static int parse_tol(const char *cmd, const char *v, tol_override *t)
     static char names[MAX_TOLS][256];
     static size_t used;
     size_t n = (size_t)(eq - v);
-    if (n >= sizeof names[0] || used >= MAX_TOLS) return cli_usage_error(cmd, "--tol name too long or too many"), -1;
+    if (n >= sizeof names[0] || used >= MAX_TOLS)
+        return cli_usage_error(cmd, "--tol name too long or too many"), -1;
     memcpy(names[used], v, n);
     names[used][n] = '\0';
     t->name = names[used++];
@@ -99,7 +100,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->model = v;
         } else if ((r = cli_opt(argc, argv, &i, "data", &v))) {
             if (r < 0) return -1;
-            if (o->n_data >= MAX_DATA) return cli_usage_error(argv[0], "at most %d --data", MAX_DATA), -1;
+            if (o->n_data >= MAX_DATA)
+                return cli_usage_error(argv[0], "at most %d --data", MAX_DATA), -1;
             o->data[o->n_data++] = v;
         } else if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
             if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
@@ -107,14 +109,18 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "tol", &v))) {
             if (r < 0) return -1;
-            if (o->n_tols >= MAX_TOLS) return cli_usage_error(argv[0], "at most %d --tol", MAX_TOLS), -1;
+            if (o->n_tols >= MAX_TOLS)
+                return cli_usage_error(argv[0], "at most %d --tol", MAX_TOLS), -1;
             if (parse_tol(argv[0], v, &o->tols[o->n_tols++])) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "top-k", &v))) {
             long k;
             if (r < 0) return -1;
-            if (!strcmp(v, "auto")) o->topk = -1;
-            else if (cli_int(argv[0], "top-k", v, &k) || k < 1) return cli_usage_error(argv[0], "--top-k wants auto or K >= 1"), -1;
-            else o->topk = (int)k;
+            if (!strcmp(v, "auto"))
+                o->topk = -1;
+            else if (cli_int(argv[0], "top-k", v, &k) || k < 1)
+                return cli_usage_error(argv[0], "--top-k wants auto or K >= 1"), -1;
+            else
+                o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -128,7 +134,8 @@ static int parse_args(int argc, char **argv, opts *o)
     if (o->target && (o->model || o->n_data))
         return cli_usage_error(argv[0], "give TARGET or --model/--data, not both"), -1;
     if (!o->target && !(o->model && o->n_data))
-        return cli_usage_error(argv[0], "usage: onnxparity check TARGET | --model M --data DIR..."), -1;
+        return cli_usage_error(argv[0], "usage: onnxparity check TARGET | --model M --data DIR..."),
+               -1;
     return 0;
 }
 
@@ -144,7 +151,8 @@ static onp_tol tol_for(const opts *o, const char *name, int32_t dtype)
 
 /* Run one fixture and fill r.  Returns -1 only for fatal errors (unreadable
  * fixture files: exit 2/3), with e set. */
-static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_res *r, onp_error *e)
+static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_res *r,
+                       onp_error *e)
 {
     size_t n_out = onp_session_output_count(s);
     r->index = f->index;
@@ -181,7 +189,8 @@ static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_
         out_res *x = &r->outs[k];
         if (k >= n_out) {
             x->name = "?";
-            snprintf(x->note, sizeof x->note, "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
+            snprintf(x->note, sizeof x->note,
+                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
             r->status = 1;
             continue;
         }
@@ -207,11 +216,14 @@ static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_
                 x->has_topk = 1;
                 if (x->tk.flipped) x->pass = 0;
             }
-            if (!x->m.shape_ok) snprintf(x->note, sizeof x->note, "shape differs");
-            else if (!x->m.dtype_ok) snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
-                                              onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
-            else if (x->has_topk && x->tk.flipped) snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped",
-                                                            (long long)x->tk.flipped, (long long)x->tk.rows);
+            if (!x->m.shape_ok)
+                snprintf(x->note, sizeof x->note, "shape differs");
+            else if (!x->m.dtype_ok)
+                snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
+                         onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
+            else if (x->has_topk && x->tk.flipped)
+                snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped",
+                         (long long)x->tk.flipped, (long long)x->tk.rows);
         }
         onp_tensor_release(&want);
         if (!x->pass) r->status = 1;
@@ -233,15 +245,15 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     onp_shape_str(rank, dims, buf, n);
 }
 
-static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort, onp_session *s,
-                       const fix_res *res, size_t n, int failed)
+static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
+                       onp_session *s, const fix_res *res, size_t n, int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     printf("model    %s (sha256 %.12s)\n", model, sha);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), d->provider,
            onp_ort_opt_level_name(d->opt_level));
-    printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s\n", "FIXTURE", "OUTPUT", "DTYPE", "SHAPE",
-           "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "RESULT");
+    printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s\n", "FIXTURE", "OUTPUT", "DTYPE",
+           "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "RESULT");
     long outs = 0, out_failed = 0;
     for (size_t i = 0; i < n; i++) {
         const fix_res *r = &res[i];
@@ -259,28 +271,34 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
                 shape_str(x->rank, x->dims, sh, sizeof sh);
                 report_fmt(x->m.max_abs, ma, sizeof ma);
                 report_fmt(x->m.max_rel, mr, sizeof mr);
-                snprintf(mm, sizeof mm, "%lld/%lld", (long long)x->m.mismatches, (long long)x->m.count);
+                snprintf(mm, sizeof mm, "%lld/%lld", (long long)x->m.mismatches,
+                         (long long)x->m.count);
             }
-            if (x->has_topk) snprintf(t1, sizeof t1, "%lld/%lld", (long long)x->tk.top1_agree, (long long)x->tk.rows);
+            if (x->has_topk)
+                snprintf(t1, sizeof t1, "%lld/%lld", (long long)x->tk.top1_agree,
+                         (long long)x->tk.rows);
             printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s%s%s\n", fx, x->name,
                    x->compared ? onp_dtype_name(x->m.expected_dtype) : "-", sh, ma, mr, mm, t1,
                    x->pass ? "ok" : "FAIL", x->note[0] ? ": " : "", x->note);
             if (x->compared && !x->pass && x->m.worst_index >= 0 && x->m.shape_ok) {
                 char we[16], wa[16], nr[16], na[16];
-                printf("%-18s   worst at index %lld: expected %s, got %s; passes with rtol %s or atol %s\n", "",
-                       (long long)x->m.worst_index, report_fmt(x->m.worst_expected, we, sizeof we),
-                       report_fmt(x->m.worst_actual, wa, sizeof wa), report_fmt(x->m.needed_rtol, nr, sizeof nr),
+                printf("%-18s   worst at index %lld: expected %s, got %s; passes with rtol %s or "
+                       "atol %s\n",
+                       "", (long long)x->m.worst_index,
+                       report_fmt(x->m.worst_expected, we, sizeof we),
+                       report_fmt(x->m.worst_actual, wa, sizeof wa),
+                       report_fmt(x->m.needed_rtol, nr, sizeof nr),
                        report_fmt(x->m.needed_atol, na, sizeof na));
             }
         }
     }
     (void)o;
-    printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n", failed ? "FAIL" : "pass", n,
-           outs, failed);
+    printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n",
+           failed ? "FAIL" : "pass", n, outs, failed);
 }
 
-static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort, onp_session *s,
-                       const fix_res *res, size_t n, int failed)
+static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
+                       onp_session *s, const fix_res *res, size_t n, int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -297,7 +315,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON_AddNumberToObject(env, "inter_threads", d->inter_threads);
     cJSON_AddStringToObject(env, "model_sha256", sha);
     cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
-    for (size_t i = 0; i < o->ort.so.n_config; i++) cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
+    for (size_t i = 0; i < o->ort.so.n_config; i++)
+        cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {
@@ -305,7 +324,10 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
         cJSON *f = cJSON_CreateObject();
         cJSON_AddNumberToObject(f, "index", r->index);
         cJSON_AddStringToObject(f, "dir", r->dir);
-        cJSON_AddStringToObject(f, "status", r->status == 0 ? "pass" : r->status == 1 ? "fail" : "error");
+        cJSON_AddStringToObject(f, "status",
+                                r->status == 0   ? "pass"
+                                : r->status == 1 ? "fail"
+                                                 : "error");
         if (r->status == 2) cJSON_AddStringToObject(f, "error", r->error);
         cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
         for (size_t k = 0; r->status != 2 && k < r->n_out; k++) {
@@ -319,7 +341,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
             if (x->compared) {
                 cJSON_AddStringToObject(oj, "dtype", onp_dtype_name(x->m.expected_dtype));
                 cJSON *sh = cJSON_AddArrayToObject(oj, "shape");
-                for (int j = 0; j < x->rank; j++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)x->dims[j]));
+                for (int j = 0; j < x->rank; j++)
+                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)x->dims[j]));
                 report_metrics_json(oj, &x->m);
             }
             if (x->has_topk) {
@@ -381,7 +404,8 @@ int cmd_check(int argc, char **argv)
         n_fix += td[i].n;
     }
     if (!n_fix) {
-        rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare", o.data[0]);
+        rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare",
+                             o.data[0]);
         goto out_td;
     }
     onp_model *m;
@@ -401,7 +425,8 @@ int cmd_check(int argc, char **argv)
             cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
             cJSON_AddStringToObject(root, "verdict", "error");
             cJSON_AddStringToObject(root, "model", model);
-            cJSON_AddStringToObject(root, "error", "ONNX Runtime could not load the model (see stderr)");
+            cJSON_AddStringToObject(root, "error",
+                                    "ONNX Runtime could not load the model (see stderr)");
             report_print_json(root);
         }
         goto out_td;
@@ -411,14 +436,17 @@ int cmd_check(int argc, char **argv)
     int failed = 0;
     for (size_t i = 0; res && i < o.n_data && !rc; i++)
         for (size_t j = 0; j < td[i].n && !rc; j++, k++) {
-            if (run_fixture(&o, s, &td[i].sets[j], &res[k], &e)) rc = cli_report(&e);
-            else if (res[k].status) failed++;
+            if (run_fixture(&o, s, &td[i].sets[j], &res[k], &e))
+                rc = cli_report(&e);
+            else if (res[k].status)
+                failed++;
         }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
     if (!rc) {
         if (o.fmt == FMT_JSON) {
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
-            cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7", upgraded);
+            cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",
+                                  upgraded);
             report_print_json(doc);
         } else {
             if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");

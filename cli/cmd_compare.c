@@ -76,7 +76,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Collect relative paths of .pb/.npy files under root/rel, sorted. */
-static int walk_dir(const char *root, const char *rel, int depth, char ***list, size_t *n, size_t *cap)
+static int walk_dir(const char *root, const char *rel, int depth, char ***list, size_t *n,
+                    size_t *cap)
 {
     if (depth > 16) return 0;
     char path[4096];
@@ -156,7 +157,8 @@ static int pair_npz(const char *E, const char *A, pairs *p, onp_error *e)
         const char *name = onp_npz_name(ze, i);
         size_t ne = strlen(E) + strlen(name) + 2, na = strlen(A) + strlen(name) + 2;
         char *se = malloc(ne), *sa = malloc(na);
-        if (!se || !sa) rc = -1;
+        if (!se || !sa)
+            rc = -1;
         else {
             snprintf(se, ne, "%s:%s", E, name);
             snprintf(sa, na, "%s:%s", A, name);
@@ -193,18 +195,22 @@ int cmd_compare(int argc, char **argv)
             return cli_usage_error(argv[0], "two paths only ('%s' is extra)", argv[i]);
         }
     }
-    if (np != 2) return cli_usage_error(argv[0], "usage: onnxparity compare EXPECTED ACTUAL [--rtol R] [--atol A]");
+    if (np != 2)
+        return cli_usage_error(argv[0],
+                               "usage: onnxparity compare EXPECTED ACTUAL [--rtol R] [--atol A]");
     onp_error e;
     onp_error_clear(&e);
     pairs p = {0};
     int rc = 0;
     int de = is_dir(paths[0]), da = is_dir(paths[1]);
     if (de != da) {
-        return cli_usage_error(argv[0], "'%s' is a %s but '%s' is not", de ? paths[0] : paths[1], "folder",
-                               de ? paths[1] : paths[0]);
+        return cli_usage_error(argv[0], "'%s' is a %s but '%s' is not", de ? paths[0] : paths[1],
+                               "folder", de ? paths[1] : paths[0]);
     } else if (de) {
-        if (pair_dirs(paths[0], paths[1], &p)) rc = onp_error_set(&e, ONP_ERR_IO, paths[0], NULL, -1, "cannot list the folders");
-    } else if (onp_tformat_from_path(paths[0]) == ONP_TF_NPZ && onp_tformat_from_path(paths[1]) == ONP_TF_NPZ) {
+        if (pair_dirs(paths[0], paths[1], &p))
+            rc = onp_error_set(&e, ONP_ERR_IO, paths[0], NULL, -1, "cannot list the folders");
+    } else if (onp_tformat_from_path(paths[0]) == ONP_TF_NPZ &&
+               onp_tformat_from_path(paths[1]) == ONP_TF_NPZ) {
         rc = pair_npz(paths[0], paths[1], &p, &e);
     } else {
         rc = add_pair(&p, paths[0], paths[0], paths[1]);
@@ -223,8 +229,8 @@ int cmd_compare(int argc, char **argv)
         cJSON_AddStringToObject(root, "schema", "onnxparity.compare/1");
         arr = cJSON_AddArrayToObject(root, "pairs");
     } else {
-        printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", "PAIR", "DTYPE", "SHAPE", "MAX_ABS", "MAX_REL",
-               "MISMATCH", "RESULT");
+        printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", "PAIR", "DTYPE", "SHAPE", "MAX_ABS",
+               "MAX_REL", "MISMATCH", "RESULT");
     }
     int failed = 0, exit_code = EXIT_PASS;
     for (size_t i = 0; i < p.n; i++) {
@@ -236,7 +242,8 @@ int cmd_compare(int argc, char **argv)
         char shape[300] = "", dt[16] = "";
         if (!x->actual) {
             result = "missing in ACTUAL";
-        } else if (onp_tfile_read(x->expected, NULL, &te, &e) || onp_tfile_read(x->actual, NULL, &ta, &e)) {
+        } else if (onp_tfile_read(x->expected, NULL, &te, &e) ||
+                   onp_tfile_read(x->actual, NULL, &ta, &e)) {
             onp_tensor_release(&te);
             free_pairs(&p);
             cJSON_Delete(root);
@@ -272,15 +279,18 @@ int cmd_compare(int argc, char **argv)
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", x->key);
             cJSON_AddStringToObject(o, "expected", x->expected);
-            if (x->actual) cJSON_AddStringToObject(o, "actual", x->actual);
-            else cJSON_AddNullToObject(o, "actual");
+            if (x->actual)
+                cJSON_AddStringToObject(o, "actual", x->actual);
+            else
+                cJSON_AddNullToObject(o, "actual");
             cJSON_AddBoolToObject(o, "pass", ok);
             cJSON_AddStringToObject(o, "result", result);
             if (x->actual) {
                 cJSON_AddStringToObject(o, "dtype", dt);
                 cJSON_AddStringToObject(o, "actual_dtype", onp_dtype_name(ta.dtype));
                 cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-                for (int k = 0; k < te.rank; k++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)te.dims[k]));
+                for (int k = 0; k < te.rank; k++)
+                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)te.dims[k]));
                 report_metrics_json(o, &m);
             }
             cJSON_AddItemToArray(arr, o);
@@ -296,8 +306,10 @@ int cmd_compare(int argc, char **argv)
                 char we[32], wa[32];
                 report_fmt(m.worst_expected, we, sizeof we);
                 report_fmt(m.worst_actual, wa, sizeof wa);
-                printf("  worst at flat index %lld: expected %s, actual %s; would pass with rtol %.3g (atol %.3g) or atol %.3g (rtol %.3g)\n",
-                       (long long)m.worst_index, we, wa, m.needed_rtol, m.tol.atol, m.needed_atol, m.tol.rtol);
+                printf("  worst at flat index %lld: expected %s, actual %s; would pass with rtol "
+                       "%.3g (atol %.3g) or atol %.3g (rtol %.3g)\n",
+                       (long long)m.worst_index, we, wa, m.needed_rtol, m.tol.atol, m.needed_atol,
+                       m.tol.rtol);
             }
         }
         onp_tensor_release(&te);

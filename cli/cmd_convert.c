@@ -11,14 +11,22 @@ int cmd_convert(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     onp_twrite_opts o = {0};
     for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "big-endian")) o.big_endian = 1;
-        else if (cli_flag(argv, i, "fortran")) o.fortran_order = 1;
-        else if (cli_flag(argv, i, "typed")) o.pb_typed = 1;
-        else if (cli_flag(argv, i, "deflate")) o.deflate = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-        else if (!in) in = argv[i];
-        else if (!out) out = argv[i];
-        else return cli_usage_error(argv[0], "two paths only ('%s' is extra)", argv[i]);
+        if (cli_flag(argv, i, "big-endian"))
+            o.big_endian = 1;
+        else if (cli_flag(argv, i, "fortran"))
+            o.fortran_order = 1;
+        else if (cli_flag(argv, i, "typed"))
+            o.pb_typed = 1;
+        else if (cli_flag(argv, i, "deflate"))
+            o.deflate = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
+        else if (!in)
+            in = argv[i];
+        else if (!out)
+            out = argv[i];
+        else
+            return cli_usage_error(argv[0], "two paths only ('%s' is extra)", argv[i]);
     }
     if (!out) return cli_usage_error(argv[0], "usage: onnxparity convert IN OUT");
     onp_error e;

@@ -50,7 +50,8 @@ static int edit(int argc, char **argv, int extract)
     int all = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if (!extract && cli_flag(argv, i, "all")) all = 1;
+        if (!extract && cli_flag(argv, i, "all"))
+            all = 1;
         else if (!extract && (r = cli_opt(argc, argv, &i, "values", &v))) {
             if (r < 0) return EXIT_USAGE;
             values = v;
@@ -62,14 +63,21 @@ static int edit(int argc, char **argv, int extract)
             outs = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-        } else if (!model) model = argv[i];
-        else if (!out) out = argv[i];
-        else return cli_usage_error(argv[0], "two paths only ('%s' is extra)", argv[i]);
+        } else if (!model)
+            model = argv[i];
+        else if (!out)
+            out = argv[i];
+        else
+            return cli_usage_error(argv[0], "two paths only ('%s' is extra)", argv[i]);
     }
-    if (!out) return cli_usage_error(argv[0], extract ? "usage: onnxparity extract MODEL OUT --inputs A,B --outputs C,D"
-                                                      : "usage: onnxparity expose MODEL OUT (--all | --values A,B)");
-    if (!extract && !all == !values) return cli_usage_error(argv[0], "give --all or --values, one of them");
-    if (extract && (!ins || !outs)) return cli_usage_error(argv[0], "--inputs and --outputs are both required");
+    if (!out)
+        return cli_usage_error(
+            argv[0], extract ? "usage: onnxparity extract MODEL OUT --inputs A,B --outputs C,D"
+                             : "usage: onnxparity expose MODEL OUT (--all | --values A,B)");
+    if (!extract && !all == !values)
+        return cli_usage_error(argv[0], "give --all or --values, one of them");
+    if (extract && (!ins || !outs))
+        return cli_usage_error(argv[0], "--inputs and --outputs are both required");
     onp_error e;
     onp_error_clear(&e);
     onp_model *m;
@@ -80,7 +88,8 @@ static int edit(int argc, char **argv, int extract)
     if (extract) {
         size_t ni, no;
         char **vi = split(ins, &ni), **vo = split(outs, &no);
-        rc = vi && vo ? onp_model_extract(m, (const char *const *)vi + 1, ni, (const char *const *)vo + 1, no, &b, &e)
+        rc = vi && vo ? onp_model_extract(m, (const char *const *)vi + 1, ni,
+                                          (const char *const *)vo + 1, no, &b, &e)
                       : onp_error_set(&e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
         free_split(vi);
         free_split(vo);

@@ -69,8 +69,10 @@ static int walk(const onp_model *m, const onp_graph *g, int depth, stats *s, onp
         if (check_tensor(m, &g->initializers[i], s, e)) return -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onp_node *n = &g->nodes[i];
-        if (depth) s->sub_nodes++;
-        else s->nodes++;
+        if (depth)
+            s->sub_nodes++;
+        else
+            s->nodes++;
         count_op(s, n);
         for (size_t a = 0; a < n->n_attrs; a++) {
             const onp_attr *at = &n->attrs[a];
@@ -112,9 +114,12 @@ static void dims_text(const onp_type *t, char *buf, size_t n)
     for (size_t i = 0; i < t->rank && k < n; i++) {
         const onp_dim *d = &t->dims[i];
         const char *sep = i ? ", " : "";
-        if (d->param && d->param[0]) k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
-        else if (d->value >= 0) k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
-        else k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
+        if (d->param && d->param[0])
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
+        else if (d->value >= 0)
+            k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
+        else
+            k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
     }
     if (k < n) snprintf(buf + k, n - k, "]");
 }
@@ -122,16 +127,20 @@ static void dims_text(const onp_type *t, char *buf, size_t n)
 static cJSON *type_json(const onp_type *t)
 {
     cJSON *o = cJSON_CreateObject();
-    static const char *kinds[] = {"none", "tensor", "sparse_tensor", "sequence", "map", "optional", "other"};
+    static const char *kinds[] = {"none", "tensor",   "sparse_tensor", "sequence",
+                                  "map",  "optional", "other"};
     cJSON_AddStringToObject(o, "kind", kinds[t->kind]);
     cJSON_AddStringToObject(o, "dtype", t->elem_type ? onp_dtype_name(t->elem_type) : "undefined");
     if (t->has_shape) {
         cJSON *dims = cJSON_AddArrayToObject(o, "shape");
         for (size_t i = 0; i < t->rank; i++) {
             const onp_dim *d = &t->dims[i];
-            if (d->param && d->param[0]) cJSON_AddItemToArray(dims, cJSON_CreateString(d->param));
-            else if (d->value >= 0) cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)d->value));
-            else cJSON_AddItemToArray(dims, cJSON_CreateNull());
+            if (d->param && d->param[0])
+                cJSON_AddItemToArray(dims, cJSON_CreateString(d->param));
+            else if (d->value >= 0)
+                cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)d->value));
+            else
+                cJSON_AddItemToArray(dims, cJSON_CreateNull());
         }
     } else {
         cJSON_AddNullToObject(o, "shape");
@@ -154,7 +163,8 @@ static void print_json(const char *path, const onp_model *m, const stats *s)
     cJSON *ops = cJSON_AddArrayToObject(root, "opset_import");
     for (size_t i = 0; i < info->n_opsets; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "domain", info->opsets[i].domain[0] ? info->opsets[i].domain : "ai.onnx");
+        cJSON_AddStringToObject(o, "domain",
+                                info->opsets[i].domain[0] ? info->opsets[i].domain : "ai.onnx");
         cJSON_AddNumberToObject(o, "version", (double)info->opsets[i].version);
         cJSON_AddItemToArray(ops, o);
     }
@@ -203,7 +213,8 @@ static void print_text(const char *path, const onp_model *m, const stats *s)
     char b1[32], b2[32], dims[1024];
     printf("%s\n", path);
     printf("  ir_version    %" PRId64 "\n", info->ir_version);
-    printf("  producer      %s %s\n", info->producer_name[0] ? info->producer_name : "(none)", info->producer_version);
+    printf("  producer      %s %s\n", info->producer_name[0] ? info->producer_name : "(none)",
+           info->producer_version);
     printf("  opsets       ");
     for (size_t i = 0; i < info->n_opsets; i++)
         printf(" %s %" PRId64 "%s", info->opsets[i].domain[0] ? info->opsets[i].domain : "ai.onnx",
@@ -211,8 +222,8 @@ static void print_text(const char *path, const onp_model *m, const stats *s)
     printf("\n  nodes         %ld", s->nodes);
     if (s->subgraphs) printf(" (+%ld in %ld subgraphs)", s->sub_nodes, s->subgraphs);
     printf("\n  initializers  %ld, %s inline, %s external (%ld tensors)\n", s->inits,
-           cli_bytes((double)s->inline_bytes, b1, sizeof b1), cli_bytes((double)s->ext_bytes, b2, sizeof b2),
-           s->ext_inits);
+           cli_bytes((double)s->inline_bytes, b1, sizeof b1),
+           cli_bytes((double)s->ext_bytes, b2, sizeof b2), s->ext_inits);
     if (info->n_functions) printf("  functions     %zu\n", info->n_functions);
     printf("inputs\n");
     for (size_t i = 0; i < g->n_inputs; i++) {
@@ -256,7 +267,8 @@ int cmd_inspect(int argc, char **argv)
             return cli_usage_error(argv[0], "one model at a time ('%s' is extra)", argv[i]);
         }
     }
-    if (!path) return cli_usage_error(argv[0], "usage: onnxparity inspect MODEL [--format text|json]");
+    if (!path)
+        return cli_usage_error(argv[0], "usage: onnxparity inspect MODEL [--format text|json]");
     onp_error e;
     onp_error_clear(&e);
     onp_model *m;
@@ -270,8 +282,10 @@ int cmd_inspect(int argc, char **argv)
         return cli_report(&e);
     }
     qsort(s.ops, s.n_ops, sizeof s.ops[0], cmp_ops);
-    if (fmt == FMT_JSON) print_json(path, m, &s);
-    else print_text(path, m, &s);
+    if (fmt == FMT_JSON)
+        print_json(path, m, &s);
+    else
+        print_text(path, m, &s);
     free(s.ops);
     onp_model_close(m);
     return EXIT_PASS;

@@ -40,7 +40,8 @@ static void summary(const onp_tensor *t)
             hi = v > hi ? v : hi;
             sum += v;
         }
-        printf(" min %.6g max %.6g mean %.6g", lo, hi, t->count > nan ? sum / (double)(t->count - nan) : 0.0);
+        printf(" min %.6g max %.6g mean %.6g", lo, hi,
+               t->count > nan ? sum / (double)(t->count - nan) : 0.0);
         if (nan) printf(" (%ld NaN)", nan);
     }
     putchar('\n');
@@ -79,8 +80,10 @@ int cmd_run(int argc, char **argv)
             save = v;
         } else if ((r = cli_opt(argc, argv, &i, "save-format", &v))) {
             if (r < 0) return EXIT_USAGE;
-            if (!strcmp(v, "pb")) pb = 1;
-            else if (strcmp(v, "npy")) return cli_usage_error(argv[0], "--save-format is npy or pb");
+            if (!strcmp(v, "pb"))
+                pb = 1;
+            else if (strcmp(v, "npy"))
+                return cli_usage_error(argv[0], "--save-format is npy or pb");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
         } else if (!model) {
@@ -91,7 +94,9 @@ int cmd_run(int argc, char **argv)
             specs[n_in++] = argv[i];
         }
     }
-    if (!model) return cli_usage_error(argv[0], "usage: onnxparity run MODEL --input NAME=FILE ... [--save DIR]");
+    if (!model)
+        return cli_usage_error(argv[0],
+                               "usage: onnxparity run MODEL --input NAME=FILE ... [--save DIR]");
     onp_error e;
     onp_error_clear(&e);
     onp_ort *ort;
@@ -99,17 +104,22 @@ int cmd_run(int argc, char **argv)
     int upgraded;
     int rc = cli_ort_session(&ort_o, model, &ort, &s, &upgraded);
     if (rc) goto free_names;
-    if (upgraded) fprintf(stderr, "onnxparity run: note: legacy opset < 7 model upgraded to opset 7 in memory\n");
+    if (upgraded)
+        fprintf(stderr,
+                "onnxparity run: note: legacy opset < 7 model upgraded to opset 7 in memory\n");
     onp_tensor in[MAX_IO];
     memset(in, 0, sizeof in);
     for (size_t i = 0; i < n_in && !rc; i++) {
-        if (onp_tfile_read(specs[i], NULL, &in[i], &e)) rc = cli_report(&e);
-        else if (onp_tensor_set_name(&in[i], names[i], &e)) rc = cli_report(&e);
+        if (onp_tfile_read(specs[i], NULL, &in[i], &e))
+            rc = cli_report(&e);
+        else if (onp_tensor_set_name(&in[i], names[i], &e))
+            rc = cli_report(&e);
     }
     size_t n_fetch = n_out ? n_out : onp_session_output_count(s);
     onp_tensor *got = calloc(n_fetch ? n_fetch : 1, sizeof *got);
     if (!rc && !got) rc = cli_usage_error(argv[0], "out of memory");
-    if (!rc && onp_session_run(s, in, n_in, n_out ? outs : NULL, n_out, got, &e)) rc = cli_report(&e);
+    if (!rc && onp_session_run(s, in, n_in, n_out ? outs : NULL, n_out, got, &e))
+        rc = cli_report(&e);
     if (!rc && save && mkdir(save, 0755) && errno != EEXIST)
         rc = cli_report((onp_error[]){{ONP_ERR_IO, -1, "", "", "cannot create the --save folder"}});
     for (size_t k = 0; !rc && k < n_fetch; k++) {
@@ -122,8 +132,8 @@ int cmd_run(int argc, char **argv)
             char safe[256];
             snprintf(safe, sizeof safe, "%s", got[k].name ? got[k].name : "output");
             for (char *p = safe; *p; p++)
-                if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                      (*p >= 'A' && *p <= 'Z')))
+                if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
+                      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
                     *p = '_';
             if (safe[0] == '.') safe[0] = '_';
             snprintf(path, sizeof path, "%s/%s.npy", save, safe);

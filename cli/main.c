@@ -13,7 +13,8 @@
 #include "cli.h"
 
 static const cli_cmd commands[] = {
-    {"check", "TARGET | --model M --data DIR... [--rtol R] [--atol A] [--tol NAME=R,A] [--top-k K|auto]",
+    {"check",
+     "TARGET | --model M --data DIR... [--rtol R] [--atol A] [--tol NAME=R,A] [--top-k K|auto]",
      "run every fixture under ONNX Runtime and compare with the eager truth", cmd_check},
     {"run", "MODEL [--input NAME=FILE]... [--output NAME]... [--save DIR]",
      "run a model once under ONNX Runtime and print or save its outputs", cmd_run},
@@ -34,11 +35,15 @@ static void usage(FILE *f)
     fprintf(f, "onnxparity %s — why does the ONNX export disagree with PyTorch?\n\n", ONP_VERSION);
     fprintf(f, "usage: onnxparity COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n           %s\n", commands[i].name, commands[i].usage, commands[i].summary);
-    fprintf(f, "\nONNX Runtime options (check, run): --ort-lib PATH --opt-level disable|basic|extended|layout|all\n"
-               "  --provider P --provider-opt K=V --threads N --inter-threads N --session-config K=V\n"
-               "  --save-optimized PATH --deterministic\n");
-    fprintf(f, "\nexit codes: 0 pass, 1 fail, 2 usage or bad input, 3 I/O or format error, 4 runtime error\n");
+        fprintf(f, "  %-8s %s\n           %s\n", commands[i].name, commands[i].usage,
+                commands[i].summary);
+    fprintf(f,
+            "\nONNX Runtime options (check, run): --ort-lib PATH --opt-level "
+            "disable|basic|extended|layout|all\n"
+            "  --provider P --provider-opt K=V --threads N --inter-threads N --session-config K=V\n"
+            "  --save-optimized PATH --deterministic\n");
+    fprintf(f, "\nexit codes: 0 pass, 1 fail, 2 usage or bad input, 3 I/O or format error, 4 "
+               "runtime error\n");
 }
 
 int cli_report(const onp_error *e)
@@ -108,9 +113,12 @@ int cli_int(const char *cmd, const char *name, const char *s, long *out)
 
 int cli_parse_format(const char *cmd, const char *s, cli_format *out)
 {
-    if (!strcmp(s, "text")) *out = FMT_TEXT;
-    else if (!strcmp(s, "json")) *out = FMT_JSON;
-    else return cli_usage_error(cmd, "--format is text or json, not '%s'", s), -1;
+    if (!strcmp(s, "text"))
+        *out = FMT_TEXT;
+    else if (!strcmp(s, "json"))
+        *out = FMT_JSON;
+    else
+        return cli_usage_error(cmd, "--format is text or json, not '%s'", s), -1;
     return 0;
 }
 
@@ -122,8 +130,10 @@ const char *cli_bytes(double n, char *buf, size_t size)
         n /= 1000;
         u++;
     }
-    if (u == 0) snprintf(buf, size, "%.0f B", n);
-    else snprintf(buf, size, "%.1f %s", n, units[u]);
+    if (u == 0)
+        snprintf(buf, size, "%.0f B", n);
+    else
+        snprintf(buf, size, "%.1f %s", n, units[u]);
     return buf;
 }
 

@@ -37,7 +37,8 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
     }
     if ((r = cli_opt(argc, argv, i, "opt-level", &v))) {
         if (r < 0) return r;
-        if (onp_ort_opt_level_parse(v, &o->so.opt_level, &e)) return cli_usage_error(argv[0], "%s", e.msg), -1;
+        if (onp_ort_opt_level_parse(v, &o->so.opt_level, &e))
+            return cli_usage_error(argv[0], "%s", e.msg), -1;
         return 1;
     }
     if ((r = cli_opt(argc, argv, i, "provider", &v))) {
@@ -69,7 +70,8 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
     return 0;
 }
 
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s, int *upgraded)
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s,
+                    int *upgraded)
 {
     onp_error e;
     onp_error_clear(&e);
@@ -88,8 +90,9 @@ int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_sess
     }
     onp_model_close(m);
     int rc = onp_ort_open(o->lib, ort, &e);
-    if (!rc) rc = *upgraded ? onp_session_open_bytes(*ort, up.p, up.n, model, &o->so, s, &e)
-                            : onp_session_open(*ort, model, &o->so, s, &e);
+    if (!rc)
+        rc = *upgraded ? onp_session_open_bytes(*ort, up.p, up.n, model, &o->so, s, &e)
+                       : onp_session_open(*ort, model, &o->so, s, &e);
     onp_buf_free(&up);
     if (rc) {
         onp_ort_close(*ort);

@@ -29,6 +29,7 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i);
  * return the exit code (non-zero).  *ort is the caller's to close.  A
  * legacy model (opset < 7) is upgraded to opset 7 in memory first; then
  * *upgraded is 1 and the results should say so. */
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s, int *upgraded);
+int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s,
+                    int *upgraded);
 
 #endif

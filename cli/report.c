@@ -56,14 +56,18 @@ void report_metrics_json(cJSON *o, const onp_metrics *m)
         cJSON_AddNullToObject(o, "worst");
     }
     cJSON *h = cJSON_AddArrayToObject(o, "histogram");
-    for (int k = 0; k < ONP_HIST_BINS; k++) cJSON_AddItemToArray(h, cJSON_CreateNumber((double)m->hist[k]));
+    for (int k = 0; k < ONP_HIST_BINS; k++)
+        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)m->hist[k]));
 }
 
 const char *report_fmt(double v, char *buf, size_t n)
 {
-    if (isnan(v)) snprintf(buf, n, "nan");
-    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
-    else snprintf(buf, n, "%.3g", v);
+    if (isnan(v))
+        snprintf(buf, n, "nan");
+    else if (isinf(v))
+        snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, n, "%.3g", v);
     return buf;
 }
 

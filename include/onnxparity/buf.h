@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 typedef struct onp_buf {
-    uint8_t *p;    /* [n] bytes, owned; NULL when empty or failed */
-    size_t n;      /* bytes used */
-    size_t cap;    /* bytes allocated */
-    size_t max;    /* hard cap in bytes; 0 = SIZE_MAX */
-    int failed;    /* sticky: an append failed */
+    uint8_t *p; /* [n] bytes, owned; NULL when empty or failed */
+    size_t n;   /* bytes used */
+    size_t cap; /* bytes allocated */
+    size_t max; /* hard cap in bytes; 0 = SIZE_MAX */
+    int failed; /* sticky: an append failed */
 } onp_buf;
 
 void onp_buf_init(onp_buf *b, size_t max);

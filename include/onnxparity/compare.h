@@ -41,27 +41,27 @@ extern const double onp_hist_edges[ONP_HIST_BINS - 1]; /* {0, 1e-9, 1e-8, ..., 1
 
 typedef struct onp_metrics {
     int32_t expected_dtype, actual_dtype;
-    int shape_ok;            /* identical shapes */
-    int dtype_ok;            /* identical dtypes */
-    int pass;                /* shape_ok && dtype_ok && mismatches == 0 */
-    int64_t count;           /* elements compared (0 when shapes differ) */
-    int64_t mismatches;      /* elements outside the rule */
-    double mismatch_frac;    /* mismatches / count (0 when count is 0) */
-    double max_abs;          /* max |a - e| over finite pairs */
-    double max_rel;          /* max |a - e| / |e| over finite pairs with e != 0 */
-    double mean_abs;         /* mean |a - e| over finite pairs */
-    double rms;              /* sqrt(mean (a - e)^2) over finite pairs */
-    double cosine;           /* cosine similarity over finite pairs; 1 when both are all zero */
-    int64_t worst_index;     /* flat index of the worst element (-1 if none) */
-    double worst_expected;   /* its values */
+    int shape_ok;          /* identical shapes */
+    int dtype_ok;          /* identical dtypes */
+    int pass;              /* shape_ok && dtype_ok && mismatches == 0 */
+    int64_t count;         /* elements compared (0 when shapes differ) */
+    int64_t mismatches;    /* elements outside the rule */
+    double mismatch_frac;  /* mismatches / count (0 when count is 0) */
+    double max_abs;        /* max |a - e| over finite pairs */
+    double max_rel;        /* max |a - e| / |e| over finite pairs with e != 0 */
+    double mean_abs;       /* mean |a - e| over finite pairs */
+    double rms;            /* sqrt(mean (a - e)^2) over finite pairs */
+    double cosine;         /* cosine similarity over finite pairs; 1 when both are all zero */
+    int64_t worst_index;   /* flat index of the worst element (-1 if none) */
+    double worst_expected; /* its values */
     double worst_actual;
-    double needed_atol;      /* smallest atol that passes at the given rtol (finite pairs) */
-    double needed_rtol;      /* smallest rtol that passes at the given atol (inf: an exact 0 differs) */
-    int64_t nan_matched;     /* NaN on both sides (agreement) */
-    int64_t nan_mismatch;    /* NaN on one side only */
-    int64_t inf_mismatch;    /* an infinity not matched by the same infinity */
+    double needed_atol;  /* smallest atol that passes at the given rtol (finite pairs) */
+    double needed_rtol;  /* smallest rtol that passes at the given atol (inf: an exact 0 differs) */
+    int64_t nan_matched; /* NaN on both sides (agreement) */
+    int64_t nan_mismatch; /* NaN on one side only */
+    int64_t inf_mismatch; /* an infinity not matched by the same infinity */
     int64_t hist[ONP_HIST_BINS];
-    onp_tol tol;             /* the tolerance applied */
+    onp_tol tol; /* the tolerance applied */
 } onp_metrics;
 
 /* Compare two tensors under `tol`.  Returns 0 with *m filled (pass or fail
@@ -77,8 +77,8 @@ void onp_compare_set_threads(int n);
  * For each row: the argmax of expected and actual (first index on ties) and
  * whether expected's top-1 label is among actual's top k. */
 typedef struct onp_topk {
-    int64_t rows;       /* N */
-    int64_t classes;    /* C */
+    int64_t rows;    /* N */
+    int64_t classes; /* C */
     int k;
     int64_t top1_agree; /* rows whose argmax is the same */
     int64_t flipped;    /* rows - top1_agree */

@@ -44,10 +44,10 @@ typedef enum onp_dkind {
 } onp_dkind;
 
 typedef struct onp_dtype_desc {
-    const char *name;     /* "float32", "int64", ... (numpy's spelling) */
-    const char *onnx;     /* "FLOAT", "INT64", ... (ONNX's spelling) */
-    const char *npy;      /* little-endian numpy descr ("<f4", "|b1"); NULL for string */
-    size_t size;          /* bytes per element; 0 for string */
+    const char *name; /* "float32", "int64", ... (numpy's spelling) */
+    const char *onnx; /* "FLOAT", "INT64", ... (ONNX's spelling) */
+    const char *npy;  /* little-endian numpy descr ("<f4", "|b1"); NULL for string */
+    size_t size;      /* bytes per element; 0 for string */
     onp_dkind kind;
 } onp_dtype_desc;
 

@@ -31,7 +31,7 @@
 typedef struct onp_span {
     const uint8_t *p; /* into the mapping */
     size_t n;
-    uint64_t off;     /* byte offset of p in the file */
+    uint64_t off; /* byte offset of p in the file */
 } onp_span;
 
 typedef struct onp_dim {
@@ -54,7 +54,7 @@ typedef struct onp_type {
     int32_t elem_type; /* tensor element type (for sequence/optional: of the inner tensor) */
     int has_shape;     /* 0: rank unknown */
     size_t rank;
-    onp_dim *dims;     /* [rank] */
+    onp_dim *dims; /* [rank] */
 } onp_type;
 
 typedef struct onp_value_info {
@@ -75,14 +75,14 @@ typedef struct onp_tensor_view {
     const char *name;
     int32_t data_type;
     size_t rank;
-    int64_t *dims;          /* [rank] */
-    int64_t count;          /* element count (checked product of dims) */
-    int has_raw;            /* raw_data present */
-    onp_span raw_data;      /* raw_data bytes */
-    int is_external;        /* data_location == EXTERNAL */
+    int64_t *dims;     /* [rank] */
+    int64_t count;     /* element count (checked product of dims) */
+    int has_raw;       /* raw_data present */
+    onp_span raw_data; /* raw_data bytes */
+    int is_external;   /* data_location == EXTERNAL */
     onp_external external;
-    uint64_t bytes;         /* bytes the values occupy (raw, typed or external) */
-    onp_span msg;           /* the whole TensorProto; typed fields are re-read from it */
+    uint64_t bytes; /* bytes the values occupy (raw, typed or external) */
+    onp_span msg;   /* the whole TensorProto; typed fields are re-read from it */
 } onp_tensor_view;
 
 typedef struct onp_graph onp_graph;
@@ -119,37 +119,37 @@ typedef struct onp_attr {
     float f;
     int64_t i;
     onp_span s;
-    onp_tensor_view *t;        /* or NULL */
-    onp_graph *g;              /* or NULL */
-    onp_sparse_view *sparse;   /* or NULL */
-    onp_type *tp;              /* or NULL */
+    onp_tensor_view *t;      /* or NULL */
+    onp_graph *g;            /* or NULL */
+    onp_sparse_view *sparse; /* or NULL */
+    onp_type *tp;            /* or NULL */
     size_t n_floats;
-    float *floats;             /* [n_floats] */
+    float *floats; /* [n_floats] */
     size_t n_ints;
-    int64_t *ints;             /* [n_ints] */
+    int64_t *ints; /* [n_ints] */
     size_t n_strings;
-    onp_span *strings;         /* [n_strings] */
+    onp_span *strings; /* [n_strings] */
     size_t n_tensors;
-    onp_tensor_view *tensors;  /* [n_tensors] */
+    onp_tensor_view *tensors; /* [n_tensors] */
     size_t n_graphs;
-    onp_graph **graphs;        /* [n_graphs] */
+    onp_graph **graphs; /* [n_graphs] */
     size_t n_sparse;
     onp_sparse_view *sparse_tensors; /* [n_sparse] */
     size_t n_type_protos;
-    onp_type *type_protos;     /* [n_type_protos] */
+    onp_type *type_protos; /* [n_type_protos] */
 } onp_attr;
 
 typedef struct onp_node {
-    const char *name;    /* "" when unnamed */
+    const char *name; /* "" when unnamed */
     const char *op_type;
-    const char *domain;  /* "" = ai.onnx */
+    const char *domain; /* "" = ai.onnx */
     size_t n_inputs;
     const char **inputs; /* [n_inputs]; "" marks an omitted optional input */
     size_t n_outputs;
     const char **outputs;
     size_t n_attrs;
-    onp_attr *attrs;     /* [n_attrs] */
-    onp_span raw;        /* the whole NodeProto */
+    onp_attr *attrs; /* [n_attrs] */
+    onp_span raw;    /* the whole NodeProto */
 } onp_node;
 
 struct onp_graph {
@@ -216,8 +216,7 @@ int onp_model_open(const char *path, onp_model **out, onp_error *e);
 /* Decode a model held in memory.  `buf` must outlive the model; `path` is
  * used for error messages and as the base for external data (may be NULL:
  * then external data is refused). */
-int onp_model_parse(const uint8_t *buf, size_t n, const char *path, onp_model **out,
-                    onp_error *e);
+int onp_model_parse(const uint8_t *buf, size_t n, const char *path, onp_model **out, onp_error *e);
 
 void onp_model_close(onp_model *m); /* accepts NULL */
 

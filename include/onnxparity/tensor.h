@@ -38,17 +38,17 @@ typedef struct onp_tensor {
     int64_t dims[ONP_MAX_RANK]; /* [rank], each >= 0 */
     int64_t count;              /* product of dims (1 for a scalar) */
     size_t nbytes;              /* count * element size; 0 for strings */
-    void *data;                 /* [count] elements, C order, native LE; may be NULL when count == 0 */
-    onp_bytes *strings;         /* [count] views, ONP_STRING only */
-    char *name;                 /* owned NUL-terminated name, or NULL */
-    void (*free_fn)(void *);    /* releases `owner`; NULL when nothing to release */
-    void *owner;                /* storage behind data/strings */
+    void *data;              /* [count] elements, C order, native LE; may be NULL when count == 0 */
+    onp_bytes *strings;      /* [count] views, ONP_STRING only */
+    char *name;              /* owned NUL-terminated name, or NULL */
+    void (*free_fn)(void *); /* releases `owner`; NULL when nothing to release */
+    void *owner;             /* storage behind data/strings */
 } onp_tensor;
 
 /* The element count of a shape, refusing negative dims and products that
  * overflow (int64, and count * elem_size in size_t).  0 or -1 + error. */
-int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *count,
-                    size_t *nbytes, onp_error *e);
+int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *count, size_t *nbytes,
+                    onp_error *e);
 
 /* Allocate a zeroed tensor of the given shape (not for strings).  The tensor
  * owns its data.  0 or -1 + error; on failure *t is released-state. */

@@ -55,8 +55,7 @@ int onp_pb_tensor_decode(const uint8_t *buf, size_t n, const char *file, int64_t
                          onp_tensor *out, onp_error *e);
 
 /* Encode a tensor as a TensorProto (raw_data, or typed fields when asked). */
-int onp_pb_tensor_encode(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *out,
-                         onp_error *e);
+int onp_pb_tensor_encode(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *out, onp_error *e);
 
 /* --- .npy --------------------------------------------------------------- */
 
@@ -97,8 +96,7 @@ int onp_tfile_read(const char *spec, const onp_tread_opts *ro, onp_tensor *out, 
 
 /* Write one tensor by extension (.pb, .npy, or .npz with one member),
  * atomically. */
-int onp_tfile_write(const char *path, const onp_tensor *t, const onp_twrite_opts *o,
-                    onp_error *e);
+int onp_tfile_write(const char *path, const onp_tensor *t, const onp_twrite_opts *o, onp_error *e);
 
 /* --- ONNX test-data layout --------------------------------------------- */
 
@@ -108,12 +106,12 @@ typedef struct onp_fixture {
     size_t n_inputs; /* input_0.pb … contiguous from 0 */
     char **inputs;   /* [n_inputs] paths */
     size_t n_outputs;
-    char **outputs;  /* [n_outputs] paths */
+    char **outputs; /* [n_outputs] paths */
 } onp_fixture;
 
 typedef struct onp_testdata {
-    size_t n;           /* fixtures, sorted by index */
-    onp_fixture *sets;  /* [n] */
+    size_t n;          /* fixtures, sorted by index */
+    onp_fixture *sets; /* [n] */
 } onp_testdata;
 
 /* Scan `dir` for test_data_set_N folders holding input_K.pb / output_K.pb

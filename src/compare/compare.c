@@ -47,11 +47,11 @@ onp_tol onp_tol_default(int32_t dtype)
 
 /* One block's measurements. */
 typedef struct acc {
-    int64_t n_fin;    /* finite pairs */
+    int64_t n_fin; /* finite pairs */
     int64_t mism, nan_m, nan_x, inf_x;
     double sum_abs, sum_sq, dot, ee, aa;
     double max_abs, max_rel, need_atol, need_rtol;
-    double max_excess; /* max of |d| - (atol + rtol|e|); +inf for NaN/Inf mismatches */
+    double max_excess;   /* max of |d| - (atol + rtol|e|); +inf for NaN/Inf mismatches */
     int64_t gt[N_EDGES]; /* count of |d| > edge */
     int nonfinite;       /* the fast loop saw a non-finite value */
 } acc;
@@ -179,8 +179,9 @@ typedef float v8f __attribute__((vector_size(32)));
 /* Lane-wise helpers as macros: vectors never cross a function boundary, so
  * no ABI question arises whatever the target of the clone. */
 #define v_splat(x) ((v8d){(x), (x), (x), (x), (x), (x), (x), (x)})
-#define ABS_MASK ((v8l){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX})
-#define v_abs(x) ((v8d)((v8l)(x) & ABS_MASK))
+#define ABS_MASK                                                                                   \
+    ((v8l){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX})
+#define v_abs(x) ((v8d)((v8l)(x)&ABS_MASK))
 /* m ? a : b, lane by lane */
 #define v_blend(m, a, b) ((v8d)(((v8l)(a) & (m)) | ((v8l)(b) & ~(m))))
 /* a where a > b, else b: a NaN in a never wins */
@@ -211,107 +212,109 @@ VINLINE void ld8_bf16(const void *p, int64_t i, v8d *out)
     memcpy(out, t, sizeof *out);
 }
 
-#define DEFINE_FAST(NAME, LOAD8, LOAD1, CROSS)                                                         \
-    ONP_CLONES static void NAME(const void *E, const void *A, int64_t n, onp_tol tol, acc *r)    \
-    {                                                                                             \
-        const v8d zero = v_splat(0.0), one = v_splat(1.0), inf = v_splat(INFINITY);              \
-        const v8d atol = v_splat(tol.atol), rtol = v_splat(tol.rtol);                             \
-        v8d sum_abs = zero, sum_sq = zero, dot = zero, ee = zero, aa = zero;                      \
-        v8d max_abs = zero, max_rel = zero, need_rtol = zero;                                     \
-        /* CROSS: ratios tracked as (numerator, denominator) pairs compared by cross  \
-         * multiplication, no division in the loop; exact for inputs of <= 24-bit     \
-         * mantissas (float32/16, bfloat16), so float64 divides instead */            \
-        v8d rel_n = zero, rel_d = one, nr_n = zero, nr_d = one;                                   \
-        v8d max_na = v_splat(-INFINITY); /* max |d| - rtol|e|: gives need_atol and the excess */  \
-        v8l mism = {0}, fin = {0};                                                                \
-        v8l g0 = {0}, g1 = {0}, g2 = {0}, g3 = {0}, g4 = {0}, g5 = {0}, g6 = {0}, g7 = {0};       \
-        v8l g8 = {0}, g9 = {0}, g10 = {0};                                                        \
-        _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");                 \
-        int64_t i = 0;                                                                            \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            v8d e, a;                                                                             \
-            LOAD8(E, i, &e);                                                                      \
-            LOAD8(A, i, &a);                                                                      \
-            v8d d = a - e, ad = v_abs(d), ae = v_abs(e);                                          \
-            /* finite pair: |d| + |e| has bits below those of +inf (an overflow to inf \
+#define DEFINE_FAST(NAME, LOAD8, LOAD1, CROSS)                                                     \
+    ONP_CLONES static void NAME(const void *E, const void *A, int64_t n, onp_tol tol, acc *r)      \
+    {                                                                                              \
+        const v8d zero = v_splat(0.0), one = v_splat(1.0), inf = v_splat(INFINITY);                \
+        const v8d atol = v_splat(tol.atol), rtol = v_splat(tol.rtol);                              \
+        v8d sum_abs = zero, sum_sq = zero, dot = zero, ee = zero, aa = zero;                       \
+        v8d max_abs = zero, max_rel = zero, need_rtol = zero;                                      \
+        /* CROSS: ratios tracked as (numerator, denominator) pairs compared by cross               \
+         * multiplication, no division in the loop; exact for inputs of <= 24-bit                  \
+         * mantissas (float32/16, bfloat16), so float64 divides instead */                         \
+        v8d rel_n = zero, rel_d = one, nr_n = zero, nr_d = one;                                    \
+        v8d max_na = v_splat(-INFINITY); /* max |d| - rtol|e|: gives need_atol and the excess */   \
+        v8l mism = {0}, fin = {0};                                                                 \
+        v8l g0 = {0}, g1 = {0}, g2 = {0}, g3 = {0}, g4 = {0}, g5 = {0}, g6 = {0}, g7 = {0};        \
+        v8l g8 = {0}, g9 = {0}, g10 = {0};                                                         \
+        _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");                  \
+        int64_t i = 0;                                                                             \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            v8d e, a;                                                                              \
+            LOAD8(E, i, &e);                                                                       \
+            LOAD8(A, i, &a);                                                                       \
+            v8d d = a - e, ad = v_abs(d), ae = v_abs(e);                                           \
+            /* finite pair: |d| + |e| has bits below those of +inf (an overflow to inf             \
              * only sends the block to the exact loop) */                                          \
-            fin -= (v8l)(ad + ae) < (v8l)inf;                                                     \
-            v8d limit = atol + rtol * ae;                                                         \
-            sum_abs += ad;                                                                        \
-            sum_sq += d * d;                                                                      \
-            dot += a * e;                                                                         \
-            ee += e * e;                                                                          \
-            aa += a * a;                                                                          \
-            max_abs = v_max(ad, max_abs);                                                         \
-            if (CROSS) {                                                                          \
-                v8d aez = v_blend(ae > zero, ae, inf); /* e == 0 never wins max_rel */            \
-                v8l m = ad * rel_d > rel_n * aez;                                                 \
-                rel_n = v_blend(m, ad, rel_n);                                                    \
-                rel_d = v_blend(m, aez, rel_d);                                                   \
-                v8d num = ad - atol; /* e == 0 < num: den 0, the ratio is +inf */                 \
-                m = num * nr_d > nr_n * ae;                                                       \
-                nr_n = v_blend(m, num, nr_n);                                                     \
-                nr_d = v_blend(m, ae, nr_d);                                                      \
-            } else {                                                                              \
-                v8d inv = one / ae; /* inf where e == 0 */                                        \
-                max_rel = v_max(v_sel(ae > zero, ad * inv), max_rel);                             \
-                need_rtol = v_max((ad - atol) * inv, need_rtol);                                  \
-            }                                                                                     \
-            mism -= ad > limit;                                                                   \
-            max_na = v_max(ad - rtol * ae, max_na);                                               \
-            g0 -= ad > v_splat(onp_hist_edges[0]);                                                \
-            g1 -= ad > v_splat(onp_hist_edges[1]);                                                \
-            g2 -= ad > v_splat(onp_hist_edges[2]);                                                \
-            g3 -= ad > v_splat(onp_hist_edges[3]);                                                \
-            g4 -= ad > v_splat(onp_hist_edges[4]);                                                \
-            g5 -= ad > v_splat(onp_hist_edges[5]);                                                \
-            g6 -= ad > v_splat(onp_hist_edges[6]);                                                \
-            g7 -= ad > v_splat(onp_hist_edges[7]);                                                \
-            g8 -= ad > v_splat(onp_hist_edges[8]);                                                \
-            g9 -= ad > v_splat(onp_hist_edges[9]);                                                \
-            g10 -= ad > v_splat(onp_hist_edges[10]);                                              \
-        }                                                                                         \
-        acc_init(r);                                                                              \
-        int64_t tail_nonfin = 0;                                                                  \
-        for (; i < n; i++) { /* the tail, exactly as the slow loop does it */                     \
-            double e1 = LOAD1(E, i), a1 = LOAD1(A, i);                                            \
-            if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX)) tail_nonfin++;                \
-            else slow_pair(r, e1, a1, tol);                                                       \
-        }                                                                                         \
-        double l_sum_abs[8], l_sum_sq[8], l_dot[8], l_ee[8], l_aa[8], l_max_abs[8], l_max_rel[8]; \
-        double l_need_rtol[8], l_max_na[8];                                                       \
-        long long l_mism[8], l_fin[8], l_gt[N_EDGES][8];                                          \
-        const v8l gts[N_EDGES] = {g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10};                   \
-        memcpy(l_sum_abs, &sum_abs, 64), memcpy(l_sum_sq, &sum_sq, 64), memcpy(l_dot, &dot, 64);  \
-        memcpy(l_ee, &ee, 64), memcpy(l_aa, &aa, 64), memcpy(l_max_abs, &max_abs, 64);            \
-        if (CROSS) {                                                                              \
-            max_rel = rel_n / rel_d;                                                              \
-            need_rtol = v_max(nr_n / nr_d, zero); /* 0 / 1 when nothing exceeded atol */          \
-        }                                                                                         \
-        memcpy(l_max_rel, &max_rel, 64), memcpy(l_need_rtol, &need_rtol, 64);                     \
-        memcpy(l_max_na, &max_na, 64);                                                            \
-        memcpy(l_mism, &mism, 64), memcpy(l_fin, &fin, 64);                                       \
-        for (int k = 0; k < N_EDGES; k++) memcpy(l_gt[k], &gts[k], 64);                           \
-        for (int j = 0; j < 8; j++) tail_nonfin += (i / 8) - l_fin[j];                            \
-        if (tail_nonfin) {                                                                        \
-            r->nonfinite = 1;                                                                     \
-            return;                                                                               \
-        }                                                                                         \
-        for (int j = 0; j < 8; j++) { /* lanes merged in order: deterministic */                  \
-            r->mism += l_mism[j];                                                                 \
-            r->sum_abs += l_sum_abs[j];                                                           \
-            r->sum_sq += l_sum_sq[j];                                                             \
-            r->dot += l_dot[j];                                                                   \
-            r->ee += l_ee[j];                                                                     \
-            r->aa += l_aa[j];                                                                     \
-            if (l_max_abs[j] > r->max_abs) r->max_abs = l_max_abs[j];                             \
-            if (l_max_rel[j] > r->max_rel) r->max_rel = l_max_rel[j];                             \
-            if (l_max_na[j] > r->need_atol) r->need_atol = l_max_na[j];                           \
-            if (l_need_rtol[j] > r->need_rtol) r->need_rtol = l_need_rtol[j];                     \
-            if (l_max_na[j] - tol.atol > r->max_excess) r->max_excess = l_max_na[j] - tol.atol;   \
-            for (int k = 0; k < N_EDGES; k++) r->gt[k] += l_gt[k][j];                             \
-        }                                                                                         \
-        r->n_fin += (n / 8) * 8; /* the tail was counted by slow_pair */                          \
+            fin -= (v8l)(ad + ae) < (v8l)inf;                                                      \
+            v8d limit = atol + rtol * ae;                                                          \
+            sum_abs += ad;                                                                         \
+            sum_sq += d * d;                                                                       \
+            dot += a * e;                                                                          \
+            ee += e * e;                                                                           \
+            aa += a * a;                                                                           \
+            max_abs = v_max(ad, max_abs);                                                          \
+            if (CROSS) {                                                                           \
+                v8d aez = v_blend(ae > zero, ae, inf); /* e == 0 never wins max_rel */             \
+                v8l m = ad * rel_d > rel_n * aez;                                                  \
+                rel_n = v_blend(m, ad, rel_n);                                                     \
+                rel_d = v_blend(m, aez, rel_d);                                                    \
+                v8d num = ad - atol; /* e == 0 < num: den 0, the ratio is +inf */                  \
+                m = num * nr_d > nr_n * ae;                                                        \
+                nr_n = v_blend(m, num, nr_n);                                                      \
+                nr_d = v_blend(m, ae, nr_d);                                                       \
+            } else {                                                                               \
+                v8d inv = one / ae; /* inf where e == 0 */                                         \
+                max_rel = v_max(v_sel(ae > zero, ad * inv), max_rel);                              \
+                need_rtol = v_max((ad - atol) * inv, need_rtol);                                   \
+            }                                                                                      \
+            mism -= ad > limit;                                                                    \
+            max_na = v_max(ad - rtol * ae, max_na);                                                \
+            g0 -= ad > v_splat(onp_hist_edges[0]);                                                 \
+            g1 -= ad > v_splat(onp_hist_edges[1]);                                                 \
+            g2 -= ad > v_splat(onp_hist_edges[2]);                                                 \
+            g3 -= ad > v_splat(onp_hist_edges[3]);                                                 \
+            g4 -= ad > v_splat(onp_hist_edges[4]);                                                 \
+            g5 -= ad > v_splat(onp_hist_edges[5]);                                                 \
+            g6 -= ad > v_splat(onp_hist_edges[6]);                                                 \
+            g7 -= ad > v_splat(onp_hist_edges[7]);                                                 \
+            g8 -= ad > v_splat(onp_hist_edges[8]);                                                 \
+            g9 -= ad > v_splat(onp_hist_edges[9]);                                                 \
+            g10 -= ad > v_splat(onp_hist_edges[10]);                                               \
+        }                                                                                          \
+        acc_init(r);                                                                               \
+        int64_t tail_nonfin = 0;                                                                   \
+        for (; i < n; i++) { /* the tail, exactly as the slow loop does it */                      \
+            double e1 = LOAD1(E, i), a1 = LOAD1(A, i);                                             \
+            if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))                                \
+                tail_nonfin++;                                                                     \
+            else                                                                                   \
+                slow_pair(r, e1, a1, tol);                                                         \
+        }                                                                                          \
+        double l_sum_abs[8], l_sum_sq[8], l_dot[8], l_ee[8], l_aa[8], l_max_abs[8], l_max_rel[8];  \
+        double l_need_rtol[8], l_max_na[8];                                                        \
+        long long l_mism[8], l_fin[8], l_gt[N_EDGES][8];                                           \
+        const v8l gts[N_EDGES] = {g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10};                    \
+        memcpy(l_sum_abs, &sum_abs, 64), memcpy(l_sum_sq, &sum_sq, 64), memcpy(l_dot, &dot, 64);   \
+        memcpy(l_ee, &ee, 64), memcpy(l_aa, &aa, 64), memcpy(l_max_abs, &max_abs, 64);             \
+        if (CROSS) {                                                                               \
+            max_rel = rel_n / rel_d;                                                               \
+            need_rtol = v_max(nr_n / nr_d, zero); /* 0 / 1 when nothing exceeded atol */           \
+        }                                                                                          \
+        memcpy(l_max_rel, &max_rel, 64), memcpy(l_need_rtol, &need_rtol, 64);                      \
+        memcpy(l_max_na, &max_na, 64);                                                             \
+        memcpy(l_mism, &mism, 64), memcpy(l_fin, &fin, 64);                                        \
+        for (int k = 0; k < N_EDGES; k++) memcpy(l_gt[k], &gts[k], 64);                            \
+        for (int j = 0; j < 8; j++) tail_nonfin += (i / 8) - l_fin[j];                             \
+        if (tail_nonfin) {                                                                         \
+            r->nonfinite = 1;                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int j = 0; j < 8; j++) { /* lanes merged in order: deterministic */                   \
+            r->mism += l_mism[j];                                                                  \
+            r->sum_abs += l_sum_abs[j];                                                            \
+            r->sum_sq += l_sum_sq[j];                                                              \
+            r->dot += l_dot[j];                                                                    \
+            r->ee += l_ee[j];                                                                      \
+            r->aa += l_aa[j];                                                                      \
+            if (l_max_abs[j] > r->max_abs) r->max_abs = l_max_abs[j];                              \
+            if (l_max_rel[j] > r->max_rel) r->max_rel = l_max_rel[j];                              \
+            if (l_max_na[j] > r->need_atol) r->need_atol = l_max_na[j];                            \
+            if (l_need_rtol[j] > r->need_rtol) r->need_rtol = l_need_rtol[j];                      \
+            if (l_max_na[j] - tol.atol > r->max_excess) r->max_excess = l_max_na[j] - tol.atol;    \
+            for (int k = 0; k < N_EDGES; k++) r->gt[k] += l_gt[k][j];                              \
+        }                                                                                          \
+        r->n_fin += (n / 8) * 8; /* the tail was counted by slow_pair */                           \
     }
 
 DEFINE_FAST(fast_f32, ld8_f32, ld_f32, 1)
@@ -323,12 +326,12 @@ DEFINE_FAST(fast_bf16, ld8_bf16, ld_bf16, 1)
 
 typedef struct job {
     const onp_tensor *E, *A;
-    int64_t n;          /* elements (complex: parts) */
+    int64_t n; /* elements (complex: parts) */
     onp_tol tol;
-    int exact_int;      /* integers/bool: equality decides, values measured in double */
+    int exact_int; /* integers/bool: equality decides, values measured in double */
     void (*fast)(const void *, const void *, int64_t, onp_tol, acc *);
-    size_t esize;       /* bytes per element for the fast loop */
-    acc *blocks;        /* [n_blocks] */
+    size_t esize; /* bytes per element for the fast loop */
+    acc *blocks;  /* [n_blocks] */
     int64_t n_blocks;
 } job;
 
@@ -402,8 +405,10 @@ static void run_job(job *j)
         w[i].j = j;
         w[i].b0 = j->n_blocks * i / t;
         w[i].b1 = j->n_blocks * (i + 1) / t;
-        if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0) started |= 1 << i;
-        else if (i > 0) work(&w[i]); /* no thread: do it here */
+        if (i > 0 && pthread_create(&th[i], NULL, work, &w[i]) == 0)
+            started |= 1 << i;
+        else if (i > 0)
+            work(&w[i]); /* no thread: do it here */
     }
     work(&w[0]);
     for (int i = 1; i < t; i++)
@@ -461,9 +466,12 @@ static void merge(const job *j, onp_metrics *m)
     m->needed_rtol = t.need_rtol;
     m->mean_abs = t.n_fin ? t.sum_abs / (double)t.n_fin : 0.0;
     m->rms = t.n_fin ? sqrt(t.sum_sq / (double)t.n_fin) : 0.0;
-    if (t.ee == 0 && t.aa == 0) m->cosine = 1.0;
-    else if (t.ee == 0 || t.aa == 0) m->cosine = 0.0;
-    else m->cosine = t.dot / (sqrt(t.ee) * sqrt(t.aa));
+    if (t.ee == 0 && t.aa == 0)
+        m->cosine = 1.0;
+    else if (t.ee == 0 || t.aa == 0)
+        m->cosine = 0.0;
+    else
+        m->cosine = t.dot / (sqrt(t.ee) * sqrt(t.aa));
     m->hist[0] = t.n_fin - t.gt[0];
     for (int k = 1; k < N_EDGES; k++) m->hist[k] = t.gt[k - 1] - t.gt[k];
     m->hist[N_EDGES] = t.gt[N_EDGES - 1];
@@ -515,7 +523,8 @@ int onp_compare(const onp_tensor *E, const onp_tensor *A, onp_tol tol, onp_metri
         const onp_dtype_desc *d = onp_dtype_info(E->dtype);
         const onp_dtype_desc *ad = onp_dtype_info(A->dtype);
         if (!d || !ad)
-            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unsupported dtype in comparison");
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                                 "unsupported dtype in comparison");
         int cplx = d->kind == ONP_KIND_COMPLEX;
         if (cplx && !m->dtype_ok)
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "cannot compare %s with %s",
@@ -588,7 +597,8 @@ int onp_compare_topk(const onp_tensor *E, const onp_tensor *A, int k, onp_topk *
     if (!d || !ad || d->kind != ONP_KIND_FLOAT || ad->kind != ONP_KIND_FLOAT)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "top-k needs float outputs");
     if (!same_shape(E, A) || (E->rank != 1 && E->rank != 2))
-        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "top-k needs outputs shaped [N, C] or [C]");
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "top-k needs outputs shaped [N, C] or [C]");
     int64_t rows = E->rank == 2 ? E->dims[0] : 1, c = E->dims[E->rank - 1];
     out->rows = rows;
     out->classes = c;
@@ -596,8 +606,10 @@ int onp_compare_topk(const onp_tensor *E, const onp_tensor *A, int k, onp_topk *
     if (c < 1) return 0;
     for (int64_t r = 0; r < rows; r++) {
         int64_t le = argmax_row(E, r, c), la = argmax_row(A, r, c);
-        if (le == la) out->top1_agree++;
-        else if (out->first_flip < 0) out->first_flip = r;
+        if (le == la)
+            out->top1_agree++;
+        else if (out->first_flip < 0)
+            out->first_flip = r;
         if (rank_of(A, r, c, le) < out->k) out->topk_agree++;
     }
     out->flipped = rows - out->top1_agree;

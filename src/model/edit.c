@@ -45,10 +45,12 @@ static int32_t rule_type(const onp_node *n, size_t k, const int32_t *in, size_t 
         if ((a = onp_node_attr(n, "value")) && a->t) return a->t->data_type;
         if (onp_node_attr(n, "value_float") || onp_node_attr(n, "value_floats")) return ONP_FLOAT;
         if (onp_node_attr(n, "value_int") || onp_node_attr(n, "value_ints")) return ONP_INT64;
-        if (onp_node_attr(n, "value_string") || onp_node_attr(n, "value_strings")) return ONP_STRING;
+        if (onp_node_attr(n, "value_string") || onp_node_attr(n, "value_strings"))
+            return ONP_STRING;
         return 0;
     }
-    if (OP("ConstantOfShape")) return (a = onp_node_attr(n, "value")) && a->t ? a->t->data_type : ONP_FLOAT;
+    if (OP("ConstantOfShape"))
+        return (a = onp_node_attr(n, "value")) && a->t ? a->t->data_type : ONP_FLOAT;
     if (OP("RandomNormal") || OP("RandomUniform"))
         return (a = onp_node_attr(n, "dtype")) ? (int32_t)a->i : ONP_FLOAT;
     if (OP("RandomNormalLike") || OP("RandomUniformLike") || OP("EyeLike") || OP("Bernoulli"))
@@ -59,7 +61,8 @@ static int32_t rule_type(const onp_node *n, size_t k, const int32_t *in, size_t 
     if (OP("DynamicQuantizeLinear")) return k == 1 ? ONP_FLOAT : ONP_UINT8;
     if (OP("MatMulInteger") || OP("ConvInteger")) return ONP_INT32;
     if (OP("QLinearConv") || OP("QLinearMatMul")) return n_in > 7 ? in[7] : 0;
-    if (OP("StringNormalizer") || OP("RegexFullMatch")) return OP("StringNormalizer") ? ONP_STRING : ONP_BOOL;
+    if (OP("StringNormalizer") || OP("RegexFullMatch"))
+        return OP("StringNormalizer") ? ONP_STRING : ONP_BOOL;
     if (OP("LayerNormalization") && k > 0)
         return (a = onp_node_attr(n, "stash_type")) ? (int32_t)a->i : ONP_FLOAT;
     if (OP("If") || OP("Loop") || OP("Scan") || OP("SequenceConstruct") || OP("SplitToSequence") ||
@@ -73,7 +76,8 @@ static int32_t rule_type(const onp_node *n, size_t k, const int32_t *in, size_t 
 static int infer_types(const onp_graph *g, onp_strmap *types)
 {
     for (size_t i = 0; i < g->n_initializers; i++)
-        if (onp_strmap_put(types, g->initializers[i].name, (size_t)g->initializers[i].data_type)) return -1;
+        if (onp_strmap_put(types, g->initializers[i].name, (size_t)g->initializers[i].data_type))
+            return -1;
     const onp_value_info *lists[3] = {g->inputs, g->value_info, g->outputs};
     size_t counts[3] = {g->n_inputs, g->n_value_info, g->n_outputs};
     for (int l = 0; l < 3; l++)
@@ -92,7 +96,8 @@ static int infer_types(const onp_graph *g, onp_strmap *types)
         for (size_t k = 0; k < n->n_outputs; k++) {
             if (!n->outputs[k][0] || onp_strmap_get(types, n->outputs[k], NULL)) continue;
             int32_t t = rule_type(n, k, in, n_in);
-            if (t && onp_dtype_info(t) && onp_strmap_put(types, n->outputs[k], (size_t)t)) return -1;
+            if (t && onp_dtype_info(t) && onp_strmap_put(types, n->outputs[k], (size_t)t))
+                return -1;
         }
     }
     return 0;
@@ -128,7 +133,8 @@ static int put_value_info(onp_buf *b, uint32_t num, const onp_graph *g, const on
     /* TypeProto{ tensor_type(1){ elem_type(1) } } */
     size_t tensor_len = t ? 1 + onp_pb_varint_size(t) : 0;
     size_t type_len = t ? 1 + onp_pb_varint_size(tensor_len) + tensor_len : 0;
-    size_t vi_len = 1 + onp_pb_varint_size(nl) + nl + (t ? 1 + onp_pb_varint_size(type_len) + type_len : 0);
+    size_t vi_len =
+        1 + onp_pb_varint_size(nl) + nl + (t ? 1 + onp_pb_varint_size(type_len) + type_len : 0);
     onp_pb_put_header(b, num, vi_len);
     onp_pb_put_len(b, 1, name, nl);
     if (t) {
@@ -148,7 +154,9 @@ static int splice_graph(const onp_model *m, const onp_buf *graph, onp_buf *out, 
     onp_buf_append(out, m->buf, head);
     onp_pb_put_len(out, 7, graph->p, graph->n);
     onp_buf_append(out, m->graph_field_stop, tail);
-    if (out->failed) return onp_error_set(e, ONP_ERR_NOMEM, m->path, NULL, -1, "out of memory writing the model");
+    if (out->failed)
+        return onp_error_set(e, ONP_ERR_NOMEM, m->path, NULL, -1,
+                             "out of memory writing the model");
     return 0;
 }
 
@@ -163,12 +171,15 @@ int onp_model_add_outputs(const onp_model *m, const char *const *names, size_t n
     onp_buf_init(&graph, 0);
     int rc = -1;
     for (size_t i = 0; i < g->n_inputs; i++) onp_strmap_put(&known, g->inputs[i].name, 1);
-    for (size_t i = 0; i < g->n_initializers; i++) onp_strmap_put(&known, g->initializers[i].name, 1);
+    for (size_t i = 0; i < g->n_initializers; i++)
+        onp_strmap_put(&known, g->initializers[i].name, 1);
     for (size_t i = 0; i < g->n_nodes; i++)
-        for (size_t k = 0; k < g->nodes[i].n_outputs; k++) onp_strmap_put(&known, g->nodes[i].outputs[k], 1);
+        for (size_t k = 0; k < g->nodes[i].n_outputs; k++)
+            onp_strmap_put(&known, g->nodes[i].outputs[k], 1);
     for (size_t i = 0; i < n; i++)
         if (!onp_strmap_get(&known, names[i], NULL)) {
-            onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1, "no value named '%s' in the graph", names[i]);
+            onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1,
+                          "no value named '%s' in the graph", names[i]);
             goto done;
         }
     if (infer_types(g, &types)) goto nomem;
@@ -208,7 +219,9 @@ static int need_subgraph_inputs(const onp_node *n, onp_strmap *need, int depth)
             const onp_graph *sg = gi < ng ? gs[0] : at->graphs[gi - ng];
             for (size_t i = 0; i < sg->n_nodes; i++) {
                 for (size_t k = 0; k < sg->nodes[i].n_inputs; k++)
-                    if (sg->nodes[i].inputs[k][0] && onp_strmap_put(need, sg->nodes[i].inputs[k], 1)) return -1;
+                    if (sg->nodes[i].inputs[k][0] &&
+                        onp_strmap_put(need, sg->nodes[i].inputs[k], 1))
+                        return -1;
                 if (need_subgraph_inputs(&sg->nodes[i], need, depth + 1)) return -1;
             }
         }
@@ -234,7 +247,8 @@ int onp_model_extract(const onp_model *m, const char *const *inputs, size_t n_in
         for (size_t k = 0; k < g->nodes[i].n_outputs; k++)
             if (onp_strmap_put(&produced, g->nodes[i].outputs[k], i)) goto nomem;
     for (size_t i = 0; i < n_outputs; i++) {
-        if (!onp_strmap_get(&produced, outputs[i], NULL) && !onp_strmap_get(&cut, outputs[i], NULL)) {
+        if (!onp_strmap_get(&produced, outputs[i], NULL) &&
+            !onp_strmap_get(&cut, outputs[i], NULL)) {
             int is_input = find_vi(g->inputs, g->n_inputs, outputs[i]) != NULL;
             onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1,
                           is_input ? "output '%s' is a graph input; list it among the cut inputs"
@@ -245,8 +259,10 @@ int onp_model_extract(const onp_model *m, const char *const *inputs, size_t n_in
         if (onp_strmap_put(&need, outputs[i], 1)) goto nomem;
     }
     for (size_t i = 0; i < n_inputs; i++) {
-        if (!onp_strmap_get(&produced, inputs[i], NULL) && !find_vi(g->inputs, g->n_inputs, inputs[i])) {
-            onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1, "no value named '%s' in the graph", inputs[i]);
+        if (!onp_strmap_get(&produced, inputs[i], NULL) &&
+            !find_vi(g->inputs, g->n_inputs, inputs[i])) {
+            onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1,
+                          "no value named '%s' in the graph", inputs[i]);
             goto done;
         }
     }
@@ -269,8 +285,9 @@ int onp_model_extract(const onp_model *m, const char *const *inputs, size_t n_in
         const char *name = g->inputs[i].name;
         if (onp_strmap_get(&need, name, NULL) && !onp_strmap_get(&cut, name, NULL) &&
             !onp_strmap_get(&inits, name, NULL)) {
-            onp_error_set(e, ONP_ERR_USAGE, m->path, "graph", -1,
-                          "the outputs depend on graph input '%s', which is not among the cut inputs", name);
+            onp_error_set(
+                e, ONP_ERR_USAGE, m->path, "graph", -1,
+                "the outputs depend on graph input '%s', which is not among the cut inputs", name);
             goto done;
         }
     }

@@ -23,8 +23,9 @@
 static int loc_err(const onp_model *m, const onp_tensor_view *v, onp_errcode code, const char *why,
                    onp_error *e)
 {
-    return onp_error_set(e, code, m->path, "TensorProto.external_data.location", (int64_t)v->msg.off,
-                         "tensor '%s': location '%s' %s", v->name, v->external.location, why);
+    return onp_error_set(e, code, m->path, "TensorProto.external_data.location",
+                         (int64_t)v->msg.off, "tensor '%s': location '%s' %s", v->name,
+                         v->external.location, why);
 }
 
 /* Check the location's text; 0 when it may be opened. */
@@ -33,8 +34,11 @@ static int check_location(const onp_model *m, const onp_tensor_view *v, onp_erro
     const char *loc = v->external.location;
     if (!loc || !*loc) return loc_err(m, v, ONP_ERR_INPUT, "is empty", e);
     if (strstr(loc, "_ORT_MEM_ADDR_"))
-        return loc_err(m, v, ONP_ERR_INPUT, "is ONNX Runtime's in-memory address marker, not a file", e);
-    if (loc[0] == '/') return loc_err(m, v, ONP_ERR_INPUT, "is absolute; it must be relative to the model's folder", e);
+        return loc_err(m, v, ONP_ERR_INPUT,
+                       "is ONNX Runtime's in-memory address marker, not a file", e);
+    if (loc[0] == '/')
+        return loc_err(m, v, ONP_ERR_INPUT,
+                       "is absolute; it must be relative to the model's folder", e);
     if (strchr(loc, '\\')) return loc_err(m, v, ONP_ERR_INPUT, "holds a backslash", e);
     const char *p = loc;
     while (*p) {
@@ -155,7 +159,8 @@ int onp_model_external_span(const onp_model *cm, const onp_tensor_view *v, onp_s
     if (!map) return -1;
     uint64_t off = v->external.offset, need = v->bytes;
     if (off > map->n || need > map->n - off)
-        return onp_error_set(e, ONP_ERR_FORMAT, m->path, "TensorProto.external_data", (int64_t)v->msg.off,
+        return onp_error_set(e, ONP_ERR_FORMAT, m->path, "TensorProto.external_data",
+                             (int64_t)v->msg.off,
                              "tensor '%s': offset %" PRIu64 " + length %" PRIu64
                              " runs past the end of '%s' (%zu bytes)",
                              v->name, off, need, v->external.location, map->n);

@@ -29,7 +29,8 @@ enum { /* ModelProto */
        M_GRAPH = 7,
        M_OPSET_IMPORT = 8,
        M_METADATA_PROPS = 14,
-       M_FUNCTIONS = 25 };
+       M_FUNCTIONS = 25
+};
 enum { /* GraphProto */
        G_NODE = 1,
        G_NAME = 2,
@@ -37,14 +38,16 @@ enum { /* GraphProto */
        G_INPUT = 11,
        G_OUTPUT = 12,
        G_VALUE_INFO = 13,
-       G_SPARSE_INITIALIZER = 15 };
+       G_SPARSE_INITIALIZER = 15
+};
 enum { /* NodeProto */
        N_INPUT = 1,
        N_OUTPUT = 2,
        N_NAME = 3,
        N_OP_TYPE = 4,
        N_ATTRIBUTE = 5,
-       N_DOMAIN = 7 };
+       N_DOMAIN = 7
+};
 enum { /* AttributeProto */
        A_NAME = 1,
        A_F = 2,
@@ -62,14 +65,16 @@ enum { /* AttributeProto */
        A_TYPE = 20,
        A_REF_ATTR_NAME = 21,
        A_SPARSE_TENSOR = 22,
-       A_SPARSE_TENSORS = 23 };
+       A_SPARSE_TENSORS = 23
+};
 enum { /* FunctionProto */
        F_NAME = 1,
        F_INPUT = 4,
        F_OUTPUT = 5,
        F_NODE = 7,
        F_OPSET_IMPORT = 9,
-       F_DOMAIN = 10 };
+       F_DOMAIN = 10
+};
 
 typedef struct ctx {
     onp_model *m;
@@ -190,7 +195,8 @@ static int parse_type(ctx *x, const onp_pb_cursor *c, onp_type *t, int depth)
                     if (int_field(x, &sc, &g, "TypeProto.Tensor.elem_type", &v)) return -1;
                     t->elem_type = (int32_t)v;
                 } else if (g.num == 2) {
-                    if (onp_pb_expect(&sc, &g, ONP_WT_LEN, "TypeProto.Tensor.shape", x->e)) return -1;
+                    if (onp_pb_expect(&sc, &g, ONP_WT_LEN, "TypeProto.Tensor.shape", x->e))
+                        return -1;
                     onp_pb_cursor shc;
                     onp_pb_sub(&sc, &g, &shc);
                     if (parse_shape(x, &shc, t)) return -1;
@@ -270,13 +276,15 @@ static int parse_sparse(ctx *x, const onp_pb_cursor *c, const onp_pb_field *f, o
             nd += k;
         }
     if (nd > ONP_MAX_RANK)
-        return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "SparseTensorProto.dims", onp_pb_off(c, f->start),
-                             "rank %zu exceeds %d", nd, ONP_MAX_RANK);
+        return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "SparseTensorProto.dims",
+                             onp_pb_off(c, f->start), "rank %zu exceeds %d", nd, ONP_MAX_RANK);
     if (!(s->dims = arr(x, nd, sizeof *s->dims))) return nomem(x);
     cur = sc;
     while (onp_pb_next(&cur, &g, x->e) == 1) {
-        if (g.num == 1 && parse_tensor(x, &cur, &g, "SparseTensorProto.values", &s->values)) return -1;
-        if (g.num == 2 && parse_tensor(x, &cur, &g, "SparseTensorProto.indices", &s->indices)) return -1;
+        if (g.num == 1 && parse_tensor(x, &cur, &g, "SparseTensorProto.values", &s->values))
+            return -1;
+        if (g.num == 2 && parse_tensor(x, &cur, &g, "SparseTensorProto.indices", &s->indices))
+            return -1;
         if (g.num == 3) {
             uint64_t tmp[ONP_MAX_RANK];
             size_t k;
@@ -287,8 +295,8 @@ static int parse_sparse(ctx *x, const onp_pb_cursor *c, const onp_pb_field *f, o
     }
     for (size_t i = 0; i < s->rank; i++)
         if (s->dims[i] < 0)
-            return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "SparseTensorProto.dims", onp_pb_off(c, f->start),
-                                 "dimension %zu is negative", i);
+            return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "SparseTensorProto.dims",
+                                 onp_pb_off(c, f->start), "dimension %zu is negative", i);
     return 0;
 }
 
@@ -319,10 +327,12 @@ static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
     while (onp_pb_next(&cur, &f, x->e) == 1) {
         size_t k;
         if (f.num == A_FLOATS) {
-            if (onp_pb_packed_count(&cur, &f, ONP_WT_I32, &k, x->e)) return onp_error_field_prefix(x->e, "AttributeProto.floats");
+            if (onp_pb_packed_count(&cur, &f, ONP_WT_I32, &k, x->e))
+                return onp_error_field_prefix(x->e, "AttributeProto.floats");
             nf += k;
         } else if (f.num == A_INTS) {
-            if (onp_pb_packed_count(&cur, &f, ONP_WT_VARINT, &k, x->e)) return onp_error_field_prefix(x->e, "AttributeProto.ints");
+            if (onp_pb_packed_count(&cur, &f, ONP_WT_VARINT, &k, x->e))
+                return onp_error_field_prefix(x->e, "AttributeProto.ints");
             ni += k;
         }
     }
@@ -341,7 +351,8 @@ static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
             if (str_field(x, &cur, &f, "AttributeProto.name", &at->name)) return -1;
             break;
         case A_REF_ATTR_NAME:
-            if (str_field(x, &cur, &f, "AttributeProto.ref_attr_name", &at->ref_attr_name)) return -1;
+            if (str_field(x, &cur, &f, "AttributeProto.ref_attr_name", &at->ref_attr_name))
+                return -1;
             break;
         case A_TYPE: {
             int64_t v;
@@ -523,7 +534,8 @@ static int parse_graph(ctx *x, const onp_pb_cursor *c, onp_graph *g, int depth)
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "GraphProto.node", x->e)) return -1;
             onp_pb_cursor nc;
             onp_pb_sub(&cur, &f, &nc);
-            if (parse_node(x, &nc, &g->nodes[g->n_nodes], depth)) return prefix_idx(x->e, "node", g->n_nodes);
+            if (parse_node(x, &nc, &g->nodes[g->n_nodes], depth))
+                return prefix_idx(x->e, "node", g->n_nodes);
             g->n_nodes++;
             break;
         }
@@ -531,7 +543,8 @@ static int parse_graph(ctx *x, const onp_pb_cursor *c, onp_graph *g, int depth)
             if (str_field(x, &cur, &f, "GraphProto.name", &g->name)) return -1;
             break;
         case G_INITIALIZER:
-            if (parse_tensor(x, &cur, &f, "GraphProto.initializer", &g->initializers[g->n_initializers]))
+            if (parse_tensor(x, &cur, &f, "GraphProto.initializer",
+                             &g->initializers[g->n_initializers]))
                 return prefix_idx(x->e, "initializer", g->n_initializers);
             g->n_initializers++;
             break;
@@ -551,7 +564,8 @@ static int parse_graph(ctx *x, const onp_pb_cursor *c, onp_graph *g, int depth)
             g->n_outputs++;
             break;
         case G_VALUE_INFO:
-            if (parse_vi_field(x, &cur, &f, "GraphProto.value_info", &g->value_info[g->n_value_info]))
+            if (parse_vi_field(x, &cur, &f, "GraphProto.value_info",
+                               &g->value_info[g->n_value_info]))
                 return prefix_idx(x->e, "value_info", g->n_value_info);
             g->n_value_info++;
             break;
@@ -571,7 +585,8 @@ static int parse_opset(ctx *x, const onp_pb_cursor *c, const onp_pb_field *f, on
     o->domain = "";
     while ((r = onp_pb_next(&oc, &g, x->e)) == 1) {
         if (g.num == 1 && str_field(x, &oc, &g, "OperatorSetIdProto.domain", &o->domain)) return -1;
-        if (g.num == 2 && int_field(x, &oc, &g, "OperatorSetIdProto.version", &o->version)) return -1;
+        if (g.num == 2 && int_field(x, &oc, &g, "OperatorSetIdProto.version", &o->version))
+            return -1;
     }
     return r < 0 ? -1 : 0;
 }
@@ -598,16 +613,19 @@ static int parse_function(ctx *x, const onp_pb_cursor *c, onp_function *fn)
             if (str_field(x, &cur, &f, "FunctionProto.domain", &fn->domain)) return -1;
             break;
         case F_INPUT:
-            if (str_field(x, &cur, &f, "FunctionProto.input", &fn->inputs[fn->n_inputs++])) return -1;
+            if (str_field(x, &cur, &f, "FunctionProto.input", &fn->inputs[fn->n_inputs++]))
+                return -1;
             break;
         case F_OUTPUT:
-            if (str_field(x, &cur, &f, "FunctionProto.output", &fn->outputs[fn->n_outputs++])) return -1;
+            if (str_field(x, &cur, &f, "FunctionProto.output", &fn->outputs[fn->n_outputs++]))
+                return -1;
             break;
         case F_NODE: {
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "FunctionProto.node", x->e)) return -1;
             onp_pb_cursor nc;
             onp_pb_sub(&cur, &f, &nc);
-            if (parse_node(x, &nc, &fn->nodes[fn->n_nodes], 1)) return prefix_idx(x->e, "node", fn->n_nodes);
+            if (parse_node(x, &nc, &fn->nodes[fn->n_nodes], 1))
+                return prefix_idx(x->e, "node", fn->n_nodes);
             fn->n_nodes++;
             break;
         }
@@ -653,7 +671,8 @@ static int parse_model(ctx *x, const onp_pb_cursor *c)
             if (str_field(x, &cur, &f, "ModelProto.producer_name", &info->producer_name)) return -1;
             break;
         case M_PRODUCER_VERSION:
-            if (str_field(x, &cur, &f, "ModelProto.producer_version", &info->producer_version)) return -1;
+            if (str_field(x, &cur, &f, "ModelProto.producer_version", &info->producer_version))
+                return -1;
             break;
         case M_DOMAIN:
             if (str_field(x, &cur, &f, "ModelProto.domain", &info->domain)) return -1;
@@ -667,7 +686,8 @@ static int parse_model(ctx *x, const onp_pb_cursor *c)
         case M_GRAPH: {
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "ModelProto.graph", x->e)) return -1;
             if (have_graph)
-                return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "ModelProto.graph", onp_pb_off(&cur, f.start),
+                return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "ModelProto.graph",
+                                     onp_pb_off(&cur, f.start),
                                      "the model holds more than one graph");
             onp_pb_cursor gc;
             onp_pb_sub(&cur, &f, &gc);
@@ -688,8 +708,10 @@ static int parse_model(ctx *x, const onp_pb_cursor *c)
             onp_pb_sub(&cur, &f, &kc);
             onp_pb_field g;
             while ((r = onp_pb_next(&kc, &g, x->e)) == 1) {
-                if (g.num == 1 && str_field(x, &kc, &g, "StringStringEntryProto.key", &kv->key)) return -1;
-                if (g.num == 2 && str_field(x, &kc, &g, "StringStringEntryProto.value", &kv->value)) return -1;
+                if (g.num == 1 && str_field(x, &kc, &g, "StringStringEntryProto.key", &kv->key))
+                    return -1;
+                if (g.num == 2 && str_field(x, &kc, &g, "StringStringEntryProto.value", &kv->value))
+                    return -1;
             }
             if (r < 0) return -1;
             break;
@@ -717,7 +739,8 @@ static int parse_model(ctx *x, const onp_pb_cursor *c)
 static int sniff(const uint8_t *buf, size_t n, const char *path, onp_error *e)
 {
     static const char lfs[] = "version https://git-lfs";
-    if (n == 0) return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, 0, "empty file, not an ONNX model");
+    if (n == 0)
+        return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, 0, "empty file, not an ONNX model");
     if (n >= sizeof lfs - 1 && !memcmp(buf, lfs, sizeof lfs - 1))
         return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, 0,
                              "a Git LFS pointer, not the model: run 'git lfs pull'");

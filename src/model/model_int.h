@@ -18,18 +18,18 @@ typedef struct onp_ext_file {
 } onp_ext_file;
 
 struct onp_model {
-    onp_arena arena;      /* every table of the view */
-    onp_map *map;         /* the model file, or NULL when parsed from memory */
-    const uint8_t *buf;   /* [n] the serialized ModelProto */
+    onp_arena arena;    /* every table of the view */
+    onp_map *map;       /* the model file, or NULL when parsed from memory */
+    const uint8_t *buf; /* [n] the serialized ModelProto */
     size_t n;
-    char *path;           /* or NULL */
-    char *dir;            /* folder of path: the base of external data */
+    char *path; /* or NULL */
+    char *dir;  /* folder of path: the base of external data */
     onp_model_info info;
     onp_graph *graph;
     const uint8_t *graph_field_start; /* ModelProto.graph field: tag ... end */
     const uint8_t *graph_field_stop;
     int has_external;
-    onp_ext_file *ext;    /* [n_ext] mapped external files */
+    onp_ext_file *ext; /* [n_ext] mapped external files */
     size_t n_ext, cap_ext;
 };
 

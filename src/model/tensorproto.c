@@ -83,28 +83,37 @@ static int parse_external_entry(const onp_pb_cursor *c, const onp_pb_field *f, o
     while ((r = onp_pb_next(&sc, &g, e)) == 1) {
         if (g.num == 1 || g.num == 2) {
             if (onp_pb_expect(&sc, &g, ONP_WT_LEN, "TensorProto.external_data", e)) return -1;
-            if (g.num == 1) key = g.data, klen = g.len;
-            else val = g.data, vlen = g.len;
+            if (g.num == 1)
+                key = g.data, klen = g.len;
+            else
+                val = g.data, vlen = g.len;
         }
     }
     if (r < 0) return -1;
-    if (!key) return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT, "entry without a key", e);
+    if (!key)
+        return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
+                         "entry without a key", e);
     char *vs = onp_arena_strndup(a, val ? val : (const uint8_t *)"", vlen);
     if (!vs) return onp_error_set(e, ONP_ERR_NOMEM, c->file, NULL, -1, "out of memory");
     if (memchr(vs, '\0', vlen))
-        return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT, "value holds a NUL byte", e);
+        return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
+                         "value holds a NUL byte", e);
 #define KEY_IS(s) (klen == sizeof(s) - 1 && !memcmp(key, s, klen))
     if (KEY_IS("location")) {
         v->external.location = vs;
     } else if (KEY_IS("offset") || KEY_IS("length")) {
         char *end = NULL;
         if (!vlen || vs[0] == '-' || vs[0] == '+' || vs[0] == ' ')
-            return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT, "offset/length is not a non-negative integer", e);
+            return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
+                             "offset/length is not a non-negative integer", e);
         unsigned long long x = strtoull(vs, &end, 10);
         if (*end || x > (unsigned long long)INT64_MAX)
-            return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT, "offset/length is not a non-negative 63-bit integer", e);
-        if (KEY_IS("offset")) v->external.offset = x;
-        else v->external.length = (int64_t)x;
+            return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
+                             "offset/length is not a non-negative 63-bit integer", e);
+        if (KEY_IS("offset"))
+            v->external.offset = x;
+        else
+            v->external.length = (int64_t)x;
     } else if (KEY_IS("checksum")) {
         v->external.checksum = vs;
     } /* other keys: ignored, as ONNX allows */
@@ -128,7 +137,8 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     while ((r = onp_pb_next(&cur, &f, e)) == 1)
         if (f.num == ONP_TP_DIMS) {
             size_t k;
-            if (onp_pb_packed_count(&cur, &f, ONP_WT_VARINT, &k, e)) return onp_error_field_prefix(e, "TensorProto.dims");
+            if (onp_pb_packed_count(&cur, &f, ONP_WT_VARINT, &k, e))
+                return onp_error_field_prefix(e, "TensorProto.dims");
             ndims += k;
         }
     if (r < 0) return -1;
@@ -159,10 +169,12 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
             if (f.v > INT32_MAX) v->data_type = -1;
             break;
         case ONP_TP_SEGMENT:
-            return field_err(&cur, f.start, "TensorProto.segment", ONP_ERR_FORMAT, "segmented tensors are not supported", e);
+            return field_err(&cur, f.start, "TensorProto.segment", ONP_ERR_FORMAT,
+                             "segmented tensors are not supported", e);
         case ONP_TP_NAME:
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "TensorProto.name", e)) return -1;
-            if (!(v->name = onp_arena_strndup(a, f.data, f.len))) return onp_error_set(e, ONP_ERR_NOMEM, c->file, NULL, -1, "out of memory");
+            if (!(v->name = onp_arena_strndup(a, f.data, f.len)))
+                return onp_error_set(e, ONP_ERR_NOMEM, c->file, NULL, -1, "out of memory");
             break;
         case ONP_TP_RAW_DATA:
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "TensorProto.raw_data", e)) return -1;
@@ -178,7 +190,9 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
             break;
         case ONP_TP_DATA_LOCATION:
             if (onp_pb_expect(&cur, &f, ONP_WT_VARINT, "TensorProto.data_location", e)) return -1;
-            if (f.v > 1) return field_err(&cur, f.start, "TensorProto.data_location", ONP_ERR_FORMAT, "unknown data location", e);
+            if (f.v > 1)
+                return field_err(&cur, f.start, "TensorProto.data_location", ONP_ERR_FORMAT,
+                                 "unknown data location", e);
             v->is_external = (int)f.v;
             break;
         case ONP_TP_FLOAT_DATA:
@@ -203,8 +217,9 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     if (r < 0) return -1;
     const onp_dtype_desc *d = onp_dtype_info(v->data_type);
     if (!d)
-        return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.data_type", (int64_t)v->msg.off,
-                             "unsupported data type %d in tensor '%s'", (int)v->data_type, v->name);
+        return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.data_type",
+                             (int64_t)v->msg.off, "unsupported data type %d in tensor '%s'",
+                             (int)v->data_type, v->name);
     size_t nbytes;
     if (onp_shape_count((int)v->rank, v->dims, d->size, &v->count, &nbytes, e)) {
         e->offset = (int64_t)v->msg.off;
@@ -216,33 +231,41 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     for (int num = ONP_TP_FLOAT_DATA; num <= ONP_TP_UINT64_DATA; num++) {
         if (!typed_count[num]) continue;
         if (num != want)
-            return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(num), onp_pb_off(c, typed_at[num]),
+            return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(num),
+                                 onp_pb_off(c, typed_at[num]),
                                  "field does not hold %s values (tensor '%s')", d->name, v->name);
     }
     if (v->is_external) {
         if (v->has_raw || typed_count[want])
-            return field_err(c, c->p, "TensorProto.data_location", ONP_ERR_FORMAT, "external tensor also holds inline data", e);
+            return field_err(c, c->p, "TensorProto.data_location", ONP_ERR_FORMAT,
+                             "external tensor also holds inline data", e);
         if (!v->external.location)
-            return field_err(c, c->p, "TensorProto.external_data", ONP_ERR_FORMAT, "external tensor without a location", e);
+            return field_err(c, c->p, "TensorProto.external_data", ONP_ERR_FORMAT,
+                             "external tensor without a location", e);
         if (v->data_type == ONP_STRING)
-            return field_err(c, c->p, "TensorProto.external_data", ONP_ERR_FORMAT, "string tensors cannot be external", e);
+            return field_err(c, c->p, "TensorProto.external_data", ONP_ERR_FORMAT,
+                             "string tensors cannot be external", e);
         if (v->external.length >= 0 && (uint64_t)v->external.length != nbytes)
-            return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.external_data", (int64_t)v->msg.off,
-                                 "length %" PRId64 " does not match dims x element size = %zu (tensor '%s')",
-                                 v->external.length, nbytes, v->name);
+            return onp_error_set(
+                e, ONP_ERR_FORMAT, c->file, "TensorProto.external_data", (int64_t)v->msg.off,
+                "length %" PRId64 " does not match dims x element size = %zu (tensor '%s')",
+                v->external.length, nbytes, v->name);
         v->bytes = nbytes;
         return 0;
     }
     if (v->has_raw) {
         if (v->data_type == ONP_STRING)
-            return field_err(c, raw_at, "TensorProto.raw_data", ONP_ERR_FORMAT, "string tensors cannot use raw_data", e);
+            return field_err(c, raw_at, "TensorProto.raw_data", ONP_ERR_FORMAT,
+                             "string tensors cannot use raw_data", e);
         if (typed_count[want])
-            return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(want), onp_pb_off(c, typed_at[want]),
+            return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(want),
+                                 onp_pb_off(c, typed_at[want]),
                                  "tensor '%s' holds both raw_data and typed data", v->name);
         if (v->raw_data.n != nbytes)
-            return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.raw_data", onp_pb_off(c, raw_at),
-                                 "%zu bytes where dims x element size = %" PRId64 " x %zu = %zu (tensor '%s')",
-                                 v->raw_data.n, v->count, d->size, nbytes, v->name);
+            return onp_error_set(
+                e, ONP_ERR_FORMAT, c->file, "TensorProto.raw_data", onp_pb_off(c, raw_at),
+                "%zu bytes where dims x element size = %" PRId64 " x %zu = %zu (tensor '%s')",
+                v->raw_data.n, v->count, d->size, nbytes, v->name);
         v->bytes = nbytes;
         return 0;
     }
@@ -250,8 +273,8 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     if (typed_count[want] != expect)
         return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(want),
                              typed_at[want] ? onp_pb_off(c, typed_at[want]) : (int64_t)v->msg.off,
-                             "%zu values where dims give %" PRIu64 " (tensor '%s')", typed_count[want],
-                             expect, v->name);
+                             "%zu values where dims give %" PRIu64 " (tensor '%s')",
+                             typed_count[want], expect, v->name);
     v->bytes = nbytes;
     return 0;
 }
@@ -320,14 +343,16 @@ int onp_tp_materialize(const onp_tensor_view *v, const onp_span *ext, const uint
     if (v->is_external) {
         if (!ext || ext->n != out->nbytes) {
             onp_tensor_release(out);
-            return onp_error_set(e, ONP_ERR_FORMAT, file, "TensorProto.external_data", (int64_t)v->msg.off,
-                                 "external bytes do not match the tensor size (tensor '%s')", v->name);
+            return onp_error_set(
+                e, ONP_ERR_FORMAT, file, "TensorProto.external_data", (int64_t)v->msg.off,
+                "external bytes do not match the tensor size (tensor '%s')", v->name);
         }
         if (out->nbytes) memcpy(out->data, ext->p, out->nbytes);
     } else if (v->has_raw) {
         if (out->nbytes) memcpy(out->data, v->raw_data.p, out->nbytes);
         if (v->data_type == ONP_BOOL) /* normalise: any non-zero byte is true */
-            for (size_t i = 0; i < out->nbytes; i++) ((uint8_t *)out->data)[i] = ((uint8_t *)out->data)[i] != 0;
+            for (size_t i = 0; i < out->nbytes; i++)
+                ((uint8_t *)out->data)[i] = ((uint8_t *)out->data)[i] != 0;
     } else if (out->count) {
         int per;
         int want = typed_field_for(v->data_type, &per);

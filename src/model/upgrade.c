@@ -133,8 +133,10 @@ int onp_model_upgrade_opset7(const onp_model *m, onp_buf *out, int *changed, onp
                     char name[512];
                     snprintf(name, sizeof name, "%s__onp_opset7_%zu", nd->inputs[1], extra++);
                     char *nm = onp_arena_strndup((onp_arena *)&m->arena, name, strlen(name));
-                    if (!nm || put_unsqueeze(&graph, nd->inputs[1], nm, rb, ra - axis)) rc = -1;
-                    else rc = put_node(&graph, nd, drop_bcast, 1, nm, e);
+                    if (!nm || put_unsqueeze(&graph, nd->inputs[1], nm, rb, ra - axis))
+                        rc = -1;
+                    else
+                        rc = put_node(&graph, nd, drop_bcast, 1, nm, e);
                     goto next;
                 }
             }
@@ -149,8 +151,10 @@ int onp_model_upgrade_opset7(const onp_model *m, onp_buf *out, int *changed, onp
                 char name[512];
                 snprintf(name, sizeof name, "%s__onp_opset7_%zu", nd->inputs[1], extra++);
                 char *nm = onp_arena_strndup((onp_arena *)&m->arena, name, strlen(name));
-                if (!nm || put_unsqueeze(&graph, nd->inputs[1], nm, 1, rx - 1)) rc = -1;
-                else rc = put_node(&graph, nd, NULL, 1, nm, e);
+                if (!nm || put_unsqueeze(&graph, nd->inputs[1], nm, 1, rx - 1))
+                    rc = -1;
+                else
+                    rc = put_node(&graph, nd, NULL, 1, nm, e);
             } else {
                 onp_buf_append(&graph, f.start, (size_t)(f.stop - f.start));
             }
@@ -160,7 +164,8 @@ int onp_model_upgrade_opset7(const onp_model *m, onp_buf *out, int *changed, onp
     next:
         if (rc) {
             onp_buf_free(&graph);
-            return onp_error_set(e, ONP_ERR_NOMEM, m->path, NULL, -1, "out of memory upgrading the model");
+            return onp_error_set(e, ONP_ERR_NOMEM, m->path, NULL, -1,
+                                 "out of memory upgrading the model");
         }
     }
     if (r < 0 || graph.failed) {

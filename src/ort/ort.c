@@ -41,7 +41,8 @@ static int log_echo = ORT_LOGGING_LEVEL_FATAL + 1; /* severities >= this go to s
 static const char *const severity_names[] = {"verbose", "info", "warning", "error", "fatal"};
 
 static void ORT_API_CALL log_fn(void *param, OrtLoggingLevel severity, const char *category,
-                                const char *logid, const char *code_location, const char *message) {
+                                const char *logid, const char *code_location, const char *message)
+{
     (void)param;
     (void)category;
     (void)logid;
@@ -62,7 +63,8 @@ static void ORT_API_CALL log_fn(void *param, OrtLoggingLevel severity, const cha
     pthread_mutex_unlock(&log_mu);
 }
 
-size_t onp_ort_log_take(char *buf, size_t n) {
+size_t onp_ort_log_take(char *buf, size_t n)
+{
     pthread_mutex_lock(&log_mu);
     size_t k = 0, total = log_total;
     if (n) buf[0] = '\0';
@@ -78,7 +80,8 @@ size_t onp_ort_log_take(char *buf, size_t n) {
 
 /* The severity ORT should log at: warning, or what ONNXPARITY_ORT_LOG asks
  * for (which also turns on the copy to stderr). */
-static OrtLoggingLevel log_level_from_env(void) {
+static OrtLoggingLevel log_level_from_env(void)
+{
     const char *v = getenv("ONNXPARITY_ORT_LOG");
     if (!v || !*v) return ORT_LOGGING_LEVEL_WARNING;
     for (int i = 0; i < 5; i++) {
@@ -94,7 +97,8 @@ static OrtLoggingLevel log_level_from_env(void) {
 
 // --- statuses ----------------------------------------------------------------
 
-static const char *ort_code_name(int code) {
+static const char *ort_code_name(int code)
+{
     static const char *const names[] = {
         "ORT_OK",
         "ORT_FAIL",
@@ -118,7 +122,8 @@ static const char *ort_code_name(int code) {
 }
 
 int onp_ort_status(const onp_ort *ort, OrtStatus *st, const char *call, const char *file,
-                   onp_error *e) {
+                   onp_error *e)
+{
     if (!st) return 0;
     char field[128];
     snprintf(field, sizeof field, "%s [%s]", call, ort_code_name((int)ort->api->GetErrorCode(st)));
@@ -128,8 +133,8 @@ int onp_ort_status(const onp_ort *ort, OrtStatus *st, const char *call, const ch
     return -1;
 }
 
-int onp_ort_split_kv(const char *s, const char *what, char **key, const char **value,
-                     onp_error *e) {
+int onp_ort_split_kv(const char *s, const char *what, char **key, const char **value, onp_error *e)
+{
     *key = NULL;
     *value = NULL;
     const char *eq = s ? strchr(s, '=') : NULL;
@@ -145,7 +150,8 @@ int onp_ort_split_kv(const char *s, const char *what, char **key, const char **v
 // --- finding the library -----------------------------------------------------
 
 /* Copy a NUL-terminated string into dst[n], truncating. */
-static void copy_str(char *dst, size_t n, const char *src) {
+static void copy_str(char *dst, size_t n, const char *src)
+{
     size_t k = strlen(src);
     if (k >= n) k = n - 1;
     memcpy(dst, src, k);
@@ -153,14 +159,16 @@ static void copy_str(char *dst, size_t n, const char *src) {
 }
 
 /* Append "; path (why)" to the list of paths tried. */
-static void tried_add(char *tried, size_t n, const char *path, const char *why) {
+static void tried_add(char *tried, size_t n, const char *path, const char *why)
+{
     size_t k = strlen(tried);
     if (k < n) snprintf(tried + k, n - k, "%s%s (%s)", k ? "; " : "", path, why);
 }
 
 /* dlopen `path`; on failure note why in `tried`.  Files named with a '/'
  * are checked for existence first so the list says "absent" plainly. */
-static void *try_dlopen(const char *path, char *tried, size_t n) {
+static void *try_dlopen(const char *path, char *tried, size_t n)
+{
     if (strchr(path, '/') && access(path, F_OK) != 0) {
         tried_add(tried, n, path, strerror(errno));
         return NULL;
@@ -175,7 +183,8 @@ static void *try_dlopen(const char *path, char *tried, size_t n) {
 }
 
 /* The directory holding the running executable, or "" when unknown. */
-static void exe_dir(char *buf, size_t n) {
+static void exe_dir(char *buf, size_t n)
+{
     buf[0] = '\0';
     ssize_t k = readlink("/proc/self/exe", buf, n - 1);
     if (k <= 0) {
@@ -192,7 +201,8 @@ static void exe_dir(char *buf, size_t n) {
 
 /* Load the library following the search order of onp_ort_open.  On success
  * returns the handle and the name passed to dlopen in `used`. */
-static void *load_library(const char *lib_path, char *used, size_t used_n, onp_error *e) {
+static void *load_library(const char *lib_path, char *used, size_t used_n, onp_error *e)
+{
     char tried[2048] = "";
     void *dl = NULL;
     const char *envp = getenv("ONNXPARITY_ORT_LIB");
@@ -242,7 +252,8 @@ static void *load_library(const char *lib_path, char *used, size_t used_n, onp_e
 }
 
 /* The minor version of a "1.MINOR.PATCH" version string, or 0. */
-static uint32_t version_minor(const char *v) {
+static uint32_t version_minor(const char *v)
+{
     if (!v || v[0] != '1' || v[1] != '.') return 0;
     char *end;
     unsigned long m = strtoul(v + 2, &end, 10);
@@ -251,14 +262,14 @@ static uint32_t version_minor(const char *v) {
 
 // --- opening -----------------------------------------------------------------
 
-static void ort_free(onp_ort *ort) {
+static void ort_free(onp_ort *ort)
+{
     if (!ort) return;
     if (ort->api) {
         if (ort->cpu_mem) ort->api->ReleaseMemoryInfo(ort->cpu_mem);
         if (ort->env) ort->api->ReleaseEnv(ort->env);
     }
-    for (size_t i = 0; i < ort->n_providers; i++)
-        free(ort->providers[i]);
+    for (size_t i = 0; i < ort->n_providers; i++) free(ort->providers[i]);
     free(ort->providers);
     free(ort->path);
     free(ort->version);
@@ -266,12 +277,14 @@ static void ort_free(onp_ort *ort) {
     free(ort);
 }
 
-static int nomem(onp_error *e) {
+static int nomem(onp_error *e)
+{
     return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
 }
 
 /* Copy GetAvailableProviders into the handle. */
-static int read_providers(onp_ort *ort, onp_error *e) {
+static int read_providers(onp_ort *ort, onp_error *e)
+{
     char **list = NULL;
     int n = 0;
     if (onp_ort_status(ort, ort->api->GetAvailableProviders(&list, &n), "GetAvailableProviders",
@@ -294,7 +307,8 @@ static int read_providers(onp_ort *ort, onp_error *e) {
     return rc;
 }
 
-int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_error *e) {
+int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_error *e)
+{
     *out = NULL;
     if (max_api == 0 || max_api > ORT_API_VERSION) max_api = ORT_API_VERSION;
     if (max_api < ONP_ORT_MIN_API)
@@ -387,49 +401,60 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
     return 0;
 }
 
-int onp_ort_open(const char *lib_path, onp_ort **out, onp_error *e) {
+int onp_ort_open(const char *lib_path, onp_ort **out, onp_error *e)
+{
     return onp_ort_open_api(lib_path, 0, out, e);
 }
 
-void onp_ort_ref(onp_ort *ort) {
+void onp_ort_ref(onp_ort *ort)
+{
     atomic_fetch_add(&ort->refs, 1);
 }
 
-void onp_ort_unref(onp_ort *ort) {
+void onp_ort_unref(onp_ort *ort)
+{
     if (ort && atomic_fetch_sub(&ort->refs, 1) == 1) ort_free(ort);
 }
 
-void onp_ort_close(onp_ort *ort) {
+void onp_ort_close(onp_ort *ort)
+{
     onp_ort_unref(ort);
 }
 
 // --- facts -------------------------------------------------------------------
 
-const char *onp_ort_version(const onp_ort *ort) {
+const char *onp_ort_version(const onp_ort *ort)
+{
     return ort->version;
 }
 
-const char *onp_ort_lib_path(const onp_ort *ort) {
+const char *onp_ort_lib_path(const onp_ort *ort)
+{
     return ort->path;
 }
 
-uint32_t onp_ort_api_version(const onp_ort *ort) {
+uint32_t onp_ort_api_version(const onp_ort *ort)
+{
     return ort->api_version;
 }
 
-const char *onp_ort_build_info(const onp_ort *ort) {
+const char *onp_ort_build_info(const onp_ort *ort)
+{
     return ort->build_info;
 }
 
-size_t onp_ort_provider_count(const onp_ort *ort) {
+size_t onp_ort_provider_count(const onp_ort *ort)
+{
     return ort->n_providers;
 }
 
-const char *onp_ort_provider(const onp_ort *ort, size_t i) {
+const char *onp_ort_provider(const onp_ort *ort, size_t i)
+{
     return i < ort->n_providers ? ort->providers[i] : NULL;
 }
 
-int onp_ort_has_provider(const onp_ort *ort, const char *name) {
+int onp_ort_has_provider(const onp_ort *ort, const char *name)
+{
     const char *full = onp_ort_ep_canonical(ort, name);
     if (!full) return 0;
     for (size_t i = 0; i < ort->n_providers; i++)
@@ -437,7 +462,8 @@ int onp_ort_has_provider(const onp_ort *ort, const char *name) {
     return 0;
 }
 
-char *onp_ort_provider_list(const onp_ort *ort, char *buf, size_t n) {
+char *onp_ort_provider_list(const onp_ort *ort, char *buf, size_t n)
+{
     size_t k = 0;
     if (!n) return buf;
     buf[0] = '\0';

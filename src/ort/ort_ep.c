@@ -53,21 +53,24 @@ static const ep_row ep_table[] = {
 
 /* 1 when `name` equals `full` or `full` without its "ExecutionProvider"
  * suffix, ignoring case. */
-static int ep_name_match(const char *name, const char *full) {
+static int ep_name_match(const char *name, const char *full)
+{
     if (!strcasecmp(name, full)) return 1;
     size_t n = strlen(full), s = strlen(EP_SUFFIX);
     return n > s && !strcmp(full + n - s, EP_SUFFIX) && strlen(name) == n - s &&
            !strncasecmp(name, full, n - s);
 }
 
-static const ep_row *ep_find(const char *name) {
+static const ep_row *ep_find(const char *name)
+{
     for (size_t i = 0; i < EP_ROWS; i++)
         if (!strcasecmp(name, ep_table[i].name) || ep_name_match(name, ep_table[i].ort))
             return &ep_table[i];
     return NULL;
 }
 
-const char *onp_ort_ep_canonical(const onp_ort *ort, const char *name) {
+const char *onp_ort_ep_canonical(const onp_ort *ort, const char *name)
+{
     if (!name || !*name) return "CPUExecutionProvider";
     const ep_row *r = ep_find(name);
     if (r) return r->ort;
@@ -83,15 +86,16 @@ typedef struct kv_list {
     const char **values; /* [n] views into the caller's strings */
 } kv_list;
 
-static void kv_free(kv_list *kv) {
-    for (size_t i = 0; i < kv->n; i++)
-        free(kv->keys[i]);
+static void kv_free(kv_list *kv)
+{
+    for (size_t i = 0; i < kv->n; i++) free(kv->keys[i]);
     free(kv->keys);
     free(kv->values);
     memset(kv, 0, sizeof *kv);
 }
 
-static int kv_parse(const onp_session_opts *o, kv_list *kv, onp_error *e) {
+static int kv_parse(const onp_session_opts *o, kv_list *kv, onp_error *e)
+{
     memset(kv, 0, sizeof *kv);
     size_t n = o->n_provider_opts;
     if (!n) return 0;
@@ -113,7 +117,8 @@ static int kv_parse(const onp_session_opts *o, kv_list *kv, onp_error *e) {
 }
 
 static int append_cuda(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, const char *file,
-                       onp_error *e) {
+                       onp_error *e)
+{
     const OrtApi *api = ort->api;
     OrtCUDAProviderOptionsV2 *po = NULL;
     int rc = onp_ort_status(ort, api->CreateCUDAProviderOptions(&po), "CreateCUDAProviderOptions",
@@ -131,7 +136,8 @@ static int append_cuda(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, c
 }
 
 static int append_tensorrt(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, const char *file,
-                           onp_error *e) {
+                           onp_error *e)
+{
     const OrtApi *api = ort->api;
     OrtTensorRTProviderOptionsV2 *po = NULL;
     int rc = onp_ort_status(ort, api->CreateTensorRTProviderOptions(&po),
@@ -149,7 +155,8 @@ static int append_tensorrt(onp_ort *ort, OrtSessionOptions *so, const kv_list *k
 }
 
 static int append_dnnl(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, const char *file,
-                       onp_error *e) {
+                       onp_error *e)
+{
     const OrtApi *api = ort->api;
     OrtDnnlProviderOptions *po = NULL;
     int rc = onp_ort_status(ort, api->CreateDnnlProviderOptions(&po), "CreateDnnlProviderOptions",
@@ -167,7 +174,8 @@ static int append_dnnl(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, c
 }
 
 int onp_ort_ep_append(onp_ort *ort, OrtSessionOptions *so, const onp_session_opts *o,
-                      const char *file, const char **ort_name, onp_error *e) {
+                      const char *file, const char **ort_name, onp_error *e)
+{
     const char *name = o->provider && *o->provider ? o->provider : "cpu";
     char list[512];
     *ort_name = NULL;
@@ -202,15 +210,9 @@ int onp_ort_ep_append(onp_ort *ort, OrtSessionOptions *so, const onp_session_opt
     if (kv_parse(o, &kv, e)) return onp_error_set_file(e, file);
     int rc;
     switch (how) {
-    case EP_CUDA:
-        rc = append_cuda(ort, so, &kv, file, e);
-        break;
-    case EP_TENSORRT:
-        rc = append_tensorrt(ort, so, &kv, file, e);
-        break;
-    case EP_DNNL:
-        rc = append_dnnl(ort, so, &kv, file, e);
-        break;
+    case EP_CUDA: rc = append_cuda(ort, so, &kv, file, e); break;
+    case EP_TENSORRT: rc = append_tensorrt(ort, so, &kv, file, e); break;
+    case EP_DNNL: rc = append_dnnl(ort, so, &kv, file, e); break;
     default: {
         /* Unlisted providers go by their name without the suffix. */
         char generic[128];

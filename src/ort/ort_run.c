@@ -15,7 +15,8 @@
 
 // --- checks before ORT ----------------------------------------------------------
 
-static void given_str(const onp_tensor *t, char *buf, size_t n) {
+static void given_str(const onp_tensor *t, char *buf, size_t n)
+{
     char shape[SHAPE_STR];
     const char *dn = onp_dtype_name(t->dtype);
     if (strcmp(dn, "?"))
@@ -27,7 +28,8 @@ static void given_str(const onp_tensor *t, char *buf, size_t n) {
 
 /* Does tensor t fit declared input io?  0, or -1 + ONP_ERR_USAGE. */
 static int check_input(const onp_session *s, const onp_ort_io *io, const onp_tensor *t,
-                       onp_error *e) {
+                       onp_error *e)
+{
     char want[SHAPE_STR * 2], got[SHAPE_STR * 2];
     if (io->kind != ONP_ORT_KIND_TENSOR && io->kind != ONP_ORT_KIND_OPTIONAL)
         return onp_error_set(e, ONP_ERR_USAGE, s->desc.model, NULL, -1,
@@ -56,7 +58,8 @@ static int check_input(const onp_session *s, const onp_ort_io *io, const onp_ten
 }
 
 /* Append the names of all inputs (or outputs) to buf: "a, b, c". */
-static char *io_list(const onp_ort_io *io, size_t n, char *buf, size_t cap) {
+static char *io_list(const onp_ort_io *io, size_t n, char *buf, size_t cap)
+{
     size_t k = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n && k < cap; i++) {
@@ -70,19 +73,20 @@ static char *io_list(const onp_ort_io *io, size_t n, char *buf, size_t cap) {
 
 /* The declared value that feed slot j stands for: graph input j, or
  * overridable initializer j - n_in. */
-static const onp_ort_io *slot_io(const onp_session *s, size_t j) {
+static const onp_ort_io *slot_io(const onp_session *s, size_t j)
+{
     return j < s->n_in ? &s->in[j] : &s->init[j - s->n_in];
 }
 
 /* Map inputs[] onto feed slots: slot[j] = the index in inputs[] that feeds
  * slot j (see slot_io), or SIZE_MAX for an initializer left as it is. */
 static int match_inputs(const onp_session *s, const onp_tensor *inputs, size_t n_inputs,
-                        size_t *slot, onp_error *e) {
+                        size_t *slot, onp_error *e)
+{
     char names[512];
     const char *file = s->desc.model;
     size_t n_slots = s->n_in + s->n_init;
-    for (size_t j = 0; j < n_slots; j++)
-        slot[j] = SIZE_MAX;
+    for (size_t j = 0; j < n_slots; j++) slot[j] = SIZE_MAX;
     for (size_t i = 0; i < n_inputs; i++) {
         const char *nm = inputs[i].name;
         long j;
@@ -120,7 +124,8 @@ static int match_inputs(const onp_session *s, const onp_tensor *inputs, size_t n
 
 // --- tensors into OrtValues ------------------------------------------------------
 
-static int make_value(const onp_session *s, const onp_tensor *t, OrtValue **v, onp_error *e) {
+static int make_value(const onp_session *s, const onp_tensor *t, OrtValue **v, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -156,7 +161,8 @@ static int make_value(const onp_session *s, const onp_tensor *t, OrtValue **v, o
 // --- OrtValues into tensors ------------------------------------------------------
 
 static int copy_strings(const onp_session *s, OrtValue *v, const char *name, onp_tensor *t,
-                        int rank, const int64_t *dims, onp_error *e) {
+                        int rank, const int64_t *dims, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -193,7 +199,8 @@ static int copy_strings(const onp_session *s, OrtValue *v, const char *name, onp
 }
 
 static int take_value(const onp_session *s, OrtValue *v, const char *name, onp_tensor *t,
-                      onp_error *e) {
+                      onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -262,7 +269,8 @@ static int take_value(const onp_session *s, OrtValue *v, const char *name, onp_t
 
 int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
-                    onp_error *e) {
+                    onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -271,8 +279,7 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     size_t n_out = fetch_all ? s->n_out : n_outputs;
     if (n_out && !outputs)
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "no room given for the outputs");
-    for (size_t i = 0; i < n_out; i++)
-        memset(&outputs[i], 0, sizeof outputs[i]);
+    for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     if (n_inputs && !inputs)
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "inputs are NULL");
 
@@ -311,8 +318,7 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     for (size_t i = 0; !rc && i < n_out; i++)
         rc = take_value(s, out_vals[i], out_names[i], &outputs[i], e);
     if (rc)
-        for (size_t i = 0; i < n_out; i++)
-            onp_tensor_release(&outputs[i]);
+        for (size_t i = 0; i < n_out; i++) onp_tensor_release(&outputs[i]);
 
     for (size_t j = 0; in_vals && j < n_feed; j++)
         if (in_vals[j]) api->ReleaseValue(in_vals[j]);

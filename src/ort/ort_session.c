@@ -22,11 +22,13 @@ static const char *const level_names[] = {"default",  "disable", "basic",
 _Static_assert(sizeof level_names / sizeof level_names[0] == ONP_ORT_OPT_COUNT,
                "level_names must list every onp_ort_opt_level");
 
-const char *onp_ort_opt_level_name(onp_ort_opt_level level) {
+const char *onp_ort_opt_level_name(onp_ort_opt_level level)
+{
     return (unsigned)level < ONP_ORT_OPT_COUNT ? level_names[level] : "?";
 }
 
-int onp_ort_opt_level_parse(const char *name, onp_ort_opt_level *out, onp_error *e) {
+int onp_ort_opt_level_parse(const char *name, onp_ort_opt_level *out, onp_error *e)
+{
     static const struct {
         const char *alias;
         onp_ort_opt_level level;
@@ -54,7 +56,8 @@ int onp_ort_opt_level_parse(const char *name, onp_ort_opt_level *out, onp_error 
 // --- notes ------------------------------------------------------------------
 
 /* Append a note ("; "-separated) to a fixed buffer. */
-static void note(char *buf, size_t n, const char *fmt, ...) {
+static void note(char *buf, size_t n, const char *fmt, ...)
+{
     size_t k = strlen(buf);
     if (k && k + 2 < n) {
         memcpy(buf + k, "; ", 3);
@@ -70,7 +73,8 @@ static void note(char *buf, size_t n, const char *fmt, ...) {
 // --- options --------------------------------------------------------------------
 
 /* Check what can be checked without ORT. */
-static int check_opts(const onp_session_opts *o, const char *file, onp_error *e) {
+static int check_opts(const onp_session_opts *o, const char *file, onp_error *e)
+{
     if ((unsigned)o->opt_level >= ONP_ORT_OPT_COUNT)
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1,
                              "optimization level %d is out of range", (int)o->opt_level);
@@ -85,29 +89,19 @@ static int check_opts(const onp_session_opts *o, const char *file, onp_error *e)
 }
 
 static int set_level(onp_session *s, OrtSessionOptions *so, onp_ort_opt_level level, char *notes,
-                     size_t nn, onp_error *e) {
+                     size_t nn, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const char *file = s->desc.model;
     GraphOptimizationLevel g = ORT_ENABLE_ALL;
     switch (level) {
-    case ONP_ORT_OPT_DEFAULT:
-        return 0;
-    case ONP_ORT_OPT_DISABLE:
-        g = ORT_DISABLE_ALL;
-        break;
-    case ONP_ORT_OPT_BASIC:
-        g = ORT_ENABLE_BASIC;
-        break;
-    case ONP_ORT_OPT_EXTENDED:
-        g = ORT_ENABLE_EXTENDED;
-        break;
-    case ONP_ORT_OPT_LAYOUT:
-        g = ORT_ENABLE_LAYOUT;
-        break;
+    case ONP_ORT_OPT_DEFAULT: return 0;
+    case ONP_ORT_OPT_DISABLE: g = ORT_DISABLE_ALL; break;
+    case ONP_ORT_OPT_BASIC: g = ORT_ENABLE_BASIC; break;
+    case ONP_ORT_OPT_EXTENDED: g = ORT_ENABLE_EXTENDED; break;
+    case ONP_ORT_OPT_LAYOUT: g = ORT_ENABLE_LAYOUT; break;
     case ONP_ORT_OPT_ALL:
-    case ONP_ORT_OPT_COUNT:
-        g = ORT_ENABLE_ALL;
-        break;
+    case ONP_ORT_OPT_COUNT: g = ORT_ENABLE_ALL; break;
     }
     OrtStatus *st = ort->api->SetSessionGraphOptimizationLevel(so, g);
     if (st && level == ONP_ORT_OPT_LAYOUT) {
@@ -122,7 +116,8 @@ static int set_level(onp_session *s, OrtSessionOptions *so, onp_ort_opt_level le
 }
 
 static int apply_opts(onp_session *s, OrtSessionOptions *so, const onp_session_opts *o, char *notes,
-                      size_t nn, onp_error *e) {
+                      size_t nn, onp_error *e)
+{
     onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -170,22 +165,19 @@ static int apply_opts(onp_session *s, OrtSessionOptions *so, const onp_session_o
 /* ORT's element-type enum follows ONNX's numbering up to FLOAT4E2M1 (23),
  * then lists UINT2, INT2, FLOAT8E8M0 as 24, 25, 26 where ONNX has
  * FLOAT8E8M0 = 24, UINT2 = 25, INT2 = 26. */
-static int32_t onnx_dtype(ONNXTensorElementDataType dt) {
+static int32_t onnx_dtype(ONNXTensorElementDataType dt)
+{
     switch ((int)dt) {
-    case 24:
-        return 25; /* ORT UINT2 */
-    case 25:
-        return 26; /* ORT INT2 */
-    case 26:
-        return 24; /* ORT FLOAT8E8M0 */
-    default:
-        return (int32_t)dt;
+    case 24: return 25; /* ORT UINT2 */
+    case 25: return 26; /* ORT INT2 */
+    case 26: return 24; /* ORT FLOAT8E8M0 */
+    default: return (int32_t)dt;
     }
 }
 
 /* Fill dtype and shape from a tensor type (or an optional holding one). */
-static int fill_type(onp_session *s, const OrtTypeInfo *ti, onp_ort_io *io, int depth,
-                     onp_error *e) {
+static int fill_type(onp_session *s, const OrtTypeInfo *ti, onp_ort_io *io, int depth, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -247,7 +239,8 @@ static int fill_type(onp_session *s, const OrtTypeInfo *ti, onp_ort_io *io, int 
 /* Which list read_io reads. */
 enum { IO_INPUT, IO_OUTPUT, IO_INIT };
 
-static int read_io(onp_session *s, int which, size_t i, onp_ort_io *io, onp_error *e) {
+static int read_io(onp_session *s, int which, size_t i, onp_ort_io *io, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -297,7 +290,8 @@ static int read_io(onp_session *s, int which, size_t i, onp_ort_io *io, onp_erro
     return rc;
 }
 
-static int introspect(onp_session *s, onp_error *e) {
+static int introspect(onp_session *s, onp_error *e)
+{
     const onp_ort *ort = s->ort;
     const char *file = s->desc.model;
     if (onp_ort_status(ort, ort->api->SessionGetInputCount(s->sess, &s->n_in),
@@ -325,7 +319,8 @@ static int introspect(onp_session *s, onp_error *e) {
 
 static int open_common(onp_ort *ort, const char *path, const void *bytes, size_t n,
                        const char *label, const onp_session_opts *o, onp_session **out,
-                       onp_error *e) {
+                       onp_error *e)
+{
     static const onp_session_opts zero_opts;
     *out = NULL;
     if (!o) o = &zero_opts;
@@ -374,7 +369,8 @@ static int open_common(onp_ort *ort, const char *path, const void *bytes, size_t
 }
 
 int onp_session_open(onp_ort *ort, const char *model_path, const onp_session_opts *o,
-                     onp_session **out, onp_error *e) {
+                     onp_session **out, onp_error *e)
+{
     if (!model_path || !*model_path) {
         *out = NULL;
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "no model path given");
@@ -383,7 +379,8 @@ int onp_session_open(onp_ort *ort, const char *model_path, const onp_session_opt
 }
 
 int onp_session_open_bytes(onp_ort *ort, const void *bytes, size_t n, const char *label,
-                           const onp_session_opts *o, onp_session **out, onp_error *e) {
+                           const onp_session_opts *o, onp_session **out, onp_error *e)
+{
     if (!label || !*label) label = "<memory>";
     if (!bytes && n) {
         *out = NULL;
@@ -393,7 +390,8 @@ int onp_session_open_bytes(onp_ort *ort, const void *bytes, size_t n, const char
     return open_common(ort, NULL, bytes ? bytes : none, n, label, o, out, e);
 }
 
-void onp_session_close(onp_session *s) {
+void onp_session_close(onp_session *s)
+{
     if (!s) return;
     if (s->sess) s->ort->api->ReleaseSession(s->sess);
     onp_arena_free(&s->arena);
@@ -403,54 +401,66 @@ void onp_session_close(onp_session *s) {
 
 // --- accessors ----------------------------------------------------------------------
 
-const onp_session_desc *onp_session_describe(const onp_session *s) {
+const onp_session_desc *onp_session_describe(const onp_session *s)
+{
     return &s->desc;
 }
 
-size_t onp_session_input_count(const onp_session *s) {
+size_t onp_session_input_count(const onp_session *s)
+{
     return s->n_in;
 }
 
-size_t onp_session_output_count(const onp_session *s) {
+size_t onp_session_output_count(const onp_session *s)
+{
     return s->n_out;
 }
 
-const onp_ort_io *onp_session_input(const onp_session *s, size_t i) {
+const onp_ort_io *onp_session_input(const onp_session *s, size_t i)
+{
     return i < s->n_in ? &s->in[i] : NULL;
 }
 
-const onp_ort_io *onp_session_output(const onp_session *s, size_t i) {
+const onp_ort_io *onp_session_output(const onp_session *s, size_t i)
+{
     return i < s->n_out ? &s->out[i] : NULL;
 }
 
-size_t onp_session_initializer_count(const onp_session *s) {
+size_t onp_session_initializer_count(const onp_session *s)
+{
     return s->n_init;
 }
 
-const onp_ort_io *onp_session_initializer(const onp_session *s, size_t i) {
+const onp_ort_io *onp_session_initializer(const onp_session *s, size_t i)
+{
     return i < s->n_init ? &s->init[i] : NULL;
 }
 
-static long find_io(const onp_ort_io *io, size_t n, const char *name) {
+static long find_io(const onp_ort_io *io, size_t n, const char *name)
+{
     if (!name) return -1;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(io[i].name, name)) return (long)i;
     return -1;
 }
 
-long onp_session_find_input(const onp_session *s, const char *name) {
+long onp_session_find_input(const onp_session *s, const char *name)
+{
     return find_io(s->in, s->n_in, name);
 }
 
-long onp_session_find_output(const onp_session *s, const char *name) {
+long onp_session_find_output(const onp_session *s, const char *name)
+{
     return find_io(s->out, s->n_out, name);
 }
 
-long onp_session_find_initializer(const onp_session *s, const char *name) {
+long onp_session_find_initializer(const onp_session *s, const char *name)
+{
     return find_io(s->init, s->n_init, name);
 }
 
-char *onp_ort_io_str(const onp_ort_io *io, char *buf, size_t n) {
+char *onp_ort_io_str(const onp_ort_io *io, char *buf, size_t n)
+{
     static const char *const kinds[] = {"unknown", "tensor",        "sequence", "map",
                                         "opaque",  "sparse tensor", "optional"};
     if (!n) return buf;

@@ -26,10 +26,10 @@ enum { ONP_WT_VARINT = 0, ONP_WT_I64 = 1, ONP_WT_LEN = 2, ONP_WT_I32 = 5 };
 size_t onp_pb_varint(const uint8_t *p, size_t n, uint64_t *out);
 
 typedef struct onp_pb_cursor {
-    const uint8_t *p;   /* current position */
-    const uint8_t *end; /* end of the message */
+    const uint8_t *p;    /* current position */
+    const uint8_t *end;  /* end of the message */
     const uint8_t *base; /* start of the file, for offsets */
-    const char *file;   /* for errors */
+    const char *file;    /* for errors */
 } onp_pb_cursor;
 
 typedef struct onp_pb_field {

@@ -58,8 +58,8 @@ int32_t onp_dtype_parse(const char *name)
     static const struct {
         const char *alias;
         int32_t dt;
-    } aliases[] = {{"f4", ONP_FLOAT}, {"float", ONP_FLOAT}, {"f8", ONP_DOUBLE},
-                   {"double", ONP_DOUBLE}, {"f2", ONP_FLOAT16}, {"half", ONP_FLOAT16},
+    } aliases[] = {{"f4", ONP_FLOAT},      {"float", ONP_FLOAT}, {"f8", ONP_DOUBLE},
+                   {"double", ONP_DOUBLE}, {"f2", ONP_FLOAT16},  {"half", ONP_FLOAT16},
                    {"bf16", ONP_BFLOAT16}, {"str", ONP_STRING}};
     if (!name) return ONP_UNDEFINED;
     for (int dt = 1; dt < ONP_DTYPE_COUNT; dt++) {

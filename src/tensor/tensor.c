@@ -10,18 +10,18 @@
 #include "onnxparity/half.h"
 #include "onnxparity/tensor.h"
 
-int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *count,
-                    size_t *nbytes, onp_error *e)
+int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *count, size_t *nbytes,
+                    onp_error *e)
 {
     if (rank < 0 || rank > ONP_MAX_RANK)
-        return onp_error_set(e, ONP_ERR_FORMAT, NULL, "dims", -1, "rank %d is outside 0..%d",
-                             rank, ONP_MAX_RANK);
+        return onp_error_set(e, ONP_ERR_FORMAT, NULL, "dims", -1, "rank %d is outside 0..%d", rank,
+                             ONP_MAX_RANK);
     uint64_t c = 1;
     int zero = 0;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0)
-            return onp_error_set(e, ONP_ERR_FORMAT, NULL, "dims", -1, "dimension %d is negative (%" PRId64 ")",
-                                 i, dims[i]);
+            return onp_error_set(e, ONP_ERR_FORMAT, NULL, "dims", -1,
+                                 "dimension %d is negative (%" PRId64 ")", i, dims[i]);
         if (dims[i] == 0) zero = 1;
     }
     if (!zero) {
@@ -37,7 +37,8 @@ int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *co
     }
     if (elem_size && c > SIZE_MAX / elem_size)
         return onp_error_set(e, ONP_ERR_FORMAT, NULL, "dims", -1,
-                             "%" PRIu64 " elements of %zu bytes do not fit in memory", c, elem_size);
+                             "%" PRIu64 " elements of %zu bytes do not fit in memory", c,
+                             elem_size);
     if (count) *count = (int64_t)c;
     if (nbytes) *nbytes = (size_t)c * elem_size;
     return 0;
@@ -47,7 +48,9 @@ static int set_shape(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims
 {
     memset(t, 0, sizeof *t);
     const onp_dtype_desc *d = onp_dtype_info(dtype);
-    if (!d) return onp_error_set(e, ONP_ERR_FORMAT, NULL, "data_type", -1, "unsupported data type %d", (int)dtype);
+    if (!d)
+        return onp_error_set(e, ONP_ERR_FORMAT, NULL, "data_type", -1, "unsupported data type %d",
+                             (int)dtype);
     if (onp_shape_count(rank, dims, d->size, &t->count, &t->nbytes, e)) return -1;
     t->dtype = dtype;
     t->rank = rank;
@@ -59,7 +62,8 @@ int onp_tensor_alloc(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims
 {
     if (dtype == ONP_STRING) {
         memset(t, 0, sizeof *t);
-        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "string tensors need onp_tensor_alloc_strings");
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "string tensors need onp_tensor_alloc_strings");
     }
     if (set_shape(t, dtype, rank, dims, e)) return -1;
     void *p = calloc(t->nbytes ? t->nbytes : 1, 1);
@@ -139,7 +143,8 @@ int onp_tensor_copy(onp_tensor *dst, const onp_tensor *src, onp_error *e)
         free(lens);
         if (rc) return -1;
         for (size_t i = 0; i < n; i++)
-            if (src->strings[i].n) memcpy(onp_tensor_string_at(dst, (int64_t)i), src->strings[i].p, src->strings[i].n);
+            if (src->strings[i].n)
+                memcpy(onp_tensor_string_at(dst, (int64_t)i), src->strings[i].p, src->strings[i].n);
     } else {
         if (onp_tensor_alloc(dst, src->dtype, src->rank, src->dims, e)) return -1;
         if (src->nbytes) memcpy(dst->data, src->data, src->nbytes);
@@ -159,7 +164,8 @@ int onp_tensor_equal(const onp_tensor *a, const onp_tensor *b)
     if (a->dtype == ONP_STRING) {
         for (int64_t i = 0; i < a->count; i++) {
             if (a->strings[i].n != b->strings[i].n) return 0;
-            if (a->strings[i].n && memcmp(a->strings[i].p, b->strings[i].p, a->strings[i].n)) return 0;
+            if (a->strings[i].n && memcmp(a->strings[i].p, b->strings[i].p, a->strings[i].n))
+                return 0;
         }
         return 1;
     }

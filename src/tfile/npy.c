@@ -34,7 +34,8 @@
 
 // --- byte order -----------------------------------------------------------
 
-static int host_big_endian(void) {
+static int host_big_endian(void)
+{
     const uint16_t one = 1;
     uint8_t b;
     memcpy(&b, &one, 1);
@@ -42,7 +43,8 @@ static int host_big_endian(void) {
 }
 
 /* Reverse the bytes of each `unit`-byte group of p[n]. */
-static void swap_units(uint8_t *p, size_t n, size_t unit) {
+static void swap_units(uint8_t *p, size_t n, size_t unit)
+{
     if (unit < 2) return;
     for (size_t i = 0; i + unit <= n; i += unit)
         for (size_t a = i, b = i + unit - 1; a < b; a++, b--) {
@@ -52,7 +54,8 @@ static void swap_units(uint8_t *p, size_t n, size_t unit) {
         }
 }
 
-static uint32_t load_u32(const uint8_t *p, int swap) {
+static uint32_t load_u32(const uint8_t *p, int swap)
+{
     uint8_t b[4];
     uint32_t v;
     memcpy(b, p, 4);
@@ -61,7 +64,8 @@ static uint32_t load_u32(const uint8_t *p, int swap) {
     return v;
 }
 
-static size_t max_bytes_of(const onp_tread_opts *ro) {
+static size_t max_bytes_of(const onp_tread_opts *ro)
+{
     if (ro && ro->max_bytes) return ro->max_bytes;
     return NPY_DEFAULT_MAX < SIZE_MAX ? (size_t)NPY_DEFAULT_MAX : SIZE_MAX;
 }
@@ -78,7 +82,8 @@ typedef struct forder {
     size_t pos;                  /* C-order index of the current element */
 } forder;
 
-static void forder_init(forder *f, int rank, const int64_t *dims) {
+static void forder_init(forder *f, int rank, const int64_t *dims)
+{
     size_t s = 1;
     f->rank = rank;
     f->dims = dims;
@@ -90,7 +95,8 @@ static void forder_init(forder *f, int rank, const int64_t *dims) {
     }
 }
 
-static void forder_next(forder *f) {
+static void forder_next(forder *f)
+{
     for (int d = 0; d < f->rank; d++) {
         f->pos += f->stride[d];
         if (++f->idx[d] < f->dims[d]) return;
@@ -128,7 +134,8 @@ typedef struct cursor {
     onp_error *e;
 } cursor;
 
-static int64_t cur_off(const cursor *c) {
+static int64_t cur_off(const cursor *c)
+{
     return c->base + (int64_t)c->i;
 }
 
@@ -138,7 +145,8 @@ static int fail_at(cursor *c, onp_errcode code, const char *field, const char *f
 #endif
     ;
 
-static int fail_at(cursor *c, onp_errcode code, const char *field, const char *fmt, ...) {
+static int fail_at(cursor *c, onp_errcode code, const char *field, const char *fmt, ...)
+{
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
@@ -147,29 +155,34 @@ static int fail_at(cursor *c, onp_errcode code, const char *field, const char *f
     return onp_error_set(c->e, code, c->file, field, cur_off(c), "%s", msg);
 }
 
-static int syntax(cursor *c, const char *what) {
+static int syntax(cursor *c, const char *what)
+{
     return fail_at(c, ONP_ERR_FORMAT, "npy.header", "header dict: %s", what);
 }
 
-static int peek(cursor *c) {
+static int peek(cursor *c)
+{
     while (c->i < c->n &&
            (c->p[c->i] == ' ' || c->p[c->i] == '\t' || c->p[c->i] == '\n' || c->p[c->i] == '\r'))
         c->i++;
     return c->i < c->n ? c->p[c->i] : -1;
 }
 
-static int expect(cursor *c, int ch, const char *what) {
+static int expect(cursor *c, int ch, const char *what)
+{
     if (peek(c) != ch) return syntax(c, what);
     c->i++;
     return 0;
 }
 
-static int is_digit(int ch) {
+static int is_digit(int ch)
+{
     return ch >= '0' && ch <= '9';
 }
 
 /* A quoted string without escapes or prefixes: bytes p[*at, *at + *len). */
-static int parse_str(cursor *c, size_t *at, size_t *len) {
+static int parse_str(cursor *c, size_t *at, size_t *len)
+{
     int q = peek(c);
     if (q != '\'' && q != '"') return syntax(c, "expected a quoted string");
     size_t open = c->i++;
@@ -190,7 +203,8 @@ static int parse_str(cursor *c, size_t *at, size_t *len) {
 }
 
 /* Decimal digits at s[*i..n) into *v (at most `max`); no leading zeros. */
-static int parse_decimal(const uint8_t *s, size_t n, size_t *i, uint64_t max, uint64_t *v) {
+static int parse_decimal(const uint8_t *s, size_t n, size_t *i, uint64_t max, uint64_t *v)
+{
     size_t k = *i;
     uint64_t acc = 0;
     if (k >= n || !is_digit(s[k])) return -1;
@@ -208,7 +222,8 @@ static int parse_decimal(const uint8_t *s, size_t n, size_t *i, uint64_t max, ui
 // --- header: values ----------------------------------------------------------
 
 /* Fill t from a descr such as "<f4", ">c16", "|S10", "<U5". */
-static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t) {
+static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t)
+{
     const char *F = "npy.header.descr";
     size_t i = 0;
     int order = '=';
@@ -248,7 +263,8 @@ static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t) {
     return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%.*s'", (int)n, (const char *)s);
 }
 
-static int parse_descr(cursor *c, npy_header *h) {
+static int parse_descr(cursor *c, npy_header *h)
+{
     if (peek(c) == '[')
         return fail_at(c, ONP_ERR_INPUT, "npy.header.descr",
                        "structured (record) dtypes are not supported");
@@ -261,7 +277,8 @@ static int parse_descr(cursor *c, npy_header *h) {
     return 0;
 }
 
-static int parse_bool(cursor *c, int *v) {
+static int parse_bool(cursor *c, int *v)
+{
     peek(c);
     size_t left = c->n - c->i;
     if (left >= 4 && !memcmp(c->p + c->i, "True", 4)) {
@@ -276,7 +293,8 @@ static int parse_bool(cursor *c, int *v) {
     return 0;
 }
 
-static int parse_dim(cursor *c, int64_t *v) {
+static int parse_dim(cursor *c, int64_t *v)
+{
     const char *F = "npy.header.shape";
     int neg = peek(c) == '-';
     size_t i = c->i + (size_t)neg;
@@ -293,7 +311,8 @@ static int parse_dim(cursor *c, int64_t *v) {
 }
 
 /* "()", "(5,)", "(2, 3)" or "(2, 3,)": a tuple of non-negative ints. */
-static int parse_shape(cursor *c, npy_header *h) {
+static int parse_shape(cursor *c, npy_header *h)
+{
     const char *F = "npy.header.shape";
     if (peek(c) != '(') return fail_at(c, ONP_ERR_FORMAT, F, "shape must be a tuple");
     size_t open = c->i++;
@@ -322,20 +341,23 @@ static const char *const npy_keys[3] = {"descr", "fortran_order", "shape"};
 static const char *const npy_key_fields[3] = {"npy.header.descr", "npy.header.fortran_order",
                                               "npy.header.shape"};
 
-static int key_index(const uint8_t *s, size_t n) {
+static int key_index(const uint8_t *s, size_t n)
+{
     for (int k = 0; k < 3; k++)
         if (strlen(npy_keys[k]) == n && !memcmp(npy_keys[k], s, n)) return k;
     return -1;
 }
 
-static int parse_value(cursor *c, int key, npy_header *h) {
+static int parse_value(cursor *c, int key, npy_header *h)
+{
     if (key == 0) return parse_descr(c, h);
     if (key == 1) return parse_bool(c, &h->fortran);
     return parse_shape(c, h);
 }
 
 /* The whole dict: exactly the three keys, once each, then only blanks. */
-static int parse_dict(cursor *c, npy_header *h) {
+static int parse_dict(cursor *c, npy_header *h)
+{
     unsigned seen = 0;
     if (expect(c, '{', "expected '{'")) return -1;
     while (peek(c) != '}') {
@@ -372,7 +394,8 @@ static int parse_dict(cursor *c, npy_header *h) {
 
 /* Magic, version and header length; the header must fit in the file. */
 static int read_preamble(const uint8_t *buf, size_t n, const char *file, int *major, size_t *hstart,
-                         size_t *hlen, onp_error *e) {
+                         size_t *hlen, onp_error *e)
+{
     if (n < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN))
         return onp_error_set(e, ONP_ERR_FORMAT, file, "npy.magic", 0,
                              "not a .npy file (no \\x93NUMPY magic)");
@@ -398,7 +421,8 @@ static int read_preamble(const uint8_t *buf, size_t n, const char *file, int *ma
     return 0;
 }
 
-static void decode_numeric(const uint8_t *src, const npy_header *h, onp_tensor *t) {
+static void decode_numeric(const uint8_t *src, const npy_header *h, onp_tensor *t)
+{
     uint8_t *dst = t->data;
     size_t sz = h->type.itemsize, count = (size_t)t->count;
     if (!t->nbytes) return;
@@ -412,15 +436,16 @@ static void decode_numeric(const uint8_t *src, const npy_header *h, onp_tensor *
     }
     if (h->type.swap) swap_units(dst, t->nbytes, h->type.unit);
     if (t->dtype == ONP_BOOL)
-        for (size_t k = 0; k < count; k++)
-            dst[k] = dst[k] != 0;
+        for (size_t k = 0; k < count; k++) dst[k] = dst[k] != 0;
 }
 
-static size_t utf8_len(uint32_t cp) {
+static size_t utf8_len(uint32_t cp)
+{
     return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
 }
 
-static uint8_t *utf8_put(uint8_t *o, uint32_t cp) {
+static uint8_t *utf8_put(uint8_t *o, uint32_t cp)
+{
     if (cp < 0x80) {
         *o++ = (uint8_t)cp;
     } else if (cp < 0x800) {
@@ -441,20 +466,20 @@ static uint8_t *utf8_put(uint8_t *o, uint32_t cp) {
 
 /* Units (bytes for 'S', code points for 'U') of element s, trailing NULs
  * stripped as numpy does. */
-static size_t units_of(const uint8_t *s, const npy_type *ty) {
+static size_t units_of(const uint8_t *s, const npy_type *ty)
+{
     size_t k = ty->itemsize / ty->unit;
     if (ty->kind == NPY_BYTES)
-        while (k && !s[k - 1])
-            k--;
+        while (k && !s[k - 1]) k--;
     else
-        while (k && !load_u32(s + 4 * (k - 1), ty->swap))
-            k--;
+        while (k && !load_u32(s + 4 * (k - 1), ty->swap)) k--;
     return k;
 }
 
 /* Decoded length of element s in bytes (UTF-8 for 'U'); -1 with *bad set
  * to the index of a code point that is not a Unicode scalar value. */
-static int element_len(const uint8_t *s, const npy_type *ty, size_t *len, size_t *bad) {
+static int element_len(const uint8_t *s, const npy_type *ty, size_t *len, size_t *bad)
+{
     size_t k = units_of(s, ty);
     *len = k;
     if (ty->kind == NPY_BYTES) return 0;
@@ -470,19 +495,20 @@ static int element_len(const uint8_t *s, const npy_type *ty, size_t *len, size_t
     return 0;
 }
 
-static void element_copy(uint8_t *o, const uint8_t *s, const npy_type *ty) {
+static void element_copy(uint8_t *o, const uint8_t *s, const npy_type *ty)
+{
     size_t k = units_of(s, ty);
     if (ty->kind == NPY_BYTES) {
         if (k) memcpy(o, s, k);
         return;
     }
-    for (size_t j = 0; j < k; j++)
-        o = utf8_put(o, load_u32(s + 4 * j, ty->swap));
+    for (size_t j = 0; j < k; j++) o = utf8_put(o, load_u32(s + 4 * j, ty->swap));
 }
 
 /* 'S' and 'U' data: two passes (lengths, then bytes) in file order. */
 static int decode_strings(const uint8_t *src, int64_t data_off, const npy_header *h, int64_t count,
-                          const char *file, onp_tensor *t, onp_error *e) {
+                          const char *file, onp_tensor *t, onp_error *e)
+{
     size_t n = (size_t)count, sz = h->type.itemsize;
     int perm = h->fortran && h->rank > 1;
     size_t *lens = malloc((n ? n : 1) * sizeof *lens);
@@ -512,7 +538,8 @@ static int decode_strings(const uint8_t *src, int64_t data_off, const npy_header
 
 /* Data size checks: exact fit, shape product, the caller's cap. */
 static int check_sizes(const npy_header *h, size_t n, size_t data_off, const char *file, size_t max,
-                       int64_t *count, onp_error *e) {
+                       int64_t *count, onp_error *e)
+{
     onp_error se;
     size_t data_size;
     if (onp_shape_count(h->rank, h->dims, h->type.itemsize, count, &data_size, &se))
@@ -540,8 +567,9 @@ static int check_sizes(const npy_header *h, size_t n, size_t data_off, const cha
 }
 
 int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
-                          void *borrow_owner, void (*borrow_ref)(void *), void (*borrow_unref)(void *),
-                          onp_tensor *out, onp_error *e) {
+                          void *borrow_owner, void (*borrow_ref)(void *),
+                          void (*borrow_unref)(void *), onp_tensor *out, onp_error *e)
+{
     int major = 0;
     size_t hstart = 0, hlen = 0;
     int64_t count = 0;
@@ -562,7 +590,8 @@ int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const 
         out->dtype = h.type.dtype;
         out->rank = h.rank;
         memcpy(out->dims, h.dims, sizeof h.dims);
-        if (onp_shape_count(h.rank, h.dims, h.type.itemsize, &out->count, &out->nbytes, e)) return -1;
+        if (onp_shape_count(h.rank, h.dims, h.type.itemsize, &out->count, &out->nbytes, e))
+            return -1;
         out->data = (void *)(buf + data_off);
         borrow_ref(borrow_owner);
         out->owner = borrow_owner;
@@ -575,7 +604,8 @@ int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const 
 }
 
 int onp_npy_decode(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
-                   onp_tensor *out, onp_error *e) {
+                   onp_tensor *out, onp_error *e)
+{
     return onp_npy_decode_borrow(buf, n, file, ro, NULL, NULL, NULL, out, e);
 }
 
@@ -583,7 +613,8 @@ int onp_npy_decode(const uint8_t *buf, size_t n, const char *file, const onp_tre
 
 /* The descr and bytes per element for t; strings get 'S<longest>'. */
 static int pick_descr(const onp_tensor *t, int big, char *descr, size_t dn, size_t *itemsize,
-                      size_t *unit, onp_error *e) {
+                      size_t *unit, onp_error *e)
+{
     if (t->dtype == ONP_BFLOAT16)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, "npy.header.descr", -1,
                              "numpy has no bfloat16 dtype; write the tensor as .pb instead");
@@ -618,7 +649,8 @@ static int pick_descr(const onp_tensor *t, int big, char *descr, size_t dn, size
 
 /* numpy's header text: the dict, then room for the growing axis. */
 static size_t header_text(char *h, size_t hn, const char *descr, int fortran, int rank,
-                          const int64_t *dims) {
+                          const int64_t *dims)
+{
     size_t k = (size_t)snprintf(h, hn, "{'descr': '%s', 'fortran_order': %s, 'shape': (", descr,
                                 fortran ? "True" : "False");
     for (int i = 0; i < rank; i++)
@@ -627,14 +659,14 @@ static size_t header_text(char *h, size_t hn, const char *descr, int fortran, in
     if (rank > 0) {
         char digits[24];
         int w = snprintf(digits, sizeof digits, "%" PRId64, dims[fortran ? rank - 1 : 0]);
-        for (int i = w; i < NPY_GROWTH_DIGITS; i++)
-            h[k++] = ' ';
+        for (int i = w; i < NPY_GROWTH_DIGITS; i++) h[k++] = ' ';
     }
     return k;
 }
 
 /* Header length (text + padding + '\n') for a version, or 0 when too long. */
-static size_t padded_len(size_t text, int version) {
+static size_t padded_len(size_t text, int version)
+{
     size_t pre = version == 1 ? 10 : 12;
     size_t len = text + 1;
     len += NPY_ALIGN - (pre + len) % NPY_ALIGN;
@@ -642,7 +674,8 @@ static size_t padded_len(size_t text, int version) {
 }
 
 static void encode_data(uint8_t *dst, const onp_tensor *t, size_t sz, size_t unit, int swap,
-                        int fortran) {
+                        int fortran)
+{
     size_t count = (size_t)t->count;
     int perm = fortran && t->rank > 1;
     forder f;
@@ -663,11 +696,11 @@ static void encode_data(uint8_t *dst, const onp_tensor *t, size_t sz, size_t uni
             memcpy(dst + k * sz, (const uint8_t *)t->data + f.pos * sz, sz);
     if (swap) swap_units(dst, count * sz, unit);
     if (t->dtype == ONP_BOOL)
-        for (size_t k = 0; k < count; k++)
-            dst[k] = dst[k] != 0;
+        for (size_t k = 0; k < count; k++) dst[k] = dst[k] != 0;
 }
 
-int onp_npy_encode(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *out, onp_error *e) {
+int onp_npy_encode(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *out, onp_error *e)
+{
     static const onp_twrite_opts defaults;
     char descr[32], text[NPY_HDR_MAX];
     size_t itemsize = 0, unit = 0, data_size = 0;

@@ -13,7 +13,7 @@
  * release calls borrow_unref(owner).  Otherwise it decodes into owned data,
  * exactly as onp_npy_decode. */
 int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
-                          void *borrow_owner, void (*borrow_ref)(void *), void (*borrow_unref)(void *),
-                          onp_tensor *out, onp_error *e);
+                          void *borrow_owner, void (*borrow_ref)(void *),
+                          void (*borrow_unref)(void *), onp_tensor *out, onp_error *e);
 
 #endif

@@ -48,30 +48,35 @@ struct onp_npz {
 
 // --- little helpers ------------------------------------------------------------
 
-static uint16_t le16(const uint8_t *p) {
+static uint16_t le16(const uint8_t *p)
+{
     uint8_t b[2];
     memcpy(b, p, 2);
     return (uint16_t)(b[0] | b[1] << 8);
 }
 
-static uint32_t le32(const uint8_t *p) {
+static uint32_t le32(const uint8_t *p)
+{
     uint8_t b[4];
     memcpy(b, p, 4);
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-static uint64_t le64(const uint8_t *p) {
+static uint64_t le64(const uint8_t *p)
+{
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-static size_t max_bytes_of(const onp_tread_opts *ro) {
+static size_t max_bytes_of(const onp_tread_opts *ro)
+{
     if (ro && ro->max_bytes) return ro->max_bytes;
     return NPZ_DEFAULT_MAX < SIZE_MAX ? (size_t)NPZ_DEFAULT_MAX : SIZE_MAX;
 }
 
 /* Why the member name p[n] is unsafe, or NULL when it is "NAME.npy" and safe.
  * The writer applies the same rules. */
-static const char *unsafe_name(const char *p, size_t n) {
+static const char *unsafe_name(const char *p, size_t n)
+{
     if (memchr(p, '\0', n)) return "contains a NUL byte";
     if (n < 4 || memcmp(p + n - 4, ".npy", 4)) return "does not end in .npy";
     if (n == 4) return "has an empty array name";
@@ -82,7 +87,8 @@ static const char *unsafe_name(const char *p, size_t n) {
 }
 
 /* Member names quoted in messages: printable, clipped. */
-static const char *show(const char *p, size_t n, char *buf, size_t bn) {
+static const char *show(const char *p, size_t n, char *buf, size_t bn)
+{
     size_t k = 0;
     for (size_t i = 0; i < n && k + 5 < bn; i++) {
         unsigned char ch = (unsigned char)p[i];
@@ -96,12 +102,14 @@ static const char *show(const char *p, size_t n, char *buf, size_t bn) {
 }
 
 /* qsort comparator over arrays of `const char *` (names). */
-static int cmp_str(const void *a, const void *b) {
+static int cmp_str(const void *a, const void *b)
+{
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* qsort comparator over arrays of `npz_member *`, by array name. */
-static int cmp_member(const void *a, const void *b) {
+static int cmp_member(const void *a, const void *b)
+{
     return strcmp((*(npz_member *const *)a)->name, (*(npz_member *const *)b)->name);
 }
 
@@ -109,7 +117,8 @@ static int cmp_member(const void *a, const void *b) {
 
 /* Offset and entry count of the central directory behind the end record at
  * `eocd`, from the zip64 end record when a locator points to one. */
-static int cd_locate(const uint8_t *buf, size_t eocd, uint64_t *off, uint64_t *count) {
+static int cd_locate(const uint8_t *buf, size_t eocd, uint64_t *off, uint64_t *count)
+{
     *count = le16(buf + eocd + 10);
     *off = le32(buf + eocd + 16);
     if (*count != 0xFFFF && *off != 0xFFFFFFFF) return 0;
@@ -123,8 +132,8 @@ static int cd_locate(const uint8_t *buf, size_t eocd, uint64_t *off, uint64_t *c
 
 /* Walk the central directory behind the end record at `eocd`: n records,
  * each name recorded in at[i] (file offset) and len[i]. */
-static int cd_walk(const uint8_t *buf, size_t size, size_t eocd, size_t n, size_t *at,
-                   size_t *len) {
+static int cd_walk(const uint8_t *buf, size_t size, size_t eocd, size_t n, size_t *at, size_t *len)
+{
     uint64_t off, count;
     if (cd_locate(buf, eocd, &off, &count) || count != n || off > size) return -1;
     size_t p = (size_t)off;
@@ -140,7 +149,8 @@ static int cd_walk(const uint8_t *buf, size_t size, size_t eocd, size_t n, size_
 }
 
 /* 1 when libzip's name `zn` is the raw name r[n]; libzip shows NULs as spaces. */
-static int same_name(const char *zn, const uint8_t *r, size_t n) {
+static int same_name(const char *zn, const uint8_t *r, size_t n)
+{
     if (!zn || strlen(zn) != n) return 0;
     for (size_t i = 0; i < n; i++)
         if ((uint8_t)zn[i] != r[i] && !(r[i] == 0 && zn[i] == ' ')) return 0;
@@ -149,7 +159,8 @@ static int same_name(const char *zn, const uint8_t *r, size_t n) {
 
 /* The raw name of each of libzip's n entries, found by trying end records
  * from the back of the file; the names must agree with libzip's. */
-static int cd_names(zip_t *za, const uint8_t *buf, size_t size, size_t n, size_t *at, size_t *len) {
+static int cd_names(zip_t *za, const uint8_t *buf, size_t size, size_t n, size_t *at, size_t *len)
+{
     if (size < NPZ_EOCD_LEN) return -1;
     size_t lowest = size - NPZ_EOCD_LEN > 0xFFFF ? size - NPZ_EOCD_LEN - 0xFFFF : 0;
     for (size_t pos = size - NPZ_EOCD_LEN + 1; pos-- > lowest;) {
@@ -157,8 +168,7 @@ static int cd_names(zip_t *za, const uint8_t *buf, size_t size, size_t n, size_t
         if (le16(buf + pos + 20) > size - pos - NPZ_EOCD_LEN) continue;
         if (cd_walk(buf, size, pos, n, at, len)) continue;
         size_t i = 0;
-        while (i < n && same_name(zip_get_name(za, i, ZIP_FL_ENC_RAW), buf + at[i], len[i]))
-            i++;
+        while (i < n && same_name(zip_get_name(za, i, ZIP_FL_ENC_RAW), buf + at[i], len[i])) i++;
         if (i == n) return 0;
     }
     return -1;
@@ -167,7 +177,8 @@ static int cd_names(zip_t *za, const uint8_t *buf, size_t size, size_t n, size_t
 // --- opening -----------------------------------------------------------------------
 
 static int zip_fail(onp_error *e, const char *file, const char *field, int64_t off, int code,
-                    const char *what) {
+                    const char *what)
+{
     zip_error_t ze;
     zip_error_init_with_code(&ze, code);
     onp_errcode c = code == ZIP_ER_MEMORY ? ONP_ERR_NOMEM : ONP_ERR_FORMAT;
@@ -176,7 +187,8 @@ static int zip_fail(onp_error *e, const char *file, const char *field, int64_t o
     return -1;
 }
 
-static zip_t *open_zip(const uint8_t *buf, size_t n, int flags, int *code) {
+static zip_t *open_zip(const uint8_t *buf, size_t n, int flags, int *code)
+{
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(buf, n, 0, &ze);
@@ -190,7 +202,8 @@ static zip_t *open_zip(const uint8_t *buf, size_t n, int flags, int *code) {
 }
 
 /* Read the member table of z->za, refusing unsafe or duplicate names. */
-static int list_members(onp_npz *z, const uint8_t *buf, size_t size, onp_error *e) {
+static int list_members(onp_npz *z, const uint8_t *buf, size_t size, onp_error *e)
+{
     zip_int64_t ne = zip_get_num_entries(z->za, 0);
     if (ne < 0 || (uint64_t)ne > size / NPZ_CDH_LEN)
         return onp_error_set(e, ONP_ERR_FORMAT, z->file, "npz.central_directory", -1,
@@ -245,7 +258,8 @@ done:
 
 /* libzip refuses duplicate names outright under ZIP_CHECKCONS; open again
  * without it so the error can name the duplicate. */
-static int explain_duplicates(onp_npz *z, const uint8_t *buf, size_t n, onp_error *e) {
+static int explain_duplicates(onp_npz *z, const uint8_t *buf, size_t n, onp_error *e)
+{
     int code;
     z->za = open_zip(buf, n, ZIP_RDONLY, &code);
     if (z->za && list_members(z, buf, n, e)) return -1;
@@ -254,7 +268,8 @@ static int explain_duplicates(onp_npz *z, const uint8_t *buf, size_t n, onp_erro
 }
 
 int onp_npz_open_mem(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
-                     onp_npz **out, onp_error *e) {
+                     onp_npz **out, onp_error *e)
+{
     int code = 0;
     *out = NULL;
     if (!file) file = "<memory>";
@@ -282,7 +297,8 @@ int onp_npz_open_mem(const uint8_t *buf, size_t n, const char *file, const onp_t
     return 0;
 }
 
-int onp_npz_open(const char *path, const onp_tread_opts *ro, onp_npz **out, onp_error *e) {
+int onp_npz_open(const char *path, const onp_tread_opts *ro, onp_npz **out, onp_error *e)
+{
     onp_map *map;
     *out = NULL;
     if (onp_map_open(path, &map, e)) return -1;
@@ -294,15 +310,18 @@ int onp_npz_open(const char *path, const onp_tread_opts *ro, onp_npz **out, onp_
     return 0;
 }
 
-size_t onp_npz_count(const onp_npz *z) {
+size_t onp_npz_count(const onp_npz *z)
+{
     return z ? z->n : 0;
 }
 
-const char *onp_npz_name(const onp_npz *z, size_t i) {
+const char *onp_npz_name(const onp_npz *z, size_t i)
+{
     return z && i < z->n ? z->m[i].name : NULL;
 }
 
-long onp_npz_find(const onp_npz *z, const char *name) {
+long onp_npz_find(const onp_npz *z, const char *name)
+{
     if (!z || !name) return -1;
     size_t lo = 0, hi = z->n;
     while (lo < hi) {
@@ -317,12 +336,12 @@ long onp_npz_find(const onp_npz *z, const char *name) {
     return -1;
 }
 
-void onp_npz_close(onp_npz *z) {
+void onp_npz_close(onp_npz *z)
+{
     if (!z) return;
     if (z->za) zip_discard(z->za);
     onp_map_unref(z->map);
-    for (size_t i = 0; i < z->n; i++)
-        free(z->m[i].name);
+    for (size_t i = 0; i < z->n; i++) free(z->m[i].name);
     free(z->m);
     free(z->sorted);
     free(z->file);
@@ -332,7 +351,8 @@ void onp_npz_close(onp_npz *z) {
 // --- reading a member ----------------------------------------------------------------
 
 /* The member's declared size, after the policy checks on method and cap. */
-static int member_size(onp_npz *z, size_t i, uint64_t *size, onp_error *e) {
+static int member_size(onp_npz *z, size_t i, uint64_t *size, onp_error *e)
+{
     const char *F = "npz.member";
     const char *name = z->m[i].name;
     zip_stat_t st;
@@ -362,7 +382,8 @@ static int member_size(onp_npz *z, size_t i, uint64_t *size, onp_error *e) {
 
 /* Inflate member i into b: at most declared + 1 bytes are ever produced, and
  * anything but exactly `declared` is an error. */
-static int member_bytes(onp_npz *z, size_t i, uint64_t declared, onp_buf *b, onp_error *e) {
+static int member_bytes(onp_npz *z, size_t i, uint64_t declared, onp_buf *b, onp_error *e)
+{
     const char *F = "npz.member", *name = z->m[i].name;
     zip_file_t *f = zip_fopen_index(z->za, z->m[i].index, 0);
     if (!f)
@@ -397,7 +418,8 @@ static int member_bytes(onp_npz *z, size_t i, uint64_t declared, onp_buf *b, onp
     return rc;
 }
 
-int onp_npz_read(onp_npz *z, size_t i, onp_tensor *out, onp_error *e) {
+int onp_npz_read(onp_npz *z, size_t i, onp_tensor *out, onp_error *e)
+{
     uint64_t declared = 0;
     onp_buf b;
     memset(out, 0, sizeof *out);
@@ -427,7 +449,8 @@ int onp_npz_read(onp_npz *z, size_t i, onp_tensor *out, onp_error *e) {
 // --- writing -------------------------------------------------------------------------
 
 /* Names present, safe, unique; `names` gets "NAME.npy" for each tensor. */
-static int check_names(const onp_tensor *const *ts, size_t n, char **names, onp_error *e) {
+static int check_names(const onp_tensor *const *ts, size_t n, char **names, onp_error *e)
+{
     char shown[96];
     for (size_t i = 0; i < n; i++) {
         if (!ts[i] || !ts[i]->name)
@@ -447,7 +470,8 @@ static int check_names(const onp_tensor *const *ts, size_t n, char **names, onp_
 }
 
 /* Duplicates among the names, found by sorting a copy of the pointers. */
-static int check_unique(char **names, size_t n, onp_error *e) {
+static int check_unique(char **names, size_t n, onp_error *e)
+{
     char **s = malloc(n * sizeof *s);
     if (!s) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     memcpy(s, names, n * sizeof *s);
@@ -462,7 +486,8 @@ static int check_unique(char **names, size_t n, onp_error *e) {
 }
 
 /* 1980-01-01 00:00 local time: the zip epoch, as numpy writes it. */
-static time_t zip_epoch(void) {
+static time_t zip_epoch(void)
+{
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     tm.tm_year = 80;
@@ -472,7 +497,8 @@ static time_t zip_epoch(void) {
 }
 
 /* Say which member a writer error concerns: field prefix and message. */
-static int name_member(onp_error *e, const char *name) {
+static int name_member(onp_error *e, const char *name)
+{
     if (!e) return -1;
     char msg[sizeof e->msg];
     memcpy(msg, e->msg, sizeof msg);
@@ -483,7 +509,8 @@ static int name_member(onp_error *e, const char *name) {
 
 /* Add tensor t as member `name` of za. */
 static int add_member(zip_t *za, const char *name, const onp_tensor *t, const onp_twrite_opts *o,
-                      time_t mtime, onp_error *e) {
+                      time_t mtime, onp_error *e)
+{
     onp_buf b;
     onp_buf_init(&b, 0);
     if (onp_npy_encode(t, o, &b, e)) {
@@ -513,7 +540,8 @@ static int add_member(zip_t *za, const char *name, const onp_tensor *t, const on
 }
 
 /* Copy the bytes of a closed in-memory archive to `out`. */
-static int drain(zip_source_t *src, onp_buf *out, onp_error *e) {
+static int drain(zip_source_t *src, onp_buf *out, onp_error *e)
+{
     uint8_t chunk[1 << 14];
     if (zip_source_open(src))
         return onp_error_set(e, ONP_ERR_NOMEM, NULL, "npz", -1, "cannot reopen the archive");
@@ -532,7 +560,8 @@ static int drain(zip_source_t *src, onp_buf *out, onp_error *e) {
 
 /* Build the archive in a memory source; on success its bytes go to out. */
 static int write_zip(const onp_tensor *const *ts, char **names, size_t n, const onp_twrite_opts *o,
-                     onp_buf *out, onp_error *e) {
+                     onp_buf *out, onp_error *e)
+{
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
@@ -563,7 +592,8 @@ static int write_zip(const onp_tensor *const *ts, char **names, size_t n, const 
 }
 
 int onp_npz_encode(const onp_tensor *const *ts, size_t n, const onp_twrite_opts *o, onp_buf *out,
-                   onp_error *e) {
+                   onp_error *e)
+{
     static const onp_twrite_opts defaults;
     static const uint8_t empty[NPZ_EOCD_LEN] = {'P', 'K', 5, 6};
     if (!o) o = &defaults;
@@ -582,8 +612,7 @@ int onp_npz_encode(const onp_tensor *const *ts, size_t n, const onp_twrite_opts 
     int rc = check_names(ts, n, names, e);
     if (!rc) rc = check_unique(names, n, e);
     if (!rc) rc = write_zip(ts, names, n, o, out, e);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
+    for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     return rc;
 }

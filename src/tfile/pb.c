@@ -18,9 +18,10 @@ int onp_pb_tensor_decode(const uint8_t *buf, size_t n, const char *file, int64_t
     onp_pb_cursor_init(&c, buf, n, buf, file);
     int rc = onp_tp_parse(&c, &a, &v, e);
     if (!rc && v.is_external)
-        rc = onp_error_set(e, ONP_ERR_INPUT, file, "TensorProto.data_location", 0,
-                           "tensor '%s' keeps its data in an external file; a .pb fixture must hold its values",
-                           v.name);
+        rc = onp_error_set(
+            e, ONP_ERR_INPUT, file, "TensorProto.data_location", 0,
+            "tensor '%s' keeps its data in an external file; a .pb fixture must hold its values",
+            v.name);
     if (!rc) rc = onp_tp_materialize(&v, NULL, buf, file, out, e);
     onp_arena_free(&a);
     if (rc) {
@@ -89,8 +90,10 @@ static int put_typed(const onp_tensor *t, onp_buf *b)
             }
             default: memcpy(&v, p, 8); break; /* INT64, UINT64 */
             }
-            if (pass == 0) len += onp_pb_varint_size(v);
-            else if (onp_pb_put_varint(b, v)) return -1;
+            if (pass == 0)
+                len += onp_pb_varint_size(v);
+            else if (onp_pb_put_varint(b, v))
+                return -1;
         }
     }
     return 0;
@@ -109,6 +112,7 @@ int onp_pb_tensor_encode(const onp_tensor *t, const onp_twrite_opts *o, onp_buf 
     } else {
         onp_pb_put_len(out, ONP_TP_RAW_DATA, t->data, t->nbytes);
     }
-    if (out->failed) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory encoding a tensor");
+    if (out->failed)
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory encoding a tensor");
     return 0;
 }

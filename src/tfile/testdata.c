@@ -43,7 +43,8 @@ static void free_list(char **v, size_t n)
 }
 
 /* List prefix_K.pb in dir as a dense array [0..n). */
-static int list_numbered(const char *dir, const char *prefix, char ***out, size_t *n_out, onp_error *e)
+static int list_numbered(const char *dir, const char *prefix, char ***out, size_t *n_out,
+                         onp_error *e)
 {
     *out = NULL;
     *n_out = 0;
@@ -80,8 +81,9 @@ static int list_numbered(const char *dir, const char *prefix, char ***out, size_
     for (size_t k = 0; k < max; k++)
         if (!v[k]) {
             free_list(v, max);
-            return onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1, "%s%zu.pb is missing (found %zu, numbered up to %zu)",
-                                 prefix, k, found, max - 1);
+            return onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1,
+                                 "%s%zu.pb is missing (found %zu, numbered up to %zu)", prefix, k,
+                                 found, max - 1);
         }
     *out = v;
     *n_out = max;

@@ -48,7 +48,8 @@ static int read_npz(const char *path, const char *member, const onp_tread_opts *
     if (member) {
         idx = onp_npz_find(z, member);
         if (idx < 0) {
-            onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "no array named '%s' in the archive", member);
+            onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "no array named '%s' in the archive",
+                          member);
             onp_npz_close(z);
             return -1;
         }
@@ -121,7 +122,8 @@ int onp_tfile_write(const char *path, const onp_tensor *t, const onp_twrite_opts
         break;
     }
     default:
-        rc = onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "unknown tensor file type (expected .pb, .npy or .npz)");
+        rc = onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1,
+                           "unknown tensor file type (expected .pb, .npy or .npz)");
     }
     if (!rc) {
         onp_piece piece = {b.p, b.n};

@@ -66,7 +66,8 @@ void onp_buf_free(onp_buf *b)
 
 int onp_buf_write_file(const onp_buf *b, const char *path, onp_error *e)
 {
-    if (b->failed) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "the buffer failed earlier");
+    if (b->failed)
+        return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "the buffer failed earlier");
     onp_piece piece = {b->p, b->n};
     return onp_write_atomic(path, &piece, 1, e);
 }

@@ -66,12 +66,12 @@ char *onp_error_format(const onp_error *e, char *buf, size_t n)
     if (!n) return buf;
     size_t k = 0;
     buf[0] = '\0';
-#define PUT(...)                                                                                  \
-    do {                                                                                          \
-        if (k < n) {                                                                              \
-            int w_ = snprintf(buf + k, n - k, __VA_ARGS__);                                       \
-            if (w_ > 0) k += (size_t)w_;                                                          \
-        }                                                                                         \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (k < n) {                                                                               \
+            int w_ = snprintf(buf + k, n - k, __VA_ARGS__);                                        \
+            if (w_ > 0) k += (size_t)w_;                                                           \
+        }                                                                                          \
     } while (0)
     if (e->file[0]) PUT("%s: ", e->file);
     if (e->field[0]) PUT("%s", e->field);
@@ -94,8 +94,8 @@ int onp_error_exit_code(const onp_error *e)
 }
 
 static const char *const code_names[] = {
-    [ONP_ERR_NONE] = "none",     [ONP_ERR_USAGE] = "usage",   [ONP_ERR_INPUT] = "input",
-    [ONP_ERR_IO] = "io",         [ONP_ERR_FORMAT] = "format", [ONP_ERR_NOMEM] = "nomem",
+    [ONP_ERR_NONE] = "none",       [ONP_ERR_USAGE] = "usage",   [ONP_ERR_INPUT] = "input",
+    [ONP_ERR_IO] = "io",           [ONP_ERR_FORMAT] = "format", [ONP_ERR_NOMEM] = "nomem",
     [ONP_ERR_RUNTIME] = "runtime",
 };
 _Static_assert(sizeof code_names / sizeof code_names[0] == ONP_ERR_COUNT,

@@ -96,7 +96,8 @@ int onp_write_atomic(const char *path, const onp_piece *pieces, size_t n, onp_er
             ssize_t w = write(fd, p, left > (1u << 30) ? (1u << 30) : left);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) {
-                onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot write: %s", w < 0 ? strerror(errno) : "short write");
+                onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot write: %s",
+                              w < 0 ? strerror(errno) : "short write");
                 goto fail;
             }
             p += w;
@@ -110,7 +111,8 @@ int onp_write_atomic(const char *path, const onp_piece *pieces, size_t n, onp_er
     }
     fd = -1;
     if (rename(tmp, path) != 0) {
-        onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot rename into place: %s", strerror(errno));
+        onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot rename into place: %s",
+                      strerror(errno));
         goto fail;
     }
     free(tmp);

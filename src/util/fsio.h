@@ -14,8 +14,8 @@
 typedef struct onp_map {
     const uint8_t *p; /* [n] mapped bytes (or a 1-byte dummy for empty files) */
     size_t n;
-    int refs;         /* onp_map_unref frees at 0 */
-    int mapped;       /* 1 = mmap, 0 = malloc */
+    int refs;   /* onp_map_unref frees at 0 */
+    int mapped; /* 1 = mmap, 0 = malloc */
 } onp_map;
 
 /* Map `path` read-only.  Refuses folders and non-regular files.  The map

@@ -10,9 +10,9 @@
 
 typedef struct onp_sha256 {
     uint32_t h[8];
-    uint64_t len;      /* bytes hashed so far */
-    uint8_t blk[64];   /* pending partial block */
-    size_t n;          /* bytes in blk */
+    uint64_t len;    /* bytes hashed so far */
+    uint8_t blk[64]; /* pending partial block */
+    size_t n;        /* bytes in blk */
 } onp_sha256;
 
 void onp_sha256_init(onp_sha256 *s);
