@@ -51,6 +51,12 @@ int onp_error_field_prefix(onp_error *e, const char *prefix)
         snprintf(tmp, sizeof tmp, "%s.%s", prefix, e->field);
     else
         snprintf(tmp, sizeof tmp, "%s", prefix);
+    size_t n = strlen(tmp), cap = sizeof e->field - 1;
+    if (n > cap) { /* deep paths: keep the head and the tail, elide the middle */
+        size_t head = 48, tail = cap - head - 3;
+        memmove(tmp + head + 3, tmp + n - tail, tail + 1);
+        memcpy(tmp + head, "...", 3);
+    }
     copy_str(e->field, sizeof e->field, tmp);
     return -1;
 }
