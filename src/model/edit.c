@@ -308,8 +308,8 @@ int onp_model_extract(const onp_model *m, const char *const *inputs, size_t n_in
             onp_buf sp;
             onp_buf_init(&sp, 0);
             const onp_sparse_view *s = &g->sparse_initializers[i];
-            put_span(&sp, 1, &s->values.msg);
-            put_span(&sp, 2, &s->indices.msg);
+            if (s->values.msg.p) put_span(&sp, 1, &s->values.msg);
+            if (s->indices.msg.p) put_span(&sp, 2, &s->indices.msg);
             for (size_t d = 0; d < s->rank; d++) onp_pb_put_uint(&sp, 3, (uint64_t)s->dims[d]);
             if (sp.failed || onp_pb_put_len(&graph, 15, sp.p, sp.n)) {
                 onp_buf_free(&sp);

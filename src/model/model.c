@@ -279,6 +279,7 @@ static int parse_sparse(ctx *x, const onp_pb_cursor *c, const onp_pb_field *f, o
         return onp_error_set(x->e, ONP_ERR_FORMAT, x->file, "SparseTensorProto.dims",
                              onp_pb_off(c, f->start), "rank %zu exceeds %d", nd, ONP_MAX_RANK);
     if (!(s->dims = arr(x, nd, sizeof *s->dims))) return nomem(x);
+    s->values.name = s->indices.name = ""; /* a part may be absent */
     cur = sc;
     while (onp_pb_next(&cur, &g, x->e) == 1) {
         if (g.num == 1 && parse_tensor(x, &cur, &g, "SparseTensorProto.values", &s->values))

@@ -31,7 +31,7 @@ uint8_t *onp_buf_grow(onp_buf *b, size_t n)
         return NULL;
     }
     size_t need = b->n + n;
-    if (need > b->cap) {
+    if (need > b->cap || !b->p) { /* never hand out NULL + offset */
         size_t cap = b->cap ? b->cap : 256;
         while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         if (cap > max) cap = max;

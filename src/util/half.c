@@ -49,9 +49,20 @@ float onp_f16_to_f32(uint16_t h)
     return f32_from_bits(sign | ((exp + 127 - 15) << 23) | (man << 13));
 }
 
+/* float32 -> float64 by bits: a C conversion would quiet signalling NaNs. */
+static double f64_from_f32_bits(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7f800000u) != 0x7f800000u || !(u & 0x7fffffu)) return (double)f;
+    uint64_t b = (uint64_t)(u >> 31) << 63 | 0x7ff0000000000000ull | (uint64_t)(u & 0x7fffffu) << 29;
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
 double onp_f16_to_f64(uint16_t h)
 {
-    return (double)onp_f16_to_f32(h);
+    return f64_from_f32_bits(onp_f16_to_f32(h));
 }
 
 float onp_bf16_to_f32(uint16_t b)
@@ -61,7 +72,7 @@ float onp_bf16_to_f32(uint16_t b)
 
 double onp_bf16_to_f64(uint16_t b)
 {
-    return (double)onp_bf16_to_f32(b);
+    return f64_from_f32_bits(onp_bf16_to_f32(b));
 }
 
 /* Round a binary floating value, given as sign, unbiased exponent and a
