@@ -79,8 +79,9 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Every test.  Order: fast C units, python cross-checks against onnx/numpy,
-# then the fuzz corpora replayed under the sanitizers.
-test: all test-c test-py fuzz-replay
+# the C units again under ASan + UBSan, then the fuzz corpora replayed under
+# the sanitizers.
+test: all test-c test-py asan fuzz-replay
 
 test-c: $(TEST_BIN) $(BIN)
 	@bash tests/run_unit.sh $(TEST_BIN)

@@ -5,7 +5,8 @@ set -u
 pass=0; fail=0; bad=0
 for t in "$@"; do
     out=$("$t" 2>&1); rc=$?
-    last=$(printf '%s\n' "$out" | tail -n 1)
+    last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    [ -n "$last" ] || last="(no result line)"
     printf '%-40s %s\n' "$(basename "$t")" "$last"
     if [ $rc -ne 0 ]; then printf '%s\n' "$out" | grep -E '^(FAIL|SKIP)|Sanitizer|runtime error' | head -40; bad=1; fi
     p=$(printf '%s' "$last" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
