@@ -103,7 +103,7 @@ static int parse_external_entry(const onp_pb_cursor *c, const onp_pb_field *f, o
         v->external.location = vs;
     } else if (KEY_IS("offset") || KEY_IS("length")) {
         char *end = NULL;
-        if (!vlen || vs[0] == '-' || vs[0] == '+' || vs[0] == ' ')
+        if (!vlen || vs[0] < '0' || vs[0] > '9') /* strtoull would skip spaces and signs */
             return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
                              "offset/length is not a non-negative integer", e);
         unsigned long long x = strtoull(vs, &end, 10);
