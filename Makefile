@@ -24,6 +24,9 @@ LDLIBS   ?= -lzip -lcjson -lz -lm -ldl -lpthread
 # ORT_HOME=DIR replaces the copy that scripts/setup.sh downloads.
 ORT_HOME ?= third_party/onnxruntime
 ORT_CFLAGS := -I$(ORT_HOME)/include
+ifneq ($(ORT_HOME),third_party/onnxruntime)
+ORT_CFLAGS += -DONP_ORT_HOME='"$(abspath $(ORT_HOME))"'
+endif
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))

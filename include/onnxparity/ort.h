@@ -97,6 +97,7 @@ typedef struct onp_session onp_session;
  * `lib_path` (the CLI's --ort-lib) is the library to load; NULL or "" means
  * search, in this order, and stop at the first that loads:
  *   1. $ONNXPARITY_ORT_LIB, when set and not empty (then only that file);
+ *   1b. when built with ORT_HOME=DIR: DIR/lib/libonnxruntime.so.1, then .so;
  *   2. <dir of /proc/self/exe>/../third_party/onnxruntime/lib/libonnxruntime.so.1
  *      and <dir of /proc/self/exe>/../../third_party/... (a test binary lives
  *      one level deeper, in build/tests/);
