@@ -107,6 +107,11 @@ int cmd_run(int argc, char **argv)
     if (upgraded)
         fprintf(stderr,
                 "onnxparity run: note: legacy opset < 7 model upgraded to opset 7 in memory\n");
+    {
+        const onp_session_desc *d = onp_session_describe(s);
+        printf("runtime  ONNX Runtime %s (%s), %s, opt-level %s\n", onp_ort_version(ort),
+               onp_ort_lib_path(ort), d->provider, onp_ort_opt_level_name(d->opt_level));
+    }
     onp_tensor in[MAX_IO];
     memset(in, 0, sizeof in);
     for (size_t i = 0; i < n_in && !rc; i++) {
