@@ -2,8 +2,8 @@
 # setup.sh — install what onnxparity needs on a Debian 12 machine, and only
 # what is missing.
 #
-#   scripts/setup.sh deps     Debian packages for building and testing
-#   scripts/setup.sh torch    + PyTorch/torchvision (capture side, python tests)
+#   scripts/setup.sh deps     Debian packages for building and testing,
+#                             PyTorch/torchvision included (capture tests)
 #   scripts/setup.sh ort      ONNX Runtime into third_party/onnxruntime
 #   scripts/setup.sh all      deps + ort (what `make test` and `make demo` run)
 #
@@ -25,7 +25,7 @@ tp="$top/third_party"
 
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest
-      valgrind)
+      valgrind time)
 TORCH=(python3-torch python3-torchvision)
 
 ORT_PKG="com.github.asus4.onnxruntime@0.4.9"
@@ -93,9 +93,8 @@ setup_ort() {
 }
 
 case "${1:-all}" in
-    deps)  install_pkgs "${DEPS[@]}" ;;
-    torch) install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
+    deps)  install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
     ort)   setup_ort ;;
-    all)   install_pkgs "${DEPS[@]}"; setup_ort ;;
-    *)     say "usage: scripts/setup.sh [deps|torch|ort|all]"; exit 2 ;;
+    all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
+    *)     say "usage: scripts/setup.sh [deps|ort|all]"; exit 2 ;;
 esac
