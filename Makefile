@@ -90,7 +90,8 @@ test-c: $(TEST_BIN) $(BIN)
 	@bash tests/run_unit.sh $(TEST_BIN)
 
 test-py: $(BIN) $(TOOL_BIN)
-	ONNXPARITY_BIN=$(abspath $(BIN)) ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
+	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
+	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
 
 # The unit tests again under AddressSanitizer + UBSan, in build-asan/.

@@ -1,0 +1,18 @@
+"""onnxparity, PyTorch side: capture an export and its eager truth as a bundle
+(model.onnx + test_data_set_K/ + parity.json) for the onnxparity C tool.
+
+    import onnxparity
+    onnxparity.capture(model.eval(), [x_batch1, x_batch8], "bundle/")
+    onnxparity.export_submodules(model, fixtures, "parts/", ["backbone", "head"])
+
+    from onnxparity.testing import assert_export_parity
+    assert_export_parity("bundle/", rtol=1e-4, atol=1e-5, top_k="auto")
+"""
+__version__ = "0.1.0"
+
+from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,  # noqa: E402
+                     TrainingModeError)
+from .capture import capture, export_submodules  # noqa: E402
+
+__all__ = ["capture", "export_submodules", "CaptureError", "FixtureError", "ForwardError",
+           "OutputError", "TrainingModeError", "ExportError", "__version__"]

@@ -1,0 +1,181 @@
+"""python3 -m onnxparity capture PKG.MODULE:FACTORY --fixtures FILE.npz --out DIR [options]
+
+FACTORY() returns the model (torch.nn.Module).  The .npz holds the fixtures;
+member names (see docs/capture.md):
+
+  input_0, input_1, ...          one fixture, positional inputs in that order
+  NAME                           one fixture, keyword input NAME
+  fixture_K/input_I, fixture_K/NAME
+                                 fixture K (0, 1, ...): each fixture may have
+                                 its own batch size
+  --split 1,4                    cut the arrays of a single fixture along dim 0
+                                 into fixtures of those sizes
+
+Exit: 0 bundle written, 2 usage or bad input (the capture refused: nothing
+written), 3 I/O error.
+"""
+import argparse
+import importlib
+import re
+import sys
+
+EXIT_OK, EXIT_USAGE, EXIT_IO = 0, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+def load_factory(spec):
+    if ":" not in spec:
+        raise UsageError(f"{spec!r}: expected PKG.MODULE:FACTORY")
+    mod_name, attr = spec.split(":", 1)
+    try:
+        obj = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise UsageError(f"cannot import {mod_name!r}: {e}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"{mod_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise UsageError(f"{spec!r} is not callable")
+    return obj
+
+
+_MEMBER = re.compile(r"^fixture_(\d+)[/.](.+)$")
+_POS = re.compile(r"^input_(\d+)$")
+
+
+def _fixture(members, where):
+    pos = {}
+    kw = {}
+    for name, arr in members.items():
+        m = _POS.match(name)
+        if m:
+            pos[int(m.group(1))] = arr
+        else:
+            kw[name] = arr
+    if pos and sorted(pos) != list(range(len(pos))):
+        raise UsageError(f"{where}: positional inputs must be input_0 .. input_{len(pos) - 1} without gaps "
+                         f"(found {', '.join(f'input_{i}' for i in sorted(pos))})")
+    args = tuple(pos[i] for i in range(len(pos)))
+    return args + ((kw,) if kw else ())
+
+
+def load_fixtures(path, split=None):
+    import numpy as np
+    import torch
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise OSError(f"{path}: cannot read as .npz: {e}") from None
+    with npz:
+        arrays = {k: npz[k] for k in npz.files}
+    if not arrays:
+        raise UsageError(f"{path}: no arrays")
+    grouped = {k for k in arrays if _MEMBER.match(k)}
+    if grouped and len(grouped) != len(arrays):
+        raise UsageError(f"{path}: mixes fixture_K/ members with plain ones "
+                         f"({', '.join(sorted(set(arrays) - grouped))})")
+    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
+    if grouped:
+        by_k = {}
+        for k, t in tensors.items():
+            m = _MEMBER.match(k)
+            by_k.setdefault(int(m.group(1)), {})[m.group(2)] = t
+        if split:
+            raise UsageError("--split applies to a single fixture, not to fixture_K/ members")
+        return [_fixture(by_k[k], f"fixture_{k}") for k in sorted(by_k)]
+    if not split:
+        return [_fixture(tensors, path)]
+    n = {int(t.shape[0]) if t.dim() else -1 for t in tensors.values()}
+    if len(n) != 1 or sum(split) != next(iter(n)):
+        raise UsageError(f"--split {','.join(map(str, split))}: every array needs dim 0 = "
+                         f"{sum(split)} (found {sorted(n)})")
+    out, start = [], 0
+    for size in split:
+        out.append(_fixture({k: t[start:start + size] for k, t in tensors.items()}, path))
+        start += size
+    return out
+
+
+def _csv(s):
+    return [x for x in s.split(",") if x] if s else None
+
+
+def _sizes(s):
+    try:
+        sizes = [int(x) for x in s.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected sizes like 1,4") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"{s!r}: sizes must be >= 1")
+    return sizes
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python3 -m onnxparity", description=(
+        "PyTorch side of onnxparity: export a model and capture its eager truth as a bundle."))
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("capture", help="export FACTORY() and write the bundle DIR",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("factory", metavar="PKG.MODULE:FACTORY")
+    c.add_argument("--fixtures", required=True, metavar="FILE.npz")
+    c.add_argument("--out", required=True, metavar="DIR")
+    c.add_argument("--opset", type=int)
+    c.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto")
+    c.add_argument("--dynamic", choices=("batch", "auto", "none"), default="batch",
+                   help="dynamic dims: batch (dim 0 of every input/output, default), auto (also dims "
+                        "that vary across fixtures), none")
+    c.add_argument("--input-names", type=_csv, metavar="A,B")
+    c.add_argument("--output-names", type=_csv, metavar="A,B")
+    c.add_argument("--split", type=_sizes, metavar="N,M,...")
+    c.add_argument("--no-intermediates", action="store_true")
+    c.add_argument("--allow-training", action="store_true")
+    c.add_argument("--large-model", action="store_true", help="weights as external data")
+    c.add_argument("--eval", action="store_true", help="call model.eval() on the factory's model first")
+    return p
+
+
+def main(argv=None):
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as e:
+        return EXIT_USAGE if e.code else EXIT_OK
+    import torch
+    from . import capture
+    from .errors import CaptureError
+    try:
+        factory = load_factory(args.factory)
+        fixtures = load_fixtures(args.fixtures, args.split)
+        try:
+            model = factory()
+        except Exception as e:
+            raise UsageError(f"{args.factory}() raised {type(e).__name__}: {e}") from e
+        if not isinstance(model, torch.nn.Module):
+            raise UsageError(f"{args.factory}() returned {type(model).__name__}, not a torch.nn.Module")
+        if args.eval:
+            model.eval()
+        doc = capture(model, fixtures, args.out, input_names=args.input_names,
+                      output_names=args.output_names,
+                      dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,
+                      exporter=args.exporter, intermediates=not args.no_intermediates,
+                      allow_training=args.allow_training, large_model=args.large_model)
+    except (UsageError, CaptureError) as e:
+        print(f"onnxparity: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"onnxparity: {e}", file=sys.stderr)
+        return EXIT_IO
+    m = doc["mapping"]
+    tracer = sum(1 for w in doc["warnings"] if w["category"] == "TracerWarning")
+    print(f"wrote {args.out}: {len(doc['fixtures'])} fixture(s), exporter {doc['exporter']} opset "
+          f"{doc['opset']}, {m['leaf_mapped']}/{m['leaf_modules']} leaf modules mapped, "
+          f"{len(doc['warnings'])} export warning(s) ({tracer} TracerWarning), eager "
+          f"{'deterministic' if doc['deterministic'] else 'NOT deterministic'}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

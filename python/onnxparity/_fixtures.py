@@ -1,0 +1,250 @@
+"""Fixtures: what the caller passes, normalised to (args, kwargs), and the one
+order in which their tensors become ONNX graph inputs.
+
+Accepted forms (see docs/capture.md):
+  * a tensor (or numpy array)            -> one fixture, one positional input
+  * a tuple                              -> one fixture, positional inputs;
+                                            a trailing dict holds keyword inputs
+  * a dict of tensors                    -> one fixture, keyword inputs
+  * a list, generator, DataLoader or any other iterable of the above
+                                         -> one fixture per item (inside an
+                                            item a list reads like a tuple)
+Positional inputs may nest tuples/lists of tensors; they flatten depth first.
+"""
+import inspect
+
+import numpy as np
+import torch
+
+from .errors import FixtureError, OutputError
+
+_HINT = ("expected a torch.Tensor, a numpy array, a tuple/list of them, a dict of them "
+         "(keyword inputs), or an iterable (list, generator, DataLoader) of those")
+
+
+class Fixture:
+    """One set of model inputs: positional ``args`` (a tuple, possibly nested)
+    and keyword ``kwargs`` (a dict)."""
+
+    __slots__ = ("args", "kwargs")
+
+    def __init__(self, args, kwargs):
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs)
+
+
+def _leaf(x, where):
+    if isinstance(x, torch.Tensor):
+        return x.detach()
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            raise FixtureError(f"{where}: numpy array of dtype object is not a tensor")
+        return torch.from_numpy(np.ascontiguousarray(x))
+    raise FixtureError(f"{where}: unsupported fixture value of type {type(x).__name__}; {_HINT}")
+
+
+def _nest(x, where):
+    if isinstance(x, (tuple, list)):
+        if not x:
+            raise FixtureError(f"{where}: an empty tuple/list is not an input")
+        return tuple(_nest(v, f"{where}[{i}]") for i, v in enumerate(x))
+    return _leaf(x, where)
+
+
+def _kwargs(d, where):
+    if not d:
+        raise FixtureError(f"{where}: an empty dict is not a fixture")
+    out = {}
+    for k, v in d.items():
+        if not isinstance(k, str):
+            raise FixtureError(f"{where}: keyword input names must be strings, got {k!r}")
+        if isinstance(v, dict):
+            raise FixtureError(f"{where}[{k!r}]: a dict inside a keyword input is not supported")
+        out[k] = _nest(v, f"{where}[{k!r}]")
+    return out
+
+
+def _one(item, where):
+    if isinstance(item, (torch.Tensor, np.ndarray)):
+        return Fixture((_leaf(item, where),), {})
+    if isinstance(item, dict):
+        return Fixture((), _kwargs(item, where))
+    if isinstance(item, (tuple, list)):
+        items = list(item)
+        kwargs = {}
+        if items and isinstance(items[-1], dict):
+            kwargs = _kwargs(items.pop(), f"{where}[{len(items)}]")
+        if not items and not kwargs:
+            raise FixtureError(f"{where}: an empty tuple/list is not a fixture")
+        for i, v in enumerate(items):
+            if isinstance(v, dict):
+                raise FixtureError(f"{where}[{i}]: a dict is only accepted as the last element "
+                                   "(keyword inputs)")
+        return Fixture(tuple(_nest(v, f"{where}[{i}]") for i, v in enumerate(items)), kwargs)
+    raise FixtureError(f"{where}: unsupported fixture of type {type(item).__name__}; {_HINT}")
+
+
+def normalize(fixtures):
+    """Returns (list of Fixture, form) where form is 'single' or 'sequence'."""
+    if isinstance(fixtures, (torch.Tensor, np.ndarray, dict, tuple)):
+        return [_one(fixtures, "fixtures")], "single"
+    if fixtures is None or isinstance(fixtures, (str, bytes, int, float, bool)):
+        raise FixtureError(f"fixtures: unsupported type {type(fixtures).__name__}; {_HINT}")
+    try:
+        items = iter(fixtures)
+    except TypeError:
+        raise FixtureError(f"fixtures: unsupported type {type(fixtures).__name__}; {_HINT}") from None
+    out = [_one(item, f"fixture {k}") for k, item in enumerate(items)]
+    if not out:
+        raise FixtureError("fixtures: the iterable yielded no fixtures")
+    return out, "sequence"
+
+
+def _struct(x):
+    if isinstance(x, torch.Tensor):
+        return ("tensor", str(x.dtype), x.dim())
+    return tuple(_struct(v) for v in x)
+
+
+def structure(fx):
+    return (tuple(_struct(a) for a in fx.args), tuple(sorted((k, _struct(v)) for k, v in fx.kwargs.items())))
+
+
+def check_consistent(fixtures):
+    first = structure(fixtures[0])
+    for k, fx in enumerate(fixtures[1:], 1):
+        s = structure(fx)
+        if s != first:
+            raise FixtureError(
+                f"fixture {k} differs from fixture 0 in structure (number of inputs, nesting, "
+                f"keyword names, dtype or rank): {_describe(s)} vs {_describe(first)}; shapes may "
+                "differ between fixtures, nothing else may")
+
+
+def _describe(s):
+    def one(x):
+        if x and x[0] == "tensor":
+            return f"{x[1].replace('torch.', '')}[rank {x[2]}]"
+        return "(" + ", ".join(one(v) for v in x) + ")"
+    args, kwargs = s
+    parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _params(forward):
+    try:
+        return list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def keyword_order(forward, kwargs):
+    """Keyword inputs in the forward's parameter order (the order torch's
+    exporter uses), then any extra names (a **kwargs forward) as given."""
+    params = _params(forward) or []
+    names = [p.name for p in params]
+    return [n for n in names if n in kwargs] + [k for k in kwargs if k not in names]
+
+
+def flatten_inputs(fx, key_order):
+    """[(path, tensor)] in graph-input order: positional depth first, then keywords."""
+    out = []
+
+    def walk(x, path):
+        if isinstance(x, torch.Tensor):
+            out.append((path, x))
+        else:
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+
+    for i, a in enumerate(fx.args):
+        walk(a, f"args[{i}]")
+    for k in key_order:
+        walk(fx.kwargs[k], f"kwargs[{k!r}]")
+    return out
+
+
+def _expand(base, x):
+    if isinstance(x, torch.Tensor):
+        return [base]
+    names = []
+    for j, v in enumerate(x):
+        names.extend(_expand(f"{base}_{j}", v))
+    return names
+
+
+def unique(names):
+    seen, out = set(), []
+    for n in names:
+        m, i = n, 1
+        while m in seen:
+            m, i = f"{n}_{i}", i + 1
+        seen.add(m)
+        out.append(m)
+    return out
+
+
+def default_input_names(forward, fx, key_order):
+    params = _params(forward)
+    names = []
+    if params is None:
+        flat = flatten_inputs(fx, key_order)
+        return [f"input_{i}" for i in range(len(flat))]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+    for i, a in enumerate(fx.args):
+        if i < len(positional):
+            base = positional[i].name
+        elif var is not None:
+            base = f"{var.name}_{i - len(positional)}"
+        else:
+            base = f"input_{i}"
+        names.extend(_expand(base, a))
+    for k in key_order:
+        names.extend(_expand(k, fx.kwargs[k]))
+    return unique(names)
+
+
+def flatten_outputs(out, where="output"):
+    """[(path, name_parts, tensor)] depth first: tuples/lists in order, dicts in
+    insertion order (the order both torch exporters use).  Anything else that
+    is not a tensor is an OutputError."""
+    flat = []
+
+    def walk(x, path, parts):
+        if isinstance(x, torch.Tensor):
+            flat.append((path, parts, x))
+        elif isinstance(x, (tuple, list)):
+            if not x:
+                raise OutputError(f"{path} is an empty {type(x).__name__}: the forward must return tensors")
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]", parts + [str(i)])
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{path}[{k!r}]", parts + [str(k)])
+        else:
+            raise OutputError(
+                f"{path} is {type(x).__name__} ({_short(x)}), not a tensor: the forward must return a "
+                "tensor, or tuples/lists/dicts of tensors, for the export to have outputs to compare")
+
+    walk(out, where, [])
+    if not flat:
+        raise OutputError(f"{where}: the forward returned no tensors")
+    return flat
+
+
+def _short(x):
+    r = repr(x)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def default_output_names(out, flat):
+    if isinstance(out, torch.Tensor):
+        return ["output"]
+    if isinstance(out, dict):
+        return unique(["_".join(parts) for _, parts, _ in flat])
+    return unique(["_".join(["output"] + parts) for _, parts, _ in flat])
+
+
+def output_structure(flat):
+    return [(path, str(t.dtype), t.dim()) for path, _, t in flat]

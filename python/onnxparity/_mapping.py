@@ -1,0 +1,462 @@
+"""Which ONNX value holds which submodule's output.
+
+Forward hooks record the eager call tree of one forward (the fixture the
+export traced).  The legacy exporter of torch >= 1.13 names every node after
+the module scopes it was traced in: ``/layer1/layer1.0/conv1/Conv``, whose
+output is ``/layer1/layer1.0/conv1/Conv_output_0``.  A scope segment is the
+module's name from its last non-numeric atom on (``layer1.0.conv1`` ->
+``conv1``, ``layer1.0`` -> ``layer1.0``), segments follow the *call* stack
+(a ModuleList iterated in its parent's forward adds no segment), and a node's
+innermost scope is made unique per call: the second call of ``relu`` in the
+same parent leaves nodes under ``.../relu_1/``.  Rebuilding those names from
+the eager call tree places every call; its output is the output of the last
+(non-Constant) node in its own scope or a descendant's.
+
+Calls that left no node of their own are resolved through the data flow:
+* output equal to the input (eval Dropout, Identity): the value of the input;
+* a BatchNorm whose input is a Conv's output: in EVAL mode the exporter folds
+  BatchNorm into the Conv's weights, so the Conv node's output *is* the
+  BatchNorm's output: the value belongs to the BatchNorm and the Conv is
+  recorded as fused into it (its own pre-BatchNorm output exists nowhere in
+  the graph);
+* anything else was folded away and stays unmapped, with the reason.
+
+A mapping is kept only when it is unambiguous: scopes the graph has but the
+eager forward never entered (a fast path, a data-dependent branch), modules
+called more often than their scopes appear, several modules claiming one
+value with different eager outputs, or a dtype/shape that disagrees with ONNX
+shape inference all leave the module unmapped with the reason.
+"""
+import ast
+from collections import defaultdict
+
+import onnx
+import torch
+
+from ._tensors import bitwise_equal
+
+
+class LegacyScopes:
+    method = "legacy-scope-names"
+
+    @staticmethod
+    def segment(path):
+        atoms = path.split(".")
+        for i in range(len(atoms) - 1, -1, -1):
+            if not atoms[i].isnumeric():
+                return ".".join(atoms[i:])
+        return path
+
+    def raw(self, parent_raw, path):
+        return "" if path == "" else f"{parent_raw}/{self.segment(path)}"
+
+    @staticmethod
+    def variant(raw, k):
+        return raw if k == 0 else f"{raw}_{k}"
+
+    @staticmethod
+    def node_scope(node):
+        if "/" not in node.name:
+            return None
+        return node.name.rsplit("/", 1)[0]
+
+    @staticmethod
+    def under(scope, raw):
+        return scope.startswith(raw + "/")
+
+
+class DynamoScopes:
+    """torch >= 2.5 (dynamo=True) records the module path of every node in its
+    ``pkg.torch.onnx.name_scopes`` metadata: ['', 'layer1', 'layer1.0', ..., node]."""
+    method = "dynamo-name-scopes"
+
+    def raw(self, parent_raw, path):
+        return path
+
+    @staticmethod
+    def variant(raw, k):
+        return raw if k == 0 else f"{raw}@{k}"
+
+    @staticmethod
+    def node_scope(node):
+        for p in getattr(node, "metadata_props", ()):  # onnx >= 1.16
+            if p.key == "pkg.torch.onnx.name_scopes":
+                try:
+                    scopes = ast.literal_eval(p.value)
+                except (ValueError, SyntaxError):
+                    return None
+                if isinstance(scopes, (list, tuple)) and len(scopes) >= 2:
+                    return str(scopes[-2])
+                return None
+        return None
+
+    @staticmethod
+    def under(scope, raw):
+        return raw == "" or scope.startswith(raw + ".")
+
+
+class Call:
+    __slots__ = ("index", "path", "module", "parent", "children", "start", "end", "raw", "call_no",
+                 "output", "out_kind", "out_id", "in_id", "equal_to_input")
+
+    def __init__(self):
+        self.children = []
+        self.output = None
+        self.out_kind = None
+        self.out_id = None
+        self.in_id = None
+        self.end = None
+        self.equal_to_input = False
+
+
+def _first_tensor(xs):
+    for x in xs:
+        if isinstance(x, torch.Tensor):
+            return x
+    return None
+
+
+def _single_tensor(out):
+    """The one tensor a module returned, and a word for what it returned."""
+    if isinstance(out, torch.Tensor):
+        return out, "tensor"
+    if isinstance(out, (tuple, list)):
+        ts = [x for x in out if isinstance(x, torch.Tensor)]
+        others = [x for x in out if x is not None and not isinstance(x, torch.Tensor)]
+        if len(ts) == 1 and not others:
+            return ts[0], "tensor"
+        return None, f"{type(out).__name__} of {len(out)}"
+    return None, type(out).__name__
+
+
+class Recorder:
+    """Forward hooks on every submodule for one forward: the call tree, each
+    call's output cloned (all calls, or the indices in ``keep``), and with
+    ``dataflow`` the identity of each call's first input and of its output."""
+
+    def __init__(self, model, style, dataflow=False, keep=None):
+        self.model = model
+        self.style = style
+        self.dataflow = dataflow
+        self.keep = keep
+        self.names = {}
+        for name, m in model.named_modules():
+            self.names.setdefault(id(m), name)
+        self.calls, self.stack, self.refs, self.handles = [], [], [], []
+        self.seq = 0
+        self.counts = defaultdict(int)
+
+    def __enter__(self):
+        for m in self.model.modules():
+            try:
+                pre = m.register_forward_pre_hook(self._pre)
+            except (RuntimeError, AttributeError, TypeError):  # a ScriptModule refuses hooks
+                continue
+            self.handles.append(pre)
+            try:
+                self.handles.append(m.register_forward_hook(self._post))
+            except (RuntimeError, AttributeError, TypeError):
+                pre.remove()
+                self.handles.pop()
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+        self.refs = []
+        return False
+
+    def _pre(self, module, inputs):
+        path = self.names.get(id(module))
+        if path is None:
+            return None
+        c = Call()
+        c.index = len(self.calls)
+        c.path = path
+        c.module = module
+        parent = self.stack[-1] if self.stack else None
+        c.parent = parent.index if parent is not None else None
+        if parent is not None:
+            parent.children.append(c.index)
+        c.raw = self.style.raw(parent.raw if parent is not None else "", path)
+        c.call_no = self.counts[path]
+        self.counts[path] += 1
+        c.start = self.seq
+        self.seq += 1
+        t = _first_tensor(inputs)
+        if t is not None:
+            c.in_id = id(t)
+            if self.dataflow:
+                self.refs.append(t)
+        self.calls.append(c)
+        self.stack.append(c)
+        return None
+
+    def _post(self, module, inputs, output):
+        if id(module) not in self.names or not self.stack or self.stack[-1].module is not module:
+            return None
+        c = self.stack.pop()
+        c.end = self.seq
+        self.seq += 1
+        t, c.out_kind = _single_tensor(output)
+        if t is not None:
+            c.out_id = id(t)
+            if self.keep is None or c.index in self.keep:
+                c.output = t.detach().clone()
+            if self.dataflow:
+                self.refs.append(t)
+                i = _first_tensor(inputs)
+                c.equal_to_input = i is not None and (
+                    i is t or (i.shape == t.shape and i.dtype == t.dtype and torch.equal(i, t)))
+        return None
+
+
+_ONNX_DTYPES = {
+    torch.float32: onnx.TensorProto.FLOAT, torch.float64: onnx.TensorProto.DOUBLE,
+    torch.float16: onnx.TensorProto.FLOAT16, torch.bfloat16: onnx.TensorProto.BFLOAT16,
+    torch.int64: onnx.TensorProto.INT64, torch.int32: onnx.TensorProto.INT32,
+    torch.int16: onnx.TensorProto.INT16, torch.int8: onnx.TensorProto.INT8,
+    torch.uint8: onnx.TensorProto.UINT8, torch.bool: onnx.TensorProto.BOOL,
+}
+
+
+def value_types(model_proto):
+    """{value name: (elem_type, [dim or None])} from ONNX shape inference
+    (the legacy exporter writes no value_info for intermediates)."""
+    try:
+        g = onnx.shape_inference.infer_shapes(model_proto).graph
+    except Exception:  # shape inference is a check, not a requirement
+        g = model_proto.graph
+    types = {}
+    for vi in list(g.value_info) + list(g.input) + list(g.output):
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            continue
+        dims = None
+        if tt.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        types[vi.name] = (tt.elem_type, dims)
+    return types
+
+
+def _type_problem(t, typ):
+    elem, dims = typ
+    want = _ONNX_DTYPES.get(t.dtype)
+    if elem and want is not None and elem != want:
+        return (f"dtype differs: ONNX {onnx.TensorProto.DataType.Name(elem).lower()}, "
+                f"eager {str(t.dtype).replace('torch.', '')}")
+    if dims is not None:
+        if len(dims) != t.dim():
+            return f"rank differs: ONNX {len(dims)}, eager {t.dim()}"
+        for d, (a, b) in enumerate(zip(dims, t.shape)):
+            if a is not None and a != b:
+                return f"dim {d} differs: ONNX {a}, eager {b}"
+    return None
+
+
+def _is_bn(m):
+    return isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+
+
+def _is_conv(m):
+    return isinstance(m, torch.nn.modules.conv._ConvNd)
+
+
+class Mapping:
+    """Result of build(): per call its value (or the reason it has none)."""
+
+    def __init__(self, calls, method):
+        self.calls = calls
+        self.method = method
+        self.value = {}       # call index -> ONNX value name
+        self.kind = {}        # call index -> scope | identity | fused | fused-into
+        self.source = {}      # call index -> call whose eager output the value holds
+        self.reason = {}      # call index -> why unmapped
+        self.primary = {}     # value -> call index whose eager output is saved for it
+        self.paths_differ = False  # the graph has scopes the eager forward never entered
+
+    def entries(self, leaf_paths):
+        out = []
+        for c in self.calls[1:]:
+            e = {"module": c.path, "call": c.call_no, "type": type(c.module).__name__,
+                 "leaf": c.path in leaf_paths, "value": self.value.get(c.index),
+                 "kind": self.kind.get(c.index)}
+            if c.index in self.value:
+                src = self.source[c.index]
+                if src != c.index:
+                    e["holds_output_of"] = self.calls[src].path
+            else:
+                e["reason"] = self.reason.get(c.index, "unmapped")
+            out.append(e)
+        return out
+
+
+def build(calls, model_proto, style, input_ids, types):
+    nodes = list(model_proto.graph.node)
+    m = Mapping(calls, style.method)
+    present = set()
+    own_last = {}
+    for i, n in enumerate(nodes):
+        s = style.node_scope(n)
+        if s is None:
+            continue
+        present.add(s)
+        if n.op_type != "Constant" and n.output:
+            own_last[s] = i
+
+    # place every call: the k-th call of a scope path owns variant k
+    by_raw = defaultdict(list)
+    for c in calls[1:]:
+        by_raw[c.raw].append(c)
+    variant = {}
+    problem = {}
+    known = {""}
+    for raw, cs in by_raw.items():
+        ks = [k for k in range(len(cs) + 1) if style.variant(raw, k) in present]
+        known.update(style.variant(raw, k) for k in ks)
+        if not ks:
+            continue
+        if ks == list(range(len(cs))):
+            for k, c in enumerate(cs):
+                variant[c.index] = style.variant(raw, k)
+        elif len(cs) in ks:
+            m.paths_differ = True
+            for c in cs:
+                problem[c.index] = (f"the graph has more scopes {raw!r} than the eager forward made "
+                                    f"calls ({len(cs)}): the export traced a different path")
+        else:
+            for c in cs:
+                problem[c.index] = (f"called {len(cs)} times but {len(ks)} of the calls left nodes; "
+                                    "which ones is ambiguous")
+    foreign = sorted(present - known)
+    for c in calls[1:]:
+        if c.index in problem:
+            continue
+        bad = [s for s in foreign if style.under(s, c.raw)]
+        if bad:
+            m.paths_differ = True
+            more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+            problem[c.index] = ("the export traced scopes inside it that the eager forward never entered ("
+                                + ", ".join(bad[:3]) + more + "): eager and export took different paths "
+                                "(a fast path or a data-dependent branch)")
+
+    # the last node of each call's subtree; a placement problem inside spreads up
+    last = {}
+    for c in reversed(calls):
+        best = own_last.get(variant.get(c.index), None) if c.index in variant else None
+        for ch in c.children:
+            if ch in problem and c.index not in problem and c.index != 0:
+                problem[c.index] = f"submodule {calls[ch].path!r} inside it could not be placed"
+            lc = last.get(ch)
+            if lc is not None and (best is None or lc > best):
+                best = lc
+        last[c.index] = best
+
+    # resolve in time order; producers: id(tensor) -> (value, call index)
+    producers = {k: (v, None) for k, v in input_ids.items()}
+    events = []
+    for c in calls[1:]:
+        events.append((c.start, c))
+        if c.end is not None:
+            events.append((c.end, c))
+    events.sort(key=lambda e: e[0])
+    for seq, c in events:
+        i = c.index
+        if seq == c.end:
+            if i in m.value and c.out_id is not None:
+                producers[c.out_id] = (m.value[i], i)
+            continue
+        if c.end is None:
+            m.reason[i] = "the forward did not return from it"
+        elif i in problem:
+            m.reason[i] = problem[i]
+        elif c.out_kind != "tensor":
+            m.reason[i] = f"returns {c.out_kind}, not one tensor"
+        elif last[i] is not None:
+            m.value[i] = nodes[last[i]].output[0]
+            m.kind[i] = "scope"
+            m.source[i] = i
+        else:
+            prod = producers.get(c.in_id)
+            if prod is None and c.equal_to_input:
+                m.reason[i] = ("no ONNX node (it passes its input through) and its input comes from a "
+                               "functional call, not a module, so there is no value to name")
+            elif prod is None:
+                m.reason[i] = "no ONNX node: folded away by the exporter"
+            elif c.equal_to_input:
+                m.value[i], m.kind[i], m.source[i] = prod[0], "identity", i
+            elif (_is_bn(c.module) and prod[1] is not None and _is_conv(calls[prod[1]].module)
+                  and m.kind.get(prod[1]) == "scope" and m.value.get(prod[1]) == prod[0]):
+                p = prod[1]
+                m.value[i], m.kind[i], m.source[i] = prod[0], "fused", i
+                m.kind[p], m.source[p] = "fused-into", i
+            else:
+                m.reason[i] = "no ONNX node of its own: its computation was folded into its neighbours"
+
+    # one eager tensor per value: the call whose own node made it, the fused
+    # BatchNorm, else the first; others claiming it must agree bit for bit
+    claims = defaultdict(list)
+    for i, v in m.value.items():
+        if m.source[i] == i:
+            claims[v].append(i)
+    for v, idx in claims.items():
+        fused = [i for i in idx if m.kind[i] == "fused"]
+        owner = [i for i in idx if variant.get(i) is not None and last[i] is not None
+                 and nodes[last[i]].output[0] == v and own_last.get(variant[i]) == last[i]]
+        primary = (fused or owner or sorted(idx))[0]
+        t = calls[primary].output
+        why = _type_problem(t, types[v]) if (t is not None and v in types) else None
+        if t is None:
+            why = "no eager output recorded"
+        for i in idx:
+            if why is None and i != primary and not bitwise_equal(calls[i].output, t):
+                _unmap(m, i, f"its value {v} also holds {calls[primary].path!r}'s output, which "
+                             "differs from this module's eager output")
+        if why is not None:
+            for i in list(m.value):
+                if m.value.get(i) == v:
+                    _unmap(m, i, f"value {v} does not fit the eager output: {why}")
+            continue
+        m.primary[v] = primary
+    return m
+
+
+def _unmap(m, i, why):
+    m.value.pop(i, None)
+    m.kind.pop(i, None)
+    m.source.pop(i, None)
+    m.reason[i] = why
+    for j, src in list(m.source.items()):  # a Conv fused into an unmapped BatchNorm goes too
+        if src == i and j != i:
+            _unmap(m, j, f"fused into {m.calls[i].path!r}, which is unmapped")
+
+
+def leaf_summary(model, m):
+    leaves = [(n, mod) for n, mod in model.named_modules() if n and not any(True for _ in mod.children())]
+    by_path = defaultdict(list)
+    for c in m.calls[1:]:
+        by_path[c.path].append(c.index)
+    mapped, exact, unmapped, fused = 0, 0, [], []
+    for name, mod in leaves:
+        idx = by_path.get(name, [])
+        if not idx:
+            unmapped.append({"module": name, "type": type(mod).__name__,
+                             "reason": "never called during the forward"})
+            continue
+        kinds = [m.kind[i] for i in idx if i in m.value]
+        if kinds:
+            mapped += 1
+            if any(k != "fused-into" for k in kinds):
+                exact += 1
+            else:
+                into = m.calls[m.source[idx[0]]].path if idx[0] in m.source else None
+                fused.append({"module": name, "type": type(mod).__name__, "fused_into": into})
+        else:
+            unmapped.append({"module": name, "type": type(mod).__name__,
+                             "reason": m.reason.get(idx[0], "unmapped")})
+    n = len(leaves)
+    return {"method": m.method, "leaf_modules": n, "leaf_called": n - sum(
+                1 for u in unmapped if u["reason"] == "never called during the forward"),
+            "leaf_mapped": mapped, "leaf_mapped_own_value": exact,
+            "rate": round(mapped / n, 4) if n else None, "fused": fused, "unmapped": unmapped}

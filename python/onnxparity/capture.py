@@ -1,0 +1,556 @@
+"""capture(): export a model and write its eager truth as an onnxparity bundle;
+export_submodules(): one bundle per named submodule, fed with the activations
+it really received.  The bundle layout and parity.json are documented in
+docs/capture.md."""
+import contextlib
+import json
+import platform
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import torch
+
+from . import __version__
+from . import _export, _fixtures, _mapping
+from ._staging import Staging
+from ._tensors import bitwise_equal, dtype_name, safe_stem, write_pb
+from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,
+                     TrainingModeError)
+
+SCHEMA = "onnxparity.capture/1"
+_LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for the graph
+
+
+def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
+            opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False):
+    """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
+    test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
+    test_data_set_K/intermediates/ and parity.json.  Returns the parsed
+    parity.json.  Raises a CaptureError (nothing written) on bad input.
+
+    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0 plus
+    every dim that varies across the fixtures), a dict {name: {dim: axis
+    name} or [dims]} as torch.onnx.export takes it, or None (all static).
+    exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
+    or "dynamo".  allow_training: export modules left in training mode as they
+    are (to reproduce that bug) instead of refusing."""
+    return _capture(model, fixtures, out_dir, dict(
+        input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
+        exporter=exporter, intermediates=intermediates, allow_training=allow_training,
+        large_model=large_model), source=None)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _training_modules(model):
+    flags = {name: bool(m.training) for name, m in model.named_modules()}
+    return flags, [name or "<root>" for name, t in flags.items() if t]
+
+
+_MODE_SENSITIVE = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._BatchNorm,
+                   torch.nn.modules.instancenorm._InstanceNorm, torch.nn.RNNBase, torch.nn.MultiheadAttention,
+                   torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer)
+
+
+def _refuse_training(model, on):
+    mods = dict(model.named_modules())
+
+    def label(n):
+        return f"{n} ({type(mods['' if n == '<root>' else n]).__name__})"
+
+    sensitive = [n for n in on if isinstance(mods["" if n == "<root>" else n], _MODE_SENSITIVE)]
+    others = [n for n in on if n not in sensitive]
+    shown = [label(n) for n in (sensitive + others)[:12]]
+    more = f" and {len(on) - len(shown)} more" if len(on) > len(shown) else ""
+    head = (f"{len(on)} module(s) are in training mode"
+            + (f", {len(sensitive)} of them behave differently in it" if sensitive else ""))
+    raise TrainingModeError(
+        f"{head}: {', '.join(shown)}{more}. Exported like this, Dropout stays live and BatchNorm uses "
+        "batch statistics. Call model.eval() before capturing, or pass allow_training=True "
+        "(--allow-training) to record the bug on purpose.", on)
+
+
+@contextlib.contextmanager
+def _modes(model, flags, eval_all):
+    """Run with every module in eval mode (eval_all), then put every module's
+    own flag back (torch's exporter resets them all from the root's)."""
+    try:
+        if eval_all:
+            model.eval()
+        yield
+    finally:
+        for name, m in model.named_modules():
+            if name in flags:
+                m.training = flags[name]
+
+
+@contextlib.contextmanager
+def _state_kept(model, needed):
+    """Tracing a model in training mode updates BatchNorm running statistics;
+    put parameters and buffers back afterwards."""
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()} if needed else None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with torch.no_grad():
+                model.load_state_dict(saved)
+
+
+def _forward(model, fx, k, form, grad=False):
+    try:
+        with (torch.enable_grad() if grad else torch.no_grad()):
+            return model(*fx.args, **fx.kwargs)
+    except Exception as e:
+        hint = ""
+        if isinstance(e, TypeError) and "argument" in str(e):
+            hint = (" (each fixture is the model's input: a top-level list is a sequence of fixtures, a "
+                    "tuple is one fixture with several inputs; for a DataLoader of (input, label) pairs "
+                    "pass (x for x, _ in loader))") if form == "sequence" else ""
+        raise ForwardError(f"fixture {k}: the forward raised {type(e).__name__}: {e}{hint}") from e
+
+
+def _outputs(out, k):
+    try:
+        return _fixtures.flatten_outputs(out)
+    except OutputError as e:
+        raise OutputError(f"fixture {k}: {e}") from None
+
+
+def _resolve_axes(mode, names, tensors_per_fixture):
+    """{name: {dim: axis name}} over inputs+outputs (names aligned with each
+    fixture's tensor list)."""
+    first = tensors_per_fixture[0]
+    if mode is None or mode is False:
+        return {}
+    if mode in ("batch", "auto"):
+        axes = {n: {0: "batch"} for n, t in zip(names, first) if t.dim() >= 1}
+        if mode == "auto":
+            for j, n in enumerate(names):
+                for d in range(first[j].dim()):
+                    if d and len({tuple(ts[j].shape)[d] for ts in tensors_per_fixture}) > 1:
+                        axes.setdefault(n, {})[d] = f"{n}_dim{d}"
+        return axes
+    if isinstance(mode, dict):
+        axes = {}
+        for n, dims in mode.items():
+            if n not in names:
+                raise CaptureError(f"dynamic_axes names {n!r}, which is not an input or output "
+                                   f"(they are: {', '.join(names)})")
+            if isinstance(dims, dict):
+                axes[n] = {int(d): str(a) for d, a in dims.items()}
+            elif isinstance(dims, (list, tuple)):
+                axes[n] = {int(d): f"{n}_dim{int(d)}" for d in dims}
+            else:
+                raise CaptureError(f"dynamic_axes[{n!r}] must be a dict or a list of dims")
+            rank = first[names.index(n)].dim()
+            for d in axes[n]:
+                if not 0 <= d < rank:
+                    raise CaptureError(f"dynamic_axes[{n!r}]: dim {d} out of range for rank {rank}")
+        return axes
+    raise CaptureError(f"dynamic_axes must be 'batch', 'auto', a dict or None, not {mode!r}")
+
+
+def _shape_risks(names, axes, tensors_per_fixture):
+    risks = []
+    for j, n in enumerate(names):
+        for d in range(tensors_per_fixture[0][j].dim()):
+            sizes = sorted({int(ts[j].shape[d]) for ts in tensors_per_fixture})
+            if len(sizes) > 1 and d not in axes.get(n, {}):
+                risks.append({"name": n, "dim": d, "sizes": sizes,
+                              "note": "varies across fixtures but is not dynamic: the graph bakes "
+                                      "the traced size in"})
+    return risks
+
+
+def _pick_example(in_axes, in_names, flat_inputs):
+    for k, flat in enumerate(flat_inputs):
+        if all(t.shape[d] >= 2 for n, (_, t) in zip(in_names, flat) for d in in_axes.get(n, {})):
+            return k
+    return 0
+
+
+def _graph_io(mp):
+    inits = {i.name for i in mp.graph.initializer}
+    return [i.name for i in mp.graph.input if i.name not in inits], [o.name for o in mp.graph.output]
+
+
+def _model_bytes(model):
+    return sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+
+
+def _versions():
+    v = {"onnxparity_python": __version__, "torch": torch.__version__, "onnx": onnx.__version__,
+         "numpy": np.__version__, "python": platform.python_version()}
+    tv = sys.modules.get("torchvision")
+    if tv is not None:
+        v["torchvision"] = getattr(tv, "__version__", None)
+    return v
+
+
+def _json_dump(path, doc):
+    path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+
+
+# --------------------------------------------------------------------------- capture
+
+def _capture(model, fixtures, out_dir, o, source):
+    if not isinstance(model, torch.nn.Module):
+        raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
+    fxs, form = _fixtures.normalize(fixtures)
+    _fixtures.check_consistent(fxs)
+    flags, on = _training_modules(model)
+    if on and not o["allow_training"]:
+        _refuse_training(model, on)
+    export_training = bool(on)
+    which = _export.resolve_exporter(o["exporter"])
+
+    key_order = _fixtures.keyword_order(model.forward, fxs[0].kwargs)
+    if fxs[0].kwargs:
+        params = _fixtures._params(model.forward) or []
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            extra = [k for k in fxs[0].kwargs if k not in {p.name for p in params}]
+            if extra:
+                raise FixtureError(f"keyword input(s) {', '.join(map(repr, extra))}: the forward has no "
+                                   "such parameter")
+    if which == "legacy" and fxs[0].kwargs:
+        kwonly = [p.name for p in (_fixtures._params(model.forward) or [])
+                  if p.kind == p.KEYWORD_ONLY and p.name in fxs[0].kwargs]
+        if kwonly:
+            raise FixtureError(f"keyword-only parameter(s) {', '.join(kwonly)}: torch's legacy exporter "
+                               "passes every input by position; make them ordinary parameters or wrap "
+                               "the model")
+    flat_inputs = [_fixtures.flatten_inputs(fx, key_order) for fx in fxs]
+    in_names = list(o["input_names"]) if o["input_names"] else \
+        _fixtures.default_input_names(model.forward, fxs[0], key_order)
+    if len(in_names) != len(flat_inputs[0]):
+        raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
+                           f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
+
+    # eager truth: each fixture twice, compared bit for bit
+    eager, det = [], []
+    with _modes(model, flags, eval_all=export_training):
+        for k, fx in enumerate(fxs):
+            raw1 = _forward(model, fx, k, form)
+            flat1 = _outputs(raw1, k)
+            out1 = [t.detach().clone() for _, _, t in flat1]
+            flat2 = _outputs(_forward(model, fx, k, form), k)
+            det.append(all(bitwise_equal(a, t) for a, (_, _, t) in zip(out1, flat2)))
+            if k == 0:
+                first_out, first_flat = raw1, flat1
+                structure = _fixtures.output_structure(flat1)
+            elif _fixtures.output_structure(flat1) != structure:
+                raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure, "
+                                  f"dtype or rank: {_fixtures.output_structure(flat1)} vs {structure}")
+            eager.append(out1)
+    out_names = list(o["output_names"]) if o["output_names"] else \
+        _fixtures.default_output_names(first_out, first_flat)
+    if len(out_names) != len(eager[0]):
+        raise CaptureError(f"output_names has {len(out_names)} names for {len(eager[0])} output tensors")
+    clash = set(in_names) & set(out_names)
+    if clash:
+        raise CaptureError(f"names used for both an input and an output: {', '.join(sorted(clash))}")
+
+    all_names = in_names + out_names
+    per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager)]
+    axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture)
+    risks = _shape_risks(all_names, axes, per_fixture)
+    in_axes = {n: axes[n] for n in in_names if n in axes}
+    example = _pick_example(in_axes, in_names, flat_inputs)
+    large = bool(o["large_model"]) or _model_bytes(model) > _LARGE
+
+    with Staging(out_dir) as stage:
+        tmp = stage.tmp
+        onnx_path = tmp / "model.onnx"
+        caught, fallback, used, export_args = [], None, which, {}
+        fx = fxs[example]
+        with _modes(model, flags, eval_all=False), _state_kept(model, export_training), \
+                torch.random.fork_rng(devices=[]):
+            try:
+                with _export.recording_warnings(caught):
+                    if which == "dynamo":
+                        try:
+                            flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
+                            export_args = _export.export_dynamo(
+                                model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
+                                input_names=in_names, output_names=out_names, flat_dims=flat_dims,
+                                opset=o["opset"], large=large)
+                        except Exception as e:
+                            if o["exporter"] != "auto":
+                                raise
+                            fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
+                            used = "legacy"
+                            for p in tmp.iterdir():
+                                shutil.rmtree(p) if p.is_dir() else p.unlink()
+                    if used == "legacy":
+                        export_args = _export.export_legacy(
+                            model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
+                            input_names=in_names, output_names=out_names, dynamic_axes=axes,
+                            opset=o["opset"], training=export_training)
+            except CaptureError:
+                raise
+            except Exception as e:
+                raise ExportError(f"torch.onnx.export ({used}) failed: {type(e).__name__}: {e}") from e
+        if not onnx_path.exists():
+            raise ExportError("torch.onnx.export wrote no model.onnx")
+
+        external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
+        if large and not external:
+            full = onnx.load(str(onnx_path))
+            onnx.save_model(full, str(onnx_path), save_as_external_data=True,
+                            all_tensors_to_one_file=True, location="model.onnx.data")
+            del full
+            external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
+        mp = onnx.load(str(onnx_path), load_external_data=False)
+        g_in, g_out = _graph_io(mp)
+        # the legacy exporter prunes inputs the graph does not use; the
+        # bundle feeds by position, so only the graph's inputs are written
+        if len(set(g_in)) != len(g_in) or not set(g_in) <= set(in_names):
+            raise ExportError(f"the exported graph's inputs ({', '.join(g_in)}) are not the fixture "
+                              f"tensors ({', '.join(in_names)})")
+        feed = [in_names.index(n) for n in g_in]
+        pruned = [n for n in in_names if n not in g_in]
+        if len(g_out) != len(out_names):
+            raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
+                              f"{len(out_names)} eager output tensors")
+        opset_used = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
+
+        # module -> ONNX value map, from the traced fixture's eager call tree
+        style = _mapping.DynamoScopes() if used == "dynamo" else _mapping.LegacyScopes()
+        leaf_paths = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
+        with _modes(model, flags, eval_all=export_training):
+            input_ids = {id(flat_inputs[example][i][1]): g_in[j] for j, i in enumerate(feed)}
+            types = _mapping.value_types(mp)
+
+            def hooked(grad):
+                with _mapping.Recorder(model, style, dataflow=True) as r:
+                    out = _forward(model, fx, example, form, grad=grad)
+                return r.calls, out, _mapping.build(r.calls, mp, style, input_ids, types)
+
+            traced_calls, traced_out, mapping = hooked(False)
+            grad_mode, path_note = False, None
+            if mapping.paths_differ:
+                # torch's exporter traces with autograd on; some modules (the
+                # TransformerEncoderLayer fast path) take another path under no_grad
+                calls_g, out_g, mapping_g = hooked(True)
+                path_note = ("under torch.no_grad() the eager forward calls other modules than the "
+                             "traced (autograd-enabled) forward: a fast path or a grad-dependent branch")
+                if len(mapping_g.value) > len(mapping.value):
+                    traced_calls, traced_out, mapping, grad_mode = calls_g, out_g, mapping_g, True
+                    path_note += "; intermediates come from a forward with autograd enabled, as traced"
+            if not grad_mode:
+                det[example] = det[example] and all(
+                    bitwise_equal(a, t) for a, (_, _, t) in
+                    zip(eager[example], _fixtures.flatten_outputs(traced_out)))
+            call_seq = [c.path for c in traced_calls]
+            summary = _mapping.leaf_summary(model, mapping)
+            taken = set()
+            stems = {v: safe_stem(v, taken) for v in mapping.primary}
+
+            fixtures_doc = []
+            for k, fxk in enumerate(fxs):
+                d = tmp / f"test_data_set_{k}"
+                d.mkdir()
+                for j, i in enumerate(feed):
+                    write_pb(d / f"input_{j}.pb", flat_inputs[k][i][1], g_in[j])
+                for j, t in enumerate(eager[k]):
+                    write_pb(d / f"output_{j}.pb", t, g_out[j])
+                entry = {"dir": d.name, "deterministic": det[k],
+                         "inputs": [{"name": g_in[j], "dtype": dtype_name(flat_inputs[k][i][1]),
+                                     "shape": list(flat_inputs[k][i][1].shape)} for j, i in enumerate(feed)],
+                         "outputs": [{"name": g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
+                                     for j, t in enumerate(eager[k])]}
+                if o["intermediates"]:
+                    if k == example:
+                        calls = traced_calls
+                    else:
+                        keep = set(mapping.primary.values())
+                        with _mapping.Recorder(model, style, keep=keep) as rk:
+                            outk = _forward(model, fxk, k, form, grad=grad_mode)
+                        if not grad_mode:
+                            det[k] = entry["deterministic"] = det[k] and all(
+                                bitwise_equal(a, t) for a, (_, _, t) in
+                                zip(eager[k], _fixtures.flatten_outputs(outk)))
+                        calls = rk.calls
+                    if [c.path for c in calls] != call_seq:
+                        entry["intermediates"] = 0
+                        entry["intermediates_skipped"] = (
+                            "the forward called other modules than on the traced fixture "
+                            f"{example} (data-dependent control flow)")
+                    else:
+                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems)
+                fixtures_doc.append(entry)
+        del traced_calls, traced_out
+
+        doc = {
+            "schema": SCHEMA,
+            "versions": _versions(),
+            "exporter": used,
+            "exporter_requested": o["exporter"],
+            "exporter_fallback": fallback,
+            "opset": opset_used,
+            "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
+                      "external_data": sorted(external), "parameter_bytes": _model_bytes(model)},
+            "export_args": dict(export_args, input_names=g_in, output_names=g_out,
+                                opset_requested=o["opset"], dynamic=_json_axes(axes),
+                                dynamic_axes_mode=o["dynamic_axes"] if isinstance(
+                                    o["dynamic_axes"], (str, type(None))) else "dict",
+                                traced_fixture=example, large_model=large),
+            "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(feed)],
+            "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
+                               "note": "unused by the graph: the exporter dropped it"} for n in pruned],
+            "outputs": [{"name": g_out[j], "path": p} for j, (p, _, _) in enumerate(first_flat)],
+            "shape_risks": risks,
+            "training": {"any": export_training, "modules_in_training": on,
+                         "export_mode": "PRESERVE" if export_training and used == "legacy" else
+                         ("as-is" if export_training else "EVAL"),
+                         "eager_mode": "eval", "flags": flags},
+            "deterministic": all(det),
+            "warnings": [_export.warning_record(w) for w in caught],
+            "fixtures": fixtures_doc,
+            "module_map": {c.path if c.call_no == 0 else f"{c.path}#{c.call_no}": mapping.value[c.index]
+                           for c in mapping.calls[1:] if c.index in mapping.value},
+            "mapping": summary,
+            "module_calls": mapping.entries(leaf_paths),
+            "intermediates": {"enabled": bool(o["intermediates"]), "dir": "intermediates",
+                              "index": "intermediates/index.json", "values": len(stems),
+                              "forward_grad_enabled": grad_mode},
+            "eager_vs_trace": {"same_modules_called": path_note is None, "note": path_note},
+        }
+        if source is not None:
+            doc["source"] = source
+        _json_dump(tmp / "parity.json", doc)
+        stage.commit()
+    return doc
+
+
+def _json_axes(axes):
+    return {n: {str(d): a for d, a in sorted(dims.items())} for n, dims in axes.items()}
+
+
+def _write_intermediates(d, k, mapping, calls, stems):
+    idir = d / "intermediates"
+    idir.mkdir()
+    entries = []
+    claim = {}
+    for i, v in mapping.value.items():
+        claim.setdefault(v, []).append(i)
+    for v, primary in mapping.primary.items():
+        t = calls[primary].output
+        if t is None:
+            continue
+        stem = stems[v]
+        write_pb(idir / f"{stem}.pb", t, v)
+        members = sorted(claim.get(v, []))
+        entries.append({
+            "file": f"{stem}.pb", "value": v, "module": calls[primary].path,
+            "call": calls[primary].call_no,
+            "modules": [{"module": calls[i].path, "call": calls[i].call_no, "kind": mapping.kind[i]}
+                        for i in members],
+            "dtype": dtype_name(t), "shape": list(t.shape)})
+    entries.sort(key=lambda e: e["file"])
+    _json_dump(idir / "index.json", {"schema": "onnxparity.intermediates/1", "fixture": k,
+                                      "entries": entries})
+    return len(entries)
+
+
+# --------------------------------------------------------------------------- submodules
+
+def export_submodules(model, fixtures, out_dir, names, **options):
+    """Export each named submodule (``'backbone'``, ``'head'``, dotted paths)
+    alone, as its own bundle ``out_dir/<name>/``, fed with the activations it
+    received during the full model's forward on ``fixtures`` (one fixture per
+    call).  ``options`` are capture()'s.  Writes ``out_dir/submodules.json``;
+    returns it parsed.  All or nothing: on any error no out_dir is left."""
+    if not isinstance(model, torch.nn.Module):
+        raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
+    if isinstance(names, str):
+        names = [names]
+    names = list(names)
+    if not names:
+        raise CaptureError("names: no submodule named")
+    unknown = [n for n in names if not isinstance(n, str) or not n]
+    if unknown:
+        raise CaptureError(f"names must be non-empty module paths, got {unknown!r}")
+    subs = {}
+    known = dict(model.named_modules())
+    for n in names:
+        if n not in known:
+            children = ", ".join(k for k, _ in model.named_children())
+            raise CaptureError(f"no submodule {n!r} (children: {children})")
+        subs[n] = known[n]
+    opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
+                intermediates=True, allow_training=False, large_model=False)
+    bad = set(options) - set(opts)
+    if bad:
+        raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")
+    opts.update(options)
+
+    fxs, form = _fixtures.normalize(fixtures)
+    _fixtures.check_consistent(fxs)
+    flags, on = _training_modules(model)
+    if on and not opts["allow_training"]:
+        _refuse_training(model, on)
+
+    received = {n: [] for n in names}
+    saved = {}
+
+    def wrap(n, m):
+        inner = m.forward
+
+        def forward(*args, **kwargs):
+            received[n].append(_detached(n, args, kwargs))
+            return inner(*args, **kwargs)
+        saved[n] = m.__dict__.get("forward")
+        m.forward = forward
+
+    with _modes(model, flags, eval_all=bool(on)):
+        try:
+            for n, m in subs.items():
+                wrap(n, m)
+            for k, fx in enumerate(fxs):
+                _forward(model, fx, k, form)
+        finally:
+            for n, m in subs.items():
+                if n in saved:
+                    if saved[n] is None:
+                        del m.forward
+                    else:
+                        m.forward = saved[n]
+    for n in names:
+        if not received[n]:
+            raise CaptureError(f"submodule {n!r} was never called during the forward")
+
+    taken = set()
+    with Staging(out_dir) as stage:
+        listing = []
+        for n in names:
+            folder = safe_stem(n, taken)
+            sub_fixtures = [args + ((kwargs,) if kwargs else ()) for args, kwargs in received[n]]
+            sub_opts = dict(opts)
+            sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, sub_opts, source={
+                "kind": "submodule", "parent_class": f"{type(model).__module__}.{type(model).__qualname__}",
+                "module": n, "calls": len(received[n]), "parent_fixtures": len(fxs)})
+            listing.append({"module": n, "dir": folder, "type": type(subs[n]).__name__,
+                            "fixtures": len(sub_fixtures), "exporter": sub_doc["exporter"],
+                            "mapping_rate": sub_doc["mapping"]["rate"]})
+        doc = {"schema": "onnxparity.submodules/1", "versions": _versions(),
+               "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+               "fixtures": len(fxs), "submodules": listing}
+        _json_dump(stage.tmp / "submodules.json", doc)
+        stage.commit()
+    return doc
+
+
+def _detached(name, args, kwargs):
+    def one(x, where):
+        if isinstance(x, torch.Tensor):
+            return x.detach().clone()
+        if isinstance(x, (tuple, list)) and x:
+            return tuple(one(v, f"{where}[{i}]") for i, v in enumerate(x))
+        raise FixtureError(f"submodule {name!r} received {type(x).__name__} as {where}: only tensors "
+                           "(or tuples of tensors) can become ONNX inputs of a submodule bundle")
+    return (tuple(one(a, f"argument {i}") for i, a in enumerate(args)),
+            {k: one(v, f"keyword argument {k!r}") for k, v in kwargs.items()})
