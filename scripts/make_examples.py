@@ -7,16 +7,17 @@ model.onnx + test_data_set_K/input_0.pb, output_0.pb with the eager outputs.
                        (Dropout live, BatchNorm on batch statistics): the
                        classic export bug
 
-Until the capture package (python/onnxparity) lands, this script is the
-capture: deterministic (fixed seeds), so re-running it reproduces the files.
+Both are written by the project's own capture (python/onnxparity), with
+fixtures at batch sizes 1, 2 and 4; fixed seeds make re-running reproduce the
+models' weights and fixtures.
 """
 import pathlib
 import sys
 
-import numpy as np
-import onnx
 import torch
-from onnx import numpy_helper
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+import onnxparity  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "examples"
 
@@ -36,25 +37,12 @@ class SmallCNN(torch.nn.Module):
 
 
 def write_bundle(name, model, training):
-    out = ROOT / name
-    out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(0)
-    model.train(training)
-    example = torch.randn(2, 3, 16, 16)
-    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
-    torch.onnx.export(model, example, str(out / "model.onnx"), input_names=["image"],
-                      output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
-                      opset_version=13, training=mode, do_constant_folding=not training)
-    model.eval()  # the eager truth is what the user meant: inference
+    """Capture `model` with the project's own capture package."""
     gen = torch.Generator().manual_seed(1)
-    for k, batch in enumerate((1, 2, 4)):
-        x = torch.randn(batch, 3, 16, 16, generator=gen)
-        with torch.no_grad():
-            y = model(x)
-        d = out / f"test_data_set_{k}"
-        d.mkdir(exist_ok=True)
-        (d / "input_0.pb").write_bytes(numpy_helper.from_array(x.numpy(), "image").SerializeToString())
-        (d / "output_0.pb").write_bytes(numpy_helper.from_array(y.numpy(), "logits").SerializeToString())
+    fixtures = [torch.randn(batch, 3, 16, 16, generator=gen) for batch in (1, 2, 4)]
+    model.train(training)
+    onnxparity.capture(model, fixtures, ROOT / name, input_names=["image"], output_names=["logits"],
+                       opset=13, allow_training=training)
 
 
 def main():
