@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "onnxparity/model.h"
@@ -271,6 +272,12 @@ int cmd_inspect(int argc, char **argv)
         return cli_usage_error(argv[0], "usage: onnxparity inspect MODEL [--format text|json]");
     onp_error e;
     onp_error_clear(&e);
+    char bundle_model[4096];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a bundle: its model.onnx */
+        snprintf(bundle_model, sizeof bundle_model, "%s/model.onnx", path);
+        path = bundle_model;
+    }
     onp_model *m;
     if (onp_model_open(path, &m, &e)) return cli_report(&e);
     stats s = {0};
