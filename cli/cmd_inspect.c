@@ -1,5 +1,6 @@
 /*
- * cmd_inspect.c — `onnxparity inspect MODEL [--format text|json]`.
+ * cmd_inspect.c — `onnxparity inspect MODEL|TARGET [--format text|json]`; TARGET is a
+ * bundle folder, whose model.onnx is inspected.
  *
  * Opens the model through the zero-copy view and prints what a user asks
  * first: IR version, opsets, producer, inputs and outputs with static and
