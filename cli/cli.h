@@ -57,6 +57,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_expose(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 

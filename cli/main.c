@@ -16,6 +16,8 @@ static const cli_cmd commands[] = {
     {"check",
      "TARGET | --model M --data DIR... [--rtol R] [--atol A] [--tol NAME=R,A] [--top-k K|auto]",
      "run every fixture under ONNX Runtime and compare with the eager truth", cmd_check},
+    {"bisect", "TARGET [--fixture K] [--format text|json] [--rtol R] [--atol A]",
+     "name the first node whose output leaves the eager intermediates", cmd_bisect},
     {"run", "MODEL [--input NAME=FILE]... [--output NAME]... [--save DIR]",
      "run a model once under ONNX Runtime and print or save its outputs", cmd_run},
     {"inspect", "MODEL [--format text|json]",

@@ -1,0 +1,316 @@
+/*
+ * cmd_bisect.c — `onnxparity bisect TARGET [--fixture K]`: name the first
+ * node where ONNX Runtime leaves eager PyTorch.
+ *
+ * The work is libonnxparity's (include/onnxparity/bisect.h): every value the
+ * bundle has an eager intermediate for becomes a graph output, one session
+ * runs each fixture once, and the values are compared in topological order.
+ * This file parses flags and prints the result: text that leads with the
+ * first divergent node in one line, or the "onnxparity.bisect/1" JSON
+ * document (docs/cli.md, "## bisect").
+ *
+ * Exit: 0 every compared value agrees; 1 a first divergent node was found;
+ * 2 bad usage, no fixtures, or no eager intermediates to compare with;
+ * 3 unreadable files; 4 ONNX Runtime cannot load or run the model.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "onnxparity/bisect.h"
+#include "ortopts.h"
+#include "report.h"
+
+#define CURVE_WINDOW 5 /* text: curve points shown either side of the first divergent */
+
+typedef struct opts {
+    cli_ort ort;
+    const char *target;
+    long fixture; /* -1: every fixture */
+    double rtol, atol;
+    cli_format fmt;
+} opts;
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    const char *v;
+    cli_ort_init(&o->ort);
+    o->rtol = o->atol = -1;
+    o->fixture = -1;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_ort_opt(&o->ort, argc, argv, &i);
+        if (r < 0) return -1;
+        if (r) continue;
+        if ((r = cli_opt(argc, argv, &i, "fixture", &v))) {
+            if (r < 0 || cli_int(argv[0], "fixture", v, &o->fixture)) return -1;
+            if (o->fixture > 1000000000L)
+                return cli_usage_error(argv[0], "--fixture %s is out of range", v), -1;
+        } else if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
+            if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
+            if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
+        } else if (!o->target) {
+            o->target = argv[i];
+        } else {
+            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        }
+    }
+    if (!o->target)
+        return cli_usage_error(argv[0], "usage: onnxparity bisect TARGET [--fixture K] "
+                                        "[--format text|json] [--rtol R] [--atol A]"),
+               -1;
+    return 0;
+}
+
+/* 1 when every input of the first divergent node is known to agree. */
+static int inputs_agree(const onp_bisect_result *r)
+{
+    for (size_t k = 0; k < r->n_inputs; k++)
+        if (r->inputs[k].src == ONP_BISECT_SRC_NONE ||
+            (r->inputs[k].src != ONP_BISECT_SRC_OMITTED && !r->inputs[k].pass))
+            return 0;
+    return 1;
+}
+
+static const char *no_ref_msg(const onp_bisect_result *r, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "no eager reference: the fixtures have no intermediates/index.json (capture with "
+             "intermediates=True), so none of the %zu node outputs can be compared",
+             r->n_exposed);
+    return buf;
+}
+
+// --- text -----------------------------------------------------------------------
+
+static void print_point(size_t i, const onp_bisect_point *p, int mark)
+{
+    char ma[16] = "-", mr[16] = "-";
+    if (p->compared) {
+        report_fmt(p->max_abs, ma, sizeof ma);
+        report_fmt(p->max_rel, mr, sizeof mr);
+    }
+    printf("%s%4zu  %-20s %-28s %-10s %-10s %s%s%s\n  %6s%s\n", mark ? "> " : "  ", i, p->op_type,
+           p->module[0] ? p->module : "-", ma, mr,
+           !p->compared ? "-"
+           : p->pass    ? "ok"
+                        : "FAIL",
+           p->note[0] ? ": " : "", p->note, "", p->value);
+}
+
+static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
+{
+    const onp_bisect_point *f = r->first >= 0 ? &r->points[r->first] : NULL;
+    char ma[16], mr[16];
+    size_t failed = 0, compared = 0;
+    for (size_t i = 0; i < r->n_points; i++) {
+        compared += r->points[i].compared > 0;
+        failed += r->points[i].compared && !r->points[i].pass;
+    }
+    if (f)
+        printf("first divergent: node %s (%s), output %s, module %s: max_abs %s, max_rel %s "
+               "(fixture %d); %s\n",
+               f->node[0] ? f->node : "(unnamed)", f->op_type, f->value,
+               f->module[0] ? f->module : "-", report_fmt(f->max_abs, ma, sizeof ma),
+               report_fmt(f->max_rel, mr, sizeof mr), f->fail_fixture,
+               inputs_agree(r) ? "its inputs agree: the divergence starts here"
+                               : "an input has no eager reference: it may start upstream");
+    else
+        printf("agrees: all %zu values compared agree with eager\n", compared);
+    printf("model    %s (sha256 %.12s)\n", r->model, r->sha256);
+    printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), r->provider,
+           onp_ort_opt_level_name(r->opt_level));
+    if (r->upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
+    printf("fixtures");
+    for (size_t i = 0; i < r->n_fixtures; i++) printf(" %d", r->fixtures[i]);
+    printf("; %zu values exposed, %zu compared, %zu fail", r->n_exposed, compared, failed);
+    if (r->n_unmatched) printf(", %zu references no node computes", r->n_unmatched);
+    printf("\n");
+    if (f) {
+        printf("inputs of %s:\n", f->node[0] ? f->node : "the first divergent node");
+        for (size_t k = 0; k < r->n_inputs; k++) {
+            const onp_bisect_input *x = &r->inputs[k];
+            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", onp_bisect_src_name(x->src));
+            if (x->src == ONP_BISECT_SRC_EAGER)
+                printf(" max_abs %-10s %s", report_fmt(x->max_abs, ma, sizeof ma),
+                       x->pass ? "ok" : "FAIL");
+            printf("\n");
+        }
+    }
+    size_t lo = 0, hi = r->n_points;
+    if (f) {
+        lo = (size_t)r->first > CURVE_WINDOW ? (size_t)r->first - CURVE_WINDOW : 0;
+        hi = (size_t)r->first + CURVE_WINDOW + 1 < r->n_points ? (size_t)r->first + CURVE_WINDOW + 1
+                                                               : r->n_points;
+    }
+    printf("curve (topological order%s):\n", f ? ", around the first divergent" : "");
+    printf("  %4s  %-20s %-28s %-10s %-10s %s\n", "#", "OP", "MODULE", "MAX_ABS", "MAX_REL",
+           "RESULT");
+    if (lo) printf("  ... %zu before\n", lo);
+    for (size_t i = lo; i < hi; i++) print_point(i, &r->points[i], (long)i == r->first);
+    if (hi < r->n_points)
+        printf("  ... %zu after (--format json has the whole curve)\n", r->n_points - hi);
+    (void)o;
+}
+
+// --- JSON -----------------------------------------------------------------------
+
+static cJSON *doc_base(const opts *o, const char *verdict, const char *model)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.bisect/1");
+    cJSON_AddStringToObject(root, "verdict", verdict);
+    cJSON_AddStringToObject(root, "model", model);
+    if (o->fixture >= 0)
+        cJSON_AddNumberToObject(root, "fixture", (double)o->fixture);
+    else
+        cJSON_AddNullToObject(root, "fixture");
+    return root;
+}
+
+static void add_env(cJSON *root, const opts *o, const onp_bisect_result *r, onp_ort *ort)
+{
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);
+    cJSON_AddStringToObject(env, "ort_version", onp_ort_version(ort));
+    cJSON_AddStringToObject(env, "ort_library", onp_ort_lib_path(ort));
+    cJSON_AddStringToObject(env, "provider", r->provider);
+    cJSON_AddStringToObject(env, "opt_level", onp_ort_opt_level_name(r->opt_level));
+    cJSON_AddNumberToObject(env, "intra_threads", r->intra_threads);
+    cJSON_AddNumberToObject(env, "inter_threads", r->inter_threads);
+    cJSON_AddStringToObject(env, "model_sha256", r->sha256);
+    cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
+    for (size_t i = 0; i < o->ort.so.n_config; i++)
+        cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
+    cJSON_AddBoolToObject(env, "upgraded_to_opset7", r->upgraded);
+    cJSON_AddBoolToObject(env, "external_data", r->external);
+}
+
+static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
+{
+    cJSON *root = doc_base(o, r->first >= 0 ? "diverges" : "agrees", r->model);
+    cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
+    for (size_t i = 0; i < r->n_fixtures; i++)
+        cJSON_AddItemToArray(fx, cJSON_CreateNumber(r->fixtures[i]));
+    add_env(root, o, r, ort);
+    size_t failed = 0, compared = 0;
+    cJSON *curve = cJSON_CreateArray();
+    for (size_t i = 0; i < r->n_points; i++) {
+        const onp_bisect_point *p = &r->points[i];
+        compared += p->compared > 0;
+        failed += p->compared && !p->pass;
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "value", p->value);
+        cJSON_AddStringToObject(c, "node", p->node);
+        cJSON_AddStringToObject(c, "op_type", p->op_type);
+        cJSON_AddStringToObject(c, "module", p->module);
+        if (p->compared) {
+            report_num(c, "max_abs", p->max_abs);
+            report_num(c, "max_rel", p->max_rel);
+            cJSON_AddBoolToObject(c, "pass", p->pass);
+        } else {
+            cJSON_AddNullToObject(c, "max_abs");
+            cJSON_AddNullToObject(c, "max_rel");
+            cJSON_AddNullToObject(c, "pass");
+        }
+        if (p->note[0]) cJSON_AddStringToObject(c, "note", p->note);
+        cJSON_AddItemToArray(curve, c);
+    }
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "values_exposed", (double)r->n_exposed);
+    cJSON_AddNumberToObject(sum, "values_compared", (double)compared);
+    cJSON_AddNumberToObject(sum, "values_failed", (double)failed);
+    cJSON_AddNumberToObject(sum, "references_unmatched", (double)r->n_unmatched);
+    if (r->first >= 0) {
+        const onp_bisect_point *f = &r->points[r->first];
+        cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
+        cJSON_AddStringToObject(fd, "node", f->node);
+        cJSON_AddStringToObject(fd, "op_type", f->op_type);
+        cJSON_AddStringToObject(fd, "output", f->value);
+        cJSON_AddStringToObject(fd, "module", f->module);
+        report_num(fd, "max_abs", f->max_abs);
+        report_num(fd, "max_rel", f->max_rel);
+        cJSON_AddNumberToObject(fd, "fixture", f->fail_fixture);
+        cJSON_AddNumberToObject(fd, "index", (double)r->first);
+        cJSON_AddBoolToObject(fd, "inputs_agree", inputs_agree(r));
+        if (f->note[0]) cJSON_AddStringToObject(fd, "note", f->note);
+        cJSON *ins = cJSON_AddArrayToObject(fd, "inputs");
+        for (size_t k = 0; k < r->n_inputs; k++) {
+            const onp_bisect_input *x = &r->inputs[k];
+            cJSON *ij = cJSON_CreateObject();
+            cJSON_AddStringToObject(ij, "name", x->name);
+            cJSON_AddStringToObject(ij, "source", onp_bisect_src_name(x->src));
+            if (x->src == ONP_BISECT_SRC_NONE || x->src == ONP_BISECT_SRC_OMITTED) {
+                cJSON_AddNullToObject(ij, "max_abs");
+                cJSON_AddNullToObject(ij, "pass");
+            } else {
+                report_num(ij, "max_abs", x->max_abs);
+                report_num(ij, "max_rel", x->max_rel);
+                cJSON_AddBoolToObject(ij, "pass", x->pass);
+            }
+            cJSON_AddItemToArray(ins, ij);
+        }
+        cJSON *metrics = cJSON_AddObjectToObject(fd, "metrics");
+        report_metrics_json(metrics, &f->m);
+    } else {
+        cJSON_AddNullToObject(root, "first_divergent");
+    }
+    cJSON_AddItemToObject(root, "curve", curve);
+    return root;
+}
+
+static int json_error(const opts *o, const char *model, const char *msg, int rc)
+{
+    if (o->fmt == FMT_JSON) {
+        cJSON *root = doc_base(o, "error", model);
+        cJSON_AddStringToObject(root, "error", msg);
+        report_print_json(root);
+    }
+    return rc;
+}
+
+int cmd_bisect(int argc, char **argv)
+{
+    opts o;
+    memset(&o, 0, sizeof o);
+    if (parse_args(argc, argv, &o)) return EXIT_USAGE;
+    char model[4096], buf[2048];
+    snprintf(model, sizeof model, "%s/model.onnx", o.target);
+    onp_error e;
+    onp_error_clear(&e);
+    onp_ort *ort;
+    if (onp_ort_open(o.ort.lib, &ort, &e)) {
+        int rc = cli_report(&e);
+        return json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
+    }
+    onp_bisect_opts bo;
+    onp_bisect_opts_init(&bo);
+    bo.session = o.ort.so;
+    bo.rtol = o.rtol;
+    bo.atol = o.atol;
+    bo.fixture = (int)o.fixture;
+    onp_bisect_result *r;
+    int rc;
+    if (onp_bisect_run(ort, o.target, &bo, &r, &e)) {
+        rc = cli_report(&e);
+        rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
+    } else if (r->status == ONP_BISECT_NO_REFERENCE) {
+        fprintf(stderr, "onnxparity bisect: %s\n", no_ref_msg(r, buf, sizeof buf));
+        rc = json_error(&o, model, buf, EXIT_USAGE);
+    } else {
+        if (o.fmt == FMT_JSON)
+            report_print_json(doc_json(&o, r, ort));
+        else
+            print_text(&o, r, ort);
+        rc = r->status == ONP_BISECT_DIVERGES ? EXIT_FAIL : EXIT_PASS;
+    }
+    onp_bisect_free(r); /* NULL when the run failed */
+    onp_ort_close(ort);
+    return rc;
+}

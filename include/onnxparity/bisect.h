@@ -1,0 +1,158 @@
+/*
+ * bisect.h — find the first node where ONNX Runtime and eager PyTorch
+ * separate.
+ *
+ * A bundle made by the capture package (docs/capture.md) holds, per fixture,
+ * test_data_set_K/intermediates/: the eager output of every module whose
+ * ONNX value could be mapped, and index.json naming the value and module of
+ * each.  onp_bisect_run() adds every such value as a graph output
+ * (onp_model_add_outputs), opens ONE ORT session on the edited model, runs
+ * each fixture once, and compares each exposed value with its eager
+ * reference in topological order (the graph's node order), comparing as it
+ * goes and releasing each ORT output once compared.  The first value that
+ * fails the comparison names the first divergent node; the errors of that
+ * node's inputs show whether the divergence starts there (inputs agree) or
+ * was inherited (an input without a reference sits in between).
+ *
+ * Over several fixtures, each value's curve point holds its worst error
+ * over the fixtures that have a reference for it, and it passes only when
+ * every fixture passes.
+ *
+ * Without any intermediates (a bundle captured with intermediates=False, or
+ * plain ONNX test data) nothing can be compared: the result has status
+ * ONP_BISECT_NO_REFERENCE and one curve point per node output of the main
+ * graph (what would be compared), none compared, and ORT is not run.
+ *
+ * Legacy models (default-domain opset < 7, no external data) are upgraded
+ * to opset 7 in memory first, as `check` does; `upgraded` says so.  Models
+ * with external data are written beside the original as a hidden temporary
+ * file (ORT resolves external data relative to the model's path), opened by
+ * path, and the file is removed at once.
+ *
+ * Worked example (error checks shortened):
+ *     onp_ort *ort;  onp_error e;  onp_bisect_result *r;
+ *     onp_ort_open(NULL, &ort, &e);
+ *     onp_bisect_opts o;
+ *     onp_bisect_opts_init(&o);
+ *     o.fixture = 0;
+ *     if (onp_bisect_run(ort, "bundle/", &o, &r, &e) == 0 && r->first >= 0)
+ *         printf("%s\n", r->points[r->first].node);
+ *     onp_bisect_free(r);
+ *     onp_ort_close(ort);
+ *
+ * The library never prints; the CLI (cli/cmd_bisect.c) formats results.
+ */
+#ifndef ONNXPARITY_BISECT_H
+#define ONNXPARITY_BISECT_H
+
+#include <stddef.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/error.h"
+#include "onnxparity/ort.h"
+
+typedef struct onp_bisect_opts {
+    onp_session_opts session; /* how the ORT session is made (caller keeps its strings) */
+    double rtol, atol;        /* < 0: the expected dtype's default (onp_tol_default) */
+    int fixture;              /* test_data_set_K index to use; -1: every fixture */
+} onp_bisect_opts;
+
+/* rtol = atol = -1, fixture -1, a zeroed session (CPU, ORT defaults). */
+void onp_bisect_opts_init(onp_bisect_opts *o);
+
+typedef enum onp_bisect_status {
+    ONP_BISECT_AGREES = 0,   /* every compared value passes */
+    ONP_BISECT_DIVERGES,     /* `first` names the first value that fails */
+    ONP_BISECT_NO_REFERENCE, /* no eager intermediates: nothing compared */
+    ONP_BISECT_STATUS_COUNT
+} onp_bisect_status;
+
+/* "agrees", "diverges", "no-reference"; "?" when out of range. */
+const char *onp_bisect_status_name(onp_bisect_status s);
+
+/* One exposed value, in topological order: a point of the error curve. */
+typedef struct onp_bisect_point {
+    const char *value;   /* the ONNX value name */
+    const char *node;    /* its producing node's name ("" when unnamed) */
+    const char *op_type; /* and op_type */
+    const char *module;  /* module path from index.json ("path#N" for call N > 0), or "" */
+    size_t node_index;   /* position of the node in graph.node */
+    int compared;        /* fixtures in which it was compared (0: no reference) */
+    int pass;            /* compared and passed in every such fixture */
+    double max_abs;      /* worst over the compared fixtures */
+    double max_rel;
+    int fail_fixture; /* first fixture index in which it failed, -1 */
+    onp_metrics m;    /* full metrics of the fixture with the largest max_abs */
+    const char *note; /* why it failed when not by numbers ("shape differs"), or "" */
+} onp_bisect_point;
+
+/* Where an input of the first divergent node comes from. */
+typedef enum onp_bisect_src {
+    ONP_BISECT_SRC_EAGER = 0,   /* a compared value: `point` indexes points[] */
+    ONP_BISECT_SRC_GRAPH_INPUT, /* fed from input_I.pb: identical on both sides */
+    ONP_BISECT_SRC_INITIALIZER, /* a weight: identical on both sides */
+    ONP_BISECT_SRC_CONSTANT,    /* computed from initializers and Constant nodes only
+                                   (e.g. Identity of a shared weight): identical too */
+    ONP_BISECT_SRC_NONE,        /* computed but no eager reference (unmapped) */
+    ONP_BISECT_SRC_OMITTED      /* "" in the node's input list */
+} onp_bisect_src;
+
+/* "eager", "graph-input", "initializer", "constant", "no-reference", "omitted". */
+const char *onp_bisect_src_name(onp_bisect_src s);
+
+typedef struct onp_bisect_input {
+    const char *name;
+    onp_bisect_src src;
+    long point;     /* index into points[] when src is EAGER, else -1 */
+    int pass;       /* EAGER: that point's pass; GRAPH_INPUT/INITIALIZER/CONSTANT: 1; else 0 */
+    double max_abs; /* EAGER: that point's; GRAPH_INPUT/INITIALIZER/CONSTANT: 0 */
+    double max_rel;
+} onp_bisect_input;
+
+typedef struct onp_bisect_result {
+    onp_bisect_status status;
+    char model[1024]; /* path of the model.onnx bisected */
+    char sha256[65];  /* of that model file */
+    int upgraded;     /* legacy opset < 7 upgraded in memory */
+    int external;     /* the model has external data (opened through a temp file) */
+
+    size_t n_fixtures;  /* fixtures run (with a reference) */
+    int *fixtures;      /* [n_fixtures] their test_data_set indices */
+    size_t n_exposed;   /* values added as graph outputs */
+    size_t n_unmatched; /* index.json values no main-graph node computes (skipped) */
+
+    size_t n_points;
+    onp_bisect_point *points; /* [n_points] topological order */
+    long first;               /* index into points[] of the first failing value, -1 */
+    size_t n_inputs;
+    onp_bisect_input *inputs; /* [n_inputs] the inputs of points[first].node */
+
+    /* the session as made (onp_session_describe), for the fingerprint */
+    char provider[64];
+    onp_ort_opt_level opt_level;
+    int intra_threads, inter_threads;
+    char notes[256];
+
+    void *priv; /* owner of the strings above (an arena) */
+} onp_bisect_result;
+
+/* Bisect the bundle at `target` (a folder holding model.onnx and
+ * test_data_set_K/ folders).  `ort` is the library to run with (the caller
+ * keeps ownership).
+ *
+ * On success returns 0 and *out is a new result the caller owns
+ * (onp_bisect_free); status says whether a divergence was found, or that
+ * no eager reference exists.  Errors:
+ *   ONP_ERR_USAGE    no test_data_set_K folders; o->fixture names none;
+ *   ONP_ERR_FORMAT   an unreadable index.json or reference tensor;
+ *   ONP_ERR_INPUT    an index.json file name that leaves its folder;
+ *   ONP_ERR_IO       missing files;
+ *   ONP_ERR_RUNTIME  ORT refuses the instrumented model or a fixture.
+ * On failure *out is NULL and nothing leaks (a temp model file included). */
+int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+                   onp_bisect_result **out, onp_error *e);
+
+/* Release a result.  Accepts NULL. */
+void onp_bisect_free(onp_bisect_result *r);
+
+#endif
