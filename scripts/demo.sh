@@ -2,8 +2,8 @@
 # demo.sh BIN — the main job on the example bundles shipped in examples/:
 # inspect a model, then check two exports of the same small CNN against
 # their eager PyTorch outputs.  The healthy export passes; the export made
-# while the model was still in training mode fails.  Exits 0 when both
-# verdicts are the expected ones.
+# while the model was still in training mode fails, and bisect names the
+# first node that diverges.  Exits 0 when every verdict is the expected one.
 set -u
 bin=${1:-build/onnxparity}
 cd "$(dirname "$0")/.."
@@ -22,11 +22,16 @@ say "check examples/training (exported in training mode): expect FAIL"
 "$bin" check examples/training --top-k auto
 training=$?
 
+say "bisect examples/training: which node diverges first?"
+"$bin" bisect examples/training | head -n 18
+bisect=${PIPESTATUS[0]}
+
 say "summary"
 echo "healthy export:  exit $healthy (0 = parity holds)"
 echo "training export: exit $training (1 = parity fails)"
-if [ "$healthy" -eq 0 ] && [ "$training" -eq 1 ]; then
-    echo "demo: both verdicts as expected"
+echo "bisect:          exit $bisect (1 = a first divergent node was named)"
+if [ "$healthy" -eq 0 ] && [ "$training" -eq 1 ] && [ "$bisect" -eq 1 ]; then
+    echo "demo: every verdict as expected"
     exit 0
 fi
 echo "demo: unexpected verdicts" >&2
