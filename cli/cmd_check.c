@@ -9,6 +9,10 @@
  * graph output K.  One ORT session serves every fixture.  A fixture ORT
  * cannot run is a failed fixture carrying ORT's message; the run goes on.
  *
+ * When a bundle with eager intermediates fails, the first failed fixture is
+ * bisected (as `onnxparity bisect` does) and the first divergent node is
+ * reported; --no-bisect skips that.
+ *
  * Exit: 0 every output of every fixture passes; 1 anything fails (a flipped
  * top-1 label included); 2 bad usage or no fixtures; 3 unreadable files;
  * 4 ONNX Runtime cannot load the model.
@@ -19,6 +23,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "onnxparity/bisect.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
@@ -42,6 +47,7 @@ typedef struct opts {
     tol_override tols[MAX_TOLS];
     size_t n_tols;
     int topk; /* 0 off, -1 auto, K */
+    int no_bisect;
     cli_format fmt;
 } opts;
 
@@ -123,6 +129,8 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if (cli_flag(argv, i, "no-bisect")) {
+            o->no_bisect = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
         } else if (!o->target) {
@@ -377,6 +385,33 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     return root;
 }
 
+/* On a failed check of a bundle with eager intermediates, bisect the first
+ * failed fixture to name the first divergent node.  Best effort: any
+ * problem (no intermediates, ORT refusing the instrumented model) leaves
+ * *out NULL and the check's verdict as it is. */
+static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res, size_t n,
+                                 onp_bisect_result **out)
+{
+    *out = NULL;
+    int fixture = -1;
+    for (size_t i = 0; i < n && fixture < 0; i++)
+        if (res[i].status) fixture = res[i].index;
+    onp_bisect_opts bo;
+    onp_bisect_opts_init(&bo);
+    bo.session = o->ort.so;
+    bo.rtol = o->rtol;
+    bo.atol = o->atol;
+    bo.fixture = fixture;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_bisect_result *r = NULL;
+    if (onp_bisect_run(ort, o->target, &bo, &r, &e) || r->status != ONP_BISECT_DIVERGES || r->first < 0) {
+        onp_bisect_free(r);
+        return;
+    }
+    *out = r;
+}
+
 int cmd_check(int argc, char **argv)
 {
     opts o;
@@ -442,18 +477,36 @@ int cmd_check(int argc, char **argv)
                 failed++;
         }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
+    onp_bisect_result *bis = NULL;
+    if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
     if (!rc) {
         if (o.fmt == FMT_JSON) {
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
+            if (bis) {
+                const onp_bisect_point *p = &bis->points[bis->first];
+                cJSON *fd = cJSON_CreateObject();
+                cJSON_AddStringToObject(fd, "node", p->node);
+                cJSON_AddStringToObject(fd, "op_type", p->op_type);
+                cJSON_AddStringToObject(fd, "output", p->value);
+                cJSON_AddStringToObject(fd, "module", p->module);
+                cJSON_ReplaceItemInObject(doc, "first_divergent", fd);
+            }
             cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",
                                   upgraded);
             report_print_json(doc);
         } else {
             if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
             print_text(&o, model, sha, ort, s, res, n_fix, failed);
+            if (bis) {
+                const onp_bisect_point *p = &bis->points[bis->first];
+                printf("first divergent node: %s (%s), output %s%s%s (onnxparity bisect %s)\n",
+                       p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
+                       p->module[0] ? ", module " : "", p->module, o.target);
+            }
         }
         rc = failed ? EXIT_FAIL : EXIT_PASS;
     }
+    onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);
     free(res);
     onp_session_close(s);
