@@ -53,6 +53,7 @@ const char *cli_bytes(double n, char *buf, size_t size);
 
 /* The commands. */
 int cmd_inspect(int argc, char **argv);
+int cmd_lint(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_expose(int argc, char **argv);

@@ -22,6 +22,8 @@ static const cli_cmd commands[] = {
      "run a model once under ONNX Runtime and print or save its outputs", cmd_run},
     {"inspect", "MODEL [--format text|json]",
      "IR version, opsets, inputs/outputs, op histogram, initializer bytes", cmd_inspect},
+    {"lint", "MODEL|TARGET [--format text|json|sarif] [--list-rules]",
+     "static checks that name likely causes of disagreement, with the node and a fix", cmd_lint},
     {"compare", "EXPECTED ACTUAL [--rtol R] [--atol A] [--format text|json]",
      "compare tensor files or folders of them, paired by name", cmd_compare},
     {"convert", "IN OUT [--big-endian] [--fortran] [--typed] [--deflate]",

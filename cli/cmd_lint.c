@@ -1,0 +1,390 @@
+/*
+ * cmd_lint.c — `onnxparity lint MODEL|TARGET [--format text|json|sarif]
+ * [--list-rules]`.
+ *
+ * Runs the rules of include/onnxparity/lint.h over a model, or over a
+ * bundle folder's model.onnx together with its parity.json when there is
+ * one, and prints the findings as text, as a JSON document (schema
+ * "onnxparity.lint/1") or as SARIF 2.1.0 for code-scanning tools.
+ * `--list-rules` prints the rule table instead (in the same formats).
+ * Exit 0 when no finding is an error, 1 when one is, 2 on bad usage, 3 when
+ * the model or the manifest cannot be read or decoded.
+ */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "onnxparity/lint.h"
+#include "onnxparity/model.h"
+
+typedef enum { LINT_TEXT = 0, LINT_JSON, LINT_SARIF } lint_format;
+
+static const char *const sarif_levels[] = {"note", "warning", "error"};
+
+// --- text ---------------------------------------------------------------------------
+
+static void where_text(const onp_lint_location *l, char *buf, size_t n)
+{
+    switch (l->kind) {
+    case ONP_LINT_LOC_NODE:
+        snprintf(buf, n, "node %" PRId64 "%s%s%s (%s)%s%s", l->index, l->name[0] ? " '" : "",
+                 l->name, l->name[0] ? "'" : "", l->op_type, l->graph[0] ? " in " : "", l->graph);
+        break;
+    case ONP_LINT_LOC_INPUT:
+    case ONP_LINT_LOC_OUTPUT:
+        snprintf(buf, n, "%s '%s'", onp_lint_loc_kind_name(l->kind), l->name);
+        break;
+    case ONP_LINT_LOC_MODULE: snprintf(buf, n, "module '%s'", l->name); break;
+    case ONP_LINT_LOC_SOURCE:
+        if (l->line >= 0)
+            snprintf(buf, n, "%s:%" PRId64, l->file, l->line);
+        else
+            snprintf(buf, n, "%s", l->file);
+        break;
+    default: snprintf(buf, n, "model"); break;
+    }
+}
+
+static void print_text(const char *model, const char *manifest, const onp_lint_result *r)
+{
+    char where[2048];
+    printf("%s", model);
+    if (r->opset >= 0) printf(" (opset %" PRId64 ")", r->opset);
+    if (manifest) printf(" with %s", manifest);
+    printf("\n");
+    for (size_t i = 0; i < r->n; i++) {
+        const onp_lint_finding *f = &r->findings[i];
+        where_text(&f->loc, where, sizeof where);
+        printf("%-7s %s %s [%s] %s\n", onp_lint_severity_name(f->rule->severity), f->rule->id,
+               f->rule->name, onp_cause_name(f->rule->cause), where);
+        printf("        %s\n        fix: %s\n", f->message, f->rule->fix);
+    }
+    if (!r->n)
+        printf("no findings\n");
+    else
+        printf("%zu finding%s: %zu error%s, %zu warning%s, %zu info\n", r->n, r->n == 1 ? "" : "s",
+               r->counts[ONP_LINT_ERROR], r->counts[ONP_LINT_ERROR] == 1 ? "" : "s",
+               r->counts[ONP_LINT_WARNING], r->counts[ONP_LINT_WARNING] == 1 ? "" : "s",
+               r->counts[ONP_LINT_INFO]);
+}
+
+static void print_rules_text(void)
+{
+    for (size_t i = 0; i < onp_lint_rule_count(); i++) {
+        const onp_lint_rule *r = onp_lint_rule_at(i);
+        printf("%s  %-7s  %-19s  %s\n        %s\n        fix: %s\n", r->id,
+               onp_lint_severity_name(r->severity), onp_cause_name(r->cause), r->name, r->summary,
+               r->fix);
+    }
+}
+
+// --- JSON ---------------------------------------------------------------------------
+
+static cJSON *rule_json(const onp_lint_rule *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "severity", onp_lint_severity_name(r->severity));
+    cJSON_AddStringToObject(o, "cause", onp_cause_name(r->cause));
+    cJSON_AddStringToObject(o, "summary", r->summary);
+    cJSON_AddStringToObject(o, "fix", r->fix);
+    return o;
+}
+
+static cJSON *location_json(const onp_lint_location *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", onp_lint_loc_kind_name(l->kind));
+    switch (l->kind) {
+    case ONP_LINT_LOC_NODE:
+        cJSON_AddStringToObject(o, "name", l->name);
+        cJSON_AddStringToObject(o, "op_type", l->op_type);
+        cJSON_AddNumberToObject(o, "index", (double)l->index);
+        cJSON_AddStringToObject(o, "graph", l->graph);
+        break;
+    case ONP_LINT_LOC_INPUT:
+    case ONP_LINT_LOC_OUTPUT:
+        cJSON_AddStringToObject(o, "name", l->name);
+        cJSON_AddNumberToObject(o, "index", (double)l->index);
+        break;
+    case ONP_LINT_LOC_MODULE: cJSON_AddStringToObject(o, "name", l->name); break;
+    case ONP_LINT_LOC_SOURCE:
+        cJSON_AddStringToObject(o, "file", l->file);
+        if (l->line >= 0)
+            cJSON_AddNumberToObject(o, "line", (double)l->line);
+        else
+            cJSON_AddNullToObject(o, "line");
+        break;
+    default: break;
+    }
+    return o;
+}
+
+static cJSON *doc_json(const char *model, const char *manifest, const onp_lint_result *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.lint/1");
+    cJSON_AddStringToObject(root, "model", model);
+    if (manifest)
+        cJSON_AddStringToObject(root, "manifest", manifest);
+    else
+        cJSON_AddNullToObject(root, "manifest");
+    if (r->opset >= 0)
+        cJSON_AddNumberToObject(root, "opset", (double)r->opset);
+    else
+        cJSON_AddNullToObject(root, "opset");
+    cJSON *arr = cJSON_AddArrayToObject(root, "findings");
+    for (size_t i = 0; i < r->n; i++) {
+        const onp_lint_finding *f = &r->findings[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "rule", f->rule->id);
+        cJSON_AddStringToObject(o, "name", f->rule->name);
+        cJSON_AddStringToObject(o, "severity", onp_lint_severity_name(f->rule->severity));
+        cJSON_AddStringToObject(o, "cause", onp_cause_name(f->rule->cause));
+        cJSON_AddItemToObject(o, "location", location_json(&f->loc));
+        cJSON_AddStringToObject(o, "message", f->message);
+        cJSON_AddStringToObject(o, "fix", f->rule->fix);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *s = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(s, "findings", (double)r->n);
+    cJSON_AddNumberToObject(s, "error", (double)r->counts[ONP_LINT_ERROR]);
+    cJSON_AddNumberToObject(s, "warning", (double)r->counts[ONP_LINT_WARNING]);
+    cJSON_AddNumberToObject(s, "info", (double)r->counts[ONP_LINT_INFO]);
+    cJSON_AddStringToObject(s, "verdict", r->counts[ONP_LINT_ERROR] ? "fail" : "pass");
+    return root;
+}
+
+static cJSON *rules_json(void)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.lint-rules/1");
+    cJSON *arr = cJSON_AddArrayToObject(root, "rules");
+    for (size_t i = 0; i < onp_lint_rule_count(); i++)
+        cJSON_AddItemToArray(arr, rule_json(onp_lint_rule_at(i)));
+    return root;
+}
+
+// --- SARIF 2.1.0 --------------------------------------------------------------------
+
+/* A file path as a URI reference: unreserved bytes and '/' kept, the rest
+ * percent-encoded; absolute paths become file:// URIs.  malloc'ed. */
+static char *path_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *u = malloc(3 * n + 8), *p = u;
+    if (!u) return NULL;
+    if (path[0] == '/') p += sprintf(p, "file://");
+    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            strchr("-._~/", *s))
+            *p++ = (char)*s;
+        else
+            p += sprintf(p, "%%%02X", *s);
+    }
+    *p = '\0';
+    return u;
+}
+
+static cJSON *sarif_rule(const onp_lint_rule *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "shortDescription"), "text",
+                          cJSON_CreateString(r->summary));
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "help"), "text", cJSON_CreateString(r->fix));
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "defaultConfiguration"), "level",
+                          cJSON_CreateString(sarif_levels[r->severity]));
+    cJSON *props = cJSON_AddObjectToObject(o, "properties");
+    cJSON_AddStringToObject(props, "cause", onp_cause_name(r->cause));
+    cJSON *tags = cJSON_AddArrayToObject(props, "tags");
+    cJSON_AddItemToArray(tags, cJSON_CreateString(onp_cause_name(r->cause)));
+    return o;
+}
+
+static cJSON *sarif_location(const onp_lint_location *l, const char *model_uri)
+{
+    cJSON *loc = cJSON_CreateObject();
+    cJSON *phys = cJSON_AddObjectToObject(loc, "physicalLocation");
+    cJSON *art = cJSON_AddObjectToObject(phys, "artifactLocation");
+    if (l->kind == ONP_LINT_LOC_SOURCE) {
+        char *u = path_uri(l->file);
+        cJSON_AddStringToObject(art, "uri", u ? u : "");
+        free(u);
+        if (l->line >= 1)
+            cJSON_AddNumberToObject(cJSON_AddObjectToObject(phys, "region"), "startLine",
+                                    (double)l->line);
+        return loc;
+    }
+    cJSON_AddStringToObject(art, "uri", model_uri);
+    const char *kind = NULL;
+    switch (l->kind) {
+    case ONP_LINT_LOC_NODE: kind = "function"; break;
+    case ONP_LINT_LOC_INPUT: kind = "parameter"; break;
+    case ONP_LINT_LOC_OUTPUT: kind = "returnType"; break;
+    case ONP_LINT_LOC_MODULE: kind = "module"; break;
+    default: return loc;
+    }
+    char name[1024], fq[2048];
+    if (l->kind == ONP_LINT_LOC_NODE && !l->name[0])
+        snprintf(name, sizeof name, "#%" PRId64 " (%s)", l->index, l->op_type);
+    else
+        snprintf(name, sizeof name, "%s", l->name);
+    if (l->kind == ONP_LINT_LOC_NODE)
+        snprintf(fq, sizeof fq, "%s%s%s", l->graph, l->graph[0] ? "/" : "", name);
+    else
+        snprintf(fq, sizeof fq, "%s:%s", onp_lint_loc_kind_name(l->kind), name);
+    cJSON *ll = cJSON_CreateObject();
+    cJSON_AddStringToObject(ll, "name", name);
+    cJSON_AddStringToObject(ll, "fullyQualifiedName", fq);
+    cJSON_AddStringToObject(ll, "kind", kind);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(loc, "logicalLocations"), ll);
+    return loc;
+}
+
+static cJSON *sarif_doc(const char *model, const onp_lint_result *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    cJSON_AddStringToObject(root, "version", "2.1.0");
+    cJSON *run = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(root, "runs"), run);
+    cJSON *driver = cJSON_AddObjectToObject(cJSON_AddObjectToObject(run, "tool"), "driver");
+    cJSON_AddStringToObject(driver, "name", "onnxparity");
+    cJSON_AddStringToObject(driver, "version", ONP_VERSION);
+    cJSON *rules = cJSON_AddArrayToObject(driver, "rules");
+    for (size_t i = 0; i < onp_lint_rule_count(); i++)
+        cJSON_AddItemToArray(rules, sarif_rule(onp_lint_rule_at(i)));
+    cJSON *results = cJSON_AddArrayToObject(run, "results");
+    if (!model || !r) return root;
+    char *uri = path_uri(model);
+    cJSON *art = cJSON_CreateObject();
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(art, "location"), "uri", uri ? uri : "");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(run, "artifacts"), art);
+    for (size_t i = 0; i < r->n; i++) {
+        const onp_lint_finding *f = &r->findings[i];
+        size_t rule_index = 0;
+        while (rule_index < onp_lint_rule_count() && onp_lint_rule_at(rule_index) != f->rule)
+            rule_index++;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "ruleId", f->rule->id);
+        cJSON_AddNumberToObject(o, "ruleIndex", (double)rule_index);
+        cJSON_AddStringToObject(o, "level", sarif_levels[f->rule->severity]);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "message"), "text",
+                              cJSON_CreateString(f->message));
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "locations"),
+                             sarif_location(&f->loc, uri ? uri : ""));
+        cJSON *props = cJSON_AddObjectToObject(o, "properties");
+        cJSON_AddStringToObject(props, "cause", onp_cause_name(f->rule->cause));
+        cJSON_AddStringToObject(props, "fix", f->rule->fix);
+        if (f->loc.kind == ONP_LINT_LOC_NODE) {
+            cJSON_AddStringToObject(props, "op_type", f->loc.op_type);
+            cJSON_AddNumberToObject(props, "node_index", (double)f->loc.index);
+        }
+        cJSON_AddItemToArray(results, o);
+    }
+    free(uri);
+    return root;
+}
+
+// --- the command --------------------------------------------------------------------
+
+static int emit(cJSON *doc)
+{
+    char *txt = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!txt) {
+        fprintf(stderr, "onnxparity lint: out of memory writing the report\n");
+        return EXIT_IO;
+    }
+    puts(txt);
+    free(txt);
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+int cmd_lint(int argc, char **argv)
+{
+    const char *path = NULL, *v;
+    lint_format fmt = LINT_TEXT;
+    int list = 0;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_opt(argc, argv, &i, "format", &v);
+        if (r < 0) return EXIT_USAGE;
+        if (r) {
+            if (!strcmp(v, "text"))
+                fmt = LINT_TEXT;
+            else if (!strcmp(v, "json"))
+                fmt = LINT_JSON;
+            else if (!strcmp(v, "sarif"))
+                fmt = LINT_SARIF;
+            else
+                return cli_usage_error(argv[0], "--format is text, json or sarif, not '%s'", v);
+        } else if (cli_flag(argv, i, "list-rules")) {
+            list = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error(argv[0], "one model at a time ('%s' is extra)", argv[i]);
+        }
+    }
+    if (list) {
+        if (fmt == LINT_TEXT) {
+            print_rules_text();
+            return EXIT_PASS;
+        }
+        return emit(fmt == LINT_JSON ? rules_json() : sarif_doc(NULL, NULL)) ? EXIT_IO : EXIT_PASS;
+    }
+    if (!path)
+        return cli_usage_error(argv[0], "usage: onnxparity lint MODEL|TARGET [--format "
+                                        "text|json|sarif] [--list-rules]");
+    char model[4096], manifest_buf[4096];
+    const char *manifest = NULL;
+    if (is_dir(path)) { /* a bundle: model.onnx, and parity.json when there is one */
+        snprintf(model, sizeof model, "%s/model.onnx", path);
+        snprintf(manifest_buf, sizeof manifest_buf, "%s/parity.json", path);
+        if (exists(manifest_buf)) manifest = manifest_buf;
+    } else {
+        snprintf(model, sizeof model, "%s", path);
+    }
+    onp_error e;
+    onp_error_clear(&e);
+    onp_model *m;
+    if (onp_model_open(model, &m, &e)) return cli_report(&e);
+    onp_lint_opts o = {manifest};
+    onp_lint_result r;
+    if (onp_lint_run(m, &o, &r, &e)) {
+        onp_model_close(m);
+        return cli_report(&e);
+    }
+    onp_model_close(m); /* the findings own their strings */
+    int rc = 0;
+    if (fmt == LINT_JSON)
+        rc = emit(doc_json(model, manifest, &r));
+    else if (fmt == LINT_SARIF)
+        rc = emit(sarif_doc(model, &r));
+    else
+        print_text(model, manifest, &r);
+    int fail = r.counts[ONP_LINT_ERROR] > 0;
+    onp_lint_result_free(&r);
+    if (rc) return rc;
+    return fail ? EXIT_FAIL : EXIT_PASS;
+}

@@ -1,0 +1,319 @@
+/*
+ * manifest.c — what parity.json (written by python/onnxparity/capture.py,
+ * schema "onnxparity.capture/1") adds to the lint: the export-time sizes of
+ * dims the graph declares dynamic, and the findings only the PyTorch side
+ * could see: modules in training mode (ONP106), the exporter's warnings
+ * (ONP107, ONP205, ONP414, ONP415), TracerWarnings with file:line (ONP301),
+ * eager taking another module path than the trace (ONP302), dims that vary
+ * across fixtures but were exported static (ONP204), and an eager model that
+ * is not deterministic (ONP602).
+ *
+ * Keys read (every one optional; a key of another type is ignored):
+ *   training {any, modules_in_training[], export_mode}, module_map {path: value},
+ *   warnings[] {category, category_module, message, file, line, code},
+ *   shape_risks[] {name, dim, sizes[]}, eager_vs_trace {same_modules_called, note},
+ *   deterministic, export_args {traced_fixture}, fixtures[] {inputs[] {name, shape[]}}.
+ * A file that cannot be read, or that is not a JSON object, is an error
+ * naming it.
+ */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lint/lint_int.h"
+#include "util/fsio.h"
+
+int lint_manifest_load(lint_ctx *c, const char *path, onp_error *e)
+{
+    onp_map *map;
+    if (onp_map_open(path, &map, e)) return onp_error_set_file(e, path);
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts((const char *)map->p, map->n, &end, 0);
+    int64_t at = end ? (int64_t)(end - (const char *)map->p) : -1;
+    onp_map_unref(map);
+    if (!doc)
+        return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, at,
+                             "not valid JSON (a parity.json manifest was expected)");
+    if (!cJSON_IsObject(doc)) {
+        cJSON_Delete(doc);
+        return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, -1,
+                             "not a JSON object (a parity.json manifest was expected)");
+    }
+    c->manifest = doc;
+    return 0;
+}
+
+void lint_manifest_free(lint_ctx *c)
+{
+    cJSON_Delete(c->manifest);
+    c->manifest = NULL;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static const char *get_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+// --- export-time sizes ------------------------------------------------------------
+
+void lint_manifest_sizes(lint_ctx *c, const lint_scope *main)
+{
+    const cJSON *doc = c->manifest;
+    if (!doc) return;
+    const cJSON *tf = get(get(doc, "export_args"), "traced_fixture");
+    int k = cJSON_IsNumber(tf) && tf->valuedouble >= 0 ? (int)tf->valuedouble : 0;
+    const cJSON *fixtures = get(doc, "fixtures");
+    if (!cJSON_IsArray(fixtures)) return;
+    const cJSON *fx = cJSON_GetArrayItem(fixtures, k);
+    if (!fx) fx = cJSON_GetArrayItem(fixtures, 0);
+    const cJSON *inputs = get(fx, "inputs"), *in;
+    if (!cJSON_IsArray(inputs)) return;
+    cJSON_ArrayForEach(in, inputs)
+    {
+        const char *name = get_str(in, "name");
+        const cJSON *shape = get(in, "shape");
+        size_t i;
+        if (!name || !cJSON_IsArray(shape) || !onp_strmap_get(&main->input, name, &i)) continue;
+        const onp_value_info *vi = &main->g->inputs[i];
+        const onp_type *t = &vi->type;
+        if (t->kind != ONP_TYPE_TENSOR || !t->has_shape) continue;
+        if ((size_t)cJSON_GetArraySize(shape) != t->rank) continue;
+        for (size_t d = 0; d < t->rank; d++) {
+            const cJSON *sz = cJSON_GetArrayItem(shape, (int)d);
+            int symbolic = (t->dims[d].param && t->dims[d].param[0]) || t->dims[d].value < 0;
+            if (symbolic && cJSON_IsNumber(sz) && sz->valuedouble > 1 && sz->valuedouble < 9e15)
+                lint_size_add(c, vi->name, d, (int64_t)sz->valuedouble, 1);
+        }
+    }
+}
+
+// --- findings ---------------------------------------------------------------------
+
+/* A node of the main graph that the module computes, or NULL: through
+ * module_map {path: value}, else by torch's scope naming ("/a/a.1/Op"). */
+static const onp_node *module_node(const lint_ctx *c, const lint_scope *main, const char *path)
+{
+    const char *value = get_str(get(c->manifest, "module_map"), path);
+    if (value) {
+        const onp_node *n = lint_producer(main, value, NULL);
+        if (n) return n;
+    }
+    char needle[512];
+    snprintf(needle, sizeof needle, "/%s/", path);
+    for (size_t i = 0; i < main->g->n_nodes; i++)
+        if (strstr(main->g->nodes[i].name, needle)) return &main->g->nodes[i];
+    return NULL;
+}
+
+static int mode_sensitive(const onp_node *n)
+{
+    static const char *const ops[] = {
+        "Dropout",           "BatchNormalization", "InstanceNormalization",
+        "RandomUniformLike", "RandomNormalLike",   "Bernoulli"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (lint_is_op(n, ops[i])) return 1;
+    return 0;
+}
+
+static void training(lint_ctx *c, const lint_scope *main, uint64_t *pos)
+{
+    const cJSON *tr = get(c->manifest, "training");
+    const cJSON *list = get(tr, "modules_in_training"), *m;
+    int n_list = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+    if (!cJSON_IsTrue(get(tr, "any")) && n_list == 0) return;
+    char shown[1024] = "";
+    size_t k = 0;
+    int listed = 0, sensitive = 0;
+    const char *first = "";
+    /* modules whose nodes depend on the mode first, then the others */
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(m, list)
+        {
+            if (!cJSON_IsString(m) || !m->valuestring || listed >= 8) continue;
+            const char *p = m->valuestring;
+            const onp_node *n = strcmp(p, "<root>") ? module_node(c, main, p) : NULL;
+            int s = n && mode_sensitive(n);
+            if (s != !pass) continue;
+            sensitive += s;
+            if (!listed) first = p;
+            if (k < sizeof shown)
+                k += (size_t)snprintf(shown + k, sizeof shown - k, "%s%s%s%s%s", listed ? ", " : "",
+                                      p, s ? " (" : "", s ? n->op_type : "", s ? ")" : "");
+            listed++;
+        }
+    }
+    const char *mode = get_str(tr, "export_mode");
+    onp_lint_location loc = {ONP_LINT_LOC_MODULE, "", first, "", -1, "", -1};
+    if (!listed) loc.kind = ONP_LINT_LOC_MODEL;
+    char what[64];
+    if (n_list)
+        snprintf(what, sizeof what, "%d module(s) were", n_list);
+    else
+        snprintf(what, sizeof what, "the model was");
+    lint_emit(c, R_MODULES_IN_TRAINING, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
+              "parity.json: %s in training mode at export%s%s%s%s%s%s%s", what,
+              mode ? " (export mode " : "", mode ? mode : "", mode ? ")" : "", listed ? ": " : "",
+              shown, n_list > listed ? ", ..." : "",
+              sensitive ? "; the graph holds their mode-dependent nodes" : "");
+}
+
+static int has(const char *s, const char *word)
+{
+    return strcasestr(s, word) != NULL;
+}
+
+/* Which rule an export warning falls under; R_COUNT: not the exporter's. */
+static lint_rule_ix classify(const char *cat, const char *mod, const char *file, const char *msg)
+{
+    if (!strcmp(cat, "TracerWarning")) return R_TRACER_WARNING;
+    int onnx = !strncmp(mod, "torch.onnx", 10) || strstr(file, "torch/onnx") || has(msg, "onnx");
+    if (!onnx) return R_COUNT;
+    if (!strcmp(cat, "DeprecationWarning") || !strcmp(cat, "FutureWarning") ||
+        !strcmp(cat, "PendingDeprecationWarning"))
+        return R_EXPORTER_NOTE;
+    if (has(msg, "training mode") || has(msg, "TrainingMode") || has(msg, "train=") ||
+        has(msg, "training-amenable") || has(msg, "num_batches_tracked"))
+        return R_EXPORTER_TRAINING;
+    if (has(msg, "batch_size") || has(msg, "batch size") || has(msg, "dynamic input shape"))
+        return R_EXPORTER_SHAPE;
+    static const char *const semantic[] = {
+        "incorrect",   "not support",        "unsupported",
+        "might cause", "may cause",          "differ",
+        "mismatch",    "not match",          "combination of multiple",
+        "substitut",   "replaced",           "fall back",
+        "fallback",    "approximat",         "precision",
+        "duplicated",  "cannot be inferred", "you are trying to export"};
+    for (size_t i = 0; i < sizeof semantic / sizeof semantic[0]; i++)
+        if (has(msg, semantic[i])) return R_EXPORTER_OP;
+    return R_EXPORTER_NOTE;
+}
+
+static int same_str(const cJSON *a, const cJSON *b, const char *key)
+{
+    const char *x = get_str(a, key), *y = get_str(b, key);
+    return x == y || (x && y && !strcmp(x, y));
+}
+
+/* Two records of the same warning (the exporter repeats some per node). */
+static int same_warning(const cJSON *a, const cJSON *b)
+{
+    const cJSON *la = get(a, "line"), *lb = get(b, "line");
+    int same_line = cJSON_IsNumber(la) ? cJSON_IsNumber(lb) && la->valuedouble == lb->valuedouble
+                                       : !cJSON_IsNumber(lb);
+    return same_line && same_str(a, b, "category") && same_str(a, b, "file") &&
+           same_str(a, b, "message");
+}
+
+static void warnings(lint_ctx *c, uint64_t *pos)
+{
+    const cJSON *list = get(c->manifest, "warnings"), *w;
+    if (!cJSON_IsArray(list)) return;
+    cJSON_ArrayForEach(w, list)
+    {
+        /* report each distinct warning once, at its first record */
+        const cJSON *o;
+        int seen = 0, times = 0;
+        for (o = list->child; o != w && !seen; o = o->next) seen = same_warning(o, w);
+        if (seen) continue;
+        for (o = w; o; o = o->next) times += same_warning(o, w);
+        const char *cat = get_str(w, "category"), *mod = get_str(w, "category_module");
+        const char *file = get_str(w, "file"), *msg = get_str(w, "message");
+        const char *code = get_str(w, "code");
+        const cJSON *line = get(w, "line");
+        if (!cat) cat = "Warning";
+        if (!msg) msg = "";
+        lint_rule_ix ix = classify(cat, mod ? mod : "", file ? file : "", msg);
+        if (ix == R_COUNT) continue;
+        int64_t ln = cJSON_IsNumber(line) && line->valuedouble >= 0 && line->valuedouble < 9e15
+                         ? (int64_t)line->valuedouble
+                         : -1;
+        onp_lint_location loc = {ONP_LINT_LOC_SOURCE, "", "", "", -1, file ? file : "", ln};
+        if (!file) loc.kind = ONP_LINT_LOC_MODEL;
+        char where[600] = "", rep[48] = "";
+        if (times > 1) snprintf(rep, sizeof rep, " (%d times)", times);
+        if (file && ln >= 0)
+            snprintf(where, sizeof where, " at %s:%" PRId64, file, ln);
+        else if (file)
+            snprintf(where, sizeof where, " in %s", file);
+        /* the message's first line, shortened */
+        char text[400];
+        size_t n = strcspn(msg, "\n");
+        if (n > sizeof text - 4) n = sizeof text - 4;
+        memcpy(text, msg, n);
+        strcpy(text + n, strlen(msg) > n ? "..." : "");
+        if (ix == R_TRACER_WARNING)
+            lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
+                      "parity.json: TracerWarning%s%s%s%s%s: %s: the traced graph holds the "
+                      "path of the traced fixture only",
+                      where, code && code[0] ? " (`" : "", code ? code : "",
+                      code && code[0] ? "`)" : "", rep, text);
+        else
+            lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
+                      "parity.json: %s from the exporter%s%s: %s", cat, where, rep, text);
+    }
+}
+
+static void shape_risks(lint_ctx *c, const lint_scope *main)
+{
+    const cJSON *list = get(c->manifest, "shape_risks"), *r;
+    if (!cJSON_IsArray(list)) return;
+    size_t k = 0;
+    cJSON_ArrayForEach(r, list)
+    {
+        const char *name = get_str(r, "name");
+        const cJSON *dim = get(r, "dim"), *sizes = get(r, "sizes"), *s;
+        if (!name) continue;
+        char txt[256] = "";
+        size_t n = 0;
+        if (cJSON_IsArray(sizes)) {
+            cJSON_ArrayForEach(s, sizes)
+            {
+                if (!cJSON_IsNumber(s) || n >= sizeof txt) continue;
+                n += (size_t)snprintf(txt + n, sizeof txt - n, "%s%.0f", n ? ", " : "",
+                                      s->valuedouble);
+            }
+        }
+        size_t i;
+        int found = onp_strmap_get(&main->input, name, &i);
+        onp_lint_location loc = {ONP_LINT_LOC_INPUT, "", name, "", found ? (int64_t)i : -1, "", -1};
+        /* next to the input's own findings; manifest-only names after every input */
+        uint64_t order = found ? LINT_ORDER(LINT_SEC_INPUT, i)
+                               : LINT_ORDER(LINT_SEC_INPUT, main->g->n_inputs + k);
+        k++;
+        lint_emit(c, R_SHAPE_RISK, &loc, order,
+                  "parity.json: input '%s' dim %.0f takes sizes [%s] across the fixtures but was "
+                  "exported static: the graph holds the traced size",
+                  name, cJSON_IsNumber(dim) ? dim->valuedouble : -1.0, txt);
+    }
+}
+
+void lint_check_manifest(lint_ctx *c, const lint_scope *main)
+{
+    if (!c->manifest) return;
+    uint64_t pos = 0;
+    training(c, main, &pos);
+    warnings(c, &pos);
+    shape_risks(c, main);
+    const cJSON *evt = get(c->manifest, "eager_vs_trace");
+    if (cJSON_IsFalse(get(evt, "same_modules_called"))) {
+        const char *note = get_str(evt, "note");
+        onp_lint_location loc = {ONP_LINT_LOC_MODEL, "", "", "", -1, "", -1};
+        lint_emit(c, R_TRACE_PATH_DIFFERS, &loc, LINT_ORDER(LINT_SEC_MANIFEST, pos++),
+                  "parity.json: eager called other modules than the trace did%s%s: the graph "
+                  "holds one branch of data-dependent control flow",
+                  note ? ": " : "", note ? note : "");
+    }
+    if (cJSON_IsFalse(get(c->manifest, "deterministic"))) {
+        onp_lint_location loc = {ONP_LINT_LOC_MODEL, "", "", "", -1, "", -1};
+        lint_emit(c, R_EAGER_NONDETERMINISTIC, &loc, LINT_ORDER(LINT_SEC_MANIFEST, pos++),
+                  "parity.json: two eager runs on the same fixture differed: the reference "
+                  "itself moves, so no tolerance is safe until it is deterministic");
+    }
+}

@@ -1,0 +1,397 @@
+/*
+ * rules_opsem.c — the op-semantics family (ONP401-413): operators whose
+ * definition at the model's opset has edge cases where it and eager
+ * PyTorch part ways.  Each check fires only where the edge can be reached:
+ * TopK only when its indices are used, Resize only with a mode / rounding
+ * pair torch's interpolate does not have, Div only on signed integers,
+ * Scatter only when its indices are computed or repeat.  Warnings are
+ * risks until a comparison confirms them; infos need special values (NaN,
+ * out-of-range, half-way) to matter.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint/lint_int.h"
+
+/* A string attribute into buf, or dflt. */
+static const char *attr_str(const onp_node *n, const char *name, const char *dflt, char *buf,
+                            size_t size)
+{
+    const onp_attr *a = onp_node_attr(n, name);
+    if (!a || !a->s.p) return dflt;
+    size_t k = a->s.n < size - 1 ? a->s.n : size - 1;
+    memcpy(buf, a->s.p, k);
+    buf[k] = '\0';
+    return buf;
+}
+
+static int64_t attr_int(const onp_node *n, const char *name, int64_t dflt)
+{
+    const onp_attr *a = onp_node_attr(n, name);
+    return a ? a->i : dflt;
+}
+
+static int64_t opset_of(const lint_ctx *c)
+{
+    return c->opset < 0 ? INT64_MAX : c->opset;
+}
+
+static onp_dkind kind_of(const lint_scope *s, const onp_node *n, size_t first, size_t last)
+{
+    for (size_t k = first; k <= last && k < n->n_inputs; k++) {
+        if (!n->inputs[k][0]) continue;
+        const onp_dtype_desc *d = onp_dtype_info(lint_dtype(s, n->inputs[k]));
+        if (d) return d->kind;
+    }
+    return ONP_KIND_NONE;
+}
+
+static const char *dtype_of(const lint_scope *s, const char *name)
+{
+    return onp_dtype_name(lint_dtype(s, name));
+}
+
+// --- TopK, ArgMax/ArgMin ------------------------------------------------------------
+
+void lint_check_topk(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    if (n->n_outputs < 2 || !lint_value_used(ln->s, n->outputs[1])) return;
+    char lab[600];
+    lint_node_label(ln, lab, sizeof lab);
+    int unsorted = opset_of(c) >= 11 && attr_int(n, "sorted", 1) == 0;
+    lint_emit_node(c, R_TOPK_TIES, ln,
+                   "TopK %s: its indices '%s' are used; among equal values ONNX puts the lower "
+                   "index first while torch.topk promises no order, so the indices (and what "
+                   "is gathered with them) can differ wherever values tie (ReLU zeros, "
+                   "saturated or quantised scores)%s",
+                   lab, n->outputs[1],
+                   unsorted ? "; sorted=0 also leaves the order of the k results unspecified" : "");
+}
+
+void lint_check_argmax(lint_ctx *c, const lint_node *ln)
+{
+    if (attr_int(ln->n, "select_last_index", 0) != 1) return;
+    char lab[600];
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_ARG_SELECT_LAST, ln,
+                   "%s %s has select_last_index=1: among equal extremes it returns the last "
+                   "index, torch.%s the first",
+                   ln->n->op_type, lab, lint_is_op(ln->n, "ArgMax") ? "argmax" : "argmin");
+}
+
+// --- Resize, Upsample, Pad ---------------------------------------------------------------
+
+void lint_check_resize(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600], mb[64], cb[64], nb[64], why[1024] = "";
+    lint_node_label(ln, lab, sizeof lab);
+    const char *mode = attr_str(n, "mode", "nearest", mb, sizeof mb);
+    int64_t v = opset_of(c);
+    if (v <= 10) {
+        if (!strcmp(mode, "nearest")) return;
+        lint_emit_node(c, R_RESIZE_SEMANTICS, ln,
+                       "Resize %s at opset %lld has mode=%s with the asymmetric coordinates "
+                       "of opset 10 (no coordinate_transformation_mode): torch's "
+                       "align_corners=False samples at half-pixel centres, so every output "
+                       "pixel moves",
+                       lab, (long long)v, mode);
+        return;
+    }
+    const char *ctm = attr_str(n, "coordinate_transformation_mode", "half_pixel", cb, sizeof cb);
+    const char *nm = attr_str(n, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+    size_t k = 0;
+#define WHY(...)                                                                                   \
+    do {                                                                                           \
+        if (k < sizeof why) k += (size_t)snprintf(why + k, sizeof why - k, "%s", k ? "; " : "");   \
+        if (k < sizeof why) k += (size_t)snprintf(why + k, sizeof why - k, __VA_ARGS__);           \
+    } while (0)
+    if (!strcmp(ctm, "tf_crop_and_resize") || !strcmp(ctm, "tf_half_pixel_for_nn"))
+        WHY("coordinate_transformation_mode=%s has no torch counterpart", ctm);
+    if (!strcmp(mode, "nearest")) {
+        int as_torch = !strcmp(ctm, "asymmetric") && !strcmp(nm, "floor");
+        int as_exact = (!strcmp(ctm, "half_pixel") || !strcmp(ctm, "pytorch_half_pixel")) &&
+                       !strcmp(nm, "round_prefer_ceil");
+        if (!as_torch && !as_exact)
+            WHY("nearest with coordinate_transformation_mode=%s and nearest_mode=%s picks other "
+                "pixels than torch's 'nearest' (asymmetric + floor) or 'nearest-exact' "
+                "(half_pixel + round_prefer_ceil)",
+                ctm, nm);
+    } else {
+        if (!strcmp(ctm, "asymmetric"))
+            WHY("%s with asymmetric coordinates: torch samples at half-pixel centres "
+                "(align_corners=False) or aligns the corners",
+                mode);
+        if (!strcmp(mode, "cubic")) {
+            const onp_attr *a = onp_node_attr(n, "cubic_coeff_a");
+            if (a && a->f != -0.75f)
+                WHY("cubic_coeff_a=%g where torch's bicubic uses -0.75", (double)a->f);
+            if (attr_int(n, "exclude_outside", 0))
+                WHY("exclude_outside=1 renormalises the weights at the border; torch does not");
+        }
+    }
+#undef WHY
+    if (!why[0]) return;
+    lint_emit_node(c, R_RESIZE_SEMANTICS, ln, "Resize %s (mode=%s): %s", lab, mode, why);
+}
+
+void lint_check_upsample(lint_ctx *c, const lint_node *ln)
+{
+    char lab[600], mb[64];
+    lint_node_label(ln, lab, sizeof lab);
+    const char *mode = attr_str(ln->n, "mode", "nearest", mb, sizeof mb);
+    int64_t v = opset_of(c);
+    int linear = strcmp(mode, "nearest") != 0;
+    if (v < 10 && !linear) return;
+    const char *asym = "its linear mode uses asymmetric coordinates, unlike torch's "
+                       "align_corners=False (half-pixel centres)";
+    if (v >= 10)
+        lint_emit_node(c, R_UPSAMPLE, ln,
+                       "Upsample %s (mode=%s): deprecated since opset 10 (exporters write "
+                       "Resize)%s%s",
+                       lab, mode, linear ? "; " : "", linear ? asym : "");
+    else
+        lint_emit_node(c, R_UPSAMPLE, ln, "Upsample %s (mode=%s): %s", lab, mode, asym);
+}
+
+static int pad_qualifies(const lint_scope *s, const onp_node *n)
+{
+    char mb[64];
+    (void)s;
+    return lint_is_op(n, "Pad") &&
+           strcmp(attr_str(n, "mode", "constant", mb, sizeof mb), "constant");
+}
+
+/* " (and 3 more Pad nodes in this graph)" or "". */
+static const char *more_text(size_t more, const char *op, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (more)
+        snprintf(buf, n, " (and %zu more %s node%s in this graph)", more, op, more > 1 ? "s" : "");
+    return buf;
+}
+
+void lint_check_pad(lint_ctx *c, const lint_node *ln)
+{
+    char lab[600], mb[64], mt[128];
+    size_t more;
+    if (!pad_qualifies(ln->s, ln->n) || !lint_once(c, R_PAD_MODE, ln, pad_qualifies, &more)) return;
+    const char *mode = attr_str(ln->n, "mode", "constant", mb, sizeof mb);
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_PAD_MODE, ln,
+                   "Pad %s has mode=%s%s: where a pad reaches the size of its dimension, or is "
+                   "negative, runtimes and torch (which refuses reflect pads that large) differ",
+                   lab, mode, more_text(more, "Pad", mt, sizeof mt));
+}
+
+// --- integer arithmetic -------------------------------------------------------------------
+
+void lint_check_div_mod(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600];
+    lint_node_label(ln, lab, sizeof lab);
+    onp_dkind k = kind_of(ln->s, n, 0, 1);
+    if (lint_is_op(n, "Div")) {
+        if (k != ONP_KIND_SINT) return;
+        lint_emit_node(c, R_INTEGER_DIV, ln,
+                       "Div %s divides %s integers: ONNX truncates toward zero, torch's // and "
+                       "div(rounding_mode='floor') floor, so results differ by one wherever the "
+                       "operands' signs differ",
+                       lab, dtype_of(ln->s, n->inputs[0]));
+        return;
+    }
+    int64_t fmod = attr_int(n, "fmod", 0);
+    if (k == ONP_KIND_FLOAT && fmod == 0)
+        lint_emit_node(c, R_MOD_SIGN, ln,
+                       "Mod %s on floats has fmod=0: ONNX defines float Mod only with fmod=1 "
+                       "(runtimes refuse it or compute C fmod, the dividend's sign), while "
+                       "torch's %% takes the divisor's sign",
+                       lab);
+    else if (k == ONP_KIND_SINT && fmod == 1)
+        lint_emit_node(c, R_MOD_SIGN, ln,
+                       "Mod %s has fmod=1: the result takes the dividend's sign (torch.fmod); "
+                       "torch's %% and torch.remainder take the divisor's, so negative operands "
+                       "give other results",
+                       lab);
+}
+
+// --- NaN, rounding, casts ---------------------------------------------------------------
+
+static int nan_qualifies(const lint_scope *s, const onp_node *n)
+{
+    return (lint_is_op(n, "Clip") || lint_is_op(n, "Max") || lint_is_op(n, "Min") ||
+            lint_is_op(n, "ReduceMax") || lint_is_op(n, "ReduceMin")) &&
+           n->n_inputs && kind_of(s, n, 0, 0) == ONP_KIND_FLOAT;
+}
+
+void lint_check_nan(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600], mt[128];
+    size_t more;
+    if (!nan_qualifies(ln->s, n) || !lint_once(c, R_NAN_PROPAGATION, ln, nan_qualifies, &more))
+        return;
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_NAN_PROPAGATION, ln,
+                   "%s %s on %s%s: torch propagates NaN through max, min and clamp; runtime "
+                   "kernels may return the other operand or the bound instead, so a NaN in "
+                   "eager can be a number here, or the reverse",
+                   n->op_type, lab, dtype_of(ln->s, n->inputs[0]),
+                   more_text(more, n->op_type, mt, sizeof mt));
+}
+
+static int round_qualifies(const lint_scope *s, const onp_node *n)
+{
+    (void)s;
+    return lint_is_op(n, "Round");
+}
+
+void lint_check_round(lint_ctx *c, const lint_node *ln)
+{
+    char lab[600], mt[128];
+    size_t more;
+    if (!lint_once(c, R_ROUND_HALF_EVEN, ln, round_qualifies, &more)) return;
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_ROUND_HALF_EVEN, ln,
+                   "Round %s%s rounds half to even (2.5 -> 2, like torch.round); an eager model "
+                   "that rounds another way (floor(x + 0.5), a custom kernel) differs at every "
+                   "half-way value",
+                   lab, more_text(more, "Round", mt, sizeof mt));
+}
+
+static const onp_dtype_desc *cast_target(const lint_scope *s, const onp_node *n)
+{
+    const onp_dtype_desc *dt = onp_dtype_info((int32_t)attr_int(n, "to", 0));
+    if (!dt || (dt->kind != ONP_KIND_SINT && dt->kind != ONP_KIND_UINT)) return NULL;
+    if (!n->n_inputs || kind_of(s, n, 0, 0) != ONP_KIND_FLOAT) return NULL;
+    return dt;
+}
+
+static int cast_qualifies(const lint_scope *s, const onp_node *n)
+{
+    return lint_is_op(n, "Cast") && cast_target(s, n);
+}
+
+void lint_check_cast(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    const onp_dtype_desc *dt = cast_target(ln->s, n);
+    char lab[600], mt[128];
+    size_t more;
+    if (!dt || !lint_once(c, R_CAST_FLOAT_INT, ln, cast_qualifies, &more)) return;
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_CAST_FLOAT_INT, ln,
+                   "Cast %s from %s to %s%s truncates toward zero (as torch does); NaN, "
+                   "infinities and values out of %s's range are undefined and differ between "
+                   "CPUs and runtimes%s",
+                   lab, dtype_of(ln->s, n->inputs[0]), dt->name,
+                   more_text(more, "Cast", mt, sizeof mt), dt->name,
+                   dt->kind == ONP_KIND_UINT ? ", and negative values wrap differently" : "");
+}
+
+// --- GridSample, NonMaxSuppression ------------------------------------------------------
+
+void lint_check_gridsample(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    if (strcmp(n->op_type, "GridSample")) return;
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "com.microsoft")) return;
+    char lab[600], mb[64], pb[64];
+    lint_node_label(ln, lab, sizeof lab);
+    const char *mode = attr_str(n, "mode", "bilinear", mb, sizeof mb);
+    const char *pad = attr_str(n, "padding_mode", "zeros", pb, sizeof pb);
+    lint_emit_node(c, R_GRID_SAMPLE, ln,
+                   "GridSample %s (mode=%s, padding_mode=%s, align_corners=%" PRId64
+                   "): coordinates outside [-1, 1], %s padding and nearest rounding are where "
+                   "implementations differ from torch's grid_sample",
+                   lab, mode, pad, attr_int(n, "align_corners", 0), pad);
+}
+
+void lint_check_nms(lint_ctx *c, const lint_node *ln)
+{
+    char lab[600];
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_NMS, ln,
+                   "NonMaxSuppression %s: boxes with equal scores may be kept in another order "
+                   "or another one kept, and boxes at exactly the IoU threshold decided "
+                   "differently from torchvision.ops.nms; its output is [num_selected, 3] "
+                   "(batch, class, box) triples, not an index list (center_point_box=%" PRId64 ")",
+                   lab, attr_int(ln->n, "center_point_box", 0));
+}
+
+// --- Scatter ----------------------------------------------------------------------------
+
+/* Constant indices: 1 when two updates address the same element, 0 when
+ * none do, -1 when it cannot be told. */
+static int scatter_repeats(const onp_node *n, const onp_tensor *t)
+{
+    enum { MAX_UPDATES = 2048 };
+    if (t->rank < 1) return -1;
+    if (lint_is_op(n, "ScatterND")) {
+        int64_t q = t->dims[t->rank - 1];
+        if (q <= 0) return 0;
+        int64_t m = t->count / q;
+        if (m > MAX_UPDATES) return -1;
+        for (int64_t a = 0; a < m; a++)
+            for (int64_t b = a + 1; b < m; b++) {
+                int64_t j = 0;
+                while (j < q && lint_i64(t, a * q + j) == lint_i64(t, b * q + j)) j++;
+                if (j == q) return 1;
+            }
+        return 0;
+    }
+    /* ScatterElements / Scatter: update i goes to its own coordinates with
+     * the coordinate on `axis` replaced by the index. */
+    int64_t axis = attr_int(n, "axis", 0), r = t->rank;
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r || t->count > MAX_UPDATES) return -1;
+    int64_t *key = malloc((size_t)(t->count * r) * sizeof *key);
+    if (!key) return -1;
+    for (int64_t i = 0; i < t->count; i++) {
+        int64_t rem = i;
+        for (int64_t d = r - 1; d >= 0; d--) {
+            key[i * r + d] = t->dims[d] ? rem % t->dims[d] : 0;
+            rem = t->dims[d] ? rem / t->dims[d] : 0;
+        }
+        key[i * r + axis] = lint_i64(t, i);
+    }
+    int rep = 0;
+    for (int64_t a = 0; a < t->count && !rep; a++)
+        for (int64_t b = a + 1; b < t->count && !rep; b++)
+            rep = !memcmp(&key[a * r], &key[b * r], (size_t)r * sizeof *key);
+    free(key);
+    return rep;
+}
+
+void lint_check_scatter(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600], rb[64];
+    if (strcmp(attr_str(n, "reduction", "none", rb, sizeof rb), "none")) return;
+    if (n->n_inputs < 2 || !n->inputs[1][0]) return;
+    lint_node_label(ln, lab, sizeof lab);
+    onp_tensor t;
+    if (lint_const(c, ln->s, n->inputs[1], 1 << 16, &t, NULL)) {
+        int rep = scatter_repeats(n, &t);
+        onp_tensor_release(&t);
+        if (rep == 0) return;
+        if (rep == 1) {
+            lint_emit_node(c, R_SCATTER_DUPLICATES, ln,
+                           "%s %s: constant indices '%s' address the same element twice; "
+                           "which update wins is unspecified (ONNX Runtime's CPU kernel "
+                           "applies them in order, torch's index_put_/scatter_ leave it "
+                           "undefined and CUDA varies run to run)",
+                           n->op_type, lab, n->inputs[1]);
+            return;
+        }
+    }
+    lint_emit_node(c, R_SCATTER_DUPLICATES, ln,
+                   "%s %s without reduction: if indices '%s' repeat, which update wins is "
+                   "unspecified (ONNX Runtime's CPU kernel applies them in order, torch's "
+                   "index_put_/scatter_ leave it undefined and CUDA varies run to run)",
+                   n->op_type, lab, n->inputs[1]);
+}

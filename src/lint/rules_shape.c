@@ -1,0 +1,230 @@
+/*
+ * rules_shape.c — the baked-shape family read from the graph (ONP201-203):
+ * graph inputs with a static batch dim, shape constants that hold an
+ * input's export-time size, and reshapes to a constant dim 0 of a value
+ * whose dim 0 is dynamic.
+ *
+ * Export-time sizes come from the graph (a static dim 0 of an input) and,
+ * for dims the graph declares dynamic, from parity.json's traced fixture
+ * (manifest.c).  Sizes 0 and 1 are never matched: too common to mean
+ * anything.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lint/lint_int.h"
+
+static void shape_text(const onp_type *t, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (size_t i = 0; i < t->rank && k < n; i++) {
+        const onp_dim *d = &t->dims[i];
+        const char *sep = i ? ", " : "";
+        if (d->param && d->param[0])
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
+        else if (d->value >= 0)
+            k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
+        else
+            k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+void lint_check_inputs(lint_ctx *c, const lint_scope *main)
+{
+    const onp_graph *g = main->g;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const onp_value_info *vi = &g->inputs[i];
+        if (onp_strmap_get(&main->init, vi->name, NULL)) continue;
+        const onp_type *t = &vi->type;
+        if (t->kind != ONP_TYPE_TENSOR || !t->has_shape || t->rank < 1) continue;
+        const onp_dim *d0 = &t->dims[0];
+        if ((d0->param && d0->param[0]) || d0->value < 0) continue;
+        int all_static = 1;
+        for (size_t k = 0; k < t->rank; k++)
+            if ((t->dims[k].param && t->dims[k].param[0]) || t->dims[k].value < 0) all_static = 0;
+        char shape[512];
+        shape_text(t, shape, sizeof shape);
+        onp_lint_location loc = {ONP_LINT_LOC_INPUT, "", vi->name, "", (int64_t)i, "", -1};
+        lint_emit(c, R_STATIC_BATCH_INPUT, &loc, LINT_ORDER(LINT_SEC_INPUT, i),
+                  "input '%s' has shape %s: dim 0 (the batch) is fixed at %" PRId64
+                  "%s; ONNX Runtime refuses any other batch size, and sizes computed from it "
+                  "were folded into constants (declare it with dynamic_axes / dynamic_shapes)",
+                  vi->name, shape, d0->value, all_static ? " and every dim is static" : "");
+    }
+}
+
+/* "[8, -1]" (first entries). */
+static void vec_text(const onp_tensor *t, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int64_t i = 0; i < t->count && k < n; i++) {
+        if (i == 8) {
+            k += (size_t)snprintf(buf + k, n - k, ", ...");
+            break;
+        }
+        k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", lint_i64(t, i));
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* The export-time size `v` matches, or NULL. */
+static const lint_size *size_match(const lint_ctx *c, int64_t v)
+{
+    if (v <= 1) return NULL;
+    for (size_t i = 0; i < c->n_sizes; i++)
+        if (c->sizes[i].size == v) return &c->sizes[i];
+    return NULL;
+}
+
+/* ONP203: Reshape to a constant dim 0 of a value whose dim 0 is dynamic. */
+static int reshape_dynamic(lint_ctx *c, const lint_node *ln, const onp_tensor *shape,
+                           const char *src)
+{
+    const onp_node *n = ln->n;
+    if (ln->s->parent || !lint_is_op(n, "Reshape") || shape->count < 1) return 0;
+    if (!onp_strmap_get(&c->batchdyn, n->inputs[0], NULL)) return 0;
+    int64_t d0 = lint_i64(shape, 0);
+    if (d0 <= 0) return 0; /* 0 copies dim 0, -1 infers it */
+    char lab[600], vec[256];
+    lint_node_label(ln, lab, sizeof lab);
+    vec_text(shape, vec, sizeof vec);
+    lint_emit_node(c, R_CONSTANT_SHAPE_DYNAMIC, ln,
+                   "Reshape %s reshapes '%s', whose dim 0 comes from a dynamic batch dim, to "
+                   "%s = %s: dim 0 is fixed at %" PRId64
+                   " (a size computed at export was folded into a constant); any other batch "
+                   "size fails or mixes samples",
+                   lab, n->inputs[0], src, vec, d0);
+    return 1;
+}
+
+/* The shape-like operands of a node: (input index or -1 for an attribute,
+ * attribute name, which entries to look at: -1 all, else that axis only). */
+typedef struct shape_operand {
+    int input;
+    const char *attr;
+    int axis0_only; /* look at the entries that address axis 0 only */
+} shape_operand;
+
+static size_t operands(const lint_ctx *c, const onp_node *n, shape_operand *out)
+{
+    const char *op = n->op_type;
+    int64_t v = c->opset < 0 ? INT64_MAX : c->opset;
+    if (!strcmp(op, "Reshape")) {
+        out[0] = v >= 5 ? (shape_operand){1, NULL, 0} : (shape_operand){-1, "shape", 0};
+        return 1;
+    }
+    if (!strcmp(op, "Expand") || !strcmp(op, "Tile")) {
+        out[0] = (shape_operand){1, NULL, 0};
+        return 1;
+    }
+    if (!strcmp(op, "ConstantOfShape")) {
+        out[0] = (shape_operand){0, NULL, 0};
+        return 1;
+    }
+    if (!strcmp(op, "Resize") && v >= 11) {
+        out[0] = (shape_operand){3, NULL, 1};
+        return 1;
+    }
+    if (!strcmp(op, "Slice")) {
+        if (v >= 10) {
+            out[0] = (shape_operand){1, NULL, 1};
+            out[1] = (shape_operand){2, NULL, 1};
+        } else {
+            out[0] = (shape_operand){-1, "starts", 1};
+            out[1] = (shape_operand){-1, "ends", 1};
+        }
+        return 2;
+    }
+    return 0;
+}
+
+/* Which entries of a Slice's starts/ends address axis 0: a mask over the
+ * first 64 entries; 0 when the axes cannot be told. */
+static uint64_t slice_axis0(lint_ctx *c, const lint_node *ln, int64_t count)
+{
+    const onp_node *n = ln->n;
+    int64_t v = c->opset < 0 ? INT64_MAX : c->opset;
+    if (v < 10) {
+        const onp_attr *a = onp_node_attr(n, "axes");
+        if (!a) return 1; /* default axes [0, 1, ...]: entry 0 is axis 0 */
+        uint64_t m = 0;
+        for (size_t i = 0; i < a->n_ints && i < 64; i++)
+            if (a->ints[i] == 0) m |= 1ull << i;
+        return m;
+    }
+    if (n->n_inputs < 4 || !n->inputs[3][0]) return count > 0 ? 1 : 0;
+    onp_tensor t;
+    if (!lint_const(c, ln->s, n->inputs[3], 64, &t, NULL)) return 0;
+    uint64_t m = 0;
+    for (int64_t i = 0; i < t.count; i++)
+        if (lint_i64(&t, i) == 0) m |= 1ull << i;
+    onp_tensor_release(&t);
+    return m;
+}
+
+/* 1 when `name` is a shape vector: Shape's output, seen through Identity
+ * and Cast.  Slicing one addresses dims, not the batch. */
+static int is_shape_vector(const lint_scope *s, const char *name)
+{
+    for (int step = 0; step < 8 && name && name[0]; step++) {
+        const onp_node *p = lint_producer(s, name, &s);
+        if (!p) return 0;
+        if (lint_is_op(p, "Shape")) return 1;
+        if ((!lint_is_op(p, "Identity") && !lint_is_op(p, "Cast")) || !p->n_inputs) return 0;
+        name = p->inputs[0];
+    }
+    return 0;
+}
+
+void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    if (lint_is_op(n, "Slice") && n->n_inputs && is_shape_vector(ln->s, n->inputs[0])) return;
+    shape_operand ops[2];
+    size_t nops = operands(c, n, ops);
+    for (size_t k = 0; k < nops; k++) {
+        onp_tensor t;
+        memset(&t, 0, sizeof t);
+        char src[600];
+        if (ops[k].input >= 0) {
+            if ((size_t)ops[k].input >= n->n_inputs || !n->inputs[ops[k].input][0]) continue;
+            if (!lint_const(c, ln->s, n->inputs[ops[k].input], 64, &t, NULL)) continue;
+            snprintf(src, sizeof src, "constant '%s'", n->inputs[ops[k].input]);
+        } else {
+            const onp_attr *a = onp_node_attr(n, ops[k].attr);
+            if (!a || !a->n_ints) continue;
+            int64_t dims[1] = {(int64_t)a->n_ints};
+            if (a->n_ints > 64 || onp_tensor_alloc(&t, ONP_INT64, 1, dims, NULL)) continue;
+            memcpy(t.data, a->ints, a->n_ints * sizeof(int64_t));
+            snprintf(src, sizeof src, "attribute '%s'", ops[k].attr);
+        }
+        if (k == 0 && reshape_dynamic(c, ln, &t, src)) {
+            onp_tensor_release(&t);
+            return;
+        }
+        uint64_t mask =
+            ops[k].axis0_only ? (lint_is_op(n, "Resize") ? 1 : slice_axis0(c, ln, t.count)) : ~0ull;
+        const lint_size *hit = NULL;
+        for (int64_t i = 0; i < t.count && i < 64 && !hit; i++)
+            if (mask >> i & 1) hit = size_match(c, lint_i64(&t, i));
+        if (hit) {
+            char lab[600], vec[256];
+            lint_node_label(ln, lab, sizeof lab);
+            vec_text(&t, vec, sizeof vec);
+            lint_emit_node(
+                c, R_BATCH_CONSTANT, ln,
+                "%s %s takes %s from %s = %s: %" PRId64
+                " is the export-time size of input '%s' dim %zu%s; at another size "
+                "this %s",
+                n->op_type, lab, k == 0 && !lint_is_op(n, "Slice") ? "its shape" : "a bound", src,
+                vec, hit->size, hit->input, hit->dim,
+                hit->symbolic ? " (declared dynamic, traced at that size)" : "",
+                lint_is_op(n, "Reshape") ? "reshape fails or mixes samples" : "constant is wrong");
+            onp_tensor_release(&t);
+            return;
+        }
+        onp_tensor_release(&t);
+    }
+}
