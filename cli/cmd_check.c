@@ -21,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/compare.h"
+#include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
 #include "ortopts.h"
@@ -48,6 +50,7 @@ typedef struct opts {
     size_t n_tols;
     int topk; /* 0 off, -1 auto, K */
     int no_bisect;
+    int no_lint;
     cli_format fmt;
 } opts;
 
@@ -131,6 +134,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (cli_flag(argv, i, "no-bisect")) {
             o->no_bisect = 1;
+        } else if (cli_flag(argv, i, "no-lint")) {
+            o->no_lint = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
         } else if (!o->target) {
@@ -254,7 +259,7 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 }
 
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const fix_res *res, size_t n, int failed)
+                       onp_session *s, const fix_res *res, size_t n, int failed, int lint_errors)
 {
     const onp_session_desc *d = onp_session_describe(s);
     printf("model    %s (sha256 %.12s)\n", model, sha);
@@ -301,8 +306,14 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
         }
     }
     (void)o;
-    printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n",
-           failed ? "FAIL" : "pass", n, outs, failed);
+    if (!failed && lint_errors)
+        printf("verdict: FAIL — the numbers agree (%zu fixtures, %ld outputs), but %d error-level "
+               "lint "
+               "finding(s): see the causes above\n",
+               n, outs, lint_errors);
+    else
+        printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n",
+               failed ? "FAIL" : "pass", n, outs, failed);
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
@@ -385,6 +396,143 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     return root;
 }
 
+/* --- causes: what the lint findings, the numbers and bisect say together ---
+ *
+ * One cause per cause id among the error- and warning-level findings.
+ * Confidence: "high" when an error-level finding meets failing numbers (or
+ * its node is the first divergent one), "medium" for an error-level finding
+ * while the numbers agree (the defect is there, the fixtures or the runtime
+ * hide it: ORT removes a training-mode Dropout at ORT_ENABLE_ALL), "low" for
+ * a warning-level finding when the numbers fail.  Failing numbers with no
+ * finding give "unknown".  Warnings while the numbers agree are not causes
+ * (they stay in the lint section). */
+typedef struct cause {
+    const char *id;
+    const char *confidence;
+    int rank; /* 0 high, 1 medium, 2 low */
+    const onp_lint_finding *first;
+    size_t n;
+} cause;
+
+static size_t collect_causes(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
+                             cause *out, size_t cap)
+{
+    size_t n = 0;
+    const char *fd_node = bis ? bis->points[bis->first].node : NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        const onp_lint_finding *f = &l->findings[i];
+        int err = f->rule->severity == ONP_LINT_ERROR;
+        if (f->rule->severity == ONP_LINT_INFO || (!err && !failed)) continue;
+        const char *id = onp_cause_name(f->rule->cause);
+        int rank = err ? (failed ? 0 : 1) : 2;
+        if (fd_node && f->loc.name && !strcmp(f->loc.name, fd_node)) rank = 0;
+        size_t k = 0;
+        while (k < n && strcmp(out[k].id, id)) k++;
+        if (k == n) {
+            if (n == cap) continue;
+            out[n++] = (cause){id, NULL, rank, f, 0};
+        }
+        out[k].n++;
+        if (rank < out[k].rank) out[k].rank = rank, out[k].first = f;
+    }
+    if (failed && !n && cap) out[n++] = (cause){"unknown", NULL, 2, NULL, 0};
+    static const char *const conf[] = {"high", "medium", "low"};
+    for (size_t k = 0; k < n; k++) out[k].confidence = conf[out[k].rank];
+    for (size_t a = 1; a < n; a++) /* stable sort by rank */
+        for (size_t b = a; b > 0 && out[b].rank < out[b - 1].rank; b--) {
+            cause t = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = t;
+        }
+    return n;
+}
+
+static cJSON *causes_json(const onp_lint_result *l, int failed, const onp_bisect_result *bis)
+{
+    cause cs[16];
+    size_t n = collect_causes(l, failed, bis, cs, 16);
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t k = 0; k < n; k++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "id", cs[k].id);
+        cJSON_AddStringToObject(c, "confidence", cs[k].confidence);
+        const onp_lint_finding *f = cs[k].first;
+        if (f && f->loc.name && f->loc.name[0])
+            cJSON_AddStringToObject(c, "node", f->loc.name);
+        else if (bis)
+            cJSON_AddStringToObject(c, "node", bis->points[bis->first].node);
+        else
+            cJSON_AddNullToObject(c, "node");
+        cJSON *ev = cJSON_AddArrayToObject(c, "evidence");
+        for (size_t i = 0; i < l->n; i++) {
+            const onp_lint_finding *g = &l->findings[i];
+            if (g->rule->severity == ONP_LINT_INFO ||
+                strcmp(onp_cause_name(g->rule->cause), cs[k].id))
+                continue;
+            char buf[1400];
+            snprintf(buf, sizeof buf, "%s %s: %s", g->rule->id, g->rule->name, g->message);
+            cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
+        }
+        if (bis) {
+            const onp_bisect_point *p = &bis->points[bis->first];
+            char buf[1400];
+            snprintf(buf, sizeof buf, "bisect: first divergent node %s (%s), output %s%s%s",
+                     p->node, p->op_type, p->value, p->module[0] ? ", module " : "", p->module);
+            cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
+        }
+        if (!f)
+            cJSON_AddItemToArray(
+                ev,
+                cJSON_CreateString("outputs differ beyond tolerance; no lint rule explains it"));
+        cJSON_AddStringToObject(
+            c, "fix",
+            f ? f->rule->fix
+              : "bisect the bundle (onnxparity bisect) and inspect the first divergent node");
+        cJSON_AddItemToArray(arr, c);
+    }
+    return arr;
+}
+
+static cJSON *lint_json(const onp_lint_result *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "errors", (double)l->counts[ONP_LINT_ERROR]);
+    cJSON_AddNumberToObject(o, "warnings", (double)l->counts[ONP_LINT_WARNING]);
+    cJSON_AddNumberToObject(o, "infos", (double)l->counts[ONP_LINT_INFO]);
+    cJSON *arr = cJSON_AddArrayToObject(o, "findings");
+    for (size_t i = 0; i < l->n; i++) {
+        const onp_lint_finding *f = &l->findings[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", f->rule->id);
+        cJSON_AddStringToObject(j, "name", f->rule->name);
+        cJSON_AddStringToObject(j, "severity", onp_lint_severity_name(f->rule->severity));
+        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
+        if (f->loc.name) cJSON_AddStringToObject(j, "node", f->loc.name);
+        cJSON_AddStringToObject(j, "message", f->message);
+        cJSON_AddItemToArray(arr, j);
+    }
+    return o;
+}
+
+static void print_causes_text(const onp_lint_result *l, int failed, const onp_bisect_result *bis)
+{
+    cause cs[16];
+    size_t n = collect_causes(l, failed, bis, cs, 16);
+    for (size_t k = 0; k < n; k++) {
+        const onp_lint_finding *f = cs[k].first;
+        printf("cause    %s (%s confidence)", cs[k].id, cs[k].confidence);
+        if (f && f->loc.kind == ONP_LINT_LOC_SOURCE)
+            printf(" at %s:%lld", f->loc.file, (long long)f->loc.line);
+        else if (f && f->loc.name && f->loc.name[0])
+            printf(" at %s", f->loc.name);
+        if (f)
+            printf(": %s %s, %zu finding(s)\n         fix: %s\n", f->rule->id, f->rule->name,
+                   cs[k].n, f->rule->fix);
+        else
+            printf(": outputs differ beyond tolerance, no lint rule explains it\n");
+    }
+}
+
 /* On a failed check of a bundle with eager intermediates, bisect the first
  * failed fixture to name the first divergent node.  Best effort: any
  * problem (no intermediates, ORT refusing the instrumented model) leaves
@@ -405,7 +553,8 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res
     onp_error e;
     onp_error_clear(&e);
     onp_bisect_result *r = NULL;
-    if (onp_bisect_run(ort, o->target, &bo, &r, &e) || r->status != ONP_BISECT_DIVERGES || r->first < 0) {
+    if (onp_bisect_run(ort, o->target, &bo, &r, &e) || r->status != ONP_BISECT_DIVERGES ||
+        r->first < 0) {
         onp_bisect_free(r);
         return;
     }
@@ -450,6 +599,24 @@ int cmd_check(int argc, char **argv)
     }
     char sha[65];
     onp_model_sha256(m, sha);
+    /* lint the graph (and parity.json when the bundle has one): error-level
+     * findings fail the check even when the numbers agree */
+    onp_lint_result lint;
+    memset(&lint, 0, sizeof lint);
+    if (!o.no_lint) {
+        char manifest[4096];
+        onp_lint_opts lo = {NULL};
+        struct stat st;
+        if (o.target) {
+            snprintf(manifest, sizeof manifest, "%s/parity.json", o.target);
+            if (stat(manifest, &st) == 0) lo.manifest = manifest;
+        }
+        if (onp_lint_run(m, &lo, &lint, &e)) {
+            onp_model_close(m);
+            rc = cli_report(&e);
+            goto out_td;
+        }
+    }
     onp_model_close(m);
     onp_ort *ort;
     onp_session *s;
@@ -464,7 +631,7 @@ int cmd_check(int argc, char **argv)
                                     "ONNX Runtime could not load the model (see stderr)");
             report_print_json(root);
         }
-        goto out_td;
+        goto out_lint;
     }
     fix_res *res = calloc(n_fix, sizeof *res);
     size_t k = 0;
@@ -479,9 +646,14 @@ int cmd_check(int argc, char **argv)
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
     onp_bisect_result *bis = NULL;
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
+    int lint_errors = (int)lint.counts[ONP_LINT_ERROR];
     if (!rc) {
         if (o.fmt == FMT_JSON) {
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
+            if (lint_errors && !failed)
+                cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
+            cJSON_ReplaceItemInObject(doc, "causes", causes_json(&lint, failed, bis));
+            cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
                 cJSON *fd = cJSON_CreateObject();
@@ -496,7 +668,8 @@ int cmd_check(int argc, char **argv)
             report_print_json(doc);
         } else {
             if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
-            print_text(&o, model, sha, ort, s, res, n_fix, failed);
+            print_causes_text(&lint, failed, bis);
+            print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
                 printf("first divergent node: %s (%s), output %s%s%s (onnxparity bisect %s)\n",
@@ -504,13 +677,15 @@ int cmd_check(int argc, char **argv)
                        p->module[0] ? ", module " : "", p->module, o.target);
             }
         }
-        rc = failed ? EXIT_FAIL : EXIT_PASS;
+        rc = failed || lint_errors ? EXIT_FAIL : EXIT_PASS;
     }
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);
     free(res);
     onp_session_close(s);
     onp_ort_close(ort);
+out_lint:
+    onp_lint_result_free(&lint);
 out_td:
     for (size_t i = 0; i < o.n_data; i++) onp_testdata_free(&td[i]);
     return rc;

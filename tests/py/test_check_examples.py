@@ -25,3 +25,48 @@ def test_training_example_fails_and_names_the_batchnorm(onnxparity):
     assert "first divergent node: " + fd["node"] in text
     r = run([onnxparity, "check", ROOT / "examples" / "training", "--format", "json", "--no-bisect"])
     assert r.returncode == 1 and json.loads(r.stdout)["first_divergent"] is None
+
+
+def test_training_dropout_hidden_by_ort_still_fails(onnxparity, tmp_path):
+    """A Dropout exported in training mode inside the graph (not producing a
+    graph output): ONNX Runtime removes it at
+    ORT_ENABLE_ALL, so the numbers agree there; the lint finding still fails
+    the check (cause training-mode, medium confidence), and at
+    --opt-level disable the numbers disagree too (high confidence)."""
+    import sys
+    import pytest
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(ROOT / "python"))
+    import onnxparity as capture_pkg
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 16)
+            self.drop = torch.nn.Dropout(0.5)
+            self.fc2 = torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.fc2(self.drop(self.fc(x)))
+
+    torch.manual_seed(0)
+    net = Net().train()
+    g = torch.Generator().manual_seed(0)
+    capture_pkg.capture(net, [torch.randn(4, 16, generator=g), torch.randn(2, 16, generator=g)],
+                        tmp_path / "b", allow_training=True, opset=13)
+    r = run([onnxparity, "check", tmp_path / "b", "--format", "json"])
+    doc = json.loads(r.stdout)
+    outs = [o for f in doc["fixtures"] for o in f["outputs"]]
+    assert all(o["pass"] for o in outs), "ORT at ORT_ENABLE_ALL removes the Dropout"
+    assert r.returncode == 1 and doc["verdict"] == "fail"
+    top = doc["causes"][0]
+    assert top["id"] == "training-mode" and top["confidence"] == "medium"
+    assert "Dropout" in top["node"] and any("ONP101" in e for e in top["evidence"])
+    assert "eval()" in top["fix"]
+    r = run([onnxparity, "check", tmp_path / "b", "--format", "json", "--opt-level", "disable"])
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["causes"][0]["confidence"] == "high"
+    assert not all(o["pass"] for f in doc["fixtures"] for o in f["outputs"])
+    text = run([onnxparity, "check", tmp_path / "b"]).stdout
+    assert text.startswith("cause    training-mode")
+    assert run([onnxparity, "check", tmp_path / "b", "--no-lint"]).returncode == 0

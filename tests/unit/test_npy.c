@@ -26,7 +26,8 @@
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 
-static uint8_t rnd8(void) {
+static uint8_t rnd8(void)
+{
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
@@ -34,23 +35,21 @@ static uint8_t rnd8(void) {
 }
 
 /* Random element bytes; bools 0/1 (the reader normalises them). */
-static void fill(onp_tensor *t) {
+static void fill(onp_tensor *t)
+{
     uint8_t *p = t->data;
-    for (size_t i = 0; i < t->nbytes; i++)
-        p[i] = rnd8();
+    for (size_t i = 0; i < t->nbytes; i++) p[i] = rnd8();
     if (t->dtype == ONP_BOOL)
-        for (size_t i = 0; i < t->nbytes; i++)
-            p[i] &= 1;
+        for (size_t i = 0; i < t->nbytes; i++) p[i] &= 1;
 }
 
 static int make_strings(onp_tensor *t, int rank, const int64_t *dims, const char *const *pool,
-                        size_t npool) {
+                        size_t npool)
+{
     int64_t count = 1;
-    for (int i = 0; i < rank; i++)
-        count *= dims[i];
+    for (int i = 0; i < rank; i++) count *= dims[i];
     size_t *lens = calloc((size_t)count + 1, sizeof *lens);
-    for (int64_t i = 0; i < count; i++)
-        lens[i] = strlen(pool[(size_t)i % npool]);
+    for (int64_t i = 0; i < count; i++) lens[i] = strlen(pool[(size_t)i % npool]);
     int rc = onp_tensor_alloc_strings(t, rank, dims, lens, NULL);
     for (int64_t i = 0; !rc && i < count; i++)
         memcpy(onp_tensor_string_at(t, i), pool[(size_t)i % npool], lens[i]);
@@ -59,7 +58,8 @@ static int make_strings(onp_tensor *t, int rank, const int64_t *dims, const char
 }
 
 /* Encode then decode; the encoded bytes stay in *b for inspection. */
-static int roundtrip(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *b, onp_tensor *back) {
+static int roundtrip(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *b, onp_tensor *back)
+{
     onp_error e;
     onp_buf_init(b, 0);
     if (onp_npy_encode(t, o, b, &e)) {
@@ -74,13 +74,15 @@ static int roundtrip(const onp_tensor *t, const onp_twrite_opts *o, onp_buf *b, 
 }
 
 /* Offset of the data in an encoded file. */
-static size_t data_offset(const uint8_t *p) {
+static size_t data_offset(const uint8_t *p)
+{
     if (p[6] == 1) return 10 + (size_t)(p[8] | p[9] << 8);
     return 12 + (size_t)(p[8] | p[9] << 8 | p[10] << 16 | (uint32_t)p[11] << 24);
 }
 
 /* Build "\x93NUMPY" + version + exact header length + dict + data. */
-static size_t mk(uint8_t *out, int major, const char *dict, const void *data, size_t dn) {
+static size_t mk(uint8_t *out, int major, const char *dict, const void *data, size_t dn)
+{
     size_t hl = strlen(dict), pre = major == 1 ? 10 : 12;
     memcpy(out, "\x93NUMPY", 6);
     out[6] = (uint8_t)major;
@@ -93,18 +95,21 @@ static size_t mk(uint8_t *out, int major, const char *dict, const void *data, si
     return pre + hl + dn;
 }
 
-static int have_numpy(void) {
+static int have_numpy(void)
+{
     return system(PY " -c 'import numpy' >/dev/null 2>&1") == 0;
 }
 
-static int write_file(const char *path, const void *p, size_t n) {
+static int write_file(const char *path, const void *p, size_t n)
+{
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
     size_t w = n ? fwrite(p, 1, n, f) : 0;
     return fclose(f) == 0 && w == n ? 0 : -1;
 }
 
-static uint8_t *read_file(const char *path, size_t *n) {
+static uint8_t *read_file(const char *path, size_t *n)
+{
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, k = 0, r;
@@ -119,7 +124,8 @@ static uint8_t *read_file(const char *path, size_t *n) {
 }
 
 /* Run a python script (text) with the folder as argv[1]; 0 when it exits 0. */
-static int run_py(const char *dir, const char *script) {
+static int run_py(const char *dir, const char *script)
+{
     char path[512], cmd[1200];
     snprintf(path, sizeof path, "%s/script.py", dir);
     if (write_file(path, script, strlen(script))) return -1;
@@ -128,13 +134,15 @@ static int run_py(const char *dir, const char *script) {
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-static void rm_dir(const char *dir) {
+static void rm_dir(const char *dir)
+{
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static int decode_file(const char *dir, const char *name, onp_tensor *t, onp_error *e) {
+static int decode_file(const char *dir, const char *name, onp_tensor *t, onp_error *e)
+{
     char path[512];
     size_t n = 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -149,7 +157,8 @@ static int decode_file(const char *dir, const char *name, onp_tensor *t, onp_err
     return rc;
 }
 
-static int str_is(const onp_tensor *t, int64_t i, const char *s, size_t n) {
+static int str_is(const onp_tensor *t, int64_t i, const char *s, size_t n)
+{
     return t->dtype == ONP_STRING && i < t->count && t->strings[i].n == n &&
            !memcmp(t->strings[i].p, s, n);
 }
@@ -166,7 +175,8 @@ static const struct {
 } shapes[] = {{0, {0}},       {1, {5}},          {1, {0}},          {2, {3, 4}}, {2, {0, 3}},
               {3, {2, 3, 4}}, {4, {2, 1, 3, 2}}, {4, {2, 0, 2, 1}}, {2, {1, 7}}};
 
-static void test_roundtrip_numeric(void) {
+static void test_roundtrip_numeric(void)
+{
     int bad = 0, runs = 0;
     for (size_t d = 0; d < sizeof numeric / sizeof numeric[0]; d++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -199,7 +209,8 @@ static void test_roundtrip_numeric(void) {
     CHECK(runs == 14 * 9 * 16);
 }
 
-static void test_roundtrip_strings(void) {
+static void test_roundtrip_strings(void)
+{
     static const char *const pool[] = {
         "alpha", "", "b", "h\xc3\xa9llo", "\xe6\x97\xa5\xe6\x9c\xac", "longer string here", "x y"};
     int bad = 0;
@@ -236,13 +247,13 @@ static void test_roundtrip_strings(void) {
 }
 
 /* Known bytes: big-endian swaps, Fortran order permutes, header text. */
-static void test_layout(void) {
+static void test_layout(void)
+{
     onp_tensor t;
     onp_buf b;
     int64_t dims[2] = {2, 3};
     CHECK(onp_tensor_alloc(&t, ONP_INT32, 2, dims, NULL) == 0);
-    for (int32_t i = 0; i < 6; i++)
-        memcpy((uint8_t *)t.data + 4 * i, &i, 4);
+    for (int32_t i = 0; i < 6; i++) memcpy((uint8_t *)t.data + 4 * i, &i, 4);
 
     onp_twrite_opts o = {0};
     o.fortran_order = 1;
@@ -277,7 +288,8 @@ static void test_layout(void) {
 
 // --- hand-made headers that must be accepted ------------------------------------
 
-static void test_accepts(void) {
+static void test_accepts(void)
+{
     uint8_t f[512];
     onp_tensor t;
     onp_error e;
@@ -318,7 +330,8 @@ static void test_accepts(void) {
 
 /* Decode f[n]; it must fail with `code` naming `field` (and `msg` when given). */
 static void refuse(const uint8_t *f, size_t n, const onp_tread_opts *ro, onp_errcode code,
-                   const char *field, const char *msg, int line) {
+                   const char *field, const char *msg, int line)
+{
     onp_tensor t;
     onp_error e;
     onp_error_clear(&e);
@@ -334,7 +347,8 @@ static void refuse(const uint8_t *f, size_t n, const onp_tread_opts *ro, onp_err
 #define REFUSE(f, n, code, field, msg) refuse(f, n, NULL, code, field, msg, __LINE__)
 #define HDR(d, s) "{'descr': '" d "', 'fortran_order': False, 'shape': " s ", }"
 
-static void test_malformed(void) {
+static void test_malformed(void)
+{
     uint8_t f[1024], z[64];
     size_t n;
     memset(z, 0, sizeof z);
@@ -436,7 +450,8 @@ static void test_malformed(void) {
     refuse(f, n, &ro, INP, "npy.data", "limit", __LINE__); /* 37: string views count */
 }
 
-static void test_encode_refusals(void) {
+static void test_encode_refusals(void)
+{
     onp_tensor t;
     onp_error e;
     onp_buf b;
@@ -493,7 +508,8 @@ static const char gen_script[] =
     "        fmt.write_array(f, np.arange(4, dtype='<i8'), version=(v, 0))\n"
     "s('obj', np.array([{'a': 1}, None], dtype=object))\n";
 
-static void test_numpy_files(void) {
+static void test_numpy_files(void)
+{
     if (!have_numpy()) SKIP("/usr/bin/python3 has no numpy");
     char dir[] = "/tmp/onp_npy_XXXXXX";
     if (!mkdtemp(dir)) SKIP("no temp dir");
@@ -514,13 +530,11 @@ static void test_numpy_files(void) {
     onp_tensor_release(&t);
 
     int ok = decode_file(dir, "fort.npy", &t, &e) == 0 && t.dtype == ONP_INT32 && t.rank == 3;
-    for (int64_t i = 0; ok && i < 24; i++)
-        ok = onp_tensor_get_f64(&t, i) == (double)i;
+    for (int64_t i = 0; ok && i < 24; i++) ok = onp_tensor_get_f64(&t, i) == (double)i;
     CHECK(ok);
     onp_tensor_release(&t);
     ok = decode_file(dir, "fortbe.npy", &t, &e) == 0 && t.dtype == ONP_INT64 && t.dims[0] == 3;
-    for (int64_t i = 0; ok && i < 12; i++)
-        ok = onp_tensor_get_f64(&t, i) == (double)i;
+    for (int64_t i = 0; ok && i < 12; i++) ok = onp_tensor_get_f64(&t, i) == (double)i;
     CHECK(ok);
     onp_tensor_release(&t);
 
@@ -591,7 +605,8 @@ static const char same_script[] =
     "np.save(d + '/n5.npy', np.arange(4, dtype='>f8'))\n"
     "np.save(d + '/n6.npy', np.zeros((0, 12345678901), dtype='|b1'))\n";
 
-static void test_numpy_same_bytes(void) {
+static void test_numpy_same_bytes(void)
+{
     if (!have_numpy()) SKIP("/usr/bin/python3 has no numpy");
     char dir[] = "/tmp/onp_npy_XXXXXX", path[600];
     if (!mkdtemp(dir)) SKIP("no temp dir");
@@ -634,7 +649,8 @@ static const char check_script[] =
     "c = np.load(d + '/wc.npy')\n"
     "assert c.dtype.str == '>c8' and c.tolist() == [1 + 2j, -3 + 0.5j], c\n";
 
-static void test_numpy_reads_ours(void) {
+static void test_numpy_reads_ours(void)
+{
     if (!have_numpy()) SKIP("/usr/bin/python3 has no numpy");
     char dir[] = "/tmp/onp_npy_XXXXXX", path[600];
     if (!mkdtemp(dir)) SKIP("no temp dir");
@@ -642,8 +658,7 @@ static void test_numpy_reads_ours(void) {
     onp_buf b;
     int64_t dims[3] = {2, 3, 4};
     CHECK(onp_tensor_alloc(&t, ONP_DOUBLE, 3, dims, NULL) == 0);
-    for (int i = 0; i < 24; i++)
-        ((double *)t.data)[i] = i;
+    for (int i = 0; i < 24; i++) ((double *)t.data)[i] = i;
     for (int opt = 0; opt < 16; opt++) {
         onp_twrite_opts o = {opt & 1, opt >> 1 & 1, opt >> 2, 0, 0};
         onp_buf_init(&b, 0);
@@ -676,7 +691,8 @@ static void test_numpy_reads_ours(void) {
 }
 
 /* The fuzz seeds: those named bad_* are refused, every other one decodes. */
-static void test_corpus(void) {
+static void test_corpus(void)
+{
     DIR *d = opendir("fuzz/corpus/npy");
     if (!d) SKIP("fuzz/corpus/npy not found (run from the repository root)");
     struct dirent *de;

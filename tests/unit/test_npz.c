@@ -26,18 +26,21 @@
 
 // --- helpers -------------------------------------------------------------------
 
-static int have_numpy(void) {
+static int have_numpy(void)
+{
     return system(PY " -c 'import numpy' >/dev/null 2>&1") == 0;
 }
 
-static int write_file(const char *path, const void *p, size_t n) {
+static int write_file(const char *path, const void *p, size_t n)
+{
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
     size_t w = n ? fwrite(p, 1, n, f) : 0;
     return fclose(f) == 0 && w == n ? 0 : -1;
 }
 
-static int run_py(const char *dir, const char *script) {
+static int run_py(const char *dir, const char *script)
+{
     char path[512], cmd[1200];
     snprintf(path, sizeof path, "%s/script.py", dir);
     if (write_file(path, script, strlen(script))) return -1;
@@ -46,23 +49,27 @@ static int run_py(const char *dir, const char *script) {
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-static void rm_dir(const char *dir) {
+static void rm_dir(const char *dir)
+{
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static void put32(uint8_t *p, uint32_t v) {
+static void put32(uint8_t *p, uint32_t v)
+{
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     memcpy(p, b, 4);
 }
 
-static uint32_t get32(const uint8_t *p) {
+static uint32_t get32(const uint8_t *p)
+{
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* Replace every occurrence of `from` with `to` (same length); the count. */
-static int patch_all(uint8_t *p, size_t n, const void *from, const void *to, size_t len) {
+static int patch_all(uint8_t *p, size_t n, const void *from, const void *to, size_t len)
+{
     int k = 0;
     for (size_t i = 0; i + len <= n; i++)
         if (!memcmp(p + i, from, len)) {
@@ -73,7 +80,8 @@ static int patch_all(uint8_t *p, size_t n, const void *from, const void *to, siz
 }
 
 /* Offset of the first record with signature `sig` ("PK\1\2", ...), or -1. */
-static long find_sig(const uint8_t *p, size_t n, const char *sig) {
+static long find_sig(const uint8_t *p, size_t n, const char *sig)
+{
     for (size_t i = 0; i + 4 <= n; i++)
         if (!memcmp(p + i, sig, 4)) return (long)i;
     return -1;
@@ -81,7 +89,8 @@ static long find_sig(const uint8_t *p, size_t n, const char *sig) {
 
 static uint64_t rng = 88172645463325252u;
 
-static void fill(onp_tensor *t) {
+static void fill(onp_tensor *t)
+{
     uint8_t *p = t->data;
     for (size_t i = 0; i < t->nbytes; i++) {
         rng ^= rng << 13;
@@ -93,7 +102,8 @@ static void fill(onp_tensor *t) {
 
 /* A set of named tensors of several dtypes, shapes and a string one. */
 enum { NT = 6 };
-static void make_set(onp_tensor *ts) {
+static void make_set(onp_tensor *ts)
+{
     static const struct {
         const char *name;
         int32_t dtype;
@@ -113,23 +123,22 @@ static void make_set(onp_tensor *ts) {
     size_t lens[3] = {3, 0, 6};
     int64_t d[1] = {3};
     CHECK(onp_tensor_alloc_strings(&ts[NT - 1], 1, d, lens, NULL) == 0);
-    for (int i = 0; i < 3; i++)
-        memcpy(onp_tensor_string_at(&ts[NT - 1], i), words[i], lens[i]);
+    for (int i = 0; i < 3; i++) memcpy(onp_tensor_string_at(&ts[NT - 1], i), words[i], lens[i]);
     CHECK(onp_tensor_set_name(&ts[NT - 1], "str", NULL) == 0);
 }
 
-static void release_set(onp_tensor *ts, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        onp_tensor_release(&ts[i]);
+static void release_set(onp_tensor *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) onp_tensor_release(&ts[i]);
 }
 
 /* Encode the set into *b. */
-static int encode_set(onp_tensor *ts, size_t n, int deflate, onp_buf *b) {
+static int encode_set(onp_tensor *ts, size_t n, int deflate, onp_buf *b)
+{
     const onp_tensor *ptrs[NT];
     onp_twrite_opts o = {0};
     o.deflate = deflate;
-    for (size_t i = 0; i < n; i++)
-        ptrs[i] = &ts[i];
+    for (size_t i = 0; i < n; i++) ptrs[i] = &ts[i];
     onp_buf_init(b, 0);
     onp_error e;
     if (onp_npz_encode(ptrs, n, &o, b, &e)) {
@@ -140,7 +149,8 @@ static int encode_set(onp_tensor *ts, size_t n, int deflate, onp_buf *b) {
 }
 
 /* The compression method of each member, through libzip directly. */
-static int methods(const uint8_t *p, size_t n, int *out, int max) {
+static int methods(const uint8_t *p, size_t n, int *out, int max)
+{
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *s = zip_source_buffer_create(p, n, 0, &ze);
@@ -162,7 +172,8 @@ static int methods(const uint8_t *p, size_t n, int *out, int max) {
 
 // --- round trips -------------------------------------------------------------------
 
-static void check_set(onp_npz *z, onp_tensor *ts) {
+static void check_set(onp_npz *z, onp_tensor *ts)
+{
     CHECK(onp_npz_count(z) == NT);
     for (size_t i = 0; i < NT && onp_npz_count(z) == NT; i++) {
         onp_tensor t;
@@ -180,7 +191,8 @@ static void check_set(onp_npz *z, onp_tensor *ts) {
     CHECK(onp_npz_read(z, NT, &t, &e) == -1 && e.code == ONP_ERR_USAGE);
 }
 
-static void test_roundtrip(void) {
+static void test_roundtrip(void)
+{
     onp_tensor ts[NT];
     make_set(ts);
     for (int deflate = 0; deflate < 2; deflate++) {
@@ -205,8 +217,7 @@ static void test_roundtrip(void) {
     }
     /* member options pass through: big-endian Fortran-order members */
     const onp_tensor *ptrs[NT];
-    for (int i = 0; i < NT; i++)
-        ptrs[i] = &ts[i];
+    for (int i = 0; i < NT; i++) ptrs[i] = &ts[i];
     onp_twrite_opts o = {1, 1, 2, 1, 0};
     onp_buf b;
     onp_buf_init(&b, 0);
@@ -236,7 +247,8 @@ static void test_roundtrip(void) {
     onp_npz_close(NULL);
 }
 
-static void test_empty_archive(void) {
+static void test_empty_archive(void)
+{
     onp_buf b;
     onp_npz *z = NULL;
     onp_buf_init(&b, 0);
@@ -250,7 +262,8 @@ static void test_empty_archive(void) {
 // --- malformed archives -------------------------------------------------------------
 
 static void refuse_open(const uint8_t *p, size_t n, onp_errcode code, const char *field,
-                        const char *msg, int line) {
+                        const char *msg, int line)
+{
     onp_npz *z = (onp_npz *)(uintptr_t)1; /* the call must reset it to NULL */
     onp_error e;
     onp_error_clear(&e);
@@ -264,7 +277,8 @@ static void refuse_open(const uint8_t *p, size_t n, onp_errcode code, const char
 
 /* The archive opens but reading member 0 fails as described. */
 static void refuse_read(const uint8_t *p, size_t n, size_t max, onp_errcode code, const char *field,
-                        const char *msg, int line) {
+                        const char *msg, int line)
+{
     onp_npz *z = NULL;
     onp_error e;
     onp_tensor t;
@@ -286,7 +300,8 @@ static void refuse_read(const uint8_t *p, size_t n, size_t max, onp_errcode code
 #define REFUSE_READ(p, n, max, code, field, msg) refuse_read(p, n, max, code, field, msg, __LINE__)
 
 /* One float32 member called `name` (10 chars + ".npy"), stored or deflated. */
-static void one_member(const char *name, int64_t elems, int deflate, onp_buf *b) {
+static void one_member(const char *name, int64_t elems, int deflate, onp_buf *b)
+{
     onp_tensor t;
     int64_t dims[1] = {elems};
     CHECK(onp_tensor_alloc(&t, ONP_FLOAT, 1, dims, NULL) == 0);
@@ -295,7 +310,8 @@ static void one_member(const char *name, int64_t elems, int deflate, onp_buf *b)
     onp_tensor_release(&t);
 }
 
-static void test_bad_names(void) {
+static void test_bad_names(void)
+{
     static const struct {
         const char *to; /* replaces "QQQQQQQQQQ.npy" */
         const char *msg;
@@ -327,7 +343,8 @@ static void test_bad_names(void) {
     release_set(ts, 2);
 }
 
-static void test_bad_archives(void) {
+static void test_bad_archives(void)
+{
     onp_buf b;
     static const uint8_t junk[64] = "this is not a zip archive at all, just some words.";
     REFUSE_OPEN(junk, sizeof junk, ONP_ERR_FORMAT, "npz", NULL);
@@ -365,7 +382,8 @@ static void test_bad_archives(void) {
 }
 
 /* A member whose npy bytes are bad (valid CRC): the error names member, field. */
-static void test_bad_member_npy(void) {
+static void test_bad_member_npy(void)
+{
     /* write by hand: libzip computes the CRC of whatever bytes we give it */
     static const char bad[] = "\x93NUMPY\x01\x00\x0f\x00{'descr': '|O'}";
     zip_error_t ze;
@@ -393,14 +411,14 @@ static void test_bad_member_npy(void) {
     onp_npz_close(z);
 }
 
-static void test_encode_refusals(void) {
+static void test_encode_refusals(void)
+{
     onp_tensor ts[2];
     int64_t d[1] = {3};
     onp_error e;
     onp_buf b;
     onp_buf_init(&b, 0);
-    for (int i = 0; i < 2; i++)
-        CHECK(onp_tensor_alloc(&ts[i], ONP_INT8, 1, d, NULL) == 0);
+    for (int i = 0; i < 2; i++) CHECK(onp_tensor_alloc(&ts[i], ONP_INT8, 1, d, NULL) == 0);
     const onp_tensor *p[2] = {&ts[0], &ts[1]};
     CHECK(onp_npz_encode(p, 2, NULL, &b, &e) == -1 && e.code == ONP_ERR_USAGE &&
           strstr(e.msg, "no name"));
@@ -452,7 +470,8 @@ static const char gen_script[] =
     "                   0xFFFFFFFF, 0)\n"
     "open(d + '/z64.npz', 'wb').write(b[:e] + z64 + loc + eocd)\n";
 
-static void check_numpy_set(onp_npz *z, const char *label) {
+static void check_numpy_set(onp_npz *z, const char *label)
+{
     onp_tensor t;
     onp_error e;
     long i;
@@ -467,8 +486,7 @@ static void check_numpy_set(onp_npz *z, const char *label) {
     onp_tensor_release(&t);
     i = onp_npz_find(z, "fort");
     int ok = i >= 0 && onp_npz_read(z, (size_t)i, &t, &e) == 0 && t.rank == 2 && t.dims[0] == 3;
-    for (int64_t k = 0; ok && k < 12; k++)
-        ok = onp_tensor_get_f64(&t, k) == (double)k;
+    for (int64_t k = 0; ok && k < 12; k++) ok = onp_tensor_get_f64(&t, k) == (double)k;
     CHECK(ok);
     onp_tensor_release(&t);
     i = onp_npz_find(z, "u");
@@ -486,7 +504,8 @@ static void check_numpy_set(onp_npz *z, const char *label) {
     onp_tensor_release(&t);
 }
 
-static void test_numpy_files(void) {
+static void test_numpy_files(void)
+{
     if (!have_numpy()) SKIP("/usr/bin/python3 has no numpy");
     char dir[] = "/tmp/onp_npz_XXXXXX", path[600];
     if (!mkdtemp(dir)) SKIP("no temp dir");
@@ -529,7 +548,8 @@ static const char check_script[] =
     "    assert (f == np.arange(12, dtype=np.float32).reshape(3, 4)).all()\n"
     "    assert z['str'].tolist() == [b'x', b'yy'], z['str']\n";
 
-static void test_numpy_reads_ours(void) {
+static void test_numpy_reads_ours(void)
+{
     if (!have_numpy()) SKIP("/usr/bin/python3 has no numpy");
     char dir[] = "/tmp/onp_npz_XXXXXX", path[600];
     if (!mkdtemp(dir)) SKIP("no temp dir");
@@ -539,14 +559,12 @@ static void test_numpy_reads_ours(void) {
     int64_t v = -5;
     memcpy(ts[0].data, &v, 8);
     CHECK(onp_tensor_alloc(&ts[1], ONP_FLOAT, 2, d2, NULL) == 0);
-    for (int i = 0; i < 12; i++)
-        ((float *)ts[1].data)[i] = (float)i;
+    for (int i = 0; i < 12; i++) ((float *)ts[1].data)[i] = (float)i;
     CHECK(onp_tensor_alloc_strings(&ts[2], 1, d1, (size_t[]){1, 2}, NULL) == 0);
     memcpy(onp_tensor_string_at(&ts[2], 0), "x", 1);
     memcpy(onp_tensor_string_at(&ts[2], 1), "yy", 2);
     static const char *const names[3] = {"dir/b", "fort", "str"};
-    for (int i = 0; i < 3; i++)
-        CHECK(onp_tensor_set_name(&ts[i], names[i], NULL) == 0);
+    for (int i = 0; i < 3; i++) CHECK(onp_tensor_set_name(&ts[i], names[i], NULL) == 0);
     const onp_tensor *p[3] = {&ts[0], &ts[1], &ts[2]};
     for (int deflate = 0; deflate < 2; deflate++) {
         onp_twrite_opts o = {1, 1, 0, deflate, 0};
@@ -561,7 +579,8 @@ static void test_numpy_reads_ours(void) {
     rm_dir(dir);
 }
 
-static uint8_t *read_file(const char *path, size_t *n) {
+static uint8_t *read_file(const char *path, size_t *n)
+{
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, k = 0, r;
@@ -577,7 +596,8 @@ static uint8_t *read_file(const char *path, size_t *n) {
 
 /* The fuzz seeds: those named bad_* fail to open or to read some member;
  * every member of the others reads, except object arrays. */
-static void test_corpus(void) {
+static void test_corpus(void)
+{
     DIR *d = opendir("fuzz/corpus/npz");
     if (!d) SKIP("fuzz/corpus/npz not found (run from the repository root)");
     struct dirent *de;

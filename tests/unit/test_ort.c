@@ -29,14 +29,16 @@
  * throws C++ exceptions internally, so an ASan build of this test must also
  * link libstdc++: see the report on the Makefile.) */
 const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
+const char *__lsan_default_suppressions(void)
+{
     return "leak:libonnxruntime.so\n";
 }
 
 static onp_ort *g_ort; /* opened by test_load, closed by test_close */
 static int g_ort_tried;
 
-static onp_ort *ort_or_null(void) {
+static onp_ort *ort_or_null(void)
+{
     if (!g_ort_tried) {
         onp_error e;
         g_ort_tried = 1;
@@ -56,47 +58,53 @@ static onp_ort *ort_or_null(void) {
 #define NEED_FILE(path)                                                                            \
     if (access(path, R_OK) != 0) SKIP(path " is absent (Debian package libonnx-testdata)")
 
-static int contains(const char *hay, const char *needle) {
+static int contains(const char *hay, const char *needle)
+{
     return strstr(hay, needle) != NULL;
 }
 
 /* A float32 tensor named `name` of the given shape, element i = f(i). */
 static void make_f32(onp_tensor *t, const char *name, int rank, const int64_t *dims,
-                     float (*f)(int64_t)) {
+                     float (*f)(int64_t))
+{
     onp_error e;
     CHECK(onp_tensor_alloc(t, ONP_FLOAT, rank, dims, &e) == 0);
     if (name) CHECK(onp_tensor_set_name(t, name, &e) == 0);
-    for (int64_t i = 0; i < t->count; i++)
-        ((float *)t->data)[i] = f(i);
+    for (int64_t i = 0; i < t->count; i++) ((float *)t->data)[i] = f(i);
 }
 
-static float ramp(int64_t i) {
+static float ramp(int64_t i)
+{
     return (float)i * 0.5f - 7.0f;
 }
 
-static float down(int64_t i) {
+static float down(int64_t i)
+{
     return 100.0f - (float)i * 0.25f;
 }
 
-static float wave(int64_t i) {
+static float wave(int64_t i)
+{
     return (float)sin((double)i * 0.7) * 3.0f;
 }
 
-static float f32_at(const onp_tensor *t, int64_t i) {
+static float f32_at(const onp_tensor *t, int64_t i)
+{
     float v;
     memcpy(&v, (const uint8_t *)t->data + i * 4, 4);
     return v;
 }
 
-static void release_all(onp_tensor *t, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        onp_tensor_release(&t[i]);
+static void release_all(onp_tensor *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) onp_tensor_release(&t[i]);
 }
 
 // --- hand-encoded models ------------------------------------------------------
 
 /* Protobuf wire encoding, just enough for a ModelProto. */
-static void pb_varint(onp_buf *b, uint64_t v) {
+static void pb_varint(onp_buf *b, uint64_t v)
+{
     uint8_t tmp[10];
     size_t n = 0;
     do {
@@ -106,23 +114,27 @@ static void pb_varint(onp_buf *b, uint64_t v) {
     onp_buf_append(b, tmp, n);
 }
 
-static void pb_int(onp_buf *b, int field, int64_t v) {
+static void pb_int(onp_buf *b, int field, int64_t v)
+{
     pb_varint(b, (uint64_t)field << 3);
     pb_varint(b, (uint64_t)v);
 }
 
-static void pb_bytes(onp_buf *b, int field, const void *p, size_t n) {
+static void pb_bytes(onp_buf *b, int field, const void *p, size_t n)
+{
     pb_varint(b, (uint64_t)field << 3 | 2);
     pb_varint(b, n);
     onp_buf_append(b, p, n);
 }
 
-static void pb_str(onp_buf *b, int field, const char *s) {
+static void pb_str(onp_buf *b, int field, const char *s)
+{
     pb_bytes(b, field, s, strlen(s));
 }
 
 /* Append sub as a length-delimited field and free it. */
-static void pb_msg(onp_buf *b, int field, onp_buf *sub) {
+static void pb_msg(onp_buf *b, int field, onp_buf *sub)
+{
     pb_bytes(b, field, sub->p, sub->n);
     onp_buf_free(sub);
 }
@@ -131,7 +143,8 @@ static void pb_msg(onp_buf *b, int field, onp_buf *sub) {
  * dims[d] >= 0 or, for -1, the symbolic name params[d]; rank -1 leaves the
  * shape out altogether. */
 static void enc_value_info(onp_buf *b, int field, const char *name, int elem, int rank,
-                           const int64_t *dims, const char *const *params) {
+                           const int64_t *dims, const char *const *params)
+{
     onp_buf vi = {0}, type = {0}, tensor = {0}, shape = {0};
     pb_str(&vi, 1, name);
     if (elem > 0) {
@@ -167,7 +180,8 @@ typedef struct model_spec {
 } model_spec;
 
 /* ModelProto (IR 8, opset 13) with one node x -> op -> y. */
-static void build_model(onp_buf *out, const model_spec *m) {
+static void build_model(onp_buf *out, const model_spec *m)
+{
     onp_buf graph = {0}, node = {0}, opset = {0};
     pb_str(&node, 1, "x");
     if (m->initializer == 2) pb_str(&node, 1, "w");
@@ -201,7 +215,8 @@ static void build_model(onp_buf *out, const model_spec *m) {
 }
 
 /* Read a whole file into a malloc'd buffer. */
-static uint8_t *slurp(const char *path, size_t *n) {
+static uint8_t *slurp(const char *path, size_t *n)
+{
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     uint8_t *p = NULL;
@@ -222,7 +237,8 @@ static uint8_t *slurp(const char *path, size_t *n) {
 
 // --- the library ----------------------------------------------------------------
 
-static void test_load(void) {
+static void test_load(void)
+{
     NEED_ORT(ort);
     const char *v = onp_ort_version(ort);
     CHECK(v && v[0]);
@@ -252,7 +268,8 @@ static void test_load(void) {
     onp_ort_close(NULL);
 }
 
-static void test_load_errors(void) {
+static void test_load_errors(void)
+{
     onp_error e;
     onp_ort *o = (onp_ort *)&e;
     CHECK(onp_ort_open("/nonexistent/dir/libonnxruntime.so.1", &o, &e) == -1);
@@ -284,7 +301,8 @@ static void test_load_errors(void) {
     CHECK(e.code == ONP_ERR_USAGE);
 }
 
-static void test_api_fallback(void) {
+static void test_api_fallback(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     onp_ort *old;
@@ -322,7 +340,8 @@ static void test_api_fallback(void) {
 
 // --- real models ----------------------------------------------------------------
 
-static void test_add(void) {
+static void test_add(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     onp_error e;
@@ -366,7 +385,8 @@ static void test_add(void) {
     onp_session_close(s);
 }
 
-static void test_relu_bytes(void) {
+static void test_relu_bytes(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_relu/model.onnx");
     size_t n = 0;
@@ -395,7 +415,8 @@ static void test_relu_bytes(void) {
     onp_session_close(s);
 }
 
-static void test_matmul_positional(void) {
+static void test_matmul_positional(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_matmul_2d/model.onnx");
     onp_error e;
@@ -412,8 +433,7 @@ static void test_matmul_positional(void) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double acc = 0;
-            for (int k = 0; k < 4; k++)
-                acc += (double)wave(i * 4 + k) * (double)ramp(k * 3 + j);
+            for (int k = 0; k < 4; k++) acc += (double)wave(i * 4 + k) * (double)ramp(k * 3 + j);
             double err = fabs(acc - f32_at(&c, i * 3 + j));
             if (err > worst) worst = err;
         }
@@ -423,7 +443,8 @@ static void test_matmul_positional(void) {
     onp_session_close(s);
 }
 
-static void test_conv(void) {
+static void test_conv(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_conv_with_strides_padding/model.onnx");
     onp_error e;
@@ -459,7 +480,8 @@ static void test_conv(void) {
     onp_session_close(s);
 }
 
-static void test_ir3_weights(void) {
+static void test_ir3_weights(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "pytorch-converted/test_Conv2d/model.onnx");
     onp_error e;
@@ -487,7 +509,8 @@ static void test_ir3_weights(void) {
     onp_session_close(s);
 }
 
-static void test_overridable_initializer(void) {
+static void test_overridable_initializer(void)
+{
     NEED_ORT(ort);
     /* y = x + w, w an initializer also declared as a graph input (IR 8). */
     int64_t dims[1] = {2};
@@ -521,7 +544,8 @@ static void test_overridable_initializer(void) {
     onp_session_close(s);
 }
 
-static void test_strings(void) {
+static void test_strings(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_strnormalizer_export_monday_casesensintive_upper/model.onnx");
     onp_error e;
@@ -536,13 +560,11 @@ static void test_strings(void) {
     CHECK(onp_session_input(s, 0)->dtype == ONP_STRING);
     const char *words[4] = {"monday", "tuesday", "wednesday", "thursday"};
     size_t lens[4];
-    for (int i = 0; i < 4; i++)
-        lens[i] = strlen(words[i]);
+    for (int i = 0; i < 4; i++) lens[i] = strlen(words[i]);
     int64_t dims[1] = {4};
     onp_tensor x, y;
     CHECK(onp_tensor_alloc_strings(&x, 1, dims, lens, &e) == 0);
-    for (int i = 0; i < 4; i++)
-        memcpy(onp_tensor_string_at(&x, i), words[i], lens[i]);
+    for (int i = 0; i < 4; i++) memcpy(onp_tensor_string_at(&x, i), words[i], lens[i]);
     CHECK(onp_tensor_set_name(&x, "x", &e) == 0);
     CHECK(onp_session_run(s, &x, 1, NULL, 0, &y, &e) == 0);
     const char *want[3] = {"TUESDAY", "WEDNESDAY", "THURSDAY"};
@@ -555,7 +577,8 @@ static void test_strings(void) {
     onp_session_close(s);
 }
 
-static void test_cast_to_string(void) {
+static void test_cast_to_string(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_cast_FLOAT_to_STRING/model.onnx");
     onp_error e;
@@ -585,7 +608,8 @@ static void test_cast_to_string(void) {
 
 // --- hand-made models -------------------------------------------------------------
 
-static void test_symbolic_dims(void) {
+static void test_symbolic_dims(void)
+{
     NEED_ORT(ort);
     int64_t dims[2] = {-1, 3};
     const char *params[2] = {"N", NULL};
@@ -623,7 +647,8 @@ static void test_symbolic_dims(void) {
     onp_session_close(s);
 }
 
-static void test_rank0(void) {
+static void test_rank0(void)
+{
     NEED_ORT(ort);
     /* An input with no shape at all and a true scalar both come back from
      * ORT as rank 0: the pre-run check lets any rank through, ORT decides. */
@@ -664,7 +689,8 @@ static void test_rank0(void) {
     }
 }
 
-static void test_string_bytes(void) {
+static void test_string_bytes(void)
+{
     NEED_ORT(ort);
     /* Identity on strings: bytes come back exactly, NULs and empties too. */
     int64_t dims[1] = {-1};
@@ -700,7 +726,8 @@ static void test_string_bytes(void) {
     onp_session_close(s);
 }
 
-static void test_untyped_output(void) {
+static void test_untyped_output(void)
+{
     NEED_ORT(ort);
     /* Graph output "y" with no type: what bisection produces when it adds
      * an intermediate as an output without value_info.  ORT infers it. */
@@ -731,7 +758,8 @@ static void test_untyped_output(void) {
 
 // --- errors -------------------------------------------------------------------------
 
-static void test_input_errors(void) {
+static void test_input_errors(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     onp_error e;
@@ -786,7 +814,8 @@ static void test_input_errors(void) {
     onp_session_close(s);
 }
 
-static void test_sequence_input(void) {
+static void test_sequence_input(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_identity_sequence/model.onnx");
     onp_error e;
@@ -807,7 +836,8 @@ static void test_sequence_input(void) {
     onp_session_close(s);
 }
 
-static void test_providers(void) {
+static void test_providers(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_relu/model.onnx");
     const char *model = TESTDATA "node/test_relu/model.onnx";
@@ -850,7 +880,8 @@ static void test_providers(void) {
     }
 }
 
-static void test_opt_levels(void) {
+static void test_opt_levels(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     onp_error e;
@@ -892,7 +923,8 @@ static void test_opt_levels(void) {
     CHECK(e.code == ONP_ERR_USAGE);
 }
 
-static void test_config_and_threads(void) {
+static void test_config_and_threads(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     const char *model = TESTDATA "node/test_add/model.onnx";
@@ -922,7 +954,8 @@ static void test_config_and_threads(void) {
     CHECK(e.code == ONP_ERR_USAGE);
 }
 
-static void test_bad_models(void) {
+static void test_bad_models(void)
+{
     NEED_ORT(ort);
     onp_error e;
     onp_session *s = (onp_session *)&e;
@@ -942,7 +975,8 @@ static void test_bad_models(void) {
     CHECK(e.code == ONP_ERR_USAGE);
 }
 
-static void test_optimized_model_path(void) {
+static void test_optimized_model_path(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     char dir[] = "/tmp/onp_test_ort_XXXXXX";
@@ -974,7 +1008,8 @@ typedef struct worker {
     int errors;
 } worker;
 
-static void *run_many(void *arg) {
+static void *run_many(void *arg)
+{
     worker *w = arg;
     int64_t dims[3] = {3, 4, 5};
     onp_error e;
@@ -1003,7 +1038,8 @@ static void *run_many(void *arg) {
     return NULL;
 }
 
-static void test_threads(void) {
+static void test_threads(void)
+{
     NEED_ORT(ort);
     NEED_FILE(TESTDATA "node/test_add/model.onnx");
     onp_error e;
@@ -1026,14 +1062,16 @@ static void test_threads(void) {
     onp_session_close(s);
 }
 
-static void test_log(void) {
+static void test_log(void)
+{
     char buf[64];
     onp_ort_log_take(NULL, 0);
     CHECK(onp_ort_log_take(buf, sizeof buf) == 0);
     CHECK(buf[0] == '\0');
 }
 
-static void test_close(void) {
+static void test_close(void)
+{
     onp_ort_close(g_ort);
     g_ort = NULL;
 }
