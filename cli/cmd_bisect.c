@@ -176,18 +176,9 @@ static cJSON *doc_base(const opts *o, const char *verdict, const char *model)
 
 static void add_env(cJSON *root, const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
-    cJSON *env = cJSON_AddObjectToObject(root, "environment");
-    cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);
-    cJSON_AddStringToObject(env, "ort_version", onp_ort_version(ort));
-    cJSON_AddStringToObject(env, "ort_library", onp_ort_lib_path(ort));
-    cJSON_AddStringToObject(env, "provider", r->provider);
-    cJSON_AddStringToObject(env, "opt_level", onp_ort_opt_level_name(r->opt_level));
-    cJSON_AddNumberToObject(env, "intra_threads", r->intra_threads);
-    cJSON_AddNumberToObject(env, "inter_threads", r->inter_threads);
-    cJSON_AddStringToObject(env, "model_sha256", r->sha256);
-    cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
-    for (size_t i = 0; i < o->ort.so.n_config; i++)
-        cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
+    cJSON *env =
+        report_environment(root, ort, r->provider, r->opt_level, r->intra_threads, r->inter_threads,
+                           r->sha256, o->ort.so.config, o->ort.so.n_config);
     cJSON_AddBoolToObject(env, "upgraded_to_opset7", r->upgraded);
     cJSON_AddBoolToObject(env, "external_data", r->external);
 }

@@ -324,18 +324,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
     cJSON_AddStringToObject(root, "verdict", failed ? "fail" : "pass");
     cJSON_AddStringToObject(root, "model", model);
-    cJSON *env = cJSON_AddObjectToObject(root, "environment");
-    cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);
-    cJSON_AddStringToObject(env, "ort_version", onp_ort_version(ort));
-    cJSON_AddStringToObject(env, "ort_library", onp_ort_lib_path(ort));
-    cJSON_AddStringToObject(env, "provider", d->provider);
-    cJSON_AddStringToObject(env, "opt_level", onp_ort_opt_level_name(d->opt_level));
-    cJSON_AddNumberToObject(env, "intra_threads", d->intra_threads);
-    cJSON_AddNumberToObject(env, "inter_threads", d->inter_threads);
-    cJSON_AddStringToObject(env, "model_sha256", sha);
-    cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
-    for (size_t i = 0; i < o->ort.so.n_config; i++)
-        cJSON_AddItemToArray(cfg, cJSON_CreateString(o->ort.so.config[i]));
+    report_environment(root, ort, d->provider, d->opt_level, d->intra_threads, d->inter_threads,
+                       sha, o->ort.so.config, o->ort.so.n_config);
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli.h"
 #include "report.h"
 
 /* The shortest "%.Ng" that reads back as exactly v (cJSON's own printing
@@ -77,4 +78,22 @@ void report_print_json(cJSON *root)
     if (txt) puts(txt);
     free(txt);
     cJSON_Delete(root);
+}
+
+cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
+                          onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
+                          const char *const *config, size_t n_config)
+{
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);
+    cJSON_AddStringToObject(env, "ort_version", onp_ort_version(ort));
+    cJSON_AddStringToObject(env, "ort_library", onp_ort_lib_path(ort));
+    cJSON_AddStringToObject(env, "provider", provider);
+    cJSON_AddStringToObject(env, "opt_level", onp_ort_opt_level_name(opt_level));
+    cJSON_AddNumberToObject(env, "intra_threads", intra);
+    cJSON_AddNumberToObject(env, "inter_threads", inter);
+    cJSON_AddStringToObject(env, "model_sha256", sha256);
+    cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
+    for (size_t i = 0; i < n_config; i++) cJSON_AddItemToArray(cfg, cJSON_CreateString(config[i]));
+    return env;
 }

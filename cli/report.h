@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "onnxparity/compare.h"
+#include "onnxparity/ort.h"
 
 /* A number member; non-finite values become strings. */
 void report_num(cJSON *o, const char *key, double v);
@@ -19,6 +20,14 @@ void report_metrics_json(cJSON *o, const onp_metrics *m);
 
 /* "1.23e-05", "nan", "inf". */
 const char *report_fmt(double v, char *buf, size_t n);
+
+/* The environment fingerprint every result document carries: onnxparity
+ * version, ORT version and library, provider, optimization level, threads,
+ * model sha256, session config entries.  Returns the new "environment"
+ * object (added to root) so callers can add their own members. */
+cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
+                          onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
+                          const char *const *config, size_t n_config);
 
 /* Print `root` (pretty) to stdout and free it. */
 void report_print_json(cJSON *root);
