@@ -18,7 +18,7 @@ PY       := /usr/bin/python3
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
-LDLIBS   ?= -lzip -lcjson -lz -lm -ldl -lpthread
+LDLIBS   ?= -lzip -lcjson -lcrypto -lz -lm -ldl -lpthread
 
 # ONNX Runtime: headers only at build time (the library is dlopen'ed).
 # ORT_HOME=DIR replaces the copy that scripts/setup.sh downloads.

@@ -23,7 +23,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tp="$top/third_party"
 
-DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev zlib1g-dev
+DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libssl-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest
       valgrind time)
 TORCH=(python3-torch python3-torchvision)
