@@ -24,6 +24,8 @@ cd "$top"
 cc_flags="-std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc"
 gcc $cc_flags bench/genmodel.c build/libonnxparity.a -o "$out/genmodel" -lm
 gcc $cc_flags bench/cmpbench.c build/libonnxparity.a -o "$out/cmpbench" -lm -lpthread
+gcc $cc_flags -I"${ORT_HOME:-third_party/onnxruntime}/include" bench/barecheck.c build/libonnxparity.a \
+    -o "$out/barecheck" -lzip -lcjson -lcrypto -lz -lm -ldl -lpthread
 
 # best-of-N wall time (EPOCHREALTIME, microseconds) and peak RSS (KiB, from
 # GNU time) of a command: prints "SECONDS KIB"
@@ -85,6 +87,23 @@ memcpy_gbs=$(echo "$kernel" | awk '$1=="memcpy"{print $4}')
 k1=$(echo "$kernel" | awk '$1=="compare" && $2==1{print $4}')
 k2=$(echo "$kernel" | awk '$1=="compare" && $2==2{print $4}')
 
+echo "bench: check overhead on a torchvision resnet18 bundle" >&2
+if [ ! -f "$out/resnet18/model.onnx" ]; then
+    PYTHONPATH="$top/python" $py - "$out/resnet18" <<'PYEOF' 2>/dev/null
+import sys, torch, torchvision, onnxparity
+torch.manual_seed(0)
+model = torchvision.models.resnet18().eval()
+g = torch.Generator().manual_seed(0)
+onnxparity.capture(model, [torch.randn(b, 3, 224, 224, generator=g) for b in (1, 4, 8)], sys.argv[1],
+                   intermediates=False)
+PYEOF
+fi
+ortlib=$("$bin" check "$out/resnet18" --format json | $py -c "import json,sys; print(json.load(sys.stdin)['environment']['ort_library'])")
+read -r t_check _ < <(measure 5 "$bin" check "$out/resnet18")
+read -r t_bare _ < <(measure 5 "$out/barecheck" "$ortlib" "$out/resnet18")
+read -r t_nolint _ < <(measure 5 "$bin" check "$out/resnet18" --no-lint)
+overhead=$(awk "BEGIN{ printf \"%.1f\", 100 * ($t_check - $t_bare) / $t_bare }")
+
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 {
     echo "# Benchmarks"
@@ -124,6 +143,17 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "| onp_compare, 2 threads | $k2 | $(ratio "$k2" "$memcpy_gbs") |"
     echo
     echo "End to end (default threads) onnxparity reads $(gbs "$t_cmp") GB/s, **$(ratio "$(gbs "$t_cmp")" "$memcpy_gbs")** of memcpy."
+    echo
+    echo "## check overhead: torchvision resnet18 (random weights), 3 fixtures"
+    echo
+    echo "| program | time (best of 5) |"
+    echo "|---|---|"
+    echo "| bare C program: same ORT library, same session, same fixtures, nothing else (\`bench/barecheck.c\`) | $t_bare s |"
+    echo "| onnxparity check | $t_check s |"
+    echo "| onnxparity check --no-lint | $t_nolint s |"
+    echo
+    echo "Overhead of check over the bare run: **$overhead%** (target 5%). check adds the model's"
+    echo "sha256 (libcrypto), lint, reading and comparing the expected outputs, and the report."
     echo
     echo "## Targets"
     echo

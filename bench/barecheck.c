@@ -1,0 +1,97 @@
+/*
+ * barecheck.c — the floor for `onnxparity check`: a bare C program that
+ * loads the same ONNX Runtime library, creates the same session (CPU,
+ * ORT_ENABLE_ALL) and runs the same fixtures, and does nothing else (no
+ * fingerprint, no lint, no comparison, no report).  bench/run.sh times it
+ * against `onnxparity check` on the same bundle.
+ *
+ *   barecheck ORT_LIBRARY BUNDLE_DIR
+ *
+ * Fixture tensors are read with libonnxparity's reader (reading them is
+ * work both programs must do).  Exit 0, or 1 on any failure.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxparity/tfile.h"
+#include "onnxruntime_c_api.h"
+
+static const OrtApi *api;
+
+static int ok(OrtStatus *st)
+{
+    if (!st) return 1;
+    fprintf(stderr, "barecheck: %s\n", api->GetErrorMessage(st));
+    api->ReleaseStatus(st);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: barecheck ORT_LIBRARY BUNDLE_DIR\n");
+        return 1;
+    }
+    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!dl) return fprintf(stderr, "barecheck: %s\n", dlerror()), 1;
+    const OrtApiBase *(*get_base)(void) = (const OrtApiBase *(*)(void))dlsym(dl, "OrtGetApiBase");
+    if (!get_base || !(api = get_base()->GetApi(ORT_API_VERSION))) return 1;
+    OrtEnv *env;
+    OrtSessionOptions *so;
+    OrtSession *sess;
+    char model[4096];
+    snprintf(model, sizeof model, "%s/model.onnx", argv[2]);
+    if (!ok(api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "bare", &env)) ||
+        !ok(api->CreateSessionOptions(&so)) ||
+        !ok(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL)) ||
+        !ok(api->CreateSession(env, model, so, &sess)))
+        return 1;
+    OrtAllocator *alloc;
+    size_t n_in, n_out;
+    if (!ok(api->GetAllocatorWithDefaultOptions(&alloc)) ||
+        !ok(api->SessionGetInputCount(sess, &n_in)) ||
+        !ok(api->SessionGetOutputCount(sess, &n_out)))
+        return 1;
+    char **in_names = calloc(n_in, sizeof *in_names),
+         **out_names = calloc(n_out, sizeof *out_names);
+    for (size_t i = 0; i < n_in; i++)
+        if (!ok(api->SessionGetInputName(sess, i, alloc, &in_names[i]))) return 1;
+    for (size_t i = 0; i < n_out; i++)
+        if (!ok(api->SessionGetOutputName(sess, i, alloc, &out_names[i]))) return 1;
+    OrtMemoryInfo *mem;
+    if (!ok(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem))) return 1;
+    onp_testdata td;
+    onp_error e;
+    if (onp_testdata_scan(argv[2], &td, &e)) return 1;
+    for (size_t f = 0; f < td.n; f++) {
+        onp_tensor *t = calloc(n_in, sizeof *t);
+        OrtValue **vin = calloc(n_in, sizeof *vin), **vout = calloc(n_out, sizeof *vout);
+        for (size_t i = 0; i < n_in && i < td.sets[f].n_inputs; i++) {
+            if (onp_tfile_read(td.sets[f].inputs[i], NULL, &t[i], &e)) return 1;
+            if (!ok(api->CreateTensorWithDataAsOrtValue(
+                    mem, t[i].data, t[i].nbytes, t[i].dims, (size_t)t[i].rank,
+                    (ONNXTensorElementDataType)t[i].dtype, &vin[i])))
+                return 1;
+        }
+        if (!ok(api->Run(sess, NULL, (const char *const *)in_names, (const OrtValue *const *)vin,
+                         n_in, (const char *const *)out_names, n_out, vout)))
+            return 1;
+        for (size_t i = 0; i < n_out; i++) api->ReleaseValue(vout[i]);
+        for (size_t i = 0; i < n_in; i++) {
+            api->ReleaseValue(vin[i]);
+            onp_tensor_release(&t[i]);
+        }
+        free(t), free(vin), free(vout);
+    }
+    onp_testdata_free(&td);
+    api->ReleaseMemoryInfo(mem);
+    for (size_t i = 0; i < n_in; i++) alloc->Free(alloc, in_names[i]);
+    for (size_t i = 0; i < n_out; i++) alloc->Free(alloc, out_names[i]);
+    free(in_names), free(out_names);
+    api->ReleaseSession(sess);
+    api->ReleaseSessionOptions(so);
+    api->ReleaseEnv(env);
+    return 0;
+}
