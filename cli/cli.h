@@ -62,4 +62,7 @@ int cmd_bisect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 
+int cmd_gate(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
 #endif

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "junit.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/lint.h"
@@ -52,6 +53,8 @@ typedef struct opts {
     int no_bisect;
     int no_lint;
     cli_format fmt;
+    const char *junit;     /* --junit FILE, or NULL */
+    long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
 
 typedef struct out_res {
@@ -132,6 +135,16 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
+            if (r < 0) return -1;
+            o->junit = v;
+        } else if ((r = cli_opt(argc, argv, &i, "shard", &v))) {
+            char tail;
+            if (r < 0) return -1;
+            if (sscanf(v, "%ld/%ld%c", &o->shard_i, &o->shard_n, &tail) != 2 || o->shard_n < 1 ||
+                o->shard_i < 0 || o->shard_i >= o->shard_n)
+                return cli_usage_error(argv[0], "--shard wants I/N with 0 <= I < N, not '%s'", v),
+                       -1;
         } else if (cli_flag(argv, i, "no-bisect")) {
             o->no_bisect = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
@@ -551,6 +564,53 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res
     *out = r;
 }
 
+/* --junit FILE: one testcase per fixture x output (classname: the fixture's
+ * folder name), failures carrying the metrics; one failing testcase
+ * (classname "lint") per error-level lint finding, since those fail the
+ * check too. */
+static int write_junit(const opts *o, const fix_res *res, size_t n, const onp_lint_result *l)
+{
+    junit j;
+    junit_init(&j);
+    for (size_t i = 0; i < l->n; i++) {
+        const onp_lint_finding *f = &l->findings[i];
+        char name[512];
+        if (f->rule->severity != ONP_LINT_ERROR) continue;
+        snprintf(name, sizeof name, "%s %s%s%s", f->rule->id, f->rule->name,
+                 f->loc.name[0] ? " at " : "", f->loc.name);
+        junit_case(&j, "lint", name, JUNIT_FAIL, f->message, f->rule->fix);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const fix_res *r = &res[i];
+        const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
+        if (r->status == 2 && !r->n_out)
+            junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->error, NULL);
+        for (size_t k = 0; k < r->n_out; k++) {
+            const out_res *x = &r->outs[k];
+            char msg[1536], txt[2048] = "";
+            if (x->pass) {
+                junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
+                continue;
+            }
+            if (r->status == 2) {
+                junit_case(&j, fx, x->name, JUNIT_ERROR, r->error, NULL);
+                continue;
+            }
+            if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
+            if (x->has_topk)
+                snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "; top-1 agreement %lld/%lld",
+                         (long long)x->tk.top1_agree, (long long)x->tk.rows);
+            snprintf(msg, sizeof msg, "%s%s%s", x->note, x->note[0] && txt[0] ? ": " : "", txt);
+            junit_case(&j, fx, x->name, JUNIT_FAIL, msg, msg);
+        }
+    }
+    onp_error e;
+    onp_error_clear(&e);
+    int rc = junit_write(&j, "onnxparity check", o->junit, &e) ? cli_report(&e) : 0;
+    junit_free(&j);
+    return rc;
+}
+
 int cmd_check(int argc, char **argv)
 {
     opts o;
@@ -568,16 +628,20 @@ int cmd_check(int argc, char **argv)
     /* fixtures first: a target without them is bad input, before ORT loads */
     onp_testdata td[MAX_DATA];
     memset(td, 0, sizeof td);
-    size_t n_fix = 0;
+    size_t n_fix = 0, n_total = 0;
     int rc = EXIT_PASS;
     for (size_t i = 0; i < o.n_data; i++) {
         if (onp_testdata_scan(o.data[i], &td[i], &e)) {
             rc = cli_report(&e);
             goto out_td;
         }
-        n_fix += td[i].n;
+        n_total += td[i].n;
     }
-    if (!n_fix) {
+    /* --shard I/N: the fixture at position k (over every --data folder, in
+     * order) belongs to shard k mod N */
+    for (size_t k = 0; k < n_total; k++)
+        if (!o.shard_n || (long)(k % (size_t)o.shard_n) == o.shard_i) n_fix++;
+    if (!n_total) {
         rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare",
                              o.data[0]);
         goto out_td;
@@ -623,14 +687,15 @@ int cmd_check(int argc, char **argv)
         }
         goto out_lint;
     }
-    fix_res *res = calloc(n_fix, sizeof *res);
-    size_t k = 0;
+    fix_res *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    size_t k = 0, pos = 0;
     int failed = 0;
     for (size_t i = 0; res && i < o.n_data && !rc; i++)
-        for (size_t j = 0; j < td[i].n && !rc; j++, k++) {
-            if (run_fixture(&o, s, &td[i].sets[j], &res[k], &e))
+        for (size_t j = 0; j < td[i].n && !rc; j++, pos++) {
+            if (o.shard_n && (long)(pos % (size_t)o.shard_n) != o.shard_i) continue;
+            if (run_fixture(&o, s, &td[i].sets[j], &res[k++], &e))
                 rc = cli_report(&e);
-            else if (res[k].status)
+            else if (res[k - 1].status)
                 failed++;
         }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
@@ -655,9 +720,18 @@ int cmd_check(int argc, char **argv)
             }
             cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",
                                   upgraded);
+            if (o.shard_n) {
+                cJSON *sh = cJSON_AddObjectToObject(doc, "shard");
+                cJSON_AddNumberToObject(sh, "index", (double)o.shard_i);
+                cJSON_AddNumberToObject(sh, "count", (double)o.shard_n);
+                cJSON_AddNumberToObject(sh, "fixtures_total", (double)n_total);
+            }
             report_print_json(doc);
         } else {
             if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
+            if (o.shard_n)
+                printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
+                       n_total);
             print_causes_text(&lint, failed, bis);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
@@ -668,6 +742,7 @@ int cmd_check(int argc, char **argv)
             }
         }
         rc = failed || lint_errors ? EXIT_FAIL : EXIT_PASS;
+        if (o.junit && write_junit(&o, res, n_fix, &lint)) rc = EXIT_IO;
     }
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);
