@@ -18,6 +18,7 @@
  * 4 ONNX Runtime cannot load the model.
  */
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -611,6 +612,18 @@ static int write_junit(const opts *o, const fix_res *res, size_t n, const onp_li
     return rc;
 }
 
+typedef struct sha_job {
+    const onp_model *m;
+    char hex[65];
+} sha_job;
+
+static void *sha_thread(void *p)
+{
+    sha_job *j = p;
+    onp_model_sha256(j->m, j->hex);
+    return NULL;
+}
+
 int cmd_check(int argc, char **argv)
 {
     opts o;
@@ -651,8 +664,13 @@ int cmd_check(int argc, char **argv)
         rc = cli_report(&e);
         goto out_td;
     }
-    char sha[65];
-    onp_model_sha256(m, sha);
+    /* the fingerprint hashes the whole model file: do it on another thread
+     * while ONNX Runtime builds its session */
+    sha_job sj = {m, ""};
+    pthread_t sha_th;
+    int sha_threaded = pthread_create(&sha_th, NULL, sha_thread, &sj) == 0;
+    if (!sha_threaded) sha_thread(&sj);
+    const char *sha = sj.hex;
     /* lint the graph (and parity.json when the bundle has one): error-level
      * findings fail the check even when the numbers agree */
     onp_lint_result lint;
@@ -666,16 +684,19 @@ int cmd_check(int argc, char **argv)
             if (stat(manifest, &st) == 0) lo.manifest = manifest;
         }
         if (onp_lint_run(m, &lo, &lint, &e)) {
+            if (sha_threaded) pthread_join(sha_th, NULL);
             onp_model_close(m);
             rc = cli_report(&e);
             goto out_td;
         }
     }
-    onp_model_close(m);
     onp_ort *ort;
     onp_session *s;
     int upgraded;
-    if ((rc = cli_ort_session(&o.ort, model, &ort, &s, &upgraded))) {
+    rc = cli_ort_session(&o.ort, model, &ort, &s, &upgraded);
+    if (sha_threaded) pthread_join(sha_th, NULL);
+    onp_model_close(m);
+    if (rc) {
         if (o.fmt == FMT_JSON) {
             cJSON *root = cJSON_CreateObject();
             cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
