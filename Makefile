@@ -111,7 +111,7 @@ FUZZ_SECONDS ?= 60
 
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -o $@ $< $(filter-out src/ort/% src/bisect/%,$(LIB_SRC)) $(LDLIBS)
+	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -o $@ $< $(filter-out src/ort/% src/bisect/% src/probe/%,$(LIB_SRC)) $(LDLIBS)
 
 fuzz-build: $(SETUP) $(FUZZ_BIN)
 

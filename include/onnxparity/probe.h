@@ -1,0 +1,168 @@
+/*
+ * probe.h — experiments that explain a disagreement without reading the
+ * graph: the optimization-level sweep (with the search for the one ORT
+ * optimizer that changes results) and the probes that need no eager truth
+ * (determinism, batch invariance) or only the check's numbers (fixture
+ * dependence, shape dependence).
+ *
+ * A bundle's fixtures are read once into an onp_fixset (inputs and
+ * expected outputs, by position as the ONNX test-data layout feeds them);
+ * the sweep and the probes then open as many sessions as they need on the
+ * same tensors.  Nothing here prints: the CLI (cli/cmd_sweep.c,
+ * cli/cmd_diagnose.c) formats the results; docs/diagnose.md states how
+ * diagnose turns them into causes.
+ *
+ * Worked example (error checks shortened):
+ *     onp_fixset *fs;  onp_sweep_result *sw;  onp_probe_result pr;  onp_error e;
+ *     onp_fixset_load("bundle", &fs, &e);
+ *     onp_probe_opts o;
+ *     onp_probe_opts_init(&o);
+ *     onp_sweep_run(ort, "bundle/model.onnx", fs, &o, &sw, &e);
+ *     if (sw->culprit[0]) printf("disable %s restores parity\n", sw->culprit);
+ *     onp_probe_run(ort, "bundle/model.onnx", fs, &o, &pr, &e);
+ *     if (!pr.deterministic) printf("fixture %d is not reproducible\n", pr.det_fixture);
+ *     onp_sweep_free(sw);
+ *     onp_fixset_free(fs);
+ */
+#ifndef ONNXPARITY_PROBE_H
+#define ONNXPARITY_PROBE_H
+
+#include <stddef.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/error.h"
+#include "onnxparity/ort.h"
+
+/* --- fixtures, read once --------------------------------------------------- */
+
+typedef struct onp_fixset onp_fixset;
+
+/* Read every test_data_set_K/input_I.pb and output_J.pb under `target`.
+ * On success *out is the caller's (onp_fixset_free).  ONP_ERR_USAGE when
+ * there is no fixture; read errors as onp_tfile_read gives them. */
+int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e);
+void onp_fixset_free(onp_fixset *fs); /* accepts NULL */
+size_t onp_fixset_count(const onp_fixset *fs);
+int onp_fixset_index(const onp_fixset *fs, size_t i); /* the K of test_data_set_K */
+
+/* --- options ---------------------------------------------------------------- */
+
+typedef struct onp_probe_opts {
+    /* The configuration under test (the probes run with it; the sweep
+     * replaces its opt_level and adds one config entry).  Strings stay the
+     * caller's. */
+    onp_session_opts session;
+    double rtol, atol;  /* < 0: the dtype's default (onp_tol_default) */
+    int export_fixture; /* the test_data_set index the graph was traced with
+                           (parity.json traced_fixture); -1: the first one */
+    int find_optimizer; /* sweep: search for the optimizer (default 1) */
+    /* Optimizer names to try; NULL: onp_probe_default_optimizers(). */
+    const char *const *candidates; /* [n_candidates] */
+    size_t n_candidates;
+} onp_probe_opts;
+
+/* rtol = atol = -1, export_fixture -1, find_optimizer 1, a zeroed session. */
+void onp_probe_opts_init(onp_probe_opts *o);
+
+/* ORT's graph transformers and rewrite rules that can change CPU results,
+ * by the names `optimization.disable_specified_optimizers` takes (ORT
+ * ignores names it does not know, so a name only counts by its effect).
+ * NULL-terminated, static. */
+const char *const *onp_probe_default_optimizers(size_t *n);
+
+/* --- sweep ------------------------------------------------------------------ */
+
+/* The levels swept, in this order. */
+#define ONP_SWEEP_LEVELS 5
+
+typedef struct onp_sweep_cell {
+    int pass;         /* every fixture passes for this output */
+    double max_abs;   /* worst over the fixtures (inf when a shape differs) */
+    int fail_fixture; /* first failing fixture index, -1 */
+} onp_sweep_cell;
+
+typedef struct onp_sweep_level {
+    onp_ort_opt_level level;
+    int ran;            /* the session opened and every fixture ran */
+    char error[512];    /* why not, when !ran */
+    int pass;           /* every output of every fixture passes */
+    int deterministic;  /* every fixture ran twice gave identical bytes */
+    int nondet_fixture; /* first fixture that did not, -1 */
+    char nondet_output[256];
+    onp_sweep_cell *cells; /* [n_outputs] */
+} onp_sweep_level;
+
+typedef struct onp_sweep_result {
+    size_t n_fixtures;
+    size_t n_outputs;
+    char **outputs; /* [n_outputs] graph output names */
+    onp_sweep_level levels[ONP_SWEEP_LEVELS];
+    long first_failing;    /* index into levels[] of the lowest level that fails
+                              while the one below passes, -1 */
+    int searched;          /* 1: `all` fails and `disable` passes: optimizers tried */
+    int sessions_tried;    /* sessions opened by the search */
+    char culprit[256];     /* the optimizer(s) whose disabling restores parity,
+                              ';'-separated as ORT's config entry takes them, or "" */
+    char search_note[512]; /* how the search ended */
+    char providers[512];   /* the providers the library offers, ", "-separated */
+} onp_sweep_result;
+
+/* Run every fixture at every level (disable, basic, extended, layout, all),
+ * twice each for determinism, on the CPU or the provider of o->session.
+ * When `all` fails and `disable` passes (and o->find_optimizer), bisect the
+ * candidate list through optimization.disable_specified_optimizers at
+ * `all` (';'-joined: ORT 1.29 splits on ';' only) down to a minimal set
+ * whose disabling restores parity: usually one optimizer, sometimes two
+ * that each change results.
+ * A level whose session cannot open is recorded (ran = 0), not an error.
+ * Returns 0 and *out (onp_sweep_free), or -1 on allocation failure. */
+int onp_sweep_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
+                  const onp_probe_opts *o, onp_sweep_result **out, onp_error *e);
+void onp_sweep_free(onp_sweep_result *r); /* accepts NULL */
+
+/* --- probes ----------------------------------------------------------------- */
+
+typedef struct onp_probe_result {
+    int ran;         /* the session of the configuration under test opened */
+    char error[512]; /* why not */
+    size_t n_fixtures;
+
+    /* determinism: each fixture twice, bitwise */
+    int deterministic;
+    int det_fixture; /* first fixture that differs, -1 */
+    char det_output[256];
+    double det_max_abs;
+
+    /* numbers: pass/fail of each fixture against its expected outputs */
+    int fixtures_failed;
+    int fixtures_error;     /* ORT refused the fixture (e.g. a baked reshape) */
+    int first_fail_fixture; /* index of the first failing fixture, -1 */
+
+    /* batch invariance: the samples of a batched fixture one at a time */
+    int batch_tested;  /* a fixture with dim 0 > 1 on every input was found */
+    int batch_fixture; /* the one split */
+    int batch_pass;
+    int batch_shape_error; /* a single sample was refused or changed shape */
+    char batch_output[256];
+    double batch_max_abs;
+    char batch_note[512];
+
+    /* shape dependence: failures exactly on the fixtures whose input shapes
+     * differ from the traced fixture's */
+    int n_shape_groups;     /* distinct input-shape signatures */
+    int shape_dependent;    /* traced shape passes, every other shape fails */
+    int shape_fail_fixture; /* a failing fixture of another shape, -1 */
+    char shape_note[512];
+
+    /* fixture dependence: fixtures of one shape, some pass, some fail */
+    int fixture_dependent;
+    int dep_pass_fixture, dep_fail_fixture; /* an example of each, -1 */
+    char dep_note[512];
+} onp_probe_result;
+
+/* Run the probes with o->session.  Returns 0 with *out filled (ran = 0 and
+ * error set when the session cannot open), -1 on allocation failure. */
+int onp_probe_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
+                  const onp_probe_opts *o, onp_probe_result *out, onp_error *e);
+
+#endif

@@ -1,0 +1,770 @@
+/*
+ * probe.c — the optimization-level sweep, the optimizer search and the
+ * probes (include/onnxparity/probe.h).
+ *
+ * Every experiment is "open a session with these options, run the
+ * fixtures, compare": eval_config() does that once for one configuration
+ * and reports pass/fail per output, determinism (each fixture run twice,
+ * compared bytewise) and per-fixture status.  The sweep calls it once per
+ * level and then, when `all` breaks parity that `disable` keeps, bisects
+ * the optimizer list through optimization.disable_specified_optimizers.
+ * The probes reuse one session to split a batched fixture into samples and
+ * group fixtures by input shape.  Never prints.
+ */
+#include "onnxparity/probe.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxparity/tfile.h"
+
+// --- fixtures ----------------------------------------------------------------
+
+typedef struct fx {
+    int index;
+    size_t n_in, n_out;
+    onp_tensor *in;  /* [n_in], unnamed: fed by position */
+    onp_tensor *out; /* [n_out] expected */
+} fx;
+
+struct onp_fixset {
+    size_t n;
+    fx *f; /* [n] */
+};
+
+void onp_fixset_free(onp_fixset *fs)
+{
+    if (!fs) return;
+    for (size_t i = 0; i < fs->n; i++) {
+        for (size_t k = 0; k < fs->f[i].n_in; k++) onp_tensor_release(&fs->f[i].in[k]);
+        for (size_t k = 0; k < fs->f[i].n_out; k++) onp_tensor_release(&fs->f[i].out[k]);
+        free(fs->f[i].in);
+        free(fs->f[i].out);
+    }
+    free(fs->f);
+    free(fs);
+}
+
+size_t onp_fixset_count(const onp_fixset *fs)
+{
+    return fs ? fs->n : 0;
+}
+
+int onp_fixset_index(const onp_fixset *fs, size_t i)
+{
+    return fs && i < fs->n ? fs->f[i].index : -1;
+}
+
+int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
+{
+    *out = NULL;
+    onp_testdata td;
+    if (onp_testdata_scan(target, &td, e)) return -1;
+    if (!td.n) {
+        onp_testdata_free(&td);
+        return onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1,
+                             "no test_data_set_N folders: nothing to run");
+    }
+    onp_fixset *fs = calloc(1, sizeof *fs);
+    if (fs) fs->f = calloc(td.n, sizeof *fs->f);
+    if (!fs || !fs->f) {
+        free(fs);
+        onp_testdata_free(&td);
+        return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < td.n && !rc; i++, fs->n++) {
+        const onp_fixture *f = &td.sets[i];
+        fx *x = &fs->f[i];
+        x->index = f->index;
+        x->in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *x->in);
+        x->out = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *x->out);
+        if (!x->in || !x->out) {
+            rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+            break;
+        }
+        for (; x->n_in < f->n_inputs && !rc; x->n_in++)
+            if (onp_tfile_read(f->inputs[x->n_in], NULL, &x->in[x->n_in], e) ||
+                onp_tensor_set_name(&x->in[x->n_in], NULL, e))
+                rc = -1;
+        for (; x->n_out < f->n_outputs && !rc; x->n_out++)
+            if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e)) rc = -1;
+    }
+    onp_testdata_free(&td);
+    if (rc) {
+        onp_fixset_free(fs);
+        return -1;
+    }
+    *out = fs;
+    return 0;
+}
+
+// --- options -----------------------------------------------------------------
+
+void onp_probe_opts_init(onp_probe_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rtol = o->atol = -1;
+    o->export_fixture = -1;
+    o->find_optimizer = 1;
+}
+
+/* ORT's names (onnxruntime/core/optimizer/: each transformer's or rewrite
+ * rule's Name()).  How to add one: append the name ORT gives it; the search
+ * bisects this list, so order does not matter. */
+static const char *const default_optimizers[] = {"ConstantFolding",
+                                                 "ConstantSharing",
+                                                 "CommonSubexpressionElimination",
+                                                 "EliminateIdentity",
+                                                 "EliminateSlice",
+                                                 "UnsqueezeElimination",
+                                                 "EliminateDropout",
+                                                 "ExpandElimination",
+                                                 "CastElimination",
+                                                 "NoopElimination",
+                                                 "DivMulFusion",
+                                                 "FuseReluClip",
+                                                 "GemmSumFusion",
+                                                 "GemmTransposeFusion",
+                                                 "NotWhereFusion",
+                                                 "ConvAddFusion",
+                                                 "ConvMulFusion",
+                                                 "ConvBNFusion",
+                                                 "PadFusion",
+                                                 "MatMulAddFusion",
+                                                 "ReshapeFusion",
+                                                 "ConvActivationFusion",
+                                                 "ConvAddActivationFusion",
+                                                 "GemmActivationFusion",
+                                                 "MatMulIntegerToFloatFusion",
+                                                 "DynamicQuantizeMatMulFusion",
+                                                 "MatMulScaleFusion",
+                                                 "MatmulTransposeFusion",
+                                                 "LayerNormFusion",
+                                                 "SimplifiedLayerNormFusion",
+                                                 "GeluFusion",
+                                                 "BiasGeluFusion",
+                                                 "FastGeluFusion",
+                                                 "QuickGeluFusion",
+                                                 "GeluApproximation",
+                                                 "AttentionFusion",
+                                                 "SkipLayerNormFusion",
+                                                 "EmbedLayerNormFusion",
+                                                 "BiasSoftmaxFusion",
+                                                 "BiasDropoutFusion",
+                                                 "QDQPropagationTransformer",
+                                                 "QDQSelectorActionTransformer",
+                                                 "QDQS8ToU8Transformer",
+                                                 "QDQFinalCleanupTransformer",
+                                                 "DoubleQDQPairsRemover",
+                                                 "ClipQuantFusion",
+                                                 "ReluQuantFusion",
+                                                 "TransposeOptimizer",
+                                                 "NchwcTransformer",
+                                                 "NhwcTransformer",
+                                                 NULL};
+
+const char *const *onp_probe_default_optimizers(size_t *n)
+{
+    if (n) *n = sizeof default_optimizers / sizeof default_optimizers[0] - 1;
+    return default_optimizers;
+}
+
+// --- one configuration -------------------------------------------------------
+
+static onp_tol tol_of(const onp_probe_opts *o, int32_t dtype)
+{
+    onp_tol t = onp_tol_default(dtype);
+    if (o->rtol >= 0) t.rtol = o->rtol;
+    if (o->atol >= 0) t.atol = o->atol;
+    return t;
+}
+
+static void release_all(onp_tensor *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++) onp_tensor_release(&t[i]);
+}
+
+/* What eval_config() learns about one configuration. */
+typedef struct evalres {
+    int opened;
+    char error[512];
+    int pass;
+    int deterministic;
+    int nondet_fixture;
+    char nondet_output[256];
+    double nondet_max_abs;
+    onp_sweep_cell *cells; /* [n_cells] filled when not NULL */
+    size_t n_cells;
+    int *fix_status; /* [fs->n] 0 pass, 1 fail, 2 error; when not NULL */
+} evalres;
+
+/* Largest |a - b| of two same-shape tensors (inf when shapes differ). */
+static double diff_abs(const onp_tensor *a, const onp_tensor *b)
+{
+    onp_metrics m;
+    onp_error e;
+    onp_tol t = {0, 0};
+    if (onp_compare(a, b, t, &m, &e) || !m.shape_ok) return INFINITY;
+    return m.max_abs;
+}
+
+/* Run every fixture on session s (twice when `twice`) and compare. */
+static int eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opts *o, int twice,
+                        evalres *r, onp_error *e)
+{
+    size_t n_out = onp_session_output_count(s);
+    onp_tensor *a = calloc(n_out ? n_out : 1, sizeof *a);
+    onp_tensor *b = calloc(n_out ? n_out : 1, sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    }
+    r->pass = 1;
+    r->deterministic = 1;
+    r->nondet_fixture = -1;
+    for (size_t k = 0; r->cells && k < r->n_cells; k++) r->cells[k] = (onp_sweep_cell){1, 0, -1};
+    for (size_t i = 0; i < fs->n; i++) {
+        const fx *f = &fs->f[i];
+        onp_error re;
+        int st = 0;
+        if (onp_session_run(s, f->in, f->n_in, NULL, 0, a, &re)) {
+            r->pass = 0;
+            if (r->fix_status) r->fix_status[i] = 2;
+            if (!r->error[0])
+                snprintf(r->error, sizeof r->error, "fixture %d: %.480s", f->index, re.msg);
+            for (size_t k = 0; r->cells && k < r->n_cells; k++) {
+                r->cells[k].pass = 0;
+                r->cells[k].max_abs = INFINITY;
+                if (r->cells[k].fail_fixture < 0) r->cells[k].fail_fixture = f->index;
+            }
+            continue;
+        }
+        if (twice && !onp_session_run(s, f->in, f->n_in, NULL, 0, b, &re)) {
+            for (size_t k = 0; k < n_out && r->deterministic; k++)
+                if (!onp_tensor_equal(&a[k], &b[k])) {
+                    r->deterministic = 0;
+                    r->nondet_fixture = f->index;
+                    snprintf(r->nondet_output, sizeof r->nondet_output, "%s",
+                             onp_session_output(s, k)->name);
+                    r->nondet_max_abs = diff_abs(&a[k], &b[k]);
+                }
+            release_all(b, n_out);
+        }
+        for (size_t k = 0; k < f->n_out; k++) {
+            onp_metrics m;
+            onp_error ce;
+            int ok = 0;
+            double ma = INFINITY;
+            if (k < n_out && !onp_compare(&f->out[k], &a[k], tol_of(o, f->out[k].dtype), &m, &ce)) {
+                ok = m.pass;
+                ma = m.shape_ok ? m.max_abs : INFINITY;
+            }
+            if (!ok) st = 1;
+            if (r->cells && k < r->n_cells) {
+                onp_sweep_cell *c = &r->cells[k];
+                if (ma > c->max_abs || isnan(ma)) c->max_abs = ma;
+                if (!ok) {
+                    c->pass = 0;
+                    if (c->fail_fixture < 0) c->fail_fixture = f->index;
+                }
+            }
+        }
+        if (st) r->pass = 0;
+        if (r->fix_status) r->fix_status[i] = st;
+        release_all(a, n_out);
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+
+/* Open a session with `so` and evaluate it.  A session that cannot open is
+ * r->opened = 0 with the message, not an error. */
+static int eval_config(onp_ort *ort, const char *model, const onp_fixset *fs,
+                       const onp_probe_opts *o, const onp_session_opts *so, int twice, evalres *r,
+                       onp_error *e)
+{
+    onp_session *s;
+    onp_error se;
+    if (onp_session_open(ort, model, so, &s, &se)) {
+        r->opened = 0;
+        r->pass = 0;
+        snprintf(r->error, sizeof r->error, "%.500s", se.msg);
+        return 0;
+    }
+    r->opened = 1;
+    int rc = eval_session(s, fs, o, twice, r, e);
+    onp_session_close(s);
+    return rc;
+}
+
+// --- sweep -------------------------------------------------------------------
+
+static const onp_ort_opt_level sweep_levels[ONP_SWEEP_LEVELS] = {
+    ONP_ORT_OPT_DISABLE, ONP_ORT_OPT_BASIC, ONP_ORT_OPT_EXTENDED, ONP_ORT_OPT_LAYOUT,
+    ONP_ORT_OPT_ALL};
+
+void onp_sweep_free(onp_sweep_result *r)
+{
+    if (!r) return;
+    for (size_t i = 0; r->outputs && i < r->n_outputs; i++) free(r->outputs[i]);
+    free(r->outputs);
+    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) free(r->levels[l].cells);
+    free(r);
+}
+
+/* The optimizer search.  ORT (1.29 at least) splits the config value on
+ * ';' only, although its header says "comma separated": a comma-joined
+ * list is one unknown name that disables nothing, silently
+ * (microsoft/onnxruntime#32211).  So the list is joined with ';'. */
+typedef struct search {
+    onp_ort *ort;
+    const char *model;
+    const onp_fixset *fs;
+    const onp_probe_opts *o;
+    const char *const *names; /* [n] */
+    size_t n;
+    int sessions;
+} search;
+
+/* Does disabling every name with mask[i] set, at level `all`, restore
+ * parity?  1 yes, 0 no, -1 error (e set). */
+static int restores(search *S, const unsigned char *mask, onp_error *e)
+{
+    size_t len = 64;
+    for (size_t i = 0; i < S->n; i++)
+        if (mask[i]) len += strlen(S->names[i]) + 1;
+    char *entry = malloc(len);
+    const char **cfg = calloc(S->o->session.n_config + 1, sizeof *cfg);
+    if (!entry || !cfg) {
+        free(entry);
+        free(cfg);
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    }
+    size_t at = (size_t)snprintf(entry, len, "optimization.disable_specified_optimizers=");
+    const char *sep = "";
+    for (size_t i = 0; i < S->n; i++)
+        if (mask[i]) {
+            at += (size_t)snprintf(entry + at, len - at, "%s%s", sep, S->names[i]);
+            sep = ";";
+        }
+    for (size_t i = 0; i < S->o->session.n_config; i++) cfg[i] = S->o->session.config[i];
+    cfg[S->o->session.n_config] = entry;
+    onp_session_opts so = S->o->session;
+    so.opt_level = ONP_ORT_OPT_ALL;
+    so.config = cfg;
+    so.n_config = S->o->session.n_config + 1;
+    evalres r;
+    memset(&r, 0, sizeof r);
+    S->sessions++;
+    int rc = eval_config(S->ort, S->model, S->fs, S->o, &so, 0, &r, e);
+    free(entry);
+    free(cfg);
+    if (rc) return -1;
+    return r.opened && r.pass;
+}
+
+/* Reduce the candidates cand[] (a mask) to a minimal set that, disabled
+ * together with fixed[], restores parity (which cand | fixed does): try
+ * each half alone; when neither does, minimise each half with the other
+ * held fixed.  Writes the set into keep[]; 0, or -1 on error. */
+static int minimise(search *S, const unsigned char *cand, const unsigned char *fixed,
+                    unsigned char *keep, onp_error *e)
+{
+    size_t n = S->n, cnt = 0;
+    for (size_t i = 0; i < n; i++) cnt += cand[i];
+    if (cnt == 0) return 0;
+    unsigned char *a = calloc(n, 1), *b = calloc(n, 1), *t = calloc(n, 1);
+    int rc = 0;
+    if (!a || !b || !t) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        goto done;
+    }
+    if (cnt == 1) {
+        int r = restores(S, fixed, e); /* is the one needed at all? */
+        if (r < 0) rc = -1;
+        for (size_t i = 0; !rc && !r && i < n; i++)
+            if (cand[i]) keep[i] = 1;
+        goto done;
+    }
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (cand[i]) (k++ < cnt / 2 ? a : b)[i] = 1;
+    for (int h = 0; h < 2; h++) {
+        const unsigned char *half = h ? b : a;
+        for (size_t i = 0; i < n; i++) t[i] = half[i] | fixed[i];
+        int r = restores(S, t, e);
+        if (r < 0) {
+            rc = -1;
+            goto done;
+        }
+        if (r) {
+            rc = minimise(S, half, fixed, keep, e);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n; i++) t[i] = fixed[i] | b[i];
+    unsigned char *ka = calloc(n, 1);
+    if (!ka) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        goto done;
+    }
+    rc = minimise(S, a, t, ka, e);
+    for (size_t i = 0; !rc && i < n; i++) t[i] = fixed[i] | ka[i];
+    if (!rc) rc = minimise(S, b, t, keep, e);
+    for (size_t i = 0; i < n; i++) keep[i] |= ka[i];
+    free(ka);
+done:
+    free(a);
+    free(b);
+    free(t);
+    return rc;
+}
+
+int onp_sweep_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
+                  const onp_probe_opts *o, onp_sweep_result **out, onp_error *e)
+{
+    *out = NULL;
+    onp_sweep_result *r = calloc(1, sizeof *r);
+    if (!r) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    r->n_fixtures = fs->n;
+    r->first_failing = -1;
+    for (size_t i = 0, at = 0; i < onp_ort_provider_count(ort) && at < sizeof r->providers; i++)
+        at += (size_t)snprintf(r->providers + at, sizeof r->providers - at, "%s%s", i ? ", " : "",
+                               onp_ort_provider(ort, i));
+    /* the output names, from a session at ORT's default level */
+    onp_session *s;
+    onp_error se;
+    size_t n_out = 0;
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i].n_out > n_out) n_out = fs->f[i].n_out;
+    if (!onp_session_open(ort, model_path, &o->session, &s, &se)) {
+        if (onp_session_output_count(s) < n_out) n_out = onp_session_output_count(s);
+        r->outputs = calloc(n_out ? n_out : 1, sizeof *r->outputs);
+        for (size_t k = 0; r->outputs && k < n_out; k++) {
+            const char *nm = onp_session_output(s, k)->name;
+            r->outputs[k] = malloc(strlen(nm) + 1);
+            if (r->outputs[k]) strcpy(r->outputs[k], nm);
+        }
+        onp_session_close(s);
+    } else {
+        r->outputs = calloc(n_out ? n_out : 1, sizeof *r->outputs);
+        for (size_t k = 0; r->outputs && k < n_out; k++) {
+            r->outputs[k] = malloc(32);
+            if (r->outputs[k]) snprintf(r->outputs[k], 32, "output_%zu", k);
+        }
+    }
+    r->n_outputs = n_out;
+    int rc = 0;
+    if (!r->outputs) rc = -1;
+    for (size_t k = 0; !rc && k < n_out; k++)
+        if (!r->outputs[k]) rc = -1;
+    if (rc) {
+        onp_sweep_free(r);
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    }
+    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
+        onp_sweep_level *L = &r->levels[l];
+        L->level = sweep_levels[l];
+        L->cells = calloc(n_out ? n_out : 1, sizeof *L->cells);
+        if (!L->cells) {
+            onp_sweep_free(r);
+            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        }
+        onp_session_opts so = o->session;
+        so.opt_level = L->level;
+        evalres er;
+        memset(&er, 0, sizeof er);
+        er.cells = L->cells;
+        er.n_cells = n_out;
+        if (eval_config(ort, model_path, fs, o, &so, 1, &er, e)) {
+            onp_sweep_free(r);
+            return -1;
+        }
+        L->ran = er.opened;
+        snprintf(L->error, sizeof L->error, "%s", er.error);
+        L->pass = er.opened && er.pass;
+        L->deterministic = er.opened ? er.deterministic : 1;
+        L->nondet_fixture = er.opened ? er.nondet_fixture : -1;
+        snprintf(L->nondet_output, sizeof L->nondet_output, "%s", er.nondet_output);
+        if (!er.opened)
+            for (size_t k = 0; k < n_out; k++) L->cells[k] = (onp_sweep_cell){0, INFINITY, -1};
+        if (l > 0 && r->first_failing < 0 && r->levels[l - 1].pass && !L->pass)
+            r->first_failing = l;
+    }
+    const onp_sweep_level *dis = &r->levels[0], *all = &r->levels[ONP_SWEEP_LEVELS - 1];
+    if (o->find_optimizer && dis->pass && all->ran && !all->pass) {
+        size_t nc = o->n_candidates;
+        const char *const *names = o->candidates;
+        if (!names) names = onp_probe_default_optimizers(&nc);
+        search S = {ort, model_path, fs, o, names, nc, 0};
+        unsigned char *all_m = calloc(nc ? nc : 1, 1), *none = calloc(nc ? nc : 1, 1),
+                      *keep = calloc(nc ? nc : 1, 1);
+        r->searched = 1;
+        int every = 0;
+        if (!all_m || !none || !keep) {
+            rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        } else {
+            memset(all_m, 1, nc);
+            every = nc ? restores(&S, all_m, e) : 0;
+            if (every < 0) rc = -1;
+            if (!rc && every) rc = minimise(&S, all_m, none, keep, e);
+        }
+        r->sessions_tried = S.sessions;
+        if (!rc && every) {
+            size_t at = 0, k = 0;
+            for (size_t i = 0; i < nc; i++)
+                if (keep[i] && at < sizeof r->culprit) {
+                    at += (size_t)snprintf(r->culprit + at, sizeof r->culprit - at, "%s%s",
+                                           k++ ? ";" : "", names[i]);
+                }
+            snprintf(r->search_note, sizeof r->search_note,
+                     "disabling %s at level all restores parity%s (%d sessions)", r->culprit,
+                     k > 1 ? ": these optimizers change results together, each alone does not "
+                             "restore it"
+                           : "",
+                     S.sessions);
+        } else if (!rc) {
+            snprintf(r->search_note, sizeof r->search_note,
+                     "disabling all %zu candidate optimizers does not restore parity at "
+                     "level all: the change comes from a level-specific kernel or an "
+                     "optimizer not in the list",
+                     nc);
+        }
+        free(all_m);
+        free(none);
+        free(keep);
+    }
+    if (rc) {
+        onp_sweep_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+// --- probes ------------------------------------------------------------------
+
+/* A tensor viewing sample `s` of t along dim 0 (no copy, no owner). */
+static onp_tensor sample_view(const onp_tensor *t, int64_t s)
+{
+    onp_tensor v = *t;
+    size_t per = t->dims[0] ? t->nbytes / (size_t)t->dims[0] : 0;
+    v.dims[0] = 1;
+    v.count = t->dims[0] ? t->count / t->dims[0] : 0;
+    v.nbytes = per;
+    v.data = (uint8_t *)t->data + per * (size_t)s;
+    v.name = NULL;
+    v.free_fn = NULL;
+    v.owner = NULL;
+    v.strings = NULL;
+    return v;
+}
+
+static int splittable(const fx *f)
+{
+    if (!f->n_in) return 0;
+    int64_t n = -1;
+    for (size_t k = 0; k < f->n_in; k++) {
+        const onp_tensor *t = &f->in[k];
+        if (t->rank < 1 || t->dtype == ONP_STRING || !onp_dtype_size(t->dtype)) return 0;
+        if (n < 0) n = t->dims[0];
+        if (t->dims[0] != n) return 0;
+    }
+    return n > 1;
+}
+
+/* Split fixture f into samples, run each alone, compare with the batched
+ * run under the dtype tolerance. */
+static int batch_probe(onp_session *s, const fx *f, const onp_probe_opts *o, onp_probe_result *r,
+                       onp_error *e)
+{
+    size_t n_out = onp_session_output_count(s);
+    onp_tensor *full = calloc(n_out ? n_out : 1, sizeof *full);
+    onp_tensor *one = calloc(n_out ? n_out : 1, sizeof *one);
+    onp_tensor *in = calloc(f->n_in, sizeof *in);
+    int rc = 0;
+    if (!full || !one || !in) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        goto done;
+    }
+    r->batch_tested = 1;
+    r->batch_fixture = f->index;
+    r->batch_pass = 1;
+    onp_error re;
+    if (onp_session_run(s, f->in, f->n_in, NULL, 0, full, &re)) {
+        r->batch_tested = 0;
+        snprintf(r->batch_note, sizeof r->batch_note, "the batched fixture does not run: %.400s",
+                 re.msg);
+        goto done;
+    }
+    int64_t n = f->in[0].dims[0];
+    for (int64_t smp = 0; smp < n && r->batch_pass; smp++) {
+        for (size_t k = 0; k < f->n_in; k++) in[k] = sample_view(&f->in[k], smp);
+        if (onp_session_run(s, in, f->n_in, NULL, 0, one, &re)) {
+            r->batch_pass = 0;
+            r->batch_shape_error = 1;
+            snprintf(r->batch_note, sizeof r->batch_note,
+                     "sample %lld of fixture %d alone (dim 0 = 1) is refused: %.400s",
+                     (long long)smp, f->index, re.msg);
+            break;
+        }
+        for (size_t k = 0; k < n_out && r->batch_pass; k++) {
+            const char *nm = onp_session_output(s, k)->name;
+            if (full[k].rank < 1 || full[k].dims[0] != n) continue; /* not per-sample */
+            onp_tensor want = sample_view(&full[k], smp);
+            onp_metrics m;
+            onp_error ce;
+            if (one[k].rank != want.rank ||
+                memcmp(one[k].dims, want.dims, sizeof(int64_t) * (size_t)want.rank)) {
+                char a[96], b[96];
+                r->batch_pass = 0;
+                r->batch_shape_error = 1;
+                r->batch_max_abs = INFINITY;
+                snprintf(r->batch_output, sizeof r->batch_output, "%s", nm);
+                snprintf(r->batch_note, sizeof r->batch_note,
+                         "output %s of sample %lld alone has shape %s, its slice of the batch "
+                         "%s",
+                         nm, (long long)smp, onp_shape_str(one[k].rank, one[k].dims, a, sizeof a),
+                         onp_shape_str(want.rank, want.dims, b, sizeof b));
+            } else if (!onp_compare(&want, &one[k], tol_of(o, want.dtype), &m, &ce) && !m.pass) {
+                r->batch_pass = 0;
+                r->batch_max_abs = m.max_abs;
+                snprintf(r->batch_output, sizeof r->batch_output, "%s", nm);
+                snprintf(r->batch_note, sizeof r->batch_note,
+                         "output %s of sample %lld alone differs from its slice of the batched "
+                         "run by %.3g (max_abs)",
+                         nm, (long long)smp, m.max_abs);
+            }
+        }
+        release_all(one, n_out);
+    }
+    if (r->batch_pass)
+        snprintf(r->batch_note, sizeof r->batch_note,
+                 "the %lld samples of fixture %d run one at a time agree with the batched run",
+                 (long long)n, f->index);
+done:
+    release_all(full, n_out);
+    release_all(one, n_out);
+    free(full);
+    free(one);
+    free(in);
+    return rc;
+}
+
+/* 1 when fixtures a and b feed inputs of identical shapes. */
+static int same_shapes(const fx *a, const fx *b)
+{
+    if (a->n_in != b->n_in) return 0;
+    for (size_t k = 0; k < a->n_in; k++)
+        if (a->in[k].rank != b->in[k].rank ||
+            memcmp(a->in[k].dims, b->in[k].dims, sizeof(int64_t) * (size_t)a->in[k].rank))
+            return 0;
+    return 1;
+}
+
+int onp_probe_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
+                  const onp_probe_opts *o, onp_probe_result *r, onp_error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->n_fixtures = fs->n;
+    r->det_fixture = r->batch_fixture = r->shape_fail_fixture = r->first_fail_fixture = -1;
+    r->dep_pass_fixture = r->dep_fail_fixture = -1;
+    r->deterministic = 1;
+    onp_session *s;
+    onp_error se;
+    if (onp_session_open(ort, model_path, &o->session, &s, &se)) {
+        snprintf(r->error, sizeof r->error, "%.500s", se.msg);
+        return 0;
+    }
+    r->ran = 1;
+    int *st = calloc(fs->n, sizeof *st);
+    int *grp = calloc(fs->n, sizeof *grp);
+    if (!st || !grp) {
+        free(st);
+        free(grp);
+        onp_session_close(s);
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    }
+    evalres er;
+    memset(&er, 0, sizeof er);
+    er.fix_status = st;
+    int rc = eval_session(s, fs, o, 1, &er, e);
+    if (!rc) {
+        r->deterministic = er.deterministic;
+        r->det_fixture = er.nondet_fixture;
+        snprintf(r->det_output, sizeof r->det_output, "%s", er.nondet_output);
+        r->det_max_abs = er.nondet_max_abs;
+        for (size_t i = 0; i < fs->n; i++) {
+            if (st[i] && r->first_fail_fixture < 0) r->first_fail_fixture = fs->f[i].index;
+            if (st[i]) r->fixtures_failed++;
+            if (st[i] == 2) r->fixtures_error++;
+        }
+    }
+    /* shape groups: grp[i] = index of the first fixture with i's shapes */
+    size_t ex = 0;
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i].index == o->export_fixture) ex = i;
+    for (size_t i = 0; !rc && i < fs->n; i++) {
+        grp[i] = (int)i;
+        for (size_t j = 0; j < i; j++)
+            if (same_shapes(&fs->f[i], &fs->f[j])) {
+                grp[i] = grp[j];
+                break;
+            }
+        if (grp[i] == (int)i) r->n_shape_groups++;
+    }
+    if (!rc && r->n_shape_groups > 1 && r->fixtures_failed) {
+        int ok = 1, other_fail = -1;
+        for (size_t i = 0; i < fs->n; i++) {
+            if (grp[i] == grp[ex] && st[i]) ok = 0;
+            if (grp[i] != grp[ex] && st[i] && other_fail < 0) other_fail = (int)i;
+        }
+        if (ok && other_fail >= 0) {
+            char a[96], b[96];
+            r->shape_dependent = 1;
+            r->shape_fail_fixture = fs->f[other_fail].index;
+            snprintf(r->shape_note, sizeof r->shape_note,
+                     "every fixture shaped like the traced fixture %d (%s) passes; fixture %d "
+                     "(%s) %s",
+                     fs->f[ex].index,
+                     onp_shape_str(fs->f[ex].in[0].rank, fs->f[ex].in[0].dims, a, sizeof a),
+                     fs->f[other_fail].index,
+                     onp_shape_str(fs->f[other_fail].in[0].rank, fs->f[other_fail].in[0].dims, b,
+                                   sizeof b),
+                     st[other_fail] == 2 ? "is refused by ONNX Runtime" : "fails");
+        }
+    }
+    /* fixture dependence: one shape group with a numeric pass and fail */
+    for (size_t i = 0; !rc && i < fs->n && !r->fixture_dependent; i++)
+        for (size_t j = 0; j < fs->n; j++)
+            if (grp[i] == grp[j] && st[i] == 0 && st[j] == 1) {
+                char a[96];
+                r->fixture_dependent = 1;
+                r->dep_pass_fixture = fs->f[i].index;
+                r->dep_fail_fixture = fs->f[j].index;
+                snprintf(r->dep_note, sizeof r->dep_note,
+                         "fixtures %d and %d have the same input shapes (%s); %d passes, %d "
+                         "fails",
+                         fs->f[i].index, fs->f[j].index,
+                         onp_shape_str(fs->f[i].in[0].rank, fs->f[i].in[0].dims, a, sizeof a),
+                         fs->f[i].index, fs->f[j].index);
+                break;
+            }
+    /* batch invariance: prefer the traced fixture, else any batched one */
+    long pick = -1;
+    if (splittable(&fs->f[ex])) pick = (long)ex;
+    for (size_t i = 0; pick < 0 && i < fs->n; i++)
+        if (splittable(&fs->f[i])) pick = (long)i;
+    if (!rc && pick >= 0) rc = batch_probe(s, &fs->f[pick], o, r, e);
+    if (!rc && pick < 0)
+        snprintf(r->batch_note, sizeof r->batch_note,
+                 "no fixture has dim 0 > 1 on every input: nothing to split");
+    free(st);
+    free(grp);
+    onp_session_close(s);
+    return rc;
+}
