@@ -153,6 +153,19 @@ typedef struct facts {
     int lint_err[ONP_CAUSE_COUNT];   /* error-level findings per cause */
 } facts;
 
+/* The first node a warning- or error-level finding of `cause` (or of the
+ * rule `rule_id`, when not NULL) points at: the place a probe's evidence
+ * is about, when the probe itself cannot name one. */
+static const char *lint_node(const onp_lint_result *l, onp_cause cause, const char *rule_id)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const onp_lint_finding *f = &l->findings[i];
+        if (f->rule->severity == ONP_LINT_INFO || f->loc.kind != ONP_LINT_LOC_NODE) continue;
+        if (rule_id ? !strcmp(f->rule->id, rule_id) : f->rule->cause == cause) return f->loc.name;
+    }
+    return NULL;
+}
+
 static void derive(facts *F, dcause *cs)
 {
     const onp_lint_result *l = F->lint;
@@ -180,21 +193,26 @@ static void derive(facts *F, dcause *cs)
         F->lint_err[ONP_CAUSE_TRAINING_MODE] ? ONP_CAUSE_TRAINING_MODE : ONP_CAUSE_NONDETERMINISM;
     const char *nd_fix = "remove random ops from forward (torch.randn_like, dropout in train mode) "
                          "or draw them outside the model; export in eval mode";
+    /* the random node: a random-op finding, or a hand-made dropout mask (ONP105) */
+    const char *nd_node = lint_node(l, ONP_CAUSE_NONDETERMINISM, NULL);
+    if (!nd_node) nd_node = lint_node(l, ONP_CAUSE_NONDETERMINISM, "ONP105");
     if (pr->ran && !pr->deterministic)
-        add_cause(cs, nd, 0, NULL, nd_fix,
+        add_cause(cs, nd, 0, nd_node, nd_fix,
                   "probe: fixture %d run twice gives different bytes for output %s (max_abs %g)",
                   pr->det_fixture, pr->det_output, pr->det_max_abs);
     for (int lv = 0; sw && lv < ONP_SWEEP_LEVELS; lv++)
         if (sw->levels[lv].ran && !sw->levels[lv].deterministic) {
-            add_cause(cs, nd, 0, NULL, nd_fix,
+            add_cause(cs, nd, 0, nd_node, nd_fix,
                       "sweep: at level %s fixture %d is not reproducible (output %s)",
                       onp_ort_opt_level_name(sw->levels[lv].level), sw->levels[lv].nondet_fixture,
                       sw->levels[lv].nondet_output);
             break;
         }
-    /* 3. shape dependence */
+    /* 3. shape dependence; the node from a baked-shape finding (a literal
+     * reshape, a constant shape) when lint has one */
+    const char *shape_node = lint_node(l, ONP_CAUSE_BAKED_SHAPE, NULL);
     if (pr->shape_dependent)
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, 0, NULL,
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, 0, shape_node,
                   "declare the varying dims dynamic (dynamic_axes={'x': {0: 'batch'}}) and compute "
                   "sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1), never literals",
                   "probe (shapes): %s", pr->shape_note);
@@ -203,7 +221,7 @@ static void derive(facts *F, dcause *cs)
         if (!pr->deterministic)
             add_cause(cs, nd, 0, NULL, nd_fix, "probe (batch): %s", pr->batch_note);
         else if (pr->batch_shape_error)
-            add_cause(cs, ONP_CAUSE_BAKED_SHAPE, F->numbers_fail ? 0 : 1, NULL,
+            add_cause(cs, ONP_CAUSE_BAKED_SHAPE, F->numbers_fail ? 0 : 1, shape_node,
                       "compute sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1) "
                       "instead of x.view(4, -1), and declare dim 0 dynamic",
                       "probe (batch invariance): %s", pr->batch_note);

@@ -284,9 +284,8 @@ def _(out, ctx):
 
 
 @entry("view_literal_dynamic", "fail", "baked-shape", ["Reshape"],
-       left_out="top cause baked-shape (medium, from batch invariance) but its node is null: the "
-                "numbers agree (eager reshapes to [4, -1] too), so lint's ONP203 at /Reshape is "
-                "not turned into a cause and the batch-invariance rule names no node")
+       why="the numbers agree (eager reshapes to [4, -1] too); batch invariance finds the shape "
+           "error and lint's baked-shape finding names the Reshape")
 def _(out, ctx):
     """view(4, -1) exported with a dynamic batch; fixtures at batch 4 and 2."""
     onnxparity.capture(LiteralView().eval(), images(4, 2, 4, seed=7), out)
@@ -328,8 +327,7 @@ def _(out, ctx):
 
 
 @entry("hand_dropout", "fail", "nondeterminism", ["RandomUniformLike"],
-       left_out="top cause nondeterminism (high) but its node is null; /RandomUniformLike goes "
-                "to a low training-mode cause (lint ONP105), not to the nondeterminism cause")
+       why="the random node of a hand-written dropout mask is named through lint's ONP105")
 def _(out, ctx):
     """y * (torch.rand_like(y) > 0.5): a dropout mask written by hand."""
     onnxparity.capture(HandDropout().eval(), vectors(3, 3, seed=12), out)
