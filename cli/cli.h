@@ -54,6 +54,10 @@ const char *cli_bytes(double n, char *buf, size_t size);
 /* The commands. */
 int cmd_inspect(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
+
+/* SARIF 2.1.0 document of lint findings (cli/cmd_lint.c); r NULL: rules only. */
+struct onp_lint_result;
+struct cJSON *lint_sarif_doc(const char *model, const struct onp_lint_result *r);
 int cmd_compare(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_expose(int argc, char **argv);

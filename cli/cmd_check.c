@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "junit.h"
@@ -55,6 +56,8 @@ typedef struct opts {
     int no_lint;
     cli_format fmt;
     const char *junit;     /* --junit FILE, or NULL */
+    const char *sarif;     /* --sarif FILE (lint findings), or NULL */
+    int quiet, verbose;    /* progress on stderr: off / with ORT's log */
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
 
@@ -139,6 +142,13 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
             if (r < 0) return -1;
             o->junit = v;
+        } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
+            if (r < 0) return -1;
+            o->sarif = v;
+        } else if (cli_flag(argv, i, "quiet")) {
+            o->quiet = 1;
+        } else if (cli_flag(argv, i, "verbose")) {
+            o->verbose = 1;
         } else if ((r = cli_opt(argc, argv, &i, "shard", &v))) {
             char tail;
             if (r < 0) return -1;
@@ -711,14 +721,25 @@ int cmd_check(int argc, char **argv)
     fix_res *res = calloc(n_fix ? n_fix : 1, sizeof *res);
     size_t k = 0, pos = 0;
     int failed = 0;
+    /* progress on stderr only when it is a terminal (never in CI logs), or
+     * with --verbose; --quiet silences it */
+    int progress = !o.quiet && (o.verbose || isatty(STDERR_FILENO));
     for (size_t i = 0; res && i < o.n_data && !rc; i++)
         for (size_t j = 0; j < td[i].n && !rc; j++, pos++) {
             if (o.shard_n && (long)(pos % (size_t)o.shard_n) != o.shard_i) continue;
+            if (progress)
+                fprintf(stderr, o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
+                        k + 1, n_fix, td[i].sets[j].dir);
             if (run_fixture(&o, s, &td[i].sets[j], &res[k++], &e))
                 rc = cli_report(&e);
             else if (res[k - 1].status)
                 failed++;
         }
+    if (progress && !o.verbose) fprintf(stderr, "\r\033[K");
+    if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
+        char log[8192];
+        if (onp_ort_log_take(log, sizeof log)) fprintf(stderr, "check: ONNX Runtime said:\n%s\n", log);
+    }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
     onp_bisect_result *bis = NULL;
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
@@ -764,6 +785,18 @@ int cmd_check(int argc, char **argv)
         }
         rc = failed || lint_errors ? EXIT_FAIL : EXIT_PASS;
         if (o.junit && write_junit(&o, res, n_fix, &lint)) rc = EXIT_IO;
+        if (o.sarif) { /* the lint findings for code scanning */
+            cJSON *doc = lint_sarif_doc(model, &lint);
+            char *txt = doc ? cJSON_Print(doc) : NULL;
+            onp_buf b;
+            onp_buf_init(&b, 0);
+            if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1) ||
+                onp_buf_write_file(&b, o.sarif, &e))
+                rc = e.code ? cli_report(&e) : EXIT_IO;
+            onp_buf_free(&b);
+            free(txt);
+            cJSON_Delete(doc);
+        }
     }
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);

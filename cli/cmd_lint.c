@@ -247,7 +247,7 @@ static cJSON *sarif_location(const onp_lint_location *l, const char *model_uri)
     return loc;
 }
 
-static cJSON *sarif_doc(const char *model, const onp_lint_result *r)
+cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
@@ -351,7 +351,7 @@ int cmd_lint(int argc, char **argv)
             print_rules_text();
             return EXIT_PASS;
         }
-        return emit(fmt == LINT_JSON ? rules_json() : sarif_doc(NULL, NULL)) ? EXIT_IO : EXIT_PASS;
+        return emit(fmt == LINT_JSON ? rules_json() : lint_sarif_doc(NULL, NULL)) ? EXIT_IO : EXIT_PASS;
     }
     if (!path)
         return cli_usage_error(argv[0], "usage: onnxparity lint MODEL|TARGET [--format "
@@ -380,7 +380,7 @@ int cmd_lint(int argc, char **argv)
     if (fmt == LINT_JSON)
         rc = emit(doc_json(model, manifest, &r));
     else if (fmt == LINT_SARIF)
-        rc = emit(sarif_doc(model, &r));
+        rc = emit(lint_sarif_doc(model, &r));
     else
         print_text(model, manifest, &r);
     int fail = r.counts[ONP_LINT_ERROR] > 0;

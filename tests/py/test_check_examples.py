@@ -70,3 +70,21 @@ def test_training_dropout_hidden_by_ort_still_fails(onnxparity, tmp_path):
     text = run([onnxparity, "check", tmp_path / "b"]).stdout
     assert text.startswith("cause    training-mode")
     assert run([onnxparity, "check", tmp_path / "b", "--no-lint"]).returncode == 0
+
+
+def test_check_sarif_and_quiet_progress(onnxparity, tmp_path):
+    """--sarif writes the lint findings as SARIF 2.1.0; progress goes to
+    stderr only on a terminal or with --verbose (never in CI logs)."""
+    sarif = tmp_path / "c.sarif"
+    r = run([onnxparity, "check", ROOT / "examples" / "training", "--sarif", sarif])
+    assert r.returncode == 1 and r.stderr == ""
+    doc = json.loads(sarif.read_text())
+    assert doc["version"] == "2.1.0"
+    ids = {x["ruleId"] for x in doc["runs"][0]["results"]}
+    assert {"ONP101", "ONP104"} <= ids
+    r = run([onnxparity, "check", ROOT / "examples" / "healthy", "--verbose"])
+    assert r.returncode == 0 and "check: fixture 3/3" in r.stderr
+    r = run([onnxparity, "check", ROOT / "examples" / "healthy", "--verbose", "--quiet"])
+    assert r.returncode == 0 and "fixture" not in r.stderr
+    r = run([onnxparity, "check", ROOT / "examples" / "healthy", "--sarif", tmp_path / "no" / "x.sarif"])
+    assert r.returncode == 3 and not (tmp_path / "no").exists()
