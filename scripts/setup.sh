@@ -25,7 +25,7 @@ tp="$top/third_party"
 
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libssl-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest
-      valgrind time)
+      valgrind time chromium fonts-dejavu-core)
 TORCH=(python3-torch python3-torchvision)
 
 ORT_PKG="com.github.asus4.onnxruntime@0.4.9"
