@@ -3,7 +3,8 @@
 # inspect a model, then check two exports of the same small CNN against
 # their eager PyTorch outputs.  The healthy export passes; the export made
 # while the model was still in training mode fails, and bisect names the
-# first node that diverges.  Exits 0 when every verdict is the expected one.
+# first node that diverges; demo/report.html shows it all.  Exits 0 when
+# every verdict is the expected one.
 set -u
 bin=${1:-build/onnxparity}
 cd "$(dirname "$0")/.."
@@ -26,11 +27,23 @@ say "bisect examples/training: which node diverges first?"
 "$bin" bisect examples/training | head -n 18
 bisect=${PIPESTATUS[0]}
 
+say "report: demo/report.html"
+mkdir -p demo
+tmp=$(mktemp -d)
+"$bin" bisect examples/training --format json > "$tmp/bisect.json"
+"$bin" diagnose examples/training --format json > "$tmp/diagnose.json"
+"$bin" check examples/training --format json > "$tmp/check.json"
+"$bin" report "$tmp/bisect.json" "$tmp/diagnose.json" "$tmp/check.json" --html demo/report.html
+report=$?
+rm -rf "$tmp"
+[ "$report" -eq 0 ] && echo "wrote demo/report.html (open it in a browser: no network needed)"
+
 say "summary"
 echo "healthy export:  exit $healthy (0 = parity holds)"
 echo "training export: exit $training (1 = parity fails)"
 echo "bisect:          exit $bisect (1 = a first divergent node was named)"
-if [ "$healthy" -eq 0 ] && [ "$training" -eq 1 ] && [ "$bisect" -eq 1 ]; then
+echo "report:          exit $report (0 = demo/report.html written)"
+if [ "$healthy" -eq 0 ] && [ "$training" -eq 1 ] && [ "$bisect" -eq 1 ] && [ "$report" -eq 0 ]; then
     echo "demo: every verdict as expected"
     exit 0
 fi
