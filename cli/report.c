@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "report.h"
@@ -80,6 +81,26 @@ void report_print_json(cJSON *root)
     cJSON_Delete(root);
 }
 
+/* The CPU's model name (Linux /proc/cpuinfo), or "unknown". */
+static void cpu_name(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10)) continue;
+        const char *v = strchr(line, ':');
+        if (!v) break;
+        v++;
+        while (*v == ' ' || *v == '\t') v++;
+        snprintf(buf, n, "%s", v);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
 cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
                           onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
                           const char *const *config, size_t n_config)
@@ -94,6 +115,15 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
     cJSON_AddNumberToObject(env, "inter_threads", inter);
     cJSON_AddStringToObject(env, "model_sha256", sha256);
     cJSON *cfg = cJSON_AddArrayToObject(env, "session_config");
-    for (size_t i = 0; i < n_config; i++) cJSON_AddItemToArray(cfg, cJSON_CreateString(config[i]));
+    int daz = 0; /* ORT flushes denormals to zero only when asked */
+    for (size_t i = 0; i < n_config; i++) {
+        cJSON_AddItemToArray(cfg, cJSON_CreateString(config[i]));
+        if (!strcmp(config[i], "session.set_denormal_as_zero=1")) daz = 1;
+    }
+    cJSON_AddStringToObject(env, "denormals", daz ? "flushed to zero (session.set_denormal_as_zero=1)"
+                                                  : "kept (IEEE subnormals)");
+    char cpu[256];
+    cpu_name(cpu, sizeof cpu);
+    cJSON_AddStringToObject(env, "cpu", cpu);
     return env;
 }

@@ -23,7 +23,7 @@ const char *report_fmt(double v, char *buf, size_t n);
 
 /* The environment fingerprint every result document carries: onnxparity
  * version, ORT version and library, provider, optimization level, threads,
- * model sha256, session config entries.  Returns the new "environment"
+ * model sha256, session config entries, denormal handling, CPU.  Returns the new "environment"
  * object (added to root) so callers can add their own members. */
 cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
                           onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
