@@ -120,8 +120,9 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
         cJSON_AddItemToArray(cfg, cJSON_CreateString(config[i]));
         if (!strcmp(config[i], "session.set_denormal_as_zero=1")) daz = 1;
     }
-    cJSON_AddStringToObject(env, "denormals", daz ? "flushed to zero (session.set_denormal_as_zero=1)"
-                                                  : "kept (IEEE subnormals)");
+    cJSON_AddStringToObject(env, "denormals",
+                            daz ? "flushed to zero (session.set_denormal_as_zero=1)"
+                                : "kept (IEEE subnormals)");
     char cpu[256];
     cpu_name(cpu, sizeof cpu);
     cJSON_AddStringToObject(env, "cpu", cpu);
