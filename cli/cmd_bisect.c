@@ -31,6 +31,7 @@ typedef struct opts {
     long fixture; /* -1: every fixture */
     double rtol, atol;
     cli_format fmt;
+    const char *html; /* --html FILE (the report page), or NULL */
 } opts;
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -53,6 +54,9 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return -1;
+            o->html = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
         } else if (!o->target) {
@@ -295,11 +299,12 @@ int cmd_bisect(int argc, char **argv)
         fprintf(stderr, "onnxparity bisect: %s\n", no_ref_msg(r, buf, sizeof buf));
         rc = json_error(&o, model, buf, EXIT_USAGE);
     } else {
-        if (o.fmt == FMT_JSON)
-            report_print_json(doc_json(&o, r, ort));
-        else
-            print_text(&o, r, ort);
+        int html_rc = 0;
+        if (o.fmt == FMT_JSON || o.html)
+            html_rc = report_emit(doc_json(&o, r, ort), o.fmt == FMT_JSON, o.html, model);
+        if (o.fmt != FMT_JSON) print_text(&o, r, ort);
         rc = r->status == ONP_BISECT_DIVERGES ? EXIT_FAIL : EXIT_PASS;
+        if (html_rc) rc = html_rc;
     }
     onp_bisect_free(r); /* NULL when the run failed */
     onp_ort_close(ort);

@@ -57,6 +57,7 @@ typedef struct opts {
     cli_format fmt;
     const char *junit;     /* --junit FILE, or NULL */
     const char *sarif;     /* --sarif FILE (lint findings), or NULL */
+    const char *html;      /* --html FILE (the report page), or NULL */
     int quiet, verbose;    /* progress on stderr: off / with ORT's log */
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
@@ -145,6 +146,9 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
             if (r < 0) return -1;
             o->sarif = v;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return -1;
+            o->html = v;
         } else if (cli_flag(argv, i, "quiet")) {
             o->quiet = 1;
         } else if (cli_flag(argv, i, "verbose")) {
@@ -728,7 +732,8 @@ int cmd_check(int argc, char **argv)
         for (size_t j = 0; j < td[i].n && !rc; j++, pos++) {
             if (o.shard_n && (long)(pos % (size_t)o.shard_n) != o.shard_i) continue;
             if (progress)
-                fprintf(stderr, o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
+                fprintf(stderr,
+                        o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
                         k + 1, n_fix, td[i].sets[j].dir);
             if (run_fixture(&o, s, &td[i].sets[j], &res[k++], &e))
                 rc = cli_report(&e);
@@ -738,14 +743,16 @@ int cmd_check(int argc, char **argv)
     if (progress && !o.verbose) fprintf(stderr, "\r\033[K");
     if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
         char log[8192];
-        if (onp_ort_log_take(log, sizeof log)) fprintf(stderr, "check: ONNX Runtime said:\n%s\n", log);
+        if (onp_ort_log_take(log, sizeof log))
+            fprintf(stderr, "check: ONNX Runtime said:\n%s\n", log);
     }
     if (!res) rc = cli_usage_error(argv[0], "out of memory");
     onp_bisect_result *bis = NULL;
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
     int lint_errors = (int)lint.counts[ONP_LINT_ERROR];
+    int html_rc = 0;
     if (!rc) {
-        if (o.fmt == FMT_JSON) {
+        if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
             if (lint_errors && !failed)
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
@@ -768,8 +775,9 @@ int cmd_check(int argc, char **argv)
                 cJSON_AddNumberToObject(sh, "count", (double)o.shard_n);
                 cJSON_AddNumberToObject(sh, "fixtures_total", (double)n_total);
             }
-            report_print_json(doc);
-        } else {
+            html_rc = report_emit(doc, o.fmt == FMT_JSON, o.html, model);
+        }
+        if (o.fmt != FMT_JSON) {
             if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
@@ -784,6 +792,7 @@ int cmd_check(int argc, char **argv)
             }
         }
         rc = failed || lint_errors ? EXIT_FAIL : EXIT_PASS;
+        if (html_rc) rc = html_rc;
         if (o.junit && write_junit(&o, res, n_fix, &lint)) rc = EXIT_IO;
         if (o.sarif) { /* the lint findings for code scanning */
             cJSON *doc = lint_sarif_doc(model, &lint);

@@ -37,6 +37,7 @@ typedef struct opts {
     double rtol, atol;
     int no_sweep, no_bisect;
     cli_format fmt;
+    const char *html; /* --html FILE (the report page), or NULL */
 } opts;
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -54,6 +55,9 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return -1;
+            o->html = v;
         } else if (cli_flag(argv, i, "no-sweep")) {
             o->no_sweep = 1;
         } else if (cli_flag(argv, i, "no-bisect")) {
@@ -497,7 +501,7 @@ int cmd_diagnose(int argc, char **argv)
     int fail =
         F.any_fail || strong || lint.counts[ONP_LINT_ERROR] || (pr.batch_tested && !pr.batch_pass);
     rc = fail ? EXIT_FAIL : EXIT_PASS;
-    if (o.fmt == FMT_JSON) {
+    if (o.fmt == FMT_JSON || o.html) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
         cJSON_AddStringToObject(root, "verdict", fail ? "fail" : "pass");
@@ -527,10 +531,10 @@ int cmd_diagnose(int argc, char **argv)
                                                                      : "CPUExecutionProvider",
                            o.ort.so.opt_level, o.ort.so.intra_threads, o.ort.so.inter_threads, sha,
                            o.ort.so.config, o.ort.so.n_config);
-        report_print_json(root);
-    } else {
-        print_text(model, sha, ort, &o, cs, &F, fail);
+        int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);
+        if (html_rc) rc = html_rc;
     }
+    if (o.fmt != FMT_JSON) print_text(model, sha, ort, &o, cs, &F, fail);
 out:
     onp_bisect_free(bis);
     onp_sweep_free(sw);

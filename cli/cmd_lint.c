@@ -351,7 +351,8 @@ int cmd_lint(int argc, char **argv)
             print_rules_text();
             return EXIT_PASS;
         }
-        return emit(fmt == LINT_JSON ? rules_json() : lint_sarif_doc(NULL, NULL)) ? EXIT_IO : EXIT_PASS;
+        return emit(fmt == LINT_JSON ? rules_json() : lint_sarif_doc(NULL, NULL)) ? EXIT_IO
+                                                                                  : EXIT_PASS;
     }
     if (!path)
         return cli_usage_error(argv[0], "usage: onnxparity lint MODEL|TARGET [--format "

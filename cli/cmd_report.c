@@ -556,6 +556,23 @@ static int render(onp_buf *b, const doc *docs, size_t n)
     return b->failed ? -1 : 0;
 }
 
+int report_html_write(const cJSON *root, const char *label, const char *path, onp_error *e)
+{
+    const char *schema = str(root, "schema");
+    size_t k = 0;
+    while (k < 4 && !(schema && !strcmp(schema, schemas[k]))) k++;
+    if (k == 4)
+        return onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "no HTML page for this document");
+    doc d = {label, (doc_kind)k, (cJSON *)root};
+    onp_buf b;
+    onp_buf_init(&b, 0);
+    int rc = render(&b, &d, 1) < 0 ? onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1,
+                                                   "out of memory building the HTML page")
+                                   : onp_buf_write_file(&b, path, e);
+    onp_buf_free(&b);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *out = NULL;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "onnxparity/buf.h"
+#include "onnxparity/error.h"
 
 /* Append s as it is (markup written by the tool). */
 void html_put(onp_buf *b, const char *s);
@@ -54,5 +55,17 @@ typedef struct html_cell {
 } html_cell;
 void html_svg_heat(onp_buf *b, const char *const *rows, size_t nrows, const char *const *cols,
                    size_t ncols, const html_cell *cells);
+
+/* The page `onnxparity report` writes, for one document a command built in
+ * memory (check, bisect, diagnose, sweep: the commands' --html FILE);
+ * `label` is shown as its source.  Written atomically.  0 or -1 + e. */
+struct cJSON;
+int report_html_write(const struct cJSON *root, const char *label, const char *path, onp_error *e);
+
+/* The page `onnxparity report` writes, for one document a command built in
+ * memory (check, bisect, diagnose, sweep: the commands' --html FILE);
+ * `label` is shown as its source.  Written atomically.  0 or -1 + e. */
+struct cJSON;
+int report_html_write(const struct cJSON *root, const char *label, const char *path, onp_error *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "html.h"
 #include "report.h"
 
 /* The shortest "%.Ng" that reads back as exactly v (cJSON's own printing
@@ -127,4 +128,19 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
     cpu_name(cpu, sizeof cpu);
     cJSON_AddStringToObject(env, "cpu", cpu);
     return env;
+}
+
+int report_emit(cJSON *root, int json, const char *html, const char *label)
+{
+    int rc = 0;
+    if (html) {
+        onp_error e;
+        onp_error_clear(&e);
+        if (report_html_write(root, label, html, &e)) rc = cli_report(&e);
+    }
+    if (json)
+        report_print_json(root);
+    else
+        cJSON_Delete(root);
+    return rc;
 }

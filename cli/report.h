@@ -29,6 +29,11 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
                           onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
                           const char *const *config, size_t n_config);
 
+/* Output of a result document: printed as JSON when `json`, written as an
+ * HTML page to `html` when not NULL (several outputs at once), then freed.
+ * Returns 0, or the exit code of a failed page write (after reporting it). */
+int report_emit(cJSON *root, int json, const char *html, const char *label);
+
 /* Print `root` (pretty) to stdout and free it. */
 void report_print_json(cJSON *root);
 

@@ -88,3 +88,23 @@ def test_check_sarif_and_quiet_progress(onnxparity, tmp_path):
     assert r.returncode == 0 and "fixture" not in r.stderr
     r = run([onnxparity, "check", ROOT / "examples" / "healthy", "--sarif", tmp_path / "no" / "x.sarif"])
     assert r.returncode == 3 and not (tmp_path / "no").exists()
+
+
+def test_several_outputs_at_once(onnxparity, tmp_path):
+    """check writes JSON on stdout, the HTML page, JUnit and SARIF in one run;
+    bisect and diagnose take --html too."""
+    t = ROOT / "examples" / "training"
+    r = run([onnxparity, "check", t, "--format", "json", "--html", tmp_path / "c.html",
+             "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif"])
+    assert r.returncode == 1 and json.loads(r.stdout)["verdict"] == "fail"
+    page = (tmp_path / "c.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "training-mode" in page
+    assert (tmp_path / "c.xml").read_text().startswith("<?xml")
+    assert json.loads((tmp_path / "c.sarif").read_text())["version"] == "2.1.0"
+    for cmd in ("bisect", "diagnose"):
+        out = tmp_path / f"{cmd}.html"
+        r = run([onnxparity, cmd, t, "--html", out])
+        assert r.returncode == 1 and r.stdout, (cmd, r.stderr)  # text still on stdout
+        assert "<svg" in out.read_text()
+    r = run([onnxparity, "check", t, "--html", tmp_path / "missing" / "x.html"])
+    assert r.returncode == 3 and not (tmp_path / "missing").exists()
