@@ -108,3 +108,22 @@ def test_several_outputs_at_once(onnxparity, tmp_path):
         assert "<svg" in out.read_text()
     r = run([onnxparity, "check", t, "--html", tmp_path / "missing" / "x.html"])
     assert r.returncode == 3 and not (tmp_path / "missing").exists()
+
+
+def test_results_byte_identical_across_runs_and_threads(onnxparity, tmp_path):
+    """The same bundle gives the same JSON bytes run after run, and with 1 or
+    2 intra-op threads (apart from the thread count recorded), and the same
+    HTML page."""
+    t = ROOT / "examples" / "training"
+    docs = []
+    for threads in ("1", "2", "2"):
+        r = run([onnxparity, "check", t, "--format", "json", "--threads", threads,
+                 "--html", tmp_path / f"p{threads}.html"])
+        assert r.returncode == 1
+        d = json.loads(r.stdout)
+        d["environment"].pop("intra_threads")
+        docs.append(json.dumps(d, sort_keys=True))
+    assert docs[0] == docs[1] == docs[2]
+    a = run([onnxparity, "check", t, "--format", "json"]).stdout
+    b = run([onnxparity, "check", t, "--format", "json"]).stdout
+    assert a == b
