@@ -112,13 +112,11 @@ def test_several_outputs_at_once(onnxparity, tmp_path):
 
 def test_results_byte_identical_across_runs_and_threads(onnxparity, tmp_path):
     """The same bundle gives the same JSON bytes run after run, and with 1 or
-    2 intra-op threads (apart from the thread count recorded), and the same
-    HTML page."""
+    2 intra-op threads (apart from the thread count recorded)."""
     t = ROOT / "examples" / "training"
     docs = []
     for threads in ("1", "2", "2"):
-        r = run([onnxparity, "check", t, "--format", "json", "--threads", threads,
-                 "--html", tmp_path / f"p{threads}.html"])
+        r = run([onnxparity, "check", t, "--format", "json", "--threads", threads])
         assert r.returncode == 1
         d = json.loads(r.stdout)
         d["environment"].pop("intra_threads")
