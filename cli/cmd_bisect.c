@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "onnxparity/bisect.h"
@@ -31,8 +32,16 @@ typedef struct opts {
     long fixture; /* -1: every fixture */
     double rtol, atol;
     cli_format fmt;
-    const char *html; /* --html FILE (the report page), or NULL */
+    const char *html;   /* --html FILE (the report page), or NULL */
+    int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
+
+/* One line on stderr per stage of a long run: only on a terminal or with
+ * --verbose, never with --quiet (CI logs stay clean). */
+static void stage(const opts *o, const char *what)
+{
+    if (!o->quiet && (o->verbose || isatty(STDERR_FILENO))) fprintf(stderr, "%s\n", what);
+}
 
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -57,6 +66,10 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
+        } else if (cli_flag(argv, i, "quiet")) {
+            o->quiet = 1;
+        } else if (cli_flag(argv, i, "verbose")) {
+            o->verbose = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
         } else if (!o->target) {
@@ -292,6 +305,7 @@ int cmd_bisect(int argc, char **argv)
     bo.fixture = (int)o.fixture;
     onp_bisect_result *r;
     int rc;
+    stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");
     if (onp_bisect_run(ort, o.target, &bo, &r, &e)) {
         rc = cli_report(&e);
         rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -37,8 +38,16 @@ typedef struct opts {
     double rtol, atol;
     int no_sweep, no_bisect;
     cli_format fmt;
-    const char *html; /* --html FILE (the report page), or NULL */
+    const char *html;   /* --html FILE (the report page), or NULL */
+    int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
+
+/* One line on stderr per stage of a long run: only on a terminal or with
+ * --verbose, never with --quiet (CI logs stay clean). */
+static void stage(const opts *o, const char *what)
+{
+    if (!o->quiet && (o->verbose || isatty(STDERR_FILENO))) fprintf(stderr, "%s\n", what);
+}
 
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -58,6 +67,10 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
+        } else if (cli_flag(argv, i, "quiet")) {
+            o->quiet = 1;
+        } else if (cli_flag(argv, i, "verbose")) {
+            o->verbose = 1;
         } else if (cli_flag(argv, i, "no-sweep")) {
             o->no_sweep = 1;
         } else if (cli_flag(argv, i, "no-bisect")) {
@@ -427,6 +440,7 @@ int cmd_diagnose(int argc, char **argv)
     char sha[65];
     onp_model_sha256(m, sha);
     onp_lint_opts lo = {has_manifest ? manifest : NULL};
+    stage(&o, "diagnose: lint");
     if (onp_lint_run(m, &lo, &lint, &e)) {
         onp_model_close(m);
         rc = cli_report(&e);
@@ -444,6 +458,7 @@ int cmd_diagnose(int argc, char **argv)
     po.atol = o.atol;
     po.export_fixture = has_manifest ? traced_fixture(manifest) : -1;
     onp_probe_result pr;
+    stage(&o, "diagnose: probes (determinism, batch invariance, shapes, fixture dependence)");
     if (onp_probe_run(ort, model, fs, &po, &pr, &e)) {
         rc = cli_report(&e);
         goto out;
@@ -461,6 +476,7 @@ int cmd_diagnose(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto out;
     }
+    if (!o.no_sweep) stage(&o, "diagnose: sweep over the optimization levels");
     if (!o.no_sweep && onp_sweep_run(ort, model, fs, &po, &sw, &e)) {
         rc = cli_report(&e);
         goto out;

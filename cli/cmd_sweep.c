@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "onnxparity/model.h"
@@ -32,6 +33,7 @@ typedef struct opts {
     double rtol, atol;
     int no_search;
     cli_format fmt;
+    int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -51,6 +53,10 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (cli_flag(argv, i, "no-search")) {
             o->no_search = 1;
+        } else if (cli_flag(argv, i, "quiet")) {
+            o->quiet = 1;
+        } else if (cli_flag(argv, i, "verbose")) {
+            o->verbose = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
         } else if (!o->target) {
@@ -182,6 +188,9 @@ int cmd_sweep(int argc, char **argv)
     po.find_optimizer = !o.no_search;
     onp_sweep_result *r;
     int rc;
+    if (!o.quiet && (o.verbose || isatty(STDERR_FILENO)))
+        fprintf(stderr, "sweep: every fixture at every optimization level%s\n",
+                o.no_search ? "" : ", then the optimizer search when a level breaks parity");
     if (onp_sweep_run(ort, model, fs, &po, &r, &e)) {
         rc = cli_report(&e);
         goto out;
