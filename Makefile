@@ -42,7 +42,7 @@ LIB      := $(BUILD)/libonnxparity.a
 BIN      := $(BUILD)/onnxparity
 SETUP    := $(BUILD)/.setup-ok
 
-.PHONY: all setup test test-c test-py asan fuzz fuzz-replay fuzz-build bench demo clean format-check
+.PHONY: all setup test test-c test-py test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
 # Default: the library and the tool.
 all: $(SETUP) $(BIN)
@@ -82,9 +82,11 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Every test.  Order: fast C units, python cross-checks against onnx/numpy,
-# the C units again under ASan + UBSan, then the fuzz corpora replayed under
-# the sanitizers.
-test: all test-c test-py asan fuzz-replay
+# the C units again under ASan + UBSan, the command-line tests (bad input,
+# check, gate, report, bisect, lint, diagnose) against the sanitizer build of
+# the tool with leak checking, then the fuzz corpora replayed under the
+# sanitizers.
+test: all test-c test-py asan test-py-asan fuzz-replay
 
 test-c: $(TEST_BIN) $(BIN)
 	@bash tests/run_unit.sh $(TEST_BIN)
@@ -98,6 +100,18 @@ test-py: $(BIN) $(TOOL_BIN)
 asan: $(SETUP)
 	$(MAKE) BUILD=build-asan CC=$(CLANG) OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" LDLIBS="$(LDLIBS) -Wl,--no-as-needed -lstdc++" test-c-asan
+
+# The tool built with ASan + UBSan (by `make asan`) under the python tests
+# that drive it through every command; LeakSanitizer on, ONNX Runtime's own
+# allocation suppressed (tests/lsan.supp).
+ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_check_examples.py tests/py/test_gate.py \
+                 tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
+                 tests/py/test_diagnose.py
+test-py-asan: asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	    PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath build-asan/onnxparity) \
+	    $(PY) -m pytest -q -p no:cacheprovider $(ASAN_PY_TESTS)
 
 test-c-asan: $(TEST_BIN) $(BIN)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run_unit.sh $(TEST_BIN)
