@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "html.h"
 
 void html_put(onp_buf *b, const char *s)
@@ -22,33 +23,6 @@ void html_printf(onp_buf *b, const char *fmt, ...)
     va_end(ap);
     if (n < 0) return;
     onp_buf_append(b, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-/* One UTF-8 sequence at s: its length (1-4) and code point, or 0 when the
- * bytes are not valid UTF-8 (overlong, surrogate, too big, truncated). */
-static size_t utf8_decode(const unsigned char *s, unsigned long *cp)
-{
-    unsigned long c = s[0], min;
-    size_t len;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        len = 2, c &= 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3, c &= 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        len = 4, c &= 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
-        c = (c << 6) | (s[k] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-    *cp = c;
-    return len;
 }
 
 void html_escape(onp_buf *b, const char *str)
