@@ -48,6 +48,11 @@ int cli_int(const char *cmd, const char *name, const char *s, long *out);
 typedef enum { FMT_TEXT = 0, FMT_JSON } cli_format;
 int cli_parse_format(const char *cmd, const char *s, cli_format *out);
 
+/* The options most commands share: --rtol R, --atol A, --format text|json.
+ * Contract as cli_opt: 1 matched (value stored), 0 not one of them, -1 bad
+ * value (message printed). */
+int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol, cli_format *fmt);
+
 /* Human-readable byte count ("46.8 MB"). */
 const char *cli_bytes(double n, char *buf, size_t size);
 

@@ -57,12 +57,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_int(argv[0], "fixture", v, &o->fixture)) return -1;
             if (o->fixture > 1000000000L)
                 return cli_usage_error(argv[0], "--fixture %s is out of range", v), -1;
-        } else if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
-            if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
-            if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
-            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
+            if (r < 0) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;

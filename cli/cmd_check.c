@@ -120,10 +120,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->n_data >= MAX_DATA)
                 return cli_usage_error(argv[0], "at most %d --data", MAX_DATA), -1;
             o->data[o->n_data++] = v;
-        } else if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
-            if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
-            if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
+        } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
+            if (r < 0) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "tol", &v))) {
             if (r < 0) return -1;
             if (o->n_tols >= MAX_TOLS)
@@ -138,8 +136,6 @@ static int parse_args(int argc, char **argv, opts *o)
                 return cli_usage_error(argv[0], "--top-k wants auto or K >= 1"), -1;
             else
                 o->topk = (int)k;
-        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
-            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
             if (r < 0) return -1;
             o->junit = v;

@@ -175,18 +175,14 @@ static int pair_npz(const char *E, const char *A, pairs *p, onp_error *e)
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL}, *v;
+    const char *paths[2] = {NULL, NULL};
     double rtol = -1, atol = -1;
     cli_format fmt = FMT_TEXT;
     int np = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
-            if (r < 0 || cli_double(argv[0], "rtol", v, &rtol)) return EXIT_USAGE;
-        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
-            if (r < 0 || cli_double(argv[0], "atol", v, &atol)) return EXIT_USAGE;
-        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
-            if (r < 0 || cli_parse_format(argv[0], v, &fmt)) return EXIT_USAGE;
+        if ((r = cli_tol_format_opt(argc, argv, &i, &rtol, &atol, &fmt))) {
+            if (r < 0) return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
         } else if (np < 2) {

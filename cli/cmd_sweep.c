@@ -38,19 +38,14 @@ typedef struct opts {
 
 static int parse_args(int argc, char **argv, opts *o)
 {
-    const char *v;
     cli_ort_init(&o->ort);
     o->rtol = o->atol = -1;
     for (int i = 1; i < argc; i++) {
         int r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
-        if ((r = cli_opt(argc, argv, &i, "rtol", &v))) {
-            if (r < 0 || cli_double(argv[0], "rtol", v, &o->rtol)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "atol", &v))) {
-            if (r < 0 || cli_double(argv[0], "atol", v, &o->atol)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
-            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
+            if (r < 0) return -1;
         } else if (cli_flag(argv, i, "no-search")) {
             o->no_search = 1;
         } else if (cli_flag(argv, i, "quiet")) {

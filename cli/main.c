@@ -139,6 +139,19 @@ int cli_parse_format(const char *cmd, const char *s, cli_format *out)
     return 0;
 }
 
+int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol, cli_format *fmt)
+{
+    const char *v;
+    int r;
+    if ((r = cli_opt(argc, argv, i, "rtol", &v)))
+        return r < 0 || cli_double(argv[0], "rtol", v, rtol) ? -1 : 1;
+    if ((r = cli_opt(argc, argv, i, "atol", &v)))
+        return r < 0 || cli_double(argv[0], "atol", v, atol) ? -1 : 1;
+    if ((r = cli_opt(argc, argv, i, "format", &v)))
+        return r < 0 || cli_parse_format(argv[0], v, fmt) ? -1 : 1;
+    return 0;
+}
+
 const char *cli_bytes(double n, char *buf, size_t size)
 {
     static const char *units[] = {"B", "kB", "MB", "GB", "TB"};
