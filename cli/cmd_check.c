@@ -435,11 +435,9 @@ static size_t collect_causes(const onp_lint_result *l, int failed, const onp_bis
     const char *fd_node = bis ? bis->points[bis->first].node : NULL;
     for (size_t i = 0; i < l->n; i++) {
         const onp_lint_finding *f = &l->findings[i];
-        int err = f->rule->severity == ONP_LINT_ERROR;
-        if (f->rule->severity == ONP_LINT_INFO || (!err && !failed)) continue;
+        int rank = onp_lint_cause_rank(f, failed, fd_node);
+        if (rank < 0) continue;
         const char *id = onp_cause_name(f->rule->cause);
-        int rank = err ? (failed ? 0 : 1) : 2;
-        if (fd_node && f->loc.name && !strcmp(f->loc.name, fd_node)) rank = 0;
         size_t k = 0;
         while (k < n && strcmp(out[k].id, id)) k++;
         if (k == n) {

@@ -189,11 +189,9 @@ static void derive(facts *F, dcause *cs)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < l->n; i++) {
             const onp_lint_finding *f = &l->findings[i];
+            int rank = onp_lint_cause_rank(f, F->any_fail, fd);
+            if (rank < 0 || (f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
             int err = f->rule->severity == ONP_LINT_ERROR;
-            if (f->rule->severity == ONP_LINT_INFO || (!err && !F->any_fail)) continue;
-            if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
-            int rank = err ? (F->any_fail ? 0 : 1) : 2;
-            if (fd && f->loc.name && !strcmp(f->loc.name, fd)) rank = 0;
             F->lint_cause[f->rule->cause]++;
             if (err) F->lint_err[f->rule->cause]++;
             add_cause(

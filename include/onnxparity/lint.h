@@ -142,4 +142,13 @@ int onp_lint_run(const onp_model *m, const onp_lint_opts *opts, onp_lint_result 
 /* Free the findings and zero the result.  Accepts NULL and a zeroed result. */
 void onp_lint_result_free(onp_lint_result *r);
 
+/* How strongly a finding supports its cause, given what else is known:
+ * 0 high (an error-level finding while the numbers fail, or a finding on
+ * the first divergent node), 1 medium (an error-level finding while the
+ * numbers agree: the defect is there, the runtime or fixtures hide it),
+ * 2 low (a warning-level finding while the numbers fail), -1 not a cause
+ * (infos; warnings while the numbers agree).  `first_divergent` may be
+ * NULL.  The one rule `check` and `diagnose` rank lint findings by. */
+int onp_lint_cause_rank(const onp_lint_finding *f, int numbers_fail, const char *first_divergent);
+
 #endif

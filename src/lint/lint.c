@@ -253,3 +253,11 @@ int onp_lint_run(const onp_model *m, const onp_lint_opts *opts, onp_lint_result 
     for (size_t i = 0; i < out->n; i++) out->counts[out->findings[i].rule->severity]++;
     return 0;
 }
+
+int onp_lint_cause_rank(const onp_lint_finding *f, int numbers_fail, const char *first_divergent)
+{
+    int err = f->rule->severity == ONP_LINT_ERROR;
+    if (f->rule->severity == ONP_LINT_INFO || (!err && !numbers_fail)) return -1;
+    if (first_divergent && f->loc.name && !strcmp(f->loc.name, first_divergent)) return 0;
+    return err ? (numbers_fail ? 0 : 1) : 2;
+}
