@@ -701,7 +701,7 @@ int cmd_check(int argc, char **argv)
     onp_ort *ort;
     onp_session *s;
     int upgraded;
-    rc = cli_ort_session(&o.ort, model, &ort, &s, &upgraded);
+    rc = cli_ort_session(&o.ort, model, m, &ort, &s, &upgraded);
     if (sha_threaded) pthread_join(sha_th, NULL);
     onp_model_close(m);
     if (rc) {

@@ -102,7 +102,7 @@ int cmd_run(int argc, char **argv)
     onp_ort *ort;
     onp_session *s;
     int upgraded;
-    int rc = cli_ort_session(&ort_o, model, &ort, &s, &upgraded);
+    int rc = cli_ort_session(&ort_o, model, NULL, &ort, &s, &upgraded);
     if (rc) goto free_names;
     if (upgraded)
         fprintf(stderr,

@@ -105,12 +105,12 @@ int measure_run(const cli_ort *ort_opts, const char *target, meas_tol_fn tol, vo
     snprintf(manifest, sizeof manifest, "%s/parity.json", target);
     if (stat(manifest, &st) == 0) lo.manifest = manifest;
     rc = onp_lint_run(m, &lo, &out->lint, &e) ? cli_report(&e) : 0;
-    onp_model_close(m);
-    if (rc) goto out_td;
     onp_ort *ort;
     onp_session *s;
     int upgraded;
-    if ((rc = cli_ort_session(ort_opts, out->model, &ort, &s, &upgraded))) goto out_td;
+    if (!rc) rc = cli_ort_session(ort_opts, out->model, m, &ort, &s, &upgraded);
+    onp_model_close(m);
+    if (rc) goto out_td;
     out->fix = calloc(td.n, sizeof *out->fix);
     if (!out->fix) rc = cli_usage_error("gate", "out of memory");
     for (size_t i = 0; out->fix && i < td.n && !rc; i++, out->n_fix++)

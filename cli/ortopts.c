@@ -70,8 +70,8 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
     return 0;
 }
 
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s,
-                    int *upgraded)
+int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_model, onp_ort **ort,
+                    onp_session **s, int *upgraded)
 {
     onp_error e;
     onp_error_clear(&e);
@@ -80,15 +80,14 @@ int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_sess
     *upgraded = 0;
     /* legacy opset < 7: ORT has no kernels for the old broadcasting ops, so
      * the session gets the model upgraded in memory (src/model/upgrade.c) */
-    onp_model *m = NULL;
+    onp_model *own = NULL;
     onp_buf up;
     onp_buf_init(&up, 0);
-    if (onp_model_open(model, &m, &e)) return cli_report(&e);
-    if (!onp_model_has_external(m) && onp_model_upgrade_opset7(m, &up, upgraded, &e)) {
-        onp_model_close(m);
-        return cli_report(&e);
-    }
-    onp_model_close(m);
+    if (!open_model && onp_model_open(model, &own, &e)) return cli_report(&e);
+    const onp_model *m = open_model ? open_model : own;
+    int urc = !onp_model_has_external(m) && onp_model_upgrade_opset7(m, &up, upgraded, &e);
+    onp_model_close(own);
+    if (urc) return cli_report(&e);
     int rc = onp_ort_open(o->lib, ort, &e);
     if (!rc)
         rc = *upgraded ? onp_session_open_bytes(*ort, up.p, up.n, model, &o->so, s, &e)

@@ -7,6 +7,7 @@
 #ifndef ONP_CLI_ORTOPTS_H
 #define ONP_CLI_ORTOPTS_H
 
+#include "onnxparity/model.h"
 #include "onnxparity/ort.h"
 
 #define CLI_MAX_KV 64
@@ -28,8 +29,10 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i);
 /* Load ORT and open a session on `model`; on failure print the error and
  * return the exit code (non-zero).  *ort is the caller's to close.  A
  * legacy model (opset < 7) is upgraded to opset 7 in memory first; then
- * *upgraded is 1 and the results should say so. */
-int cli_ort_session(const cli_ort *o, const char *model, onp_ort **ort, onp_session **s,
-                    int *upgraded);
+ * *upgraded is 1 and the results should say so.  `open_model` is the
+ * caller's view of the same file when it has one (not opened twice), or
+ * NULL. */
+int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_model, onp_ort **ort,
+                    onp_session **s, int *upgraded);
 
 #endif
