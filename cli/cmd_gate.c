@@ -20,201 +20,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "criteria.h"
 #include "junit.h"
 #include "measure.h"
 #include "onnxparity/buf.h"
 #include "ortopts.h"
 #include "report.h"
 
-#define CRIT_SCHEMA "onnxparity.criteria/1"
-#define MAX_SHAPES 64
-
-/* --- the criteria -------------------------------------------------------- */
-
-typedef struct crit_out {
-    char name[256];
-    double rtol, atol;
-    double top1_min;          /* fraction of rows; < 0: not checked */
-    double mismatch_frac_max; /* allowed fraction of elements outside the tolerance */
-    double max_abs, needed_rtol, needed_atol; /* limits; < 0: not checked */
-    size_t n_shapes;
-    int rank[MAX_SHAPES];
-    int64_t dims[MAX_SHAPES][ONP_MAX_RANK];
-} crit_out;
-
-typedef struct criteria {
-    long fixtures; /* at least this many fixtures */
-    double margin;
-    size_t n_lint;
-    char (*lint)[32]; /* [n_lint] rule ids that must have no finding */
-    size_t n_out;
-    crit_out *outs; /* [n_out] */
-} criteria;
-
-static void criteria_free(criteria *c)
-{
-    free(c->lint);
-    free(c->outs);
-    memset(c, 0, sizeof *c);
-}
-
-static int bad(onp_error *e, const char *file, const char *field, const char *msg)
-{
-    return onp_error_set(e, ONP_ERR_INPUT, file, field, -1, "%s", msg);
-}
-
-/* A finite number >= 0 (or, when allow_null, null -> -1). */
-static int get_num(const cJSON *o, const char *key, int allow_null, double *out, const char *file,
-                   const char *ctx, onp_error *e)
-{
-    char field[200];
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    snprintf(field, sizeof field, "%s%s", ctx, key);
-    if (!v) return bad(e, file, field, "missing");
-    if (allow_null && cJSON_IsNull(v)) {
-        *out = -1;
-        return 0;
-    }
-    if (!cJSON_IsNumber(v)) return bad(e, file, field, "not a number");
-    if (!isfinite(v->valuedouble) || v->valuedouble < 0)
-        return bad(e, file, field, "not a finite number >= 0");
-    *out = v->valuedouble;
-    return 0;
-}
-
-static int criteria_read(const char *path, criteria *c, onp_error *e)
-{
-    memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open the criteria file");
-    onp_buf b;
-    onp_buf_init(&b, 64u << 20);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr || b.failed) {
-        onp_buf_free(&b);
-        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read the criteria file");
-    }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(b.n ? (const char *)b.p : "", b.n, &end, 0);
-    if (!root) {
-        int64_t off = end && b.p ? (int64_t)(end - (const char *)b.p) : 0;
-        onp_buf_free(&b);
-        return onp_error_set(e, ONP_ERR_INPUT, path, NULL, off, "not valid JSON");
-    }
-    onp_buf_free(&b);
-    int rc = -1;
-    const cJSON *v, *it;
-    char ctx[320];
-    if (!cJSON_IsObject(root)) {
-        bad(e, path, NULL, "not a JSON object");
-        goto out;
-    }
-    v = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, CRIT_SCHEMA)) {
-        bad(e, path, "schema", "must be \"" CRIT_SCHEMA "\"");
-        goto out;
-    }
-    double d;
-    if (get_num(root, "fixtures", 0, &d, path, "", e)) goto out;
-    if (d != floor(d) || d > 1e15) {
-        bad(e, path, "fixtures", "not a whole number");
-        goto out;
-    }
-    c->fixtures = (long)d;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
-        get_num(root, "margin", 0, &c->margin, path, "", e))
-        goto out;
-    v = cJSON_GetObjectItemCaseSensitive(root, "lint_clean");
-    if (!cJSON_IsArray(v)) {
-        bad(e, path, "lint_clean", v ? "not an array" : "missing");
-        goto out;
-    }
-    c->lint = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->lint);
-    if (!c->lint) goto nomem;
-    cJSON_ArrayForEach(it, v)
-    {
-        snprintf(ctx, sizeof ctx, "lint_clean[%zu]", c->n_lint);
-        if (!cJSON_IsString(it) || !onp_lint_rule_find(it->valuestring)) {
-            bad(e, path, ctx, cJSON_IsString(it) ? "no lint rule with this id" : "not a string");
-            goto out;
-        }
-        snprintf(c->lint[c->n_lint++], sizeof c->lint[0], "%s",
-                 onp_lint_rule_find(it->valuestring)->id);
-    }
-    v = cJSON_GetObjectItemCaseSensitive(root, "outputs");
-    if (!cJSON_IsObject(v)) {
-        bad(e, path, "outputs", v ? "not an object" : "missing");
-        goto out;
-    }
-    c->outs = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->outs);
-    if (!c->outs) goto nomem;
-    cJSON_ArrayForEach(it, v)
-    {
-        crit_out *o = &c->outs[c->n_out];
-        snprintf(ctx, sizeof ctx, "outputs.%.200s.", it->string);
-        if (!cJSON_IsObject(it)) {
-            ctx[strlen(ctx) - 1] = '\0';
-            bad(e, path, ctx, "not an object");
-            goto out;
-        }
-        if (strlen(it->string) >= sizeof o->name) {
-            bad(e, path, ctx, "output name too long");
-            goto out;
-        }
-        snprintf(o->name, sizeof o->name, "%s", it->string);
-        if (get_num(it, "rtol", 0, &o->rtol, path, ctx, e) ||
-            get_num(it, "atol", 0, &o->atol, path, ctx, e) ||
-            get_num(it, "top1_min", 1, &o->top1_min, path, ctx, e) ||
-            get_num(it, "mismatch_frac_max", 0, &o->mismatch_frac_max, path, ctx, e) ||
-            get_num(it, "max_abs", 1, &o->max_abs, path, ctx, e) ||
-            get_num(it, "needed_rtol", 1, &o->needed_rtol, path, ctx, e) ||
-            get_num(it, "needed_atol", 1, &o->needed_atol, path, ctx, e))
-            goto out;
-        if (o->top1_min > 1 || o->mismatch_frac_max > 1) {
-            bad(e, path, ctx, "top1_min and mismatch_frac_max are fractions in [0, 1]");
-            goto out;
-        }
-        const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(it, "shapes"), *sh, *dim;
-        char sctx[400];
-        snprintf(sctx, sizeof sctx, "%sshapes", ctx);
-        if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) > MAX_SHAPES) {
-            bad(e, path, sctx, shapes ? "not an array of at most 64 shapes" : "missing");
-            goto out;
-        }
-        cJSON_ArrayForEach(sh, shapes)
-        {
-            snprintf(sctx, sizeof sctx, "%sshapes[%zu]", ctx, o->n_shapes);
-            if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) > ONP_MAX_RANK) {
-                bad(e, path, sctx, "not an array of dims");
-                goto out;
-            }
-            int r = 0;
-            cJSON_ArrayForEach(dim, sh)
-            {
-                if (!cJSON_IsNumber(dim) || !isfinite(dim->valuedouble) || dim->valuedouble < 0 ||
-                    dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble > 9e15) {
-                    bad(e, path, sctx, "a dim is not a whole number >= 0");
-                    goto out;
-                }
-                o->dims[o->n_shapes][r++] = (int64_t)dim->valuedouble;
-            }
-            o->rank[o->n_shapes++] = r;
-        }
-        c->n_out++;
-    }
-    rc = 0;
-    goto out;
-nomem:
-    onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
-out:
-    cJSON_Delete(root);
-    if (rc) criteria_free(c);
-    return rc;
-}
 
 /* --- options ------------------------------------------------------------- */
 
@@ -270,17 +82,10 @@ typedef struct tol_ctx {
     const criteria *c; /* NULL when recording */
 } tol_ctx;
 
-static const crit_out *crit_find(const criteria *c, const char *name)
-{
-    for (size_t i = 0; c && i < c->n_out; i++)
-        if (!strcmp(c->outs[i].name, name)) return &c->outs[i];
-    return NULL;
-}
-
 static onp_tol tol_for(void *ctx, const char *name, int32_t dtype)
 {
     const tol_ctx *t = ctx;
-    const crit_out *co = crit_find(t->c, name);
+    const crit_out *co = criteria_find(t->c, name);
     if (co) return (onp_tol){co->rtol, co->atol};
     onp_tol d = onp_tol_default(dtype);
     if (t->o->rtol >= 0) d.rtol = t->o->rtol;
@@ -353,7 +158,7 @@ static int record(const opts *o, const meas_result *r)
                     int dup = 0;
                     const cJSON *prev;
                     cJSON_ArrayForEach(prev, shapes) dup |= cJSON_Compare(prev, sh, 1);
-                    if (dup || cJSON_GetArraySize(shapes) >= MAX_SHAPES)
+                    if (dup || cJSON_GetArraySize(shapes) >= CRIT_MAX_SHAPES)
                         cJSON_Delete(sh);
                     else
                         cJSON_AddItemToArray(shapes, sh);
@@ -452,7 +257,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             snprintf(g->msg, sizeof g->msg, "%.200s: does not run: %.900s", base(f->dir), f->msg);
         for (size_t k = 0; !f->error && k < f->n_out; k++) {
             const meas_out *x = &f->outs[k];
-            const crit_out *co = crit_find(c, x->name);
+            const crit_out *co = criteria_find(c, x->name);
             if (!co) continue; /* an output the criteria do not cover */
             if (!x->compared || !x->m.shape_ok || !x->m.dtype_ok) {
                 if ((g = reg_add(l, base(f->dir), x->name, "compare", NAN, NAN)))
@@ -481,7 +286,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         const crit_out *co = &c->outs[o];
         int64_t rows = 0, agree = 0;
         size_t seen = 0;
-        int have[MAX_SHAPES] = {0};
+        int have[CRIT_MAX_SHAPES] = {0};
         for (size_t i = 0; i < r->n_fix; i++)
             for (size_t k = 0; k < r->fix[i].n_out; k++) {
                 const meas_out *x = &r->fix[i].outs[k];

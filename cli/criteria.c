@@ -1,0 +1,190 @@
+/*
+ * criteria.c — read and check a gate criteria file (criteria.h).  Strict:
+ * every required key present with the right type, every number finite and
+ * >= 0, fractions in [0, 1], lint rule ids that exist, shapes of whole
+ * dims.  The first problem found is the error, naming the field.
+ */
+#include "criteria.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxparity/buf.h"
+#include "onnxparity/lint.h"
+
+#define CRIT_MAX_FILE ((size_t)64 << 20)
+
+void criteria_free(criteria *c)
+{
+    if (!c) return;
+    free(c->lint);
+    free(c->outs);
+    memset(c, 0, sizeof *c);
+}
+
+const crit_out *criteria_find(const criteria *c, const char *name)
+{
+    for (size_t i = 0; c && i < c->n_out; i++)
+        if (!strcmp(c->outs[i].name, name)) return &c->outs[i];
+    return NULL;
+}
+
+static int bad(onp_error *e, const char *file, const char *field, const char *msg)
+{
+    return onp_error_set(e, ONP_ERR_INPUT, file, field, -1, "%s", msg);
+}
+
+/* A finite number >= 0 (or, when allow_null, null -> -1). */
+static int get_num(const cJSON *o, const char *key, int allow_null, double *out, const char *file,
+                   const char *ctx, onp_error *e)
+{
+    char field[200];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    snprintf(field, sizeof field, "%s%s", ctx, key);
+    if (!v) return bad(e, file, field, "missing");
+    if (allow_null && cJSON_IsNull(v)) {
+        *out = -1;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v)) return bad(e, file, field, "not a number");
+    if (!isfinite(v->valuedouble) || v->valuedouble < 0)
+        return bad(e, file, field, "not a finite number >= 0");
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* The shapes of one output: an array of at most CRIT_MAX_SHAPES arrays of
+ * whole dims.  `ctx` is "outputs.NAME.". */
+static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char *ctx,
+                      onp_error *e)
+{
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(it, "shapes"), *sh, *dim;
+    char sctx[400];
+    snprintf(sctx, sizeof sctx, "%sshapes", ctx);
+    if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) > CRIT_MAX_SHAPES)
+        return bad(e, file, sctx, shapes ? "not an array of at most 64 shapes" : "missing");
+    cJSON_ArrayForEach(sh, shapes)
+    {
+        snprintf(sctx, sizeof sctx, "%sshapes[%zu]", ctx, o->n_shapes);
+        if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) > ONP_MAX_RANK)
+            return bad(e, file, sctx, "not an array of dims");
+        int r = 0;
+        cJSON_ArrayForEach(dim, sh)
+        {
+            if (!cJSON_IsNumber(dim) || !isfinite(dim->valuedouble) || dim->valuedouble < 0 ||
+                dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble > 9e15)
+                return bad(e, file, sctx, "a dim is not a whole number >= 0");
+            o->dims[o->n_shapes][r++] = (int64_t)dim->valuedouble;
+        }
+        o->rank[o->n_shapes++] = r;
+    }
+    return 0;
+}
+
+/* One entry of "outputs" into o. */
+static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error *e)
+{
+    char ctx[320];
+    snprintf(ctx, sizeof ctx, "outputs.%.200s.", it->string ? it->string : "");
+    if (!cJSON_IsObject(it)) {
+        ctx[strlen(ctx) - 1] = '\0';
+        return bad(e, file, ctx, "not an object");
+    }
+    if (!it->string || strlen(it->string) >= sizeof o->name)
+        return bad(e, file, ctx, "output name too long");
+    snprintf(o->name, sizeof o->name, "%s", it->string);
+    if (get_num(it, "rtol", 0, &o->rtol, file, ctx, e) ||
+        get_num(it, "atol", 0, &o->atol, file, ctx, e) ||
+        get_num(it, "top1_min", 1, &o->top1_min, file, ctx, e) ||
+        get_num(it, "mismatch_frac_max", 0, &o->mismatch_frac_max, file, ctx, e) ||
+        get_num(it, "max_abs", 1, &o->max_abs, file, ctx, e) ||
+        get_num(it, "needed_rtol", 1, &o->needed_rtol, file, ctx, e) ||
+        get_num(it, "needed_atol", 1, &o->needed_atol, file, ctx, e))
+        return -1;
+    if (o->top1_min > 1 || o->mismatch_frac_max > 1)
+        return bad(e, file, ctx, "top1_min and mismatch_frac_max are fractions in [0, 1]");
+    return get_shapes(it, o, file, ctx, e);
+}
+
+/* The checks of criteria_parse on a parsed document. */
+static int from_json(const cJSON *root, const char *path, criteria *c, onp_error *e)
+{
+    const cJSON *v, *it;
+    char ctx[64];
+    if (!cJSON_IsObject(root)) return bad(e, path, NULL, "not a JSON object");
+    v = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, CRIT_SCHEMA))
+        return bad(e, path, "schema", "must be \"" CRIT_SCHEMA "\"");
+    double d;
+    if (get_num(root, "fixtures", 0, &d, path, "", e)) return -1;
+    if (d != floor(d) || d > 1e15) return bad(e, path, "fixtures", "not a whole number");
+    c->fixtures = (long)d;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
+        get_num(root, "margin", 0, &c->margin, path, "", e))
+        return -1;
+    v = cJSON_GetObjectItemCaseSensitive(root, "lint_clean");
+    if (!cJSON_IsArray(v)) return bad(e, path, "lint_clean", v ? "not an array" : "missing");
+    c->lint = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->lint);
+    if (!c->lint) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    cJSON_ArrayForEach(it, v)
+    {
+        snprintf(ctx, sizeof ctx, "lint_clean[%zu]", c->n_lint);
+        const onp_lint_rule *rule = cJSON_IsString(it) ? onp_lint_rule_find(it->valuestring) : NULL;
+        if (!rule)
+            return bad(e, path, ctx,
+                       cJSON_IsString(it) ? "no lint rule with this id" : "not a string");
+        snprintf(c->lint[c->n_lint++], sizeof c->lint[0], "%s", rule->id);
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    if (!cJSON_IsObject(v)) return bad(e, path, "outputs", v ? "not an object" : "missing");
+    c->outs = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->outs);
+    if (!c->outs) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    cJSON_ArrayForEach(it, v)
+    {
+        if (get_output(it, &c->outs[c->n_out], path, e)) return -1;
+        c->n_out++;
+    }
+    return 0;
+}
+
+int criteria_parse(const char *text, size_t n, const char *path, criteria *c, onp_error *e)
+{
+    memset(c, 0, sizeof *c);
+    const char *base = n ? text : "";
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(base, n, &end, 0);
+    if (!root) {
+        /* cJSON gives no separate code for running out of memory: a
+         * document that failed at its very start may be either */
+        int64_t off = end && end >= base && end <= base + n ? (int64_t)(end - base) : 0;
+        return onp_error_set(e, ONP_ERR_INPUT, path, NULL, off, "not valid JSON");
+    }
+    int rc = from_json(root, path, c, e);
+    cJSON_Delete(root);
+    if (rc) criteria_free(c);
+    return rc;
+}
+
+int criteria_read(const char *path, criteria *c, onp_error *e)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    if (!f) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open the criteria file");
+    onp_buf b;
+    onp_buf_init(&b, CRIT_MAX_FILE);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr || b.failed) {
+        onp_buf_free(&b);
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read the criteria file");
+    }
+    int rc = criteria_parse((const char *)b.p, b.n, path, c, e);
+    onp_buf_free(&b);
+    return rc;
+}
