@@ -58,6 +58,16 @@ int onp_tensor_alloc(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims
  * one block (the caller fills strings[i].p bytes via onp_tensor_string_at). */
 int onp_tensor_alloc_strings(onp_tensor *t, int rank, const int64_t *dims, const size_t *lens,
                              onp_error *e);
+/* The memory cap (the CLI's --max-memory): a process-wide limit on the
+ * bytes of live tensor storage that onp_tensor_alloc* hands out, and so on
+ * everything the readers and ONNX Runtime's outputs allocate through them.
+ * Borrowed (memory-mapped) data does not count.  An allocation that would
+ * exceed it fails with ONP_ERR_INPUT naming both sizes.  0 (the default)
+ * means no cap.  Thread-safe. */
+void onp_tensor_set_memory_cap(size_t bytes);
+size_t onp_tensor_memory_cap(void);
+size_t onp_tensor_memory_in_use(void); /* live bytes counted against the cap */
+
 /* Writable pointer to string i of a tensor made by onp_tensor_alloc_strings. */
 uint8_t *onp_tensor_string_at(onp_tensor *t, int64_t i);
 

@@ -3,6 +3,7 @@
  * (include/onnxparity/tensor.h).  Depends on dtype and util only.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,67 @@ static int set_shape(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims
     return 0;
 }
 
+// --- the memory cap ---------------------------------------------------------------
+
+/* Owned tensor storage is one block: a header holding its size, then the
+ * bytes.  The header lets the release subtract what the allocation added,
+ * so the cap counts live bytes, process-wide, across threads. */
+#define CAP_HDR 64 /* keeps the bytes as aligned as malloc's own blocks */
+
+static atomic_size_t mem_cap;    /* 0 = no cap */
+static atomic_size_t mem_in_use; /* bytes of live owned tensor storage */
+
+void onp_tensor_set_memory_cap(size_t bytes)
+{
+    atomic_store(&mem_cap, bytes);
+}
+
+size_t onp_tensor_memory_cap(void)
+{
+    return atomic_load(&mem_cap);
+}
+
+size_t onp_tensor_memory_in_use(void)
+{
+    return atomic_load(&mem_in_use);
+}
+
+static void block_free(void *block)
+{
+    size_t n;
+    memcpy(&n, block, sizeof n);
+    atomic_fetch_sub(&mem_in_use, n);
+    free(block);
+}
+
+/* A zeroed block with room for n bytes after the header, or NULL with e set
+ * (ONP_ERR_INPUT over the cap, ONP_ERR_NOMEM when malloc fails).  *bytes
+ * points past the header; release with block_free. */
+static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
+{
+    size_t cap = atomic_load(&mem_cap);
+    size_t used = atomic_fetch_add(&mem_in_use, n);
+    if (cap && (n > cap || used > cap - n)) {
+        atomic_fetch_sub(&mem_in_use, n);
+        onp_error_set(e, ONP_ERR_INPUT, NULL, NULL, -1,
+                      "a tensor of %zu bytes would exceed the memory cap of %zu bytes (%zu in "
+                      "use; see --max-memory)",
+                      n, cap, used);
+        return NULL;
+    }
+    uint8_t *block = n <= SIZE_MAX - CAP_HDR ? calloc(1, CAP_HDR + n) : NULL;
+    if (!block) {
+        atomic_fetch_sub(&mem_in_use, n);
+        onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory for %zu bytes", n);
+        return NULL;
+    }
+    memcpy(block, &n, sizeof n);
+    *bytes = block + CAP_HDR;
+    return block;
+}
+
+// --- allocation ---------------------------------------------------------------------
+
 int onp_tensor_alloc(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims, onp_error *e)
 {
     if (dtype == ONP_STRING) {
@@ -66,15 +128,15 @@ int onp_tensor_alloc(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims
                              "string tensors need onp_tensor_alloc_strings");
     }
     if (set_shape(t, dtype, rank, dims, e)) return -1;
-    void *p = calloc(t->nbytes ? t->nbytes : 1, 1);
-    if (!p) {
-        size_t nb = t->nbytes;
+    uint8_t *bytes;
+    void *block = block_alloc(t->nbytes, &bytes, e);
+    if (!block) {
         memset(t, 0, sizeof *t);
-        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory for %zu bytes", nb);
+        return -1;
     }
-    t->data = p;
-    t->owner = p;
-    t->free_fn = free;
+    t->data = bytes;
+    t->owner = block;
+    t->free_fn = block_free;
     return 0;
 }
 
@@ -89,10 +151,14 @@ int onp_tensor_alloc_strings(onp_tensor *t, int rank, const int64_t *dims, const
         if (lens[i] > SIZE_MAX - total) goto nomem;
         total += lens[i];
     }
-    uint8_t *block = malloc(total ? total : 1);
-    if (!block) goto nomem;
-    onp_bytes *s = (onp_bytes *)block;
-    uint8_t *bytes = block + n * sizeof(onp_bytes);
+    uint8_t *base;
+    void *block = block_alloc(total, &base, e);
+    if (!block) {
+        memset(t, 0, sizeof *t);
+        return -1;
+    }
+    onp_bytes *s = (onp_bytes *)(void *)base;
+    uint8_t *bytes = base + n * sizeof(onp_bytes);
     for (size_t i = 0; i < n; i++) {
         s[i].p = bytes;
         s[i].n = lens[i];
@@ -100,7 +166,7 @@ int onp_tensor_alloc_strings(onp_tensor *t, int rank, const int64_t *dims, const
     }
     t->strings = s;
     t->owner = block;
-    t->free_fn = free;
+    t->free_fn = block_free;
     return 0;
 nomem:
     memset(t, 0, sizeof *t);
