@@ -123,9 +123,16 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,ad
 FUZZ_BIN   := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_SECONDS ?= 60
 
-$(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h)
+# The targets reading files share fuzz/fuzz_tmp.h (a per-process scratch
+# folder); fuzz_manifest embeds fuzz/manifest_model.inc.  A target may list
+# tool sources it needs as extra prerequisites (cli/*.c), linked with it.
+$(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -o $@ $< $(filter-out src/ort/% src/bisect/% src/probe/%,$(LIB_SRC)) $(LDLIBS)
+	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -Icli -o $@ $< $(filter cli/%.c,$^) \
+	    $(filter-out src/ort/% src/bisect/% src/probe/%,$(LIB_SRC)) $(LDLIBS)
+
+# fuzz_criteria: the gate's criteria parser, which lives in the tool.
+$(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h
 
 fuzz-build: $(SETUP) $(FUZZ_BIN)
 

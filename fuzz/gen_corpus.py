@@ -1,7 +1,16 @@
 #!/usr/bin/python3
-"""Generate the seed corpora for fuzz/corpus/{model,pb,wire} (run with
-/usr/bin/python3, onnx 1.12).  Everything is made here: small models with
-onnx.helper, tensors with numpy_helper, and hand-made malformed bytes."""
+"""Generate the seed corpora for fuzz/corpus/{model,pb,wire,lint,extdata,
+testdata,manifest,criteria} and fuzz/manifest_model.inc (run with
+/usr/bin/python3, onnx 1.12):
+
+    /usr/bin/python3 fuzz/gen_corpus.py fuzz/corpus [ZOO_DIR]
+
+Small models are made here with onnx.helper, tensors with numpy_helper, plus
+hand-made malformed bytes.  Real files are added where they exist: the
+example bundles (examples/), the ONNX test data
+(/usr/share/libonnx-testdata/data, a few small node tests) and, when given,
+the diagnose zoo made by tests/zoo/make_zoo.py (ZOO_DIR: its bundles of at
+most 64 KiB models).  Each corpus stays well under 2 MB."""
 import os
 import struct
 import sys
@@ -11,14 +20,15 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
-for d in ("model", "pb", "wire"):
+ZOO = sys.argv[2] if len(sys.argv) > 2 else None
+for d in ("model", "pb", "wire", "lint", "extdata", "testdata", "manifest", "criteria"):
     os.makedirs(os.path.join(OUT, d), exist_ok=True)
 
 
-def save(kind, name, data):
+def save(kind, name, data, limit=20000):
     if not isinstance(data, (bytes, bytearray)):
         data = data.SerializeToString()
-    assert len(data) < 20000, (name, len(data))
+    assert len(data) < limit, (name, len(data))
     with open(os.path.join(OUT, kind, name), "wb") as f:
         f.write(data)
     return data
@@ -329,4 +339,282 @@ nest = b"\x08\x01"
 for _ in range(20):
     nest = b"\x12" + bytes([len(nest)]) + nest if len(nest) < 128 else nest
 save("wire", "nested_messages.bin", nest)
+
+# --- lint: the models above, models for the rules, real exports -------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for name, m in models.items():
+    save("lint", name, m)
+save("lint", "deep_64.onnx", nested(64))
+save("lint", "sparse_without_values.onnx", model(g))
+
+
+def rule_model(name, nodes, inputs, outputs, inits=(), opset=13):
+    save("lint", name, model(helper.make_graph(nodes, name, inputs, outputs, list(inits)), opset))
+
+
+f32 = lambda a: numpy_helper.from_array(np.array(a, np.float32))  # noqa: E731
+i64 = lambda a, n: numpy_helper.from_array(np.array(a, np.int64), n)  # noqa: E731
+X4 = vi("X", shape=["N", 3, 8, 8])
+rule_model("rule_dropout_training.onnx",
+           [helper.make_node("Dropout", ["X", "ratio", "train"], ["Y", "mask"], name="/drop/Dropout")],
+           [vi("X")], [vi("Y"), vi("mask", TensorProto.BOOL)],
+           [numpy_helper.from_array(np.array(0.5, np.float32), "ratio"),
+            numpy_helper.from_array(np.array(True), "train")])
+rule_model("rule_bn_training.onnx",
+           [helper.make_node("BatchNormalization", ["X", "s", "b", "mu", "var"], ["Y", "rm", "rv"],
+                             training_mode=1, name="/bn/BatchNormalization")],
+           [X4], [vi("Y", shape=["N", 3, 8, 8]), vi("rm", shape=[3]), vi("rv", shape=[3])],
+           [numpy_helper.from_array(np.ones(3, np.float32), n) for n in ("s", "b", "mu", "var")], 15)
+rule_model("rule_random.onnx",
+           [helper.make_node("RandomNormalLike", ["X"], ["r"]),
+            helper.make_node("RandomUniform", [], ["u"], shape=[2, 3]),
+            helper.make_node("Bernoulli", ["X"], ["bb"]),
+            helper.make_node("Add", ["r", "u"], ["Y"])],
+           [vi("X")], [vi("Y")], opset=15)
+rule_model("rule_shapes.onnx",
+           [helper.make_node("Shape", ["X"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+            helper.make_node("Reshape", ["X", "shape"], ["r"]),
+            helper.make_node("Expand", ["r", "eshape"], ["Y"]),
+            helper.make_node("ConstantOfShape", ["s"], ["c"])],
+           [X4], [vi("Y", shape=[2, 192])],
+           [i64(0, "zero"), i64([2, -1], "shape"), i64([2, 192], "eshape")])
+rule_model("rule_opsem.onnx",
+           [helper.make_node("TopK", ["X", "k"], ["v", "i"], sorted=0),
+            helper.make_node("ArgMax", ["X"], ["am"], select_last_index=1),
+            helper.make_node("Resize", ["X", "", "scales"], ["rs"], mode="linear",
+                             coordinate_transformation_mode="align_corners"),
+            helper.make_node("Pad", ["X", "pads"], ["pd"], mode="reflect"),
+            helper.make_node("Div", ["am", "two"], ["dv"]),
+            helper.make_node("Mod", ["am", "two"], ["md"], fmod=0),
+            helper.make_node("Round", ["X"], ["rd"]),
+            helper.make_node("Cast", ["X"], ["ci"], to=TensorProto.INT32),
+            helper.make_node("Cast", ["ci"], ["cf"], to=TensorProto.FLOAT16),
+            helper.make_node("IsNaN", ["X"], ["nan"]),
+            helper.make_node("GridSample", ["X", "grid"], ["gs"], align_corners=1),
+            helper.make_node("Upsample", ["X", "scales"], ["up"], mode="nearest"),
+            helper.make_node("Add", ["v", "v"], ["Y"])],
+           [X4], [vi("Y", shape=["N", 3, 8, 1])],
+           [i64([1], "k"), f32([1, 1, 2, 2]), i64([0, 0, 1, 1, 0, 0, 1, 1], "pads"),
+            i64(2, "two"), numpy_helper.from_array(np.zeros((1, 8, 8, 2), np.float32), "grid")],
+           16)
+save("lint", "rule_opset7.onnx", model(helper.make_graph(
+    [helper.make_node("Upsample", ["X"], ["Y"], scales=[1.0, 1.0, 2.0, 2.0])], "old",
+    [X4], [vi("Y", shape=["N", 3, 16, 16])]), 7))
+for ex in ("healthy", "training"):
+    with open(os.path.join(ROOT, "examples", ex, "model.onnx"), "rb") as f:
+        save("lint", f"example_{ex}.onnx", f.read(), 65536)
+if ZOO:
+    for b in sorted(os.listdir(ZOO)):
+        p = os.path.join(ZOO, b, "model.onnx")
+        if os.path.isfile(p) and os.path.getsize(p) < 65536:
+            with open(p, "rb") as f:
+                save("lint", f"zoo_{b}.onnx", f.read(), 65536)
+
+# the fixed model of fuzz_manifest, as C initializer bytes
+with open(os.path.join(ROOT, "examples", "training", "model.onnx"), "rb") as f:
+    mb = f.read()
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "manifest_model.inc"), "w") as f:
+    f.write("/* examples/training/model.onnx, written by fuzz/gen_corpus.py */\n")
+    for i in range(0, len(mb), 16):
+        f.write(" ".join(f"0x{b:02x}," for b in mb[i:i + 16]) + "\n")
+
+# --- extdata: external-data entries against fuzz_extdata's folder ----------
+# weights.bin (4096 bytes), sub/w2.bin (64), empty.bin (0), link.bin (a
+# symlink), adir/ (a folder), ../outside.bin
+
+
+def ext_tensor(name, dt, dims, entries):
+    t = onnx.TensorProto()
+    t.name, t.data_type = name, dt
+    t.dims.extend(dims)
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in entries:
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return t
+
+
+def ext_model(name, tensors):
+    g = helper.make_graph([helper.make_node("Identity", [tensors[0].name], ["Y"])], "ext", [],
+                          [vi("Y", shape=None)], tensors)
+    save("extdata", name, model(g))
+
+
+L = "location"
+ext_model("ok_whole_file.onnx", [ext_tensor("w", TensorProto.UINT8, [4096], [(L, "weights.bin")])])
+ext_model("ok_offset_length.onnx", [ext_tensor("w", TensorProto.FLOAT, [4, 4],
+                                               [(L, "weights.bin"), ("offset", "1024"), ("length", "64")])])
+ext_model("ok_sub_and_dot.onnx", [ext_tensor("a", TensorProto.INT64, [8], [(L, "./sub/w2.bin")]),
+                                  ext_tensor("b", TensorProto.INT16, [2], [(L, "sub//w2.bin"), ("offset", "60")]),
+                                  ext_tensor("c", TensorProto.FLOAT16, [3], [(L, "weights.bin"), ("offset", "4090")])])
+ext_model("ok_empty.onnx", [ext_tensor("e", TensorProto.FLOAT, [0, 3], [(L, "empty.bin")])])
+ext_model("ok_checksum_and_unknown_key.onnx",
+          [ext_tensor("w", TensorProto.DOUBLE, [2], [(L, "weights.bin"), ("checksum", "0" * 40),
+                                                      ("basepath", "x"), ("length", "16")])])
+ext_model("ok_same_file_twice.onnx",
+          [ext_tensor(f"w{i}", TensorProto.INT32, [4], [(L, "weights.bin"), ("offset", str(16 * i))])
+           for i in range(6)])
+for name, entries, dt, dims in [
+        ("bad_symlink", [(L, "link.bin")], TensorProto.UINT8, [16]),
+        ("bad_folder", [(L, "adir")], TensorProto.UINT8, [1]),
+        ("bad_dotdot", [(L, "../outside.bin")], TensorProto.UINT8, [16]),
+        ("bad_dotdot_inner", [(L, "sub/../weights.bin")], TensorProto.UINT8, [16]),
+        ("bad_absolute", [(L, "/etc/passwd")], TensorProto.UINT8, [16]),
+        ("bad_backslash", [(L, "sub\\w2.bin")], TensorProto.UINT8, [16]),
+        ("bad_ort_marker", [(L, "*/_ORT_MEM_ADDR_/*")], TensorProto.UINT8, [16]),
+        ("bad_empty_location", [(L, "")], TensorProto.UINT8, [16]),
+        ("bad_no_location", [("offset", "0")], TensorProto.UINT8, [16]),
+        ("bad_missing_file", [(L, "nope.bin")], TensorProto.UINT8, [16]),
+        ("bad_offset_past_end", [(L, "weights.bin"), ("offset", "5000")], TensorProto.UINT8, [1]),
+        ("bad_offset_huge", [(L, "weights.bin"), ("offset", "18446744073709551615")], TensorProto.UINT8, [1]),
+        ("bad_offset_negative", [(L, "weights.bin"), ("offset", "-1")], TensorProto.UINT8, [1]),
+        ("bad_offset_text", [(L, "weights.bin"), ("offset", "12abc")], TensorProto.UINT8, [1]),
+        ("bad_length_past_end", [(L, "weights.bin"), ("offset", "4000"), ("length", "200")], TensorProto.UINT8, [200]),
+        ("bad_length_mismatch", [(L, "weights.bin"), ("length", "10")], TensorProto.FLOAT, [4]),
+        ("bad_length_huge", [(L, "weights.bin"), ("length", "9223372036854775807")], TensorProto.UINT8, [4]),
+        ("bad_dims_too_big", [(L, "weights.bin")], TensorProto.DOUBLE, [1 << 40]),
+        ("bad_string_external", [(L, "weights.bin")], TensorProto.STRING, [2]),
+        ("bad_dup_location", [(L, "weights.bin"), (L, "sub/w2.bin")], TensorProto.UINT8, [8]),
+        ("bad_nul_in_location", [(L, "weights.bin\x00x")], TensorProto.UINT8, [8])]:
+    try:
+        ext_model(name + ".onnx", [ext_tensor("w", dt, dims, entries)])
+    except ValueError:
+        pass
+# external data in a Constant's tensor attribute and in a sparse initializer
+ct = ext_tensor("cv", TensorProto.FLOAT, [4], [(L, "weights.bin"), ("offset", "64")])
+g = helper.make_graph([helper.make_node("Constant", [], ["Y"], value=ct)], "c", [], [vi("Y", shape=[4])])
+save("extdata", "ok_constant_attr.onnx", model(g))
+spx = onnx.SparseTensorProto()
+spx.values.CopyFrom(ext_tensor("S", TensorProto.FLOAT, [2], [(L, "weights.bin"), ("offset", "8")]))
+spx.indices.CopyFrom(numpy_helper.from_array(np.array([0, 2], np.int64), "si"))
+spx.dims.append(4)
+g = helper.make_graph([helper.make_node("Identity", ["S"], ["Y"])], "s", [], [vi("Y", shape=[4])],
+                      sparse_initializer=[spx])
+save("extdata", "ok_sparse_values.onnx", model(g))
+save("extdata", "model_external.onnx", models["external.onnx"])
+
+# --- testdata: folders packed as pieces "\xffONP"-separated ------------------
+# slot bytes (fuzz_testdata.c): 0 model.onnx, 1 set_0/input_0, 2 set_0/input_1,
+# 3 set_0/output_0, 4 set_1/input_0, 5 set_1/output_0, 6 set_7/input_0,
+# 7 set_0/input_3, 8 set_0/output_1, 9 set_x/input_0, 10 set_01/input_00,
+# 11 a file named test_data_set_2
+SEP = b"\xffONP"
+
+
+def pack(pieces):
+    return SEP.join(bytes([slot]) + data for slot, data in pieces)
+
+
+def rd(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+for ex in ("healthy", "training"):
+    d = os.path.join(ROOT, "examples", ex)
+    pieces = [(0, rd(os.path.join(d, "model.onnx")))]
+    for k, slot_in, slot_out in ((0, 1, 3), (1, 4, 5)):
+        s = os.path.join(d, f"test_data_set_{k}")
+        pieces += [(slot_in, rd(os.path.join(s, "input_0.pb"))), (slot_out, rd(os.path.join(s, "output_0.pb")))]
+    save("testdata", f"example_{ex}.bin", pack(pieces), 65536)
+TD = "/usr/share/libonnx-testdata/data/node"
+for t in ("test_add", "test_cast_FLOAT_to_FLOAT16", "test_reshape_reordered_all_dims",
+          "test_strnormalizer_export_monday_casesensintive_upper", "test_topk", "test_gather_0"):
+    d = os.path.join(TD, t)
+    if not os.path.isdir(d):
+        continue
+    s = os.path.join(d, "test_data_set_0")
+    pieces = [(0, rd(os.path.join(d, "model.onnx")))]
+    for k, slot in ((0, 1), (1, 2)):
+        if os.path.exists(os.path.join(s, f"input_{k}.pb")):
+            pieces.append((slot, rd(os.path.join(s, f"input_{k}.pb"))))
+    for k, slot in ((0, 3), (1, 8)):
+        if os.path.exists(os.path.join(s, f"output_{k}.pb")):
+            pieces.append((slot, rd(os.path.join(s, f"output_{k}.pb"))))
+    save("testdata", f"onnx_{t}.bin", pack(pieces), 65536)
+fl = pbs["float_raw.pb"].SerializeToString()
+save("testdata", "gap_input_3.bin", pack([(1, fl), (7, fl), (3, fl)]))
+save("testdata", "sets_0_1_7_x_01.bin", pack([(1, fl), (4, fl), (6, fl), (9, fl), (10, fl), (5, good)]))
+save("testdata", "file_named_like_a_set.bin", pack([(11, fl), (1, fl)]))
+save("testdata", "bad_tensors.bin", pack([(1, b""), (2, fl[:-3]), (3, b"\x08\x01\x10\x01\x38\x05"),
+                                          (4, b"\x93NUMPY"), (0, b"\x08\x08\x38\x01")]))
+save("testdata", "empty.bin", b"")
+save("testdata", "model_only.bin", pack([(0, chain)]))
+
+# --- manifest: parity.json --------------------------------------------------
+import json  # noqa: E402
+
+man = {}
+for ex in ("healthy", "training"):
+    raw = rd(os.path.join(ROOT, "examples", ex, "parity.json"))
+    save("manifest", f"example_{ex}.json", raw)
+    man[ex] = json.loads(raw)
+if ZOO:
+    for b in sorted(os.listdir(ZOO)):
+        p = os.path.join(ZOO, b, "parity.json")
+        if os.path.isfile(p) and os.path.getsize(p) < 20000:
+            save("manifest", f"zoo_{b}.json", rd(p))
+J = lambda o: json.dumps(o).encode()  # noqa: E731
+t = man["training"]
+save("manifest", "every_key.json", J({
+    "schema": "onnxparity.capture/1",
+    "training": {"any": True, "modules_in_training": ["drop", "bn", "", 7], "export_mode": "TRAINING"},
+    "module_map": {"drop": "/drop/Dropout", "bn": ["/bn/BatchNormalization"], "x": None},
+    "warnings": [{"category": "TracerWarning", "category_module": "torch.jit",
+                  "message": "Converting a tensor to a Python boolean", "file": "m.py", "line": 12,
+                  "code": "if x.sum() > 0:"},
+                 {"category": "UserWarning", "message": "ONNX export mode is set to TrainingMode"},
+                 {"category": "UserWarning", "message": "random", "line": -5},
+                 {"category": None, "message": 3, "file": ["x"], "line": 1e300}, "text", 5],
+    "shape_risks": [{"name": "x", "dim": 0, "sizes": [1, 2, 4]}, {"name": "x", "dim": 99, "sizes": []},
+                    {"name": 1, "dim": -1, "sizes": "a"}],
+    "eager_vs_trace": {"same_modules_called": False, "note": "took the other branch"},
+    "deterministic": False,
+    "export_args": {"traced_fixture": 0},
+    "fixtures": [{"inputs": [{"name": "x", "shape": [1, 3]}]}, {"inputs": [{"name": "x", "shape": [4, 3]}]},
+                 {"inputs": [{"name": "x", "shape": [-1, 1e20]}]}, {"inputs": None}, 3]}))
+save("manifest", "types_swapped.json", J({k: (7 if isinstance(v, dict) else {"a": v}) for k, v in t.items()}))
+save("manifest", "empty_object.json", b"{}")
+save("manifest", "bad_array.json", b"[1, 2]")
+save("manifest", "bad_truncated.json", rd(os.path.join(ROOT, "examples", "training", "parity.json"))[:300])
+save("manifest", "bad_empty.json", b"")
+save("manifest", "bad_nul.json", b'{"training": {"any": true}}\x00{')
+save("manifest", "deep_nesting.json", b'{"warnings": ' + b"[" * 2000 + b"]" * 2000 + b"}")
+save("manifest", "unicode.json", '{"warnings": [{"message": "\\ud800 \\u0000 é", "file": "\\u0000"}]}'.encode())
+
+# --- criteria: gate criteria files -----------------------------------------
+lint_ids = ["ONP101", "ONP102", "ONP201", "dropout-training"]
+out = {"rtol": 1e-4, "atol": 1e-5, "top1_min": 1, "mismatch_frac_max": 0,
+       "shapes": [[1, 10], [2, 10], [4, 10]], "max_abs": 2.4e-7, "needed_rtol": 0, "needed_atol": 0,
+       "measured": {"max_abs": 1.2e-7}}
+crit = {"schema": "onnxparity.criteria/1", "model_sha256": "ab" * 32, "margin": 2, "fixtures": 3,
+        "lint_clean": lint_ids, "outputs": {"logits": out}}
+save("criteria", "recorded.json", json.dumps(crit, indent="\t").encode())
+save("criteria", "two_outputs_nulls.json", J(dict(crit, outputs={
+    "a": dict(out, top1_min=None, max_abs=None, needed_rtol=None, needed_atol=None, shapes=[]),
+    "b": dict(out, shapes=[[], [0], [1] * 32])})))
+for name, patch in [("bad_schema", {"schema": "onnxparity.criteria/2"}),
+                    ("bad_fixtures_fraction", {"fixtures": 2.5}),
+                    ("bad_fixtures_negative", {"fixtures": -1}),
+                    ("bad_margin_string", {"margin": "2"}),
+                    ("bad_lint_unknown", {"lint_clean": ["ONP999"]}),
+                    ("bad_lint_not_array", {"lint_clean": "ONP101"}),
+                    ("bad_outputs_array", {"outputs": [out]}),
+                    ("bad_output_not_object", {"outputs": {"y": 3}}),
+                    ("bad_top1_over_1", {"outputs": {"y": dict(out, top1_min=1.5)}}),
+                    ("bad_rtol_missing", {"outputs": {"y": {k: v for k, v in out.items() if k != "rtol"}}}),
+                    ("bad_rank_33", {"outputs": {"y": dict(out, shapes=[[1] * 33])}}),
+                    ("bad_65_shapes", {"outputs": {"y": dict(out, shapes=[[1]] * 65)}}),
+                    ("bad_dim_negative", {"outputs": {"y": dict(out, shapes=[[2, -1]])}}),
+                    ("bad_dim_huge", {"outputs": {"y": dict(out, shapes=[[1e300]])}}),
+                    ("bad_long_name", {"outputs": {"n" * 300: out}})]:
+    save("criteria", name + ".json", J(dict(crit, **patch)))
+save("criteria", "bad_nan.json", J(crit).replace(b'"margin": 2', b'"margin": NaN'))
+save("criteria", "bad_inf.json", J(crit).replace(b'"rtol": 0.0001', b'"rtol": 1e999'))
+save("criteria", "bad_truncated.json", J(crit)[:120])
+save("criteria", "bad_empty.json", b"")
+save("criteria", "bad_not_object.json", b'"onnxparity.criteria/1"')
+save("criteria", "dup_output_keys.json",
+     J(crit).replace(b'"outputs": {', b'"outputs": {"logits": ' + J(out) + b", "))
 print("ok")

@@ -8,7 +8,9 @@
 #   model  every model.onnx
 #   pb     every *.pb
 #   wire   both
-# (other targets, e.g. npy/npz: the committed corpus only).  Nothing from the
+#   lint, extdata  every model.onnx
+# (other targets, e.g. npy/npz, testdata, manifest, criteria: the committed
+# corpus only).  Nothing from the
 # test data is copied into the repository.  The extras stop once a target has
 # used FUZZ_REPLAY_SECONDS (default 60); the committed corpus always runs.
 #
@@ -38,6 +40,7 @@ extras() {
     model) find "$testdata" -type f -name model.onnx ;;
     pb) find "$testdata" -type f -name '*.pb' ;;
     wire) find "$testdata" -type f \( -name model.onnx -o -name '*.pb' \) ;;
+    lint | extdata) find "$testdata" -type f -name model.onnx ;;
     esac | LC_ALL=C sort
 }
 
