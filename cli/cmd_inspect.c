@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "report.h"
 #include "onnxparity/model.h"
 
 typedef struct op_count {
@@ -203,7 +204,7 @@ static void print_json(const char *path, const onp_model *m, const stats *s)
         cJSON_AddStringToObject(meta, info->metadata[i].key, info->metadata[i].value);
     cJSON_AddNumberToObject(root, "functions", (double)info->n_functions);
     char *txt = cJSON_Print(root);
-    if (txt) puts(txt);
+    if (txt) report_json_puts(txt, stdout);
     free(txt);
     cJSON_Delete(root);
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "report.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 
@@ -302,7 +303,7 @@ static int emit(cJSON *doc)
         fprintf(stderr, "onnxparity lint: out of memory writing the report\n");
         return EXIT_IO;
     }
-    puts(txt);
+    report_json_puts(txt, stdout);
     free(txt);
     return 0;
 }

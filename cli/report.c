@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "html.h"
 #include "report.h"
+#include "utf8.h"
 
 /* The shortest "%.Ng" that reads back as exactly v (cJSON's own printing
  * keeps 15 digits, which loses the last bits of a double). */
@@ -74,10 +75,31 @@ const char *report_fmt(double v, char *buf, size_t n)
     return buf;
 }
 
+void report_json_puts(const char *txt, FILE *f)
+{
+    /* cJSON escapes control characters but copies other bytes as they are,
+     * so a name holding invalid UTF-8 would make the document invalid JSON.
+     * Such bytes are all >= 0x80, never JSON syntax: each becomes U+FFFD. */
+    const unsigned char *s = (const unsigned char *)txt;
+    while (*s) {
+        size_t run = 0;
+        unsigned long cp;
+        size_t k;
+        while (s[run] && (k = utf8_decode(s + run, &cp)) > 0) run += k;
+        fwrite(s, 1, run, f);
+        s += run;
+        if (*s) {
+            fputs("\xEF\xBF\xBD", f);
+            s++;
+        }
+    }
+    fputc('\n', f);
+}
+
 void report_print_json(cJSON *root)
 {
     char *txt = cJSON_Print(root);
-    if (txt) puts(txt);
+    if (txt) report_json_puts(txt, stdout);
     free(txt);
     cJSON_Delete(root);
 }

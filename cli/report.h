@@ -7,6 +7,7 @@
 #define ONP_CLI_REPORT_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "onnxparity/compare.h"
 #include "onnxparity/ort.h"
@@ -34,7 +35,12 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
  * Returns 0, or the exit code of a failed page write (after reporting it). */
 int report_emit(cJSON *root, int json, const char *html, const char *label);
 
-/* Print `root` (pretty) to stdout and free it. */
+/* Write the printed JSON `txt` and a newline to f, each byte that is not
+ * valid UTF-8 replaced by U+FFFD (names from files may hold any bytes; a
+ * JSON document must be UTF-8). */
+void report_json_puts(const char *txt, FILE *f);
+
+/* Print `root` (pretty) to stdout, as report_json_puts does, and free it. */
 void report_print_json(cJSON *root);
 
 #endif

@@ -53,7 +53,8 @@ int onp_error_field_prefix(onp_error *e, const char *prefix);
 /* Set `file` if it is still empty.  Returns -1 for chaining. */
 int onp_error_set_file(onp_error *e, const char *file);
 
-/* One line: "FILE: FIELD at byte N: MESSAGE" (parts omitted when unknown).
+/* One line: "FILE: FIELD at byte N: MESSAGE" (parts omitted when unknown);
+ * newlines, CR and tabs become spaces, other control characters '?'.
  * Writes at most n bytes including the NUL; returns `buf`. */
 char *onp_error_format(const onp_error *e, char *buf, size_t n);
 

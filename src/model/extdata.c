@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/model_int.h"
@@ -75,6 +77,11 @@ static int open_nofollow(const char *dir, const char *loc, int *fd_out)
         int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0);
         fd = openat(dfd, part, flags);
         int saved = errno;
+        struct stat st;
+        /* O_NOFOLLOW | O_DIRECTORY on a link to a folder says ENOTDIR */
+        if (fd < 0 && saved == ENOTDIR && !fstatat(dfd, part, &st, AT_SYMLINK_NOFOLLOW) &&
+            S_ISLNK(st.st_mode))
+            saved = ELOOP;
         close(dfd);
         if (fd < 0) {
             free(copy);
@@ -109,14 +116,27 @@ static onp_map *ext_map(onp_model *m, const onp_tensor_view *v, onp_error *e)
     if (open_nofollow(m->dir, v->external.location, &fd)) {
         int err = errno;
         onp_errcode code = err == ELOOP || err == ENOTDIR ? ONP_ERR_INPUT : ONP_ERR_IO;
-        const char *why = err == ELOOP ? "is or passes through a symbolic link" : strerror(err);
+        char why[160];
+        if (err == ELOOP)
+            snprintf(why, sizeof why, "is or passes through a symbolic link");
+        else if (err == EISDIR)
+            snprintf(why, sizeof why, "is a folder, not a file");
+        else
+            snprintf(why, sizeof why, "cannot be opened: %s", strerror(err));
         loc_err(m, v, code, why, e);
         return NULL;
     }
     onp_map *map;
     int rc = onp_map_fd(fd, v->external.location, &map, e);
     close(fd);
-    if (rc) return NULL;
+    if (rc) { /* name the model and the tensor, not only the data file */
+        if (e) {
+            char why[sizeof e->msg];
+            snprintf(why, sizeof why, "%s", e->msg);
+            loc_err(m, v, e->code, why, e);
+        }
+        return NULL;
+    }
     if (m->n_ext == m->cap_ext) {
         size_t cap = m->cap_ext ? 2 * m->cap_ext : 4;
         onp_ext_file *p = realloc(m->ext, cap * sizeof *p);

@@ -71,8 +71,11 @@ static uint32_t typed_wire(int num)
     }
 }
 
+/* One external_data entry.  `seen` collects the keys met so far (bits
+ * 1 location, 2 offset, 4 length): a key given twice is refused, since
+ * readers that keep the first and the last would open different bytes. */
 static int parse_external_entry(const onp_pb_cursor *c, const onp_pb_field *f, onp_arena *a,
-                                onp_tensor_view *v, onp_error *e)
+                                onp_tensor_view *v, unsigned *seen, onp_error *e)
 {
     onp_pb_cursor sc;
     onp_pb_field g;
@@ -99,6 +102,14 @@ static int parse_external_entry(const onp_pb_cursor *c, const onp_pb_field *f, o
         return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_FORMAT,
                          "value holds a NUL byte", e);
 #define KEY_IS(s) (klen == sizeof(s) - 1 && !memcmp(key, s, klen))
+    unsigned bit = KEY_IS("location") ? 1u : KEY_IS("offset") ? 2u : KEY_IS("length") ? 4u : 0u;
+    if (*seen & bit)
+        return field_err(c, f->start, "TensorProto.external_data", ONP_ERR_INPUT,
+                         bit == 1   ? "key 'location' given twice"
+                         : bit == 2 ? "key 'offset' given twice"
+                                    : "key 'length' given twice",
+                         e);
+    *seen |= bit;
     if (KEY_IS("location")) {
         v->external.location = vs;
     } else if (KEY_IS("offset") || KEY_IS("length")) {
@@ -149,6 +160,7 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     if (!v->dims) return onp_error_set(e, ONP_ERR_NOMEM, c->file, NULL, -1, "out of memory");
     v->rank = 0;
     const uint8_t *raw_at = NULL;
+    unsigned ext_seen = 0;
     size_t typed_count[16] = {0};
     const uint8_t *typed_at[16] = {0};
     cur = *c;
@@ -186,7 +198,7 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
             break;
         case ONP_TP_EXTERNAL_DATA:
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "TensorProto.external_data", e)) return -1;
-            if (parse_external_entry(&cur, &f, a, v, e)) return -1;
+            if (parse_external_entry(&cur, &f, a, v, &ext_seen, e)) return -1;
             break;
         case ONP_TP_DATA_LOCATION:
             if (onp_pb_expect(&cur, &f, ONP_WT_VARINT, "TensorProto.data_location", e)) return -1;

@@ -221,10 +221,25 @@ static int parse_decimal(const uint8_t *s, size_t n, size_t *i, uint64_t max, ui
 
 // --- header: values ----------------------------------------------------------
 
+/* Header text quoted in messages: at most 40 bytes, printable ASCII as it
+ * is, anything else (a NUL included, which would end a "%.*s") as \xNN. */
+static const char *shown(const uint8_t *s, size_t n, char *buf, size_t bn)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 40 && k + 5 < bn; i++)
+        if (s[i] >= 0x20 && s[i] < 0x7f)
+            buf[k++] = (char)s[i];
+        else
+            k += (size_t)snprintf(buf + k, bn - k, "\\x%02x", s[i]);
+    buf[k] = '\0';
+    return buf;
+}
+
 /* Fill t from a descr such as "<f4", ">c16", "|S10", "<U5". */
 static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t)
 {
     const char *F = "npy.header.descr";
+    char sb[200];
     size_t i = 0;
     int order = '=';
     if (n && memchr("<>|=", s[0], 4)) order = s[i++];
@@ -233,8 +248,7 @@ static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t)
     uint64_t size = 0;
     size_t j = i + 1;
     if (n > 16 || i >= n || parse_decimal(s, n, &j, NPY_ITEM_MAX, &size) || j != n)
-        return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%.*s'", (int)(n > 40 ? 40 : n),
-                       (const char *)s);
+        return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%s'", shown(s, n, sb, sizeof sb));
     /* from here on n <= 16 */
     int host_big = host_big_endian();
     int big = order == '>' ? 1 : order == '<' ? 0 : host_big;
@@ -260,7 +274,7 @@ static int resolve_descr(cursor *c, const uint8_t *s, size_t n, npy_type *t)
         t->swap = t->unit > 1 && big != host_big;
         return 0;
     }
-    return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%.*s'", (int)n, (const char *)s);
+    return fail_at(c, ONP_ERR_INPUT, F, "unsupported dtype '%s'", shown(s, n, sb, sizeof sb));
 }
 
 static int parse_descr(cursor *c, npy_header *h)
@@ -366,8 +380,9 @@ static int parse_dict(cursor *c, npy_header *h)
         int key = key_index(c->p + at, len);
         if (key < 0) {
             c->i = kpos;
-            return fail_at(c, ONP_ERR_FORMAT, "npy.header", "unexpected key '%.*s'",
-                           (int)(len > 40 ? 40 : len), (const char *)c->p + at);
+            char sb[200];
+            return fail_at(c, ONP_ERR_FORMAT, "npy.header", "unexpected key '%s'",
+                           shown(c->p + at, len, sb, sizeof sb));
         }
         if (seen & (1u << key)) {
             c->i = kpos;

@@ -85,6 +85,15 @@ char *onp_error_format(const onp_error *e, char *buf, size_t n)
     if (e->field[0] || e->offset >= 0) PUT(": ");
     PUT("%s", e->msg[0] ? e->msg : onp_errcode_name(e->code));
 #undef PUT
+    /* One line a terminal shows as it is: file names and fields may come
+     * from files too (an output name in a criteria file, a member name). */
+    for (char *p = buf; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '\n' || ch == '\r' || ch == '\t')
+            *p = ' ';
+        else if (ch < 0x20 || ch == 0x7f)
+            *p = '?';
+    }
     return buf;
 }
 

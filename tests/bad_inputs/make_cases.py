@@ -1,0 +1,879 @@
+#!/usr/bin/python3
+"""make_cases.py — writes the hostile-input suite (issue 7) into a folder.
+
+    /usr/bin/python3 tests/bad_inputs/make_cases.py OUTDIR
+
+Every case gets its own folder OUTDIR/ID/ holding the files it needs, all
+generated here (nothing large is committed; the zip bombs are built in a
+few megabytes at most).  OUTDIR/cases.json is the table the pytest file
+tests/py/test_bad_inputs.py drives, one test per entry:
+
+    id       the case name (also its folder)
+    argv     the command line; "onnxparity" stands for the binary
+    exit     the documented exit code (docs/cli.md)
+    stderr   a regex the one-line error must match (search, not full
+             match): it names the file and the field / byte / member
+    absent   paths that must not exist afterwards (outputs of the command,
+             so a failed command leaves no partial file)
+    valid    for the cases that must succeed on hostile names: each entry
+             {"path", "kind": html|xml|json} must parse and must not carry
+             the hostile text raw (stdout is "-")
+    needs_ort  the case runs ONNX Runtime (check); the test skips it when
+             the library cannot be found
+
+How to add a case: write a function below that builds the files in `d`
+(its own folder) and returns case(...) — or a list of them — and add it to
+CASES at the bottom.  Keep every file small; use the real examples only by
+copying (examples/healthy).
+"""
+import json
+import os
+import pathlib
+import shutil
+import struct
+import sys
+import zipfile
+import zlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HEALTHY = ROOT / "examples" / "healthy"
+
+# --- protobuf wire helpers (hand-rolled so the bytes can be anything) ---------
+
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def fv(num, value):
+    """A varint field."""
+    return varint(num << 3) + varint(value)
+
+
+def fl(num, payload):
+    """A length-delimited field."""
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def tensor(dims, dtype, raw=None, name=None, extra=b""):
+    """TensorProto: dims(1) data_type(2) name(8) raw_data(9)."""
+    out = b"".join(fv(1, d) for d in dims) + fv(2, dtype)
+    if name is not None:
+        out += fl(8, name)
+    if raw is not None:
+        out += fl(9, raw)
+    return out + extra
+
+
+def ext_entry(key, value):
+    return fl(13, fl(1, key) + fl(2, value))  # TensorProto.external_data: StringStringEntryProto
+
+
+def ext_tensor(pairs, dims=(4,), dtype=1, name="w"):
+    """An initializer with data_location = EXTERNAL (field 14 = 1)."""
+    body = b"".join(fv(1, d) for d in dims) + fv(2, dtype) + fl(8, name)
+    body += b"".join(ext_entry(k, v) for k, v in pairs) + fv(14, 1)
+    return body
+
+
+def model(graph_body, ir=8, opset=13):
+    """ModelProto: ir_version(1) opset_import(8) graph(7)."""
+    return fv(1, ir) + fl(8, fl(1, "") + fv(2, opset)) + fl(7, graph_body)
+
+
+def value_info(name, elem=1, dims=(4,)):
+    shape = b"".join(fl(1, fv(1, d)) for d in dims)
+    ttype = fv(1, elem) + fl(2, shape)
+    return fl(1, name) + fl(2, fl(1, ttype))
+
+
+def graph_with_initializer(init_body):
+    return fl(5, init_body) + fl(2, "g") + fl(12, value_info("w"))
+
+
+# --- npy helpers ------------------------------------------------------------------
+
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def npy(header, data, version=(1, 0)):
+    h = header.encode("latin1")
+    lenfmt = "<H" if version[0] == 1 else "<I"
+    pre = 6 + 2 + struct.calcsize(lenfmt)
+    pad = (64 - (pre + len(h) + 1) % 64) % 64
+    h = h + b" " * pad + b"\n"
+    return NPY_MAGIC + bytes(version) + struct.pack(lenfmt, len(h)) + h + data
+
+
+def npy_f4(n=4):
+    return npy("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n, b"\0" * (4 * n))
+
+
+# --- the table --------------------------------------------------------------------
+
+
+def case(cid, argv, code, regex, absent=(), valid=(), needs_ort=False):
+    return {"id": cid, "argv": [str(a) for a in argv], "exit": code, "stderr": regex,
+            "absent": [str(a) for a in absent], "valid": list(valid), "needs_ort": needs_ort}
+
+
+def w(path, data):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+# --- external data -----------------------------------------------------------------
+
+
+def ext_model(d, pairs, dims=(4,)):
+    m = w(d / "model" / "m.onnx", model(graph_with_initializer(ext_tensor(pairs, dims))))
+    w(d / "secret.bin", b"\0" * 16)
+    w(d / "model" / "w.bin", b"\0" * 16)
+    return m
+
+
+def inspect(cid, d, pairs, code, regex, dims=(4,)):
+    m = ext_model(d, pairs, dims)
+    return case(cid, ["onnxparity", "inspect", m], code, regex)
+
+
+EXT_LOC = r"m\.onnx: .*external_data.*location"
+
+
+def c_ext_dotdot(d):
+    return inspect("ext_dotdot", d, [("location", "../secret.bin"), ("length", "16")], 2, EXT_LOC)
+
+
+def c_ext_a_dotdot(d):
+    (d / "model" / "a").mkdir(parents=True)
+    return inspect("ext_a_dotdot", d, [("location", "a/../../secret.bin")], 2, EXT_LOC)
+
+
+def c_ext_absolute(d):
+    return inspect("ext_absolute", d, [("location", str(d / "secret.bin"))], 2, EXT_LOC)
+
+
+def c_ext_backslash(d):
+    return inspect("ext_backslash", d, [("location", "..\\secret.bin")], 2, EXT_LOC)
+
+
+def c_ext_empty_location(d):
+    return inspect("ext_empty_location", d, [("location", "")], 2, EXT_LOC)
+
+
+def c_ext_ort_mem_addr(d):
+    return inspect("ext_ort_mem_addr", d, [("location", "*/_ORT_MEM_ADDR_/*"), ("offset", "4096")],
+                   2, EXT_LOC + ".*_ORT_MEM_ADDR_")
+
+
+def c_ext_symlink_file(d):
+    c = inspect("ext_symlink_file", d, [("location", "link.bin")], 2, EXT_LOC + ".*symbolic link")
+    os.symlink("../secret.bin", d / "model" / "link.bin")
+    return c
+
+
+def c_ext_symlink_dir(d):
+    c = inspect("ext_symlink_dir", d, [("location", "sub/secret.bin")], 2,
+                EXT_LOC + ".*symbolic link")
+    os.symlink("..", d / "model" / "sub")
+    return c
+
+
+def c_ext_duplicate_location(d):
+    # a reader keeping the first and one keeping the last would open different files
+    return inspect("ext_duplicate_location", d, [("location", "w.bin"), ("location", "../secret.bin")],
+                   2, r"m\.onnx: .*external_data at byte \d+: key 'location' given twice")
+
+
+def c_ext_duplicate_offset(d):
+    return inspect("ext_duplicate_offset", d, [("location", "w.bin"), ("offset", "0"), ("offset", "8")],
+                   2, r"m\.onnx: .*external_data at byte \d+: key 'offset' given twice")
+
+
+def c_ext_offset_past_end(d):
+    return inspect("ext_offset_past_end", d, [("location", "w.bin"), ("offset", "8"), ("length", "16")],
+                   3, r"m\.onnx: .*external_data.*(offset|length)")
+
+
+def c_ext_offset_wraps(d):
+    # offset + 16 wraps around 2^64 to 8: inside the 16-byte file if added naively
+    return inspect("ext_offset_wraps", d,
+                   [("location", "w.bin"), ("offset", str((1 << 64) - 8)), ("length", "16")],
+                   3, r"m\.onnx: .*external_data.*offset")
+
+
+def c_ext_offset_int64_wraps(d):
+    return inspect("ext_offset_int64_wraps", d,
+                   [("location", "w.bin"), ("offset", str((1 << 63) - 8)), ("length", "16")],
+                   3, r"m\.onnx: .*external_data.*offset")
+
+
+def c_ext_offset_negative(d):
+    return inspect("ext_offset_negative", d, [("location", "w.bin"), ("offset", "-8")], 3,
+                   r"m\.onnx: .*external_data.*offset")
+
+
+def c_ext_length_mismatch(d):
+    return inspect("ext_length_mismatch", d, [("location", "w.bin"), ("length", "12")], 3,
+                   r"m\.onnx: .*external_data.*length")
+
+
+def c_ext_missing_file(d):
+    return inspect("ext_missing_file", d, [("location", "nothere.bin")], 3,
+                   r"m\.onnx: .*external_data.*nothere\.bin")
+
+
+def c_ext_location_is_dir(d):
+    (d / "model" / "sub").mkdir(parents=True)
+    return inspect("ext_location_is_dir", d, [("location", "sub")], 2,
+                   EXT_LOC + r".*'sub' is a folder")
+
+
+# --- TensorProto (.pb) through convert ------------------------------------------------
+
+
+def convert(cid, d, fname, data, code, regex, out="out.npy"):
+    p = w(d / fname, data)
+    o = d / out
+    return case(cid, ["onnxparity", "convert", p, o], code, regex, absent=[o])
+
+
+def c_pb_negative_dim(d):
+    return convert("pb_negative_dim", d, "t.pb", tensor([2, -3 & ((1 << 64) - 1)], 1, b""), 3,
+                   r"t\.pb: TensorProto\.dims.*negative")
+
+
+def c_pb_dims_overflow(d):
+    return convert("pb_dims_overflow_int64", d, "t.pb", tensor([1 << 62, 4, 3], 1, b"\0" * 4), 3,
+                   r"t\.pb: TensorProto\.dims.*overflow")
+
+
+def c_pb_dims_overflow_bytes(d):
+    # product fits int64, product x 8 bytes does not
+    return convert("pb_dims_overflow_bytes", d, "t.pb", tensor([1 << 61, 2], 11, b"\0" * 8), 3,
+                   r"t\.pb: TensorProto\.(dims|raw_data).*")
+
+
+def c_pb_raw_short(d):
+    return convert("pb_raw_short", d, "t.pb", tensor([2, 3], 1, b"\0" * 20), 3,
+                   r"t\.pb: TensorProto\.raw_data at byte \d+: 20 bytes")
+
+
+def c_pb_raw_long(d):
+    return convert("pb_raw_long", d, "t.pb", tensor([2, 3], 1, b"\0" * 28), 3,
+                   r"t\.pb: TensorProto\.raw_data at byte \d+: 28 bytes")
+
+
+def c_pb_raw_scalar_long(d):
+    return convert("pb_raw_scalar_long", d, "t.pb", tensor([], 1, b"\0" * 8), 3,
+                   r"t\.pb: TensorProto\.raw_data at byte \d+: 8 bytes")
+
+
+def c_pb_raw_scalar_short(d):
+    return convert("pb_raw_scalar_short", d, "t.pb", tensor([], 11, b"\0" * 4), 3,
+                   r"t\.pb: TensorProto\.raw_data at byte \d+: 4 bytes")
+
+
+def c_pb_f16_int32_packed_pairs(d):
+    # four float16 values packed two per int32: int32_data holds one per element
+    body = fv(1, 4) + fv(2, 10) + fl(5, varint(0x3C003C00) + varint(0x3C003C00))
+    return convert("pb_f16_int32_data_pairs", d, "t.pb", body, 3,
+                   r"t\.pb: TensorProto\.int32_data.*2")
+
+
+def c_pb_f16_int32_too_many(d):
+    body = fv(1, 2) + fv(2, 10) + fl(5, b"".join(varint(0x3C00) for _ in range(3)))
+    return convert("pb_f16_int32_data_extra", d, "t.pb", body, 3, r"t\.pb: TensorProto\.int32_data.*3")
+
+
+def c_pb_varint_11(d):
+    return convert("pb_varint_11_bytes", d, "t.pb", b"\x08" + b"\xff" * 10 + b"\x01", 3,
+                   r"t\.pb: .*at byte \d+: .*varint")
+
+
+def c_pb_varint_10th_big(d):
+    return convert("pb_varint_10th_byte_over_1", d, "t.pb", b"\x08" + b"\xff" * 9 + b"\x7f", 3,
+                   r"t\.pb: .*at byte \d+: .*varint")
+
+
+def c_pb_truncated_len(d):
+    return convert("pb_truncated_length", d, "t.pb", tensor([4], 1, b"\0" * 16)[:-3], 3,
+                   r"t\.pb: .*at byte \d+")
+
+
+def c_pb_typed_wrong_field(d):
+    body = fv(1, 2) + fv(2, 7) + fl(4, struct.pack("<2f", 1, 2))  # float_data on int64
+    return convert("pb_typed_wrong_field", d, "t.pb", body, 3, r"t\.pb: TensorProto\.float_data")
+
+
+def c_pb_raw_and_typed(d):
+    body = tensor([2], 1, b"\0" * 8) + fl(4, struct.pack("<2f", 1, 2))
+    return convert("pb_raw_and_typed", d, "t.pb", body, 3, r"t\.pb: TensorProto\.(raw_data|float_data)")
+
+
+def c_pb_external_fixture(d):
+    body = tensor([4], 1, None, name="x") + ext_entry("location", "../../etc/passwd") + fv(14, 1)
+    return convert("pb_external_in_fixture", d, "t.pb", body, 2,
+                   r"t\.pb: TensorProto\.(external_data|data_location)")
+
+
+def c_pb_empty_is_scalar_without_data(d):
+    return convert("pb_empty_file", d, "t.pb", b"", 3, r"t\.pb: ")
+
+
+def c_pb_group_wire_type(d):
+    return convert("pb_group_wire_type", d, "t.pb", b"\x0b\x0c", 3, r"t\.pb: .*at byte \d+: .*wire type")
+
+
+def c_pb_field_zero(d):
+    return convert("pb_field_number_0", d, "t.pb", b"\x00\x01", 3, r"t\.pb: .*at byte \d+: .*field")
+
+
+# --- models (inspect, expose, extract) --------------------------------------------------
+
+
+def deep_if(depth):
+    g = fl(2, "g")
+    for _ in range(depth):
+        attr = fl(1, "then_branch") + fv(20, 5) + fl(6, g)
+        node = fl(4, "If") + fl(5, attr)
+        g = fl(1, node)
+    return g
+
+
+def c_model_deep_subgraphs(d):
+    m = w(d / "m.onnx", model(deep_if(10000)))
+    o = d / "out.onnx"
+    return [case("model_deep_subgraphs_10000", ["onnxparity", "inspect", m], 3,
+                 r"m\.onnx: .*at byte \d+: .*deep"),
+            case("expose_deep_subgraphs_10000", ["onnxparity", "expose", m, o, "--all"], 3,
+                 r"m\.onnx: .*at byte \d+: .*deep", absent=[o])]
+
+
+def c_model_deep_types(d):
+    t = fl(1, fv(1, 1))  # TypeProto.tensor_type {elem_type: float}
+    for _ in range(10000):
+        t = fl(4, fl(1, t))  # TypeProto.sequence_type {elem_type: t}
+    vi = fl(1, "x") + fl(2, t)
+    m = w(d / "m.onnx", model(fl(2, "g") + fl(11, vi)))
+    return case("model_deep_types_10000", ["onnxparity", "inspect", m], 3,
+                r"m\.onnx: .*at byte \d+: .*deep")
+
+
+def c_model_lfs(d):
+    m = w(d / "m.onnx", "version https://git-lfs.github.com/spec/v1\n"
+          "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+    return case("model_git_lfs_pointer", ["onnxparity", "inspect", m], 3, r"m\.onnx: .*Git LFS")
+
+
+def c_model_empty(d):
+    m = w(d / "m.onnx", b"")
+    return case("model_empty", ["onnxparity", "inspect", m], 3, r"m\.onnx: .*empty")
+
+
+def c_model_truncated(d):
+    data = (HEALTHY / "model.onnx").read_bytes()
+    m = w(d / "m.onnx", data[: len(data) // 2 + 7])
+    o = d / "out.onnx"
+    return [case("model_truncated_real", ["onnxparity", "inspect", m], 3, r"m\.onnx: .*at byte \d+"),
+            case("extract_truncated_real", ["onnxparity", "extract", m, o, "--inputs", "input",
+                                            "--outputs", "logits"], 3, r"m\.onnx: .*at byte \d+",
+                 absent=[o])]
+
+
+def c_model_dir(d):
+    (d / "m.onnx").mkdir(parents=True)
+    o = d / "out.onnx"
+    return case("model_is_directory", ["onnxparity", "expose", d / "m.onnx", o, "--all"], 2,
+                r"m\.onnx: is a folder", absent=[o])
+
+
+def c_model_missing(d):
+    d.mkdir(parents=True, exist_ok=True)
+    return case("model_nonexistent", ["onnxparity", "inspect", d / "nothere.onnx"], 3,
+                r"nothere\.onnx: ")
+
+
+def c_model_init_negative_dim(d):
+    init = tensor([4, -1 & ((1 << 64) - 1)], 1, b"", name="w")
+    m = w(d / "m.onnx", model(graph_with_initializer(init)))
+    return case("model_initializer_negative_dim", ["onnxparity", "inspect", m], 3,
+                r"m\.onnx: .*dims.*negative")
+
+
+def c_model_init_dims_overflow(d):
+    init = tensor([1 << 40, 1 << 40], 1, b"\0" * 4, name="w")
+    m = w(d / "m.onnx", model(graph_with_initializer(init)))
+    return case("model_initializer_dims_overflow", ["onnxparity", "inspect", m], 3,
+                r"m\.onnx: .*dims.*overflow")
+
+
+def c_model_init_raw_short(d):
+    init = tensor([4], 1, b"\0" * 15, name="w")
+    m = w(d / "m.onnx", model(graph_with_initializer(init)))
+    return case("model_initializer_raw_short", ["onnxparity", "inspect", m], 3,
+                r"m\.onnx: .*raw_data.*15 bytes")
+
+
+# --- .npy ---------------------------------------------------------------------------------
+
+
+def c_npy_bad_magic(d):
+    return convert("npy_bad_magic", d, "t.npy", b"\x93NUMPX\x01\x00" + b"\0" * 120, 3,
+                   r"t\.npy: npy.* at byte 0", out="out.pb")
+
+
+def c_npy_bad_version(d):
+    data = bytearray(npy_f4())
+    data[6] = 9
+    return convert("npy_bad_version", d, "t.npy", bytes(data), 3, r"t\.npy: npy.*at byte 6.*version",
+                   out="out.pb")
+
+
+def c_npy_4gib_header(d):
+    # 12 bytes: magic, version 3.0, header length 0xFFFFFFFF
+    return convert("npy_header_4gib_in_12_bytes", d, "t.npy", NPY_MAGIC + b"\x03\x00" + b"\xff" * 4, 3,
+                   r"t\.npy: npy.*at byte 8", out="out.pb")
+
+
+def c_npy_extra_key(d):
+    return convert("npy_extra_header_key", d, "t.npy",
+                   npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1, }", b"\0" * 4), 3,
+                   r"t\.npy: npy\.header.*at byte \d+", out="out.pb")
+
+
+def c_npy_missing_key(d):
+    return convert("npy_missing_header_key", d, "t.npy", npy("{'descr': '<f4', 'shape': (1,), }", b"\0" * 4),
+                   3, r"t\.npy: npy\.header.*fortran_order", out="out.pb")
+
+
+def c_npy_object(d):
+    return convert("npy_object_dtype", d, "t.npy",
+                   npy("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", b"\x80\x04N."), 2,
+                   r"t\.npy: npy\.header.*descr.*object", out="out.pb")
+
+
+def c_npy_truncated(d):
+    return convert("npy_truncated_data", d, "t.npy",
+                   npy("{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", b"\0" * 12), 3,
+                   r"t\.npy: npy\.data.*12", out="out.pb")
+
+
+def c_npy_trailing(d):
+    return convert("npy_trailing_data", d, "t.npy",
+                   npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", b"\0" * 12), 3,
+                   r"t\.npy: npy\.data at byte \d+: 4 trailing", out="out.pb")
+
+
+def c_npy_negative_shape(d):
+    return convert("npy_negative_dim", d, "t.npy",
+                   npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", b""), 3,
+                   r"t\.npy: npy\.header.*shape", out="out.pb")
+
+
+def c_npy_shape_overflow(d):
+    return convert("npy_dims_overflow", d, "t.npy",
+                   npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }",
+                       b"\0" * 8), 3, r"t\.npy: npy\.header.*shape.*overflow", out="out.pb")
+
+
+def c_npy_structured(d):
+    return convert("npy_structured_dtype", d, "t.npy",
+                   npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", b"\0" * 4),
+                   2, r"t\.npy: npy\.header\.descr at byte \d+: structured", out="out.pb")
+
+
+def c_npy_empty(d):
+    return convert("npy_empty_file", d, "t.npy", b"", 3, r"t\.npy: npy\.magic at byte 0", out="out.pb")
+
+
+def c_npy_nul_in_header(d):
+    return convert("npy_control_chars_in_header", d, "t.npy",
+                   npy("{'descr': '<f4\x00\x1b[31m', 'fortran_order': False, 'shape': (1,), }", b"\0" * 4), 2,
+                   r"t\.npy: npy\.header\.descr at byte \d+: .*'<f4\\x00\\x1b\[31m'", out="out.pb")
+
+
+# --- .npz -------------------------------------------------------------------------------------
+
+
+def zip_with(entries, compress=zipfile.ZIP_STORED):
+    """entries: [(name, bytes)] written without any name policy."""
+    import io
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w", compress) as z:
+        for name, data in entries:
+            zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.compress_type = compress
+            z.writestr(zi, data)
+    return bytearray(bio.getvalue())
+
+
+def patch_sizes(buf, name, comp=None, size=None):
+    """Rewrite the sizes of member `name` in its local header and central record."""
+    nb = name.encode()
+    i = 0
+    while True:
+        i = buf.find(b"PK\x03\x04", i)
+        if i < 0:
+            break
+        if buf[i + 30:i + 30 + len(nb)] == nb:
+            if comp is not None:
+                struct.pack_into("<I", buf, i + 18, comp)
+            if size is not None:
+                struct.pack_into("<I", buf, i + 22, size)
+        i += 4
+    i = 0
+    while True:
+        i = buf.find(b"PK\x01\x02", i)
+        if i < 0:
+            break
+        if buf[i + 46:i + 46 + len(nb)] == nb:
+            if comp is not None:
+                struct.pack_into("<I", buf, i + 20, comp)
+            if size is not None:
+                struct.pack_into("<I", buf, i + 24, size)
+        i += 4
+    return buf
+
+
+def npz_case(cid, d, data, code, regex):
+    return convert(cid, d, "t.npz", bytes(data), code, regex)
+
+
+def c_npz_bomb_understated(d):
+    # 64 MiB of zeros (about 64 KiB deflated) whose headers declare 200 bytes
+    payload = npy_f4(16 << 20)
+    buf = zip_with([("x.npy", payload)], zipfile.ZIP_DEFLATED)
+    patch_sizes(buf, "x.npy", size=200)
+    return npz_case("npz_bomb_understated", d, buf, 3, r"t\.npz: npz\.member.*x\.npy.*inflates past.*200")
+
+
+def c_npz_bomb_over_cap(d):
+    # a zip64 member declaring 17 GiB, more than the 16 GiB cap: refused before inflating
+    big = 17 << 30
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stream = comp.compress(npy_f4(1 << 20)) + comp.flush()
+    name = b"x.npy"
+    z64 = struct.pack("<HHQQ", 1, 16, big, len(stream))
+    crc = 0
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, 8, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                        len(name), len(z64)) + name + z64
+    cd_extra = struct.pack("<HHQQ", 1, 16, big, len(stream))
+    cd = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, 8, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                     len(name), len(cd_extra), 0, 0, 0, 0, 0) + name + cd_extra
+    body = local + stream
+    cd_off = len(body)
+    eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(cd), cd_off, 0)
+    return npz_case("npz_bomb_over_cap", d, body + cd + eocd, 2, r"t\.npz: npz\.member.*x\.npy.*over the limit")
+
+
+def c_npz_zip64_inconsistent(d):
+    buf = zip_with([("x.npy", npy_f4())])
+    eocd = buf.rfind(b"PK\x05\x06")
+    cd_off = struct.unpack_from("<I", buf, eocd + 16)[0]
+    cd_size = struct.unpack_from("<I", buf, eocd + 12)[0]
+    # a zip64 end record + locator that disagree with the classic end record
+    z64 = struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, 7, 7, cd_size, cd_off + 1000)
+    loc = struct.pack("<IIQI", 0x07064B50, 0, eocd, 1)
+    end = bytearray(buf[eocd:])
+    struct.pack_into("<HH", end, 8, 0xFFFF, 0xFFFF)
+    struct.pack_into("<I", end, 16, 0xFFFFFFFF)
+    data = bytes(buf[:eocd]) + z64 + loc + bytes(end)
+    return npz_case("npz_zip64_inconsistent", d, data, 3, r"t\.npz: npz")
+
+
+def c_npz_dotdot(d):
+    return npz_case("npz_member_dotdot", d, zip_with([("../x.npy", npy_f4())]), 2,
+                    r"t\.npz: npz\.member at byte \d+: .*\.\.")
+
+
+def c_npz_nul(d):
+    # Python's zipfile cuts names at a NUL: write "a_b.npy", then patch the byte
+    buf = zip_with([("a_b.npy", npy_f4())])
+    for sig, at in ((b"PK\x03\x04", 30), (b"PK\x01\x02", 46)):
+        i = buf.find(sig)
+        assert buf[i + at:i + at + 7] == b"a_b.npy"
+        buf[i + at + 1] = 0
+    return npz_case("npz_member_nul", d, buf, 2, r"t\.npz: npz\.member at byte \d+: .*a\\x00b\.npy.*NUL")
+
+
+def c_npz_control_chars(d):
+    # the member name reaches the message: still one line, no terminal escapes
+    return npz_case("npz_member_control_chars", d,
+                    zip_with([("a\nb\x1b[31m\r.npy", b"\x93NUMPY\x01\x00\xff\xff")]), 3,
+                    r"t\.npz:a b\?\[31m : npz\.member\.npy\.header_len at byte 8")
+
+
+def c_pb_name_control_chars(d):
+    return convert("pb_name_control_chars", d, "t.pb", tensor([2], 1, b"\0" * 4, name="a\nb\x1b[31m\r"), 3,
+                   r"t\.pb: TensorProto\.raw_data at byte \d+: .*\(tensor 'a b\?\[31m '\)")
+
+
+def c_npz_dup(d):
+    return npz_case("npz_member_duplicate", d, zip_with([("x.npy", npy_f4()), ("x.npy", npy_f4(2))]), 2,
+                    r"t\.npz: npz\.member.*duplicate.*x\.npy")
+
+
+def c_npz_absolute(d):
+    return npz_case("npz_member_absolute", d, zip_with([("/x.npy", npy_f4())]), 2,
+                    r"t\.npz: npz\.member at byte \d+: .*absolute")
+
+
+def c_npz_garbage(d):
+    return npz_case("npz_not_a_zip", d, b"PK\x03\x04" + b"\xff" * 60, 3, r"t\.npz: npz")
+
+
+def c_npz_empty(d):
+    return npz_case("npz_empty_file", d, b"", 3, r"t\.npz: npz.*empty")
+
+
+def c_npz_bad_member(d):
+    return npz_case("npz_member_bad_npy", d, zip_with([("x.npy", b"\x93NUMPY\x01\x00\xff\xff")]), 3,
+                    r"t\.npz:x: npz\.member.*npy")
+
+
+# --- other paths -----------------------------------------------------------------------------
+
+
+def c_convert_dir(d):
+    (d / "t.npy").mkdir(parents=True)
+    o = d / "out.pb"
+    return case("convert_input_is_directory", ["onnxparity", "convert", d / "t.npy", o], 2,
+                r"t\.npy: is a folder",
+                absent=[o])
+
+
+def c_convert_missing(d):
+    d.mkdir(parents=True, exist_ok=True)
+    o = d / "out.pb"
+    return case("convert_input_nonexistent", ["onnxparity", "convert", d / "nothere.npy", o], 3,
+                r"nothere\.npy: ", absent=[o])
+
+
+def c_convert_out_dir_missing(d):
+    p = w(d / "t.npy", npy_f4())
+    o = d / "nodir" / "out.pb"
+    return case("convert_output_folder_missing", ["onnxparity", "convert", p, o], 3, r"out\.pb: ",
+                absent=[o])
+
+
+# --- JSON: parity.json, criteria, report and merge inputs -------------------------------------------
+
+DEEP_JSON = "[" * 10000 + "]" * 10000
+NAN_JSON = '{"schema": "onnxparity.capture/1", "deterministic": NaN}'
+BAD_UTF8 = b'{"schema": "onnxparity.capture/1", "warnings": [{"category": "TracerWarning", "message": "\xff\xfe bad \xc3", "file": "m\xe9.py", "line": 3}]}'
+
+
+def bundle(d, parity=None):
+    b = d / "bundle"
+    shutil.copytree(HEALTHY, b, ignore=shutil.ignore_patterns("intermediates"))
+    if parity is not None:
+        w(b / "parity.json", parity)
+    return b
+
+
+def c_parity_nan(d):
+    b = bundle(d, NAN_JSON)
+    return case("parity_json_nan", ["onnxparity", "lint", b], 3, r"parity\.json: at byte \d+: not valid JSON")
+
+
+def c_parity_deep(d):
+    b = bundle(d, DEEP_JSON)
+    return case("parity_json_deep_nesting", ["onnxparity", "lint", b], 3,
+                r"parity\.json: at byte \d+: not valid JSON")
+
+
+def c_parity_utf8(d):
+    b = bundle(d, BAD_UTF8)
+    return case("parity_json_invalid_utf8", ["onnxparity", "lint", b, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+CRIT = {"schema": "onnxparity.criteria/1", "fixtures": 3, "lint_clean": [],
+        "outputs": {"logits": {"rtol": 1e-4, "atol": 1e-5, "top1_min": None, "mismatch_frac_max": 0,
+                               "shapes": [], "max_abs": None, "needed_rtol": None, "needed_atol": None}}}
+
+
+def gate(cid, d, text, code, regex):
+    b = bundle(d)
+    c = w(d / "c.json", text)
+    j = d / "gate.xml"
+    return case(cid, ["onnxparity", "gate", b, "--criteria", c, "--junit", j], code, regex, absent=[j])
+
+
+def c_crit_nan(d):
+    return gate("criteria_nan", d, json.dumps(CRIT).replace('"max_abs": null', '"max_abs": NaN'), 2,
+                r"c\.json: at byte \d+: not valid JSON")
+
+
+def c_crit_big_number(d):
+    return gate("criteria_overflowing_number", d, json.dumps(CRIT).replace('"max_abs": null', '"max_abs": 1e999'),
+                2, r"c\.json: outputs\.logits\.max_abs: not a finite number")
+
+
+def c_crit_deep(d):
+    return gate("criteria_deep_nesting", d, '{"schema": ' + DEEP_JSON + "}", 2, r"c\.json: at byte \d+: not valid JSON")
+
+
+def c_crit_utf8(d):
+    crit = json.dumps(CRIT).encode().replace(b'"logits"', b'"logits\xff\xc0"')
+    crit = crit.replace(b'"max_abs": null', b'"max_abs": "x"')
+    return gate("criteria_invalid_utf8", d, crit, 2, r"c\.json: (at byte \d+|outputs\.logits.*)")
+
+
+def c_crit_name_newline(d):
+    crit = json.dumps(CRIT).replace('"logits"', '"lo\\ngits\\u001b[2J"').replace('"max_abs": null', '"max_abs": -1')
+    return gate("criteria_name_control_chars", d, crit, 2,
+                r"c\.json: outputs\.lo gits\?\[2J\.max_abs: not a finite number")
+
+
+def c_crit_wrong_type(d):
+    return gate("criteria_wrong_type", d, json.dumps(CRIT).replace('"fixtures": 3', '"fixtures": -1'), 2,
+                r"c\.json: fixtures: ")
+
+
+HOSTILE = "</script><script>alert(1)</script>\x01\x1b[31m\u2028'\"&"
+
+
+def check_doc(name):
+    metrics = {"shape_ok": True, "dtype_ok": True, "rtol": 1e-4, "atol": 1e-5, "count": 2,
+               "mismatches": 0, "mismatch_frac": 0, "max_abs": 0, "max_rel": 0, "cosine": 1,
+               "needed_rtol": 0, "needed_atol": 0, "histogram": [2] + [0] * 11}
+    out = dict(name=name, dtype="float32", shape=[2], **metrics)
+    out["pass"] = True
+    return {"schema": "onnxparity.check/1", "verdict": "pass", "model": name + ".onnx",
+            "environment": {"onnxparity": name, "ort_version": "1.29.0", "provider": name},
+            "fixtures": [{"index": 0, "dir": name, "status": "pass", "outputs": [out]}],
+            "summary": {"fixtures": 1, "fixtures_failed": 0, "outputs_compared": 1, "outputs_failed": 0},
+            "causes": [{"id": name, "confidence": "high", "node": name, "evidence": [name], "fix": name}],
+            "first_divergent": {"node": name, "op_type": name, "output": name, "module": name}}
+
+
+def report(cid, d, data, code, regex, name="r.json"):
+    p = w(d / name, data)
+    h = d / "r.html"
+    return case(cid, ["onnxparity", "report", p, "--html", h], code, regex, absent=[h])
+
+
+def c_report_nan(d):
+    return report("report_nan", d, json.dumps(check_doc("y")).replace('"max_abs": 0', '"max_abs": NaN'), 2,
+                  r"r\.json: at byte \d+: not a JSON document")
+
+
+def c_report_deep(d):
+    return report("report_deep_nesting", d, '{"schema": "onnxparity.check/1", "x": ' + DEEP_JSON + "}", 2,
+                  r"r\.json: at byte \d+: not a JSON document")
+
+
+def c_report_empty(d):
+    return report("report_empty_file", d, b"", 2, r"r\.json: at byte 0: not a JSON document")
+
+
+def c_report_dir(d):
+    (d / "r.json").mkdir(parents=True)
+    h = d / "r.html"
+    return case("report_input_is_directory", ["onnxparity", "report", d / "r.json", "--html", h], 3,
+                r"r\.json: ", absent=[h])
+
+
+def c_report_hostile_names(d):
+    p = w(d / "r.json", json.dumps(check_doc(HOSTILE)))
+    h = d / "r.html"
+    return case("report_hostile_names", ["onnxparity", "report", p, "--html", h], 0, None,
+                valid=[{"path": str(h), "kind": "html"}])
+
+
+def c_report_invalid_utf8(d):
+    doc = json.dumps(check_doc("NAME")).encode().replace(b"NAME", b"y\xff\xc3(\xed\xa0\x80z")
+    p = w(d / "r.json", doc)
+    h = d / "r.html"
+    return case("report_invalid_utf8_names", ["onnxparity", "report", p, "--html", h], 0, None,
+                valid=[{"path": str(h), "kind": "html"}])
+
+
+def c_merge_nan(d):
+    p = w(d / "a.json", json.dumps(check_doc("y")).replace('"max_abs": 0', '"max_abs": NaN'))
+    return case("merge_nan", ["onnxparity", "merge", p, p], 3, r"a\.json: at byte \d+")
+
+
+def c_merge_deep(d):
+    p = w(d / "a.json", DEEP_JSON)
+    return case("merge_deep_nesting", ["onnxparity", "merge", p, p], 3, r"a\.json: at byte \d+")
+
+
+# --- hostile names reaching every report of check (needs ONNX Runtime) ------------------------------
+
+
+def identity_bundle(d, out_name):
+    """A bundle whose one Identity node's output has a hostile name."""
+    node = fl(1, "x") + fl(2, out_name) + fl(3, out_name) + fl(4, "Identity")
+    g = fl(1, node) + fl(2, "g") + fl(11, value_info("x")) + fl(12, value_info(out_name))
+    b = d / "bundle"
+    w(b / "model.onnx", model(g))
+    w(b / "test_data_set_0" / "input_0.pb", tensor([4], 1, struct.pack("<4f", 1, 2, 3, 4), name="x"))
+    w(b / "test_data_set_0" / "output_0.pb", tensor([4], 1, struct.pack("<4f", 1, 2, 3, 5), name=out_name))
+    return b
+
+
+def c_check_hostile_names(d):
+    b = identity_bundle(d, HOSTILE.encode() + b"\xff")
+    h, j, s = d / "c.html", d / "c.xml", d / "c.sarif"
+    return case("check_hostile_names_in_reports",
+                ["onnxparity", "check", b, "--format", "json", "--html", h, "--junit", j, "--sarif", s], 1,
+                None, valid=[{"path": "-", "kind": "json"}, {"path": str(h), "kind": "html"},
+                             {"path": str(j), "kind": "xml"}, {"path": str(s), "kind": "json"}],
+                needs_ort=True)
+
+
+def c_check_truncated_model(d):
+    b = bundle(d)
+    data = (b / "model.onnx").read_bytes()
+    (b / "model.onnx").write_bytes(data[: len(data) // 3])
+    h, j, s = d / "c.html", d / "c.xml", d / "c.sarif"
+    return case("check_truncated_model_no_outputs",
+                ["onnxparity", "check", b, "--format", "json", "--html", h, "--junit", j, "--sarif", s], 3,
+                r"model\.onnx: .*at byte \d+", absent=[h, j, s], needs_ort=True)
+
+
+def c_check_fixture_bad(d):
+    b = bundle(d)
+    (b / "test_data_set_1" / "output_0.pb").write_bytes(tensor([1, 10], 1, b"\0" * 12))
+    h, j = d / "c.html", d / "c.xml"
+    return case("check_fixture_raw_short",
+                ["onnxparity", "check", b, "--html", h, "--junit", j], 3,
+                r"output_0\.pb: TensorProto\.raw_data at byte \d+: 12 bytes", absent=[h, j], needs_ort=True)
+
+
+CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_cases.py OUTDIR")
+    out = pathlib.Path(sys.argv[1]).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    table = []
+    for fn in CASES:
+        d = out / fn.__name__[2:]
+        d.mkdir()
+        got = fn(d)
+        table.extend(got if isinstance(got, list) else [got])
+    ids = [c["id"] for c in table]
+    assert len(ids) == len(set(ids)), "duplicate case ids"
+    (out / "cases.json").write_text(json.dumps(table, indent=1))
+    print(f"{len(table)} cases in {out}")
+
+
+if __name__ == "__main__":
+    main()
