@@ -2,17 +2,21 @@
  * cmd_sweep.c — `onnxparity sweep TARGET`: every fixture at every ONNX
  * Runtime optimization level (disable, basic, extended, layout, all), one
  * session per level, fixtures read once, each fixture run twice per level
- * (determinism).  Prints a level x output matrix of max_abs against the
- * eager truth.  When `all` breaks parity that `disable` keeps, names the
- * optimizer whose disabling (optimization.disable_specified_optimizers)
- * restores it (src/probe/probe.c).  Only the providers the library offers
- * can be swept; a CPU-only build says so.
+ * (determinism), for every provider of --providers and every library of
+ * --ort-lib (the matrix: libraries x providers x levels).  Prints a level x
+ * output matrix of max_abs against the eager truth per configuration.  When
+ * `all` breaks parity that `disable` keeps, names the optimizer whose
+ * disabling (optimization.disable_specified_optimizers) restores it; where a
+ * level breaks parity (or everywhere with --diff-graphs), diffs the graphs
+ * ORT optimized (src/probe/probe.c, src/probe/graphdiff.c).  A provider the
+ * library lacks, or whose session cannot be created, is a configuration
+ * marked unavailable, not a failure.
  *
  * Also home of the sweep's JSON and text writers, which diagnose reuses.
  *
- * Exit: 0 every level passes; 1 a level fails (or cannot open the model);
- * 2 bad usage or no fixtures; 3 unreadable files; 4 ONNX Runtime cannot
- * load the model at any level.
+ * Exit: 0 every available configuration passes at every level; 1 one fails;
+ * 2 bad usage or no fixtures; 3 unreadable files; 4 an ORT library cannot
+ * be loaded, or no configuration can open the model at any level.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -27,11 +31,20 @@
 #include "ortopts.h"
 #include "report.h"
 
+#define MAX_LIBS 8
+#define MAX_PROVIDERS 16
+
 typedef struct opts {
     cli_ort ort;
     const char *target;
     double rtol, atol;
     int no_search;
+    int diff_graphs;            /* --diff-graphs */
+    const char *save_dir;       /* --save-optimized DIR */
+    const char *libs[MAX_LIBS]; /* --ort-lib, repeatable */
+    size_t n_libs;
+    const char *providers[MAX_PROVIDERS]; /* --providers, repeatable, comma lists */
+    size_t n_providers;
     cli_format fmt;
     int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
@@ -41,13 +54,41 @@ static int parse_args(int argc, char **argv, opts *o)
     cli_ort_init(&o->ort);
     o->rtol = o->atol = -1;
     for (int i = 1; i < argc; i++) {
-        int r = cli_ort_opt(&o->ort, argc, argv, &i);
+        const char *v;
+        int r;
+        /* sweep's own meaning of these two, before the shared ORT options */
+        if ((r = cli_opt(argc, argv, &i, "ort-lib", &v))) {
+            if (r < 0) return -1;
+            if (o->n_libs >= MAX_LIBS)
+                return cli_usage_error(argv[0], "at most %d --ort-lib", MAX_LIBS), -1;
+            o->libs[o->n_libs++] = v;
+            continue;
+        }
+        if ((r = cli_opt(argc, argv, &i, "save-optimized", &v))) {
+            if (r < 0) return -1;
+            o->save_dir = v;
+            continue;
+        }
+        if ((r = cli_opt(argc, argv, &i, "providers", &v))) {
+            if (r < 0) return -1;
+            /* argv's strings are the program's to modify: split in place */
+            char *list = (char *)v, *save = NULL;
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (o->n_providers >= MAX_PROVIDERS)
+                    return cli_usage_error(argv[0], "at most %d providers", MAX_PROVIDERS), -1;
+                o->providers[o->n_providers++] = tok;
+            }
+            continue;
+        }
+        r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
         if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "no-search")) {
             o->no_search = 1;
+        } else if (cli_flag(argv, i, "diff-graphs")) {
+            o->diff_graphs = 1;
         } else if (cli_flag(argv, i, "quiet")) {
             o->quiet = 1;
         } else if (cli_flag(argv, i, "verbose")) {
@@ -61,17 +102,65 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     if (!o->target) return cli_usage_error(argv[0], "usage: onnxparity sweep TARGET"), -1;
+    if (o->n_providers && o->ort.so.provider)
+        return cli_usage_error(argv[0], "--provider and --providers: give one of them"), -1;
     return 0;
 }
 
 // --- writers shared with diagnose ---------------------------------------------
 
-struct cJSON *sweep_json(const onp_sweep_result *r)
+/* A graph diff: {from, to, nodes_from, nodes_to, removed[], added[], files}. */
+static cJSON *graph_diff_json(const onp_graph_diff *d)
 {
-    cJSON *sw = cJSON_CreateObject();
-    cJSON *lv = cJSON_AddArrayToObject(sw, "levels");
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "from", d->from);
+    cJSON_AddStringToObject(j, "to", d->to);
+    cJSON_AddNumberToObject(j, "nodes_from", (double)d->nodes_from);
+    cJSON_AddNumberToObject(j, "nodes_to", (double)d->nodes_to);
+    cJSON *rm = cJSON_AddArrayToObject(j, "removed");
+    for (size_t i = 0; i < d->n_removed; i++) {
+        const onp_gdiff_node *n = &d->removed[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", n->name);
+        cJSON_AddStringToObject(x, "op_type", n->op_type);
+        cJSON_AddStringToObject(x, "domain", n->domain);
+        if (n->replaced_by >= 0)
+            cJSON_AddStringToObject(x, "replaced_by", d->added[n->replaced_by].name);
+        else
+            cJSON_AddNullToObject(x, "replaced_by");
+        cJSON_AddBoolToObject(x, "folded", n->folded);
+        cJSON_AddItemToArray(rm, x);
+    }
+    cJSON *ad = cJSON_AddArrayToObject(j, "added");
+    for (size_t i = 0; i < d->n_added; i++) {
+        const onp_gdiff_node *n = &d->added[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", n->name);
+        cJSON_AddStringToObject(x, "op_type", n->op_type);
+        cJSON_AddStringToObject(x, "domain", n->domain);
+        cJSON *rp = cJSON_AddArrayToObject(x, "replaces");
+        for (size_t k = 0; k < n->n_replaces; k++) {
+            const onp_gdiff_node *o = &d->removed[n->replaces[k]];
+            cJSON *y = cJSON_CreateObject();
+            cJSON_AddStringToObject(y, "name", o->name);
+            cJSON_AddStringToObject(y, "op_type", o->op_type);
+            cJSON_AddItemToArray(rp, y);
+        }
+        cJSON_AddItemToArray(ad, x);
+    }
+    if (d->from_file) {
+        cJSON *f = cJSON_AddObjectToObject(j, "files");
+        cJSON_AddStringToObject(f, "from", d->from_file);
+        cJSON_AddStringToObject(f, "to", d->to_file);
+    }
+    return j;
+}
+
+static cJSON *levels_json(const onp_sweep_result *r, const onp_sweep_level *levels)
+{
+    cJSON *lv = cJSON_CreateArray();
     for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
-        const onp_sweep_level *L = &r->levels[l];
+        const onp_sweep_level *L = &levels[l];
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "level", onp_ort_opt_level_name(L->level));
         cJSON_AddBoolToObject(j, "ran", L->ran);
@@ -91,13 +180,28 @@ struct cJSON *sweep_json(const onp_sweep_result *r)
             cJSON_AddNumberToObject(c, "fail_fixture", L->cells[k].fail_fixture);
             cJSON_AddItemToArray(outs, c);
         }
+        if (L->graph_diff)
+            cJSON_AddItemToObject(j, "graph_diff", graph_diff_json(L->graph_diff));
+        else
+            cJSON_AddNullToObject(j, "graph_diff");
         cJSON_AddItemToArray(lv, j);
     }
-    if (r->first_failing >= 0)
-        cJSON_AddStringToObject(sw, "first_failing_level",
-                                onp_ort_opt_level_name(r->levels[r->first_failing].level));
+    return lv;
+}
+
+static void add_level_name(cJSON *o, const char *key, const onp_sweep_level *levels, long l)
+{
+    if (l >= 0)
+        cJSON_AddStringToObject(o, key, onp_ort_opt_level_name(levels[l].level));
     else
-        cJSON_AddNullToObject(sw, "first_failing_level");
+        cJSON_AddNullToObject(o, key);
+}
+
+struct cJSON *sweep_json(const onp_sweep_result *r)
+{
+    cJSON *sw = cJSON_CreateObject();
+    cJSON_AddItemToObject(sw, "levels", levels_json(r, r->levels));
+    add_level_name(sw, "first_failing_level", r->levels, r->first_failing);
     cJSON *s = cJSON_AddObjectToObject(sw, "optimizer_search");
     cJSON_AddBoolToObject(s, "searched", r->searched);
     if (r->culprit[0])
@@ -106,22 +210,93 @@ struct cJSON *sweep_json(const onp_sweep_result *r)
         cJSON_AddNullToObject(s, "culprit");
     cJSON_AddNumberToObject(s, "sessions", r->sessions_tried);
     cJSON_AddStringToObject(s, "note", r->search_note);
+    cJSON_AddNumberToObject(s, "configuration", (double)r->search_config);
+    if (r->culprit_diff)
+        cJSON_AddItemToObject(s, "graph_diff", graph_diff_json(r->culprit_diff));
+    else
+        cJSON_AddNullToObject(s, "graph_diff");
     cJSON_AddStringToObject(sw, "providers", r->providers);
-    cJSON_AddStringToObject(sw, "provider_axis",
-                            strchr(r->providers, ',')
-                                ? "not swept: only the configured provider is run"
-                                : "not swept: the library offers one provider only");
+    size_t n_prov = 0, n_avail = 0;
+    for (size_t c = 0; c < r->n_configs; c++) {
+        if (r->configs[c].library == 0) n_prov++;
+        n_avail += r->configs[c].available;
+    }
+    char axis[160];
+    if (n_prov > 1)
+        snprintf(axis, sizeof axis, "swept: %zu providers, %zu of %zu configurations available",
+                 n_prov, n_avail, r->n_configs);
+    else
+        snprintf(axis, sizeof axis, "not swept: one provider (--providers LIST sweeps several)%s",
+                 strchr(r->providers, ',') ? "" : "; the library offers one provider only");
+    cJSON_AddStringToObject(sw, "provider_axis", axis);
+    cJSON *cf = cJSON_AddArrayToObject(sw, "configurations");
+    for (size_t c = 0; c < r->n_configs; c++) {
+        const onp_sweep_config *C = &r->configs[c];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "index", (double)c);
+        cJSON_AddStringToObject(j, "provider", C->provider);
+        cJSON_AddStringToObject(j, "requested", C->requested);
+        cJSON_AddNumberToObject(j, "library", (double)C->library);
+        cJSON_AddStringToObject(j, "ort_version", C->ort_version);
+        cJSON_AddStringToObject(j, "ort_library", C->ort_library);
+        cJSON_AddBoolToObject(j, "available", C->available);
+        if (C->available)
+            cJSON_AddNullToObject(j, "unavailable");
+        else
+            cJSON_AddStringToObject(j, "unavailable", C->unavailable);
+        cJSON_AddBoolToObject(j, "pass", C->pass);
+        add_level_name(j, "first_failing_level", C->levels, C->first_failing);
+        cJSON_AddItemToObject(j, "levels", levels_json(r, C->levels));
+        cJSON_AddItemToArray(cf, j);
+    }
+    cJSON *ep = cJSON_AddObjectToObject(sw, "execution_provider");
+    cJSON_AddBoolToObject(ep, "disagree", r->ep_disagree);
+    if (r->ep_disagree) {
+        cJSON_AddStringToObject(ep, "provider", r->ep_provider);
+        cJSON_AddStringToObject(ep, "level", onp_ort_opt_level_name(r->levels[r->ep_level].level));
+    } else {
+        cJSON_AddNullToObject(ep, "provider");
+        cJSON_AddNullToObject(ep, "level");
+    }
+    cJSON_AddStringToObject(ep, "note", r->ep_note);
+    cJSON *lb = cJSON_AddObjectToObject(sw, "libraries");
+    cJSON_AddBoolToObject(lb, "disagree", r->lib_disagree);
+    cJSON_AddStringToObject(lb, "note", r->lib_note);
+    cJSON_AddStringToObject(sw, "graph_note", r->graph_note);
     return sw;
 }
 
-void sweep_print_text(const onp_sweep_result *r)
+static void print_diff(const onp_graph_diff *d, const char *indent)
+{
+    printf("%sgraph diff %s -> %s: %zu -> %zu nodes, %zu removed, %zu added\n", indent, d->from,
+           d->to, d->nodes_from, d->nodes_to, d->n_removed, d->n_added);
+    for (size_t i = 0; i < d->n_added; i++) {
+        const onp_gdiff_node *n = &d->added[i];
+        printf("%s  + %s%s%s%s %s", indent, n->op_type, n->domain[0] ? " (" : "", n->domain,
+               n->domain[0] ? ")" : "", n->name[0] ? n->name : "(unnamed)");
+        for (size_t k = 0; k < n->n_replaces; k++) {
+            const onp_gdiff_node *o = &d->removed[n->replaces[k]];
+            printf("%s%s %s", k ? ", " : " replaces ", o->op_type, o->name);
+        }
+        printf("\n");
+    }
+    for (size_t i = 0; i < d->n_removed; i++) {
+        const onp_gdiff_node *n = &d->removed[i];
+        if (n->replaced_by >= 0) continue; /* shown with its replacement */
+        printf("%s  - %s %s%s\n", indent, n->op_type, n->name[0] ? n->name : "(unnamed)",
+               n->folded ? " (folded into an initializer)" : " (eliminated)");
+    }
+    if (d->from_file) printf("%s  saved: %s, %s\n", indent, d->from_file, d->to_file);
+}
+
+static void print_levels(const onp_sweep_result *r, const onp_sweep_level *levels)
 {
     char buf[32];
     printf("%-9s %-6s %-8s", "LEVEL", "RESULT", "DETERM");
     for (size_t k = 0; k < r->n_outputs; k++) printf(" %-20.20s", r->outputs[k]);
     printf("\n");
     for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
-        const onp_sweep_level *L = &r->levels[l];
+        const onp_sweep_level *L = &levels[l];
         printf("%-9s %-6s %-8s", onp_ort_opt_level_name(L->level),
                !L->ran   ? "ERROR"
                : L->pass ? "ok"
@@ -138,15 +313,41 @@ void sweep_print_text(const onp_sweep_result *r)
         if (!L->ran) printf(" %s", L->error);
         printf("\n");
     }
-    printf("providers: %s (provider axis not swept%s)\n", r->providers,
-           strchr(r->providers, ',') ? "" : ": one provider only");
+    for (int l = 0; l < ONP_SWEEP_LEVELS; l++)
+        if (levels[l].graph_diff) print_diff(levels[l].graph_diff, "");
+}
+
+void sweep_print_text(const onp_sweep_result *r)
+{
+    if (r->n_configs <= 1) {
+        print_levels(r, r->levels);
+        printf("providers: %s (provider axis not swept%s)\n", r->providers,
+               strchr(r->providers, ',') ? ": --providers LIST sweeps several"
+                                         : ": one provider only");
+    } else {
+        for (size_t c = 0; c < r->n_configs; c++) {
+            const onp_sweep_config *C = &r->configs[c];
+            printf("configuration %zu: %s, ONNX Runtime %s (%s)%s\n", c, C->provider,
+                   C->ort_version, C->ort_library, C->available ? "" : ": UNAVAILABLE");
+            if (!C->available) {
+                printf("  %s\n", C->unavailable);
+                continue;
+            }
+            print_levels(r, C->levels);
+        }
+        printf("providers offered: %s\n", r->providers);
+    }
     if (r->first_failing >= 0)
         printf("parity first breaks at level %s\n",
                onp_ort_opt_level_name(r->levels[r->first_failing].level));
+    if (r->ep_disagree) printf("execution providers disagree: %s\n", r->ep_note);
+    if (r->lib_disagree) printf("libraries disagree: %s\n", r->lib_note);
     if (r->searched)
         printf("optimizer search: %s%s%s\n", r->culprit[0] ? "culprit " : "", r->culprit,
                r->culprit[0] ? "" : r->search_note);
     if (r->searched && r->culprit[0]) printf("  %s\n", r->search_note);
+    if (r->culprit_diff) print_diff(r->culprit_diff, "  ");
+    if (r->graph_note[0]) printf("graphs: %s\n", r->graph_note);
 }
 
 // --- the command ----------------------------------------------------------------
@@ -170,61 +371,70 @@ int cmd_sweep(int argc, char **argv)
     char sha[65];
     onp_model_sha256(m, sha);
     onp_model_close(m);
-    onp_ort *ort;
-    if (onp_ort_open(o.ort.lib, &ort, &e)) {
-        onp_fixset_free(fs);
-        return cli_report(&e);
-    }
+    onp_ort *orts[MAX_LIBS];
+    size_t n_orts = 0;
+    int rc = 0;
+    if (!o.n_libs) o.libs[o.n_libs++] = NULL; /* the usual search */
+    for (; n_orts < o.n_libs; n_orts++)
+        if (onp_ort_open(o.libs[n_orts], &orts[n_orts], &e)) {
+            rc = cli_report(&e);
+            goto out;
+        }
     onp_probe_opts po;
     onp_probe_opts_init(&po);
     po.session = o.ort.so;
     po.rtol = o.rtol;
     po.atol = o.atol;
     po.find_optimizer = !o.no_search;
+    po.providers = o.providers;
+    po.n_providers = o.n_providers;
+    po.diff_graphs = o.diff_graphs;
+    po.save_optimized_dir = o.save_dir;
     onp_sweep_result *r;
-    int rc;
     if (!o.quiet && (o.verbose || isatty(STDERR_FILENO)))
         fprintf(stderr, "sweep: every fixture at every optimization level%s\n",
                 o.no_search ? "" : ", then the optimizer search when a level breaks parity");
-    if (onp_sweep_run(ort, model, fs, &po, &r, &e)) {
+    if (onp_sweep_run_libs(orts, n_orts, model, fs, &po, &r, &e)) {
         rc = cli_report(&e);
         goto out;
     }
-    int ran = 0, pass = 1;
-    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
-        ran += r->levels[l].ran;
-        if (!r->levels[l].pass || !r->levels[l].deterministic) pass = 0;
-    }
-    if (!ran) {
-        fprintf(stderr, "onnxparity: ONNX Runtime cannot load %s at any level: %s\n", model,
-                r->levels[0].error);
+    int avail = 0, pass = 1;
+    for (size_t c = 0; c < r->n_configs; c++)
+        if (r->configs[c].available) {
+            avail++;
+            if (!r->configs[c].pass) pass = 0;
+        }
+    if (!avail) {
+        fprintf(stderr, "onnxparity: ONNX Runtime cannot load %s at any level%s: %s\n", model,
+                r->n_configs > 1 ? " in any configuration" : "", r->configs[0].unavailable);
         rc = EXIT_RUNTIME;
     } else {
         rc = pass ? EXIT_PASS : EXIT_FAIL;
-        if (o.fmt == FMT_JSON) {
-            cJSON *root = cJSON_CreateObject();
-            cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
-            cJSON_AddStringToObject(root, "verdict", pass ? "pass" : "fail");
-            cJSON_AddStringToObject(root, "model", model);
-            report_environment(root, ort,
-                               o.ort.so.provider && o.ort.so.provider[0] ? o.ort.so.provider
-                                                                         : "CPUExecutionProvider",
-                               o.ort.so.opt_level, o.ort.so.intra_threads, o.ort.so.inter_threads,
-                               sha, o.ort.so.config, o.ort.so.n_config);
-            cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);
-            cJSON_AddItemToObject(root, "sweep", sweep_json(r));
-            report_print_json(root);
-        } else {
-            printf("model    %s (sha256 %.12s), %zu fixtures\n", model, sha, r->n_fixtures);
-            printf("runtime  ONNX Runtime %s\n", onp_ort_version(ort));
-            sweep_print_text(r);
-            printf("verdict: %s\n",
-                   pass ? "pass — every level agrees with eager" : "FAIL — see the levels above");
-        }
+    }
+    const char *verdict = !avail ? "error" : pass ? "pass" : "fail";
+    if (o.fmt == FMT_JSON) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
+        cJSON_AddStringToObject(root, "verdict", verdict);
+        cJSON_AddStringToObject(root, "model", model);
+        report_environment(root, orts[0],
+                           r->configs[0].provider, o.ort.so.opt_level, o.ort.so.intra_threads,
+                           o.ort.so.inter_threads, sha, o.ort.so.config, o.ort.so.n_config);
+        cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);
+        cJSON_AddItemToObject(root, "sweep", sweep_json(r));
+        report_print_json(root);
+    } else if (avail) {
+        printf("model    %s (sha256 %.12s), %zu fixtures\n", model, sha, r->n_fixtures);
+        printf("runtime  ONNX Runtime %s", onp_ort_version(orts[0]));
+        for (size_t k = 1; k < n_orts; k++) printf(", %s", onp_ort_version(orts[k]));
+        printf("\n");
+        sweep_print_text(r);
+        printf("verdict: %s\n", pass ? "pass — every level agrees with eager"
+                                     : "FAIL — see the levels above");
     }
     onp_sweep_free(r);
 out:
-    onp_ort_close(ort);
+    for (size_t k = 0; k < n_orts; k++) onp_ort_close(orts[k]);
     onp_fixset_free(fs);
     return rc;
 }

@@ -59,9 +59,26 @@ typedef struct onp_probe_opts {
     /* Optimizer names to try; NULL: onp_probe_default_optimizers(). */
     const char *const *candidates; /* [n_candidates] */
     size_t n_candidates;
+
+    /* Sweep only.  The provider axis: providers to sweep ("cpu", "cuda",
+     * ORT's full names, ...), each one a configuration of its own; NULL/0:
+     * only session.provider.  session.provider_opts go to every provider
+     * but the CPU's (which takes none). */
+    const char *const *providers; /* [n_providers] */
+    size_t n_providers;
+    /* Optimized-graph diffs: 0 (default) only where a level breaks parity
+     * (that level against the one below) and for the optimizer the search
+     * names; 1 every level against the one below, in every configuration;
+     * -1 never. */
+    int diff_graphs;
+    /* Keep the optimized models ORT saves in this folder (created when
+     * missing); NULL: temporary files, removed before onp_sweep_run
+     * returns. */
+    const char *save_optimized_dir;
 } onp_probe_opts;
 
-/* rtol = atol = -1, export_fixture -1, find_optimizer 1, a zeroed session. */
+/* rtol = atol = -1, export_fixture -1, find_optimizer 1, a zeroed session,
+ * no provider list, diff_graphs 0, no folder for the optimized models. */
 void onp_probe_opts_init(onp_probe_opts *o);
 
 /* ORT's graph transformers and rewrite rules that can change CPU results,
@@ -69,6 +86,49 @@ void onp_probe_opts_init(onp_probe_opts *o);
  * ignores names it does not know, so a name only counts by its effect).
  * NULL-terminated, static. */
 const char *const *onp_probe_default_optimizers(size_t *n);
+
+/* --- optimized-graph diff ----------------------------------------------------- */
+
+/* One node of a graph diff.  Strings are owned by the diff. */
+typedef struct onp_gdiff_node {
+    const char *name;    /* "" when unnamed */
+    const char *op_type; /* "FusedConv", ... */
+    const char *domain;  /* "" = ai.onnx; "com.microsoft", "com.microsoft.nchwc", ... */
+    /* removed nodes: the added node that took its place (index into added[]),
+     * -1 when none did (eliminated, or folded) */
+    long replaced_by;
+    int folded; /* removed nodes: every output is an initializer afterwards */
+    /* added nodes: the removed nodes it (with the added nodes wired to it)
+     * replaced, indices into removed[] */
+    size_t *replaces; /* [n_replaces] */
+    size_t n_replaces;
+} onp_gdiff_node;
+
+/* What changed between two versions of one graph (the main graph only).
+ * Nodes are matched by (domain, op_type, input names, output names), not by
+ * node name or attributes: a node whose wiring changed counts as removed
+ * and added.  Added nodes wired to each other (one's output feeds the
+ * other) form one group; the group replaced the removed nodes reached by
+ * walking back from its outputs through the producers of the old graph,
+ * stopping at the group's inputs. */
+typedef struct onp_graph_diff {
+    char from[96], to[96];   /* labels: "basic", "all", "all without X" */
+    size_t nodes_from, nodes_to;
+    onp_gdiff_node *removed; /* [n_removed], in the old graph's order */
+    size_t n_removed;
+    onp_gdiff_node *added; /* [n_added], in the new graph's order */
+    size_t n_added;
+    char *from_file, *to_file; /* the saved models when kept, else NULL */
+    void *mem_;                /* private: the storage of the strings */
+} onp_graph_diff;
+
+/* Diff the main graphs of two model files (e.g. saved by ORT at two
+ * optimization levels: onp_session_opts.optimized_model_path).  Labels are
+ * left empty.  On success *out is the caller's (onp_graph_diff_free).
+ * Errors: as onp_model_open, ONP_ERR_NOMEM. */
+int onp_graph_diff_files(const char *from_path, const char *to_path, onp_graph_diff **out,
+                         onp_error *e);
+void onp_graph_diff_free(onp_graph_diff *d); /* accepts NULL */
 
 /* --- sweep ------------------------------------------------------------------ */
 
@@ -90,7 +150,25 @@ typedef struct onp_sweep_level {
     int nondet_fixture; /* first fixture that did not, -1 */
     char nondet_output[256];
     onp_sweep_cell *cells; /* [n_outputs] */
+    /* The graph ORT optimized at this level against the one it optimized
+     * at the level below; NULL when not computed (see diff_graphs) */
+    onp_graph_diff *graph_diff;
 } onp_sweep_level;
+
+/* One column of the matrix: one provider of one ORT library. */
+typedef struct onp_sweep_config {
+    char requested[64];    /* the provider as asked ("cuda"), "cpu" by default */
+    char provider[64];     /* ORT's name once a session opened, else as asked */
+    size_t library;        /* index into the libraries swept */
+    char ort_version[32];  /* "1.29.0" */
+    char ort_library[1024]; /* the absolute path loaded */
+    int available;         /* the library offers the provider and a session opened */
+    char unavailable[512]; /* why not, when !available */
+    int pass;              /* available, and every level passes and is deterministic */
+    long first_failing;    /* as onp_sweep_result.first_failing, for this column */
+    onp_sweep_level *levels; /* [ONP_SWEEP_LEVELS]; configs[0].levels is
+                                onp_sweep_result.levels */
+} onp_sweep_config;
 
 typedef struct onp_sweep_result {
     size_t n_fixtures;
@@ -105,6 +183,29 @@ typedef struct onp_sweep_result {
                               ';'-separated as ORT's config entry takes them, or "" */
     char search_note[512]; /* how the search ended */
     char providers[512];   /* the providers the library offers, ", "-separated */
+
+    /* The matrix: libraries x providers (library-major).  configs[0] is the
+     * configuration of levels[] above (the first library, the first
+     * provider); the fields above describe it, except where said. */
+    onp_sweep_config *configs; /* [n_configs] */
+    size_t n_configs;
+    long search_config;          /* the column the optimizer search ran on, -1 */
+    onp_graph_diff *culprit_diff; /* the graph at `all` with the culprit disabled
+                                     against without: the nodes it fused; or NULL */
+    /* Execution providers: a provider that passes where another provider of
+     * the same library fails (at some level, both ran).  The evidence for
+     * the execution-provider cause. */
+    int ep_disagree;
+    char ep_provider[64]; /* the provider that disagrees with the CPU's (or
+                             with the first one's when the CPU is not swept) */
+    int ep_level;         /* index into levels[] where they disagree first */
+    char ep_note[512];
+    /* Libraries: the same provider passes with one library, fails with
+     * another (at some level). */
+    int lib_disagree;
+    char lib_note[512];
+    char graph_note[512]; /* why an optimized graph could not be saved or
+                             read, or "" */
 } onp_sweep_result;
 
 /* Run every fixture at every level (disable, basic, extended, layout, all),
@@ -118,6 +219,19 @@ typedef struct onp_sweep_result {
  * Returns 0 and *out (onp_sweep_free), or -1 on allocation failure. */
 int onp_sweep_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
                   const onp_probe_opts *o, onp_sweep_result **out, onp_error *e);
+
+/* onp_sweep_run over several ORT libraries (the library axis: one process
+ * holds them side by side, see ort.h) and the providers of o->providers.
+ * Every (library, provider) pair is a configuration swept at every level.
+ * A provider a library does not offer, or whose sessions cannot open at any
+ * level (no CUDA driver, ...), is a configuration marked unavailable with
+ * the reason, never an error.  The optimizer search runs on the first
+ * configuration where `all` fails and `disable` passes.  Optimized-graph
+ * diffs as o->diff_graphs says; a graph that cannot be saved or read is
+ * noted in graph_note, never an error.  n_orts >= 1. */
+int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_path,
+                       const onp_fixset *fs, const onp_probe_opts *o, onp_sweep_result **out,
+                       onp_error *e);
 void onp_sweep_free(onp_sweep_result *r); /* accepts NULL */
 
 /* --- probes ----------------------------------------------------------------- */

@@ -13,10 +13,14 @@
  */
 #include "onnxparity/probe.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "onnxparity/tfile.h"
 
@@ -199,6 +203,7 @@ typedef struct evalres {
     onp_sweep_cell *cells; /* [n_cells] filled when not NULL */
     size_t n_cells;
     int *fix_status; /* [fs->n] 0 pass, 1 fail, 2 error; when not NULL */
+    char provider[64]; /* ORT's name of the provider the session used */
 } evalres;
 
 /* Largest |a - b| of two same-shape tensors (inf when shapes differ). */
@@ -297,6 +302,7 @@ static int eval_config(onp_ort *ort, const char *model, const onp_fixset *fs,
         return 0;
     }
     r->opened = 1;
+    snprintf(r->provider, sizeof r->provider, "%s", onp_session_describe(s)->provider);
     int rc = eval_session(s, fs, o, twice, r, e);
     onp_session_close(s);
     return rc;
@@ -308,13 +314,81 @@ static const onp_ort_opt_level sweep_levels[ONP_SWEEP_LEVELS] = {
     ONP_ORT_OPT_DISABLE, ONP_ORT_OPT_BASIC, ONP_ORT_OPT_EXTENDED, ONP_ORT_OPT_LAYOUT,
     ONP_ORT_OPT_ALL};
 
+static void free_levels(onp_sweep_level *L)
+{
+    for (int l = 0; L && l < ONP_SWEEP_LEVELS; l++) {
+        free(L[l].cells);
+        onp_graph_diff_free(L[l].graph_diff);
+    }
+}
+
 void onp_sweep_free(onp_sweep_result *r)
 {
     if (!r) return;
     for (size_t i = 0; r->outputs && i < r->n_outputs; i++) free(r->outputs[i]);
     free(r->outputs);
-    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) free(r->levels[l].cells);
+    free_levels(r->levels);
+    for (size_t c = 1; r->configs && c < r->n_configs; c++) {
+        free_levels(r->configs[c].levels);
+        free(r->configs[c].levels);
+    }
+    free(r->configs);
+    onp_graph_diff_free(r->culprit_diff);
     free(r);
+}
+
+/* 1 when `p` names ORT's CPU provider (NULL and "" do: the default). */
+static int is_cpu(const char *p)
+{
+    return !p || !p[0] || !strcasecmp(p, "cpu") || !strcasecmp(p, "CPUExecutionProvider");
+}
+
+/* The session options of one configuration: the caller's, with `provider`
+ * (provider options dropped for the CPU, which takes none) and no
+ * optimized-model path (the sweep saves graphs itself). */
+static onp_session_opts config_session(const onp_probe_opts *o, const char *provider)
+{
+    onp_session_opts so = o->session;
+    so.provider = provider;
+    if (is_cpu(provider)) {
+        so.provider_opts = NULL;
+        so.n_provider_opts = 0;
+    }
+    so.optimized_model_path = NULL;
+    return so;
+}
+
+/* `base` plus one config entry; *cfg is the caller's to free. */
+static int with_entry(const onp_session_opts *base, const char *entry, onp_session_opts *so,
+                      const char ***cfg, onp_error *e)
+{
+    *cfg = calloc(base->n_config + 1, sizeof **cfg);
+    if (!*cfg) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    for (size_t i = 0; i < base->n_config; i++) (*cfg)[i] = base->config[i];
+    (*cfg)[base->n_config] = entry;
+    *so = *base;
+    so->config = *cfg;
+    so->n_config = base->n_config + 1;
+    return 0;
+}
+
+/* "optimization.disable_specified_optimizers=A;B" for the names with
+ * mask[i] set; malloc'd, NULL when out of memory. */
+static char *disable_entry(const char *const *names, const unsigned char *mask, size_t n)
+{
+    size_t len = 64;
+    for (size_t i = 0; i < n; i++)
+        if (mask[i]) len += strlen(names[i]) + 1;
+    char *entry = malloc(len);
+    if (!entry) return NULL;
+    size_t at = (size_t)snprintf(entry, len, "optimization.disable_specified_optimizers=");
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++)
+        if (mask[i]) {
+            at += (size_t)snprintf(entry + at, len - at, "%s%s", sep, names[i]);
+            sep = ";";
+        }
+    return entry;
 }
 
 /* The optimizer search.  ORT (1.29 at least) splits the config value on
@@ -326,7 +400,8 @@ typedef struct search {
     const char *model;
     const onp_fixset *fs;
     const onp_probe_opts *o;
-    const char *const *names; /* [n] */
+    const onp_session_opts *base; /* the configuration searched */
+    const char *const *names;     /* [n] */
     size_t n;
     int sessions;
 } search;
@@ -335,29 +410,15 @@ typedef struct search {
  * parity?  1 yes, 0 no, -1 error (e set). */
 static int restores(search *S, const unsigned char *mask, onp_error *e)
 {
-    size_t len = 64;
-    for (size_t i = 0; i < S->n; i++)
-        if (mask[i]) len += strlen(S->names[i]) + 1;
-    char *entry = malloc(len);
-    const char **cfg = calloc(S->o->session.n_config + 1, sizeof *cfg);
-    if (!entry || !cfg) {
+    char *entry = disable_entry(S->names, mask, S->n);
+    const char **cfg = NULL;
+    onp_session_opts so;
+    if (!entry) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    if (with_entry(S->base, entry, &so, &cfg, e)) {
         free(entry);
-        free(cfg);
-        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        return -1;
     }
-    size_t at = (size_t)snprintf(entry, len, "optimization.disable_specified_optimizers=");
-    const char *sep = "";
-    for (size_t i = 0; i < S->n; i++)
-        if (mask[i]) {
-            at += (size_t)snprintf(entry + at, len - at, "%s%s", sep, S->names[i]);
-            sep = ";";
-        }
-    for (size_t i = 0; i < S->o->session.n_config; i++) cfg[i] = S->o->session.config[i];
-    cfg[S->o->session.n_config] = entry;
-    onp_session_opts so = S->o->session;
     so.opt_level = ONP_ORT_OPT_ALL;
-    so.config = cfg;
-    so.n_config = S->o->session.n_config + 1;
     evalres r;
     memset(&r, 0, sizeof r);
     S->sessions++;
@@ -424,120 +485,431 @@ done:
     return rc;
 }
 
+/* Sweep one configuration over every level into L[ONP_SWEEP_LEVELS]
+ * (cells allocated here).  0, or -1 on allocation failure. */
+static int sweep_config(onp_ort *ort, const char *model, const onp_fixset *fs,
+                        const onp_probe_opts *o, const onp_session_opts *base, size_t n_out,
+                        onp_sweep_config *c, onp_error *e)
+{
+    onp_sweep_level *L = c->levels;
+    int offered = is_cpu(c->requested) || onp_ort_has_provider(ort, c->requested);
+    if (!offered) {
+        size_t at = (size_t)snprintf(c->unavailable, sizeof c->unavailable,
+                                     "ONNX Runtime %s (%s) does not offer %s; it offers ",
+                                     c->ort_version, c->ort_library, c->requested);
+        for (size_t i = 0; i < onp_ort_provider_count(ort) && at < sizeof c->unavailable; i++)
+            at += (size_t)snprintf(c->unavailable + at, sizeof c->unavailable - at, "%s%s",
+                                   i ? ", " : "", onp_ort_provider(ort, i));
+    }
+    c->first_failing = -1;
+    c->pass = 1;
+    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
+        L[l].level = sweep_levels[l];
+        L[l].nondet_fixture = -1;
+        L[l].deterministic = 1;
+        L[l].cells = calloc(n_out ? n_out : 1, sizeof *L[l].cells);
+        if (!L[l].cells) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        evalres er;
+        memset(&er, 0, sizeof er);
+        if (offered) {
+            onp_session_opts so = *base;
+            so.opt_level = L[l].level;
+            er.cells = L[l].cells;
+            er.n_cells = n_out;
+            if (eval_config(ort, model, fs, o, &so, 1, &er, e)) return -1;
+        } else {
+            snprintf(er.error, sizeof er.error, "%s", c->unavailable);
+        }
+        L[l].ran = er.opened;
+        snprintf(L[l].error, sizeof L[l].error, "%s", er.error);
+        L[l].pass = er.opened && er.pass;
+        L[l].deterministic = er.opened ? er.deterministic : 1;
+        L[l].nondet_fixture = er.opened ? er.nondet_fixture : -1;
+        snprintf(L[l].nondet_output, sizeof L[l].nondet_output, "%s", er.nondet_output);
+        if (!er.opened)
+            for (size_t k = 0; k < n_out; k++) L[l].cells[k] = (onp_sweep_cell){0, INFINITY, -1};
+        if (er.opened && !c->available) {
+            c->available = 1;
+            snprintf(c->provider, sizeof c->provider, "%s", er.provider);
+        }
+        if (l > 0 && c->first_failing < 0 && L[l - 1].pass && !L[l].pass) c->first_failing = l;
+        if (!L[l].pass || !L[l].deterministic) c->pass = 0;
+    }
+    if (!c->available) {
+        c->pass = 0;
+        if (offered) snprintf(c->unavailable, sizeof c->unavailable, "%s", L[0].error);
+    }
+    return 0;
+}
+
+// --- optimized graphs ----------------------------------------------------------
+
+/* Where the sweep's optimized models go: a temporary folder removed at the
+ * end, or the caller's folder, kept. */
+typedef struct gstore {
+    char dir[2048];
+    int ready, keep;
+    char **files; /* [n] every file written, removed at the end unless keep */
+    size_t n;
+    char *note;   /* the result's graph_note */
+    size_t note_size;
+} gstore;
+
+static void gnote(gstore *g, const char *what, const char *why)
+{
+    if (g->note[0]) return; /* the first problem says enough */
+    snprintf(g->note, g->note_size, "%.150s: %.340s", what, why);
+}
+
+static int gstore_ready(gstore *g, const char *save_dir)
+{
+    if (g->ready) return 0;
+    if (save_dir) {
+        snprintf(g->dir, sizeof g->dir, "%s", save_dir);
+        if (mkdir(g->dir, 0777) && errno != EEXIST) {
+            gnote(g, g->dir, strerror(errno));
+            return -1;
+        }
+        g->keep = 1;
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(g->dir, sizeof g->dir, "%s/onnxparity-sweep-XXXXXX", t && t[0] ? t : "/tmp");
+        if (!mkdtemp(g->dir)) {
+            gnote(g, "a temporary folder for the optimized models", strerror(errno));
+            return -1;
+        }
+    }
+    g->ready = 1;
+    return 0;
+}
+
+static void gstore_release(gstore *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        if (!g->keep) unlink(g->files[i]);
+        free(g->files[i]);
+    }
+    free(g->files);
+    if (g->ready && !g->keep) rmdir(g->dir);
+}
+
+/* Have ORT save the model optimized with `so` under `name` in the store;
+ * reuses a file saved before.  Returns the path (owned by the store), or
+ * NULL with the reason noted. */
+static const char *save_graph(gstore *g, onp_ort *ort, const char *model,
+                              const onp_session_opts *so, const char *save_dir, const char *name)
+{
+    if (gstore_ready(g, save_dir)) return NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g->dir, name);
+    for (size_t i = 0; i < g->n; i++)
+        if (!strcmp(g->files[i], path)) return g->files[i];
+    char **nf = realloc(g->files, (g->n + 1) * sizeof *nf);
+    if (!nf) return NULL;
+    g->files = nf;
+    g->files[g->n] = malloc(strlen(path) + 1);
+    if (!g->files[g->n]) return NULL;
+    strcpy(g->files[g->n], path);
+    onp_session_opts s2 = *so;
+    s2.optimized_model_path = g->files[g->n];
+    onp_session *s;
+    onp_error se;
+    if (onp_session_open(ort, model, &s2, &s, &se)) {
+        gnote(g, name, se.msg);
+        unlink(g->files[g->n]);
+        free(g->files[g->n]);
+        return NULL;
+    }
+    onp_session_close(s);
+    return g->files[g->n++];
+}
+
+static char *dup_str(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    if (d) strcpy(d, s);
+    return d;
+}
+
+/* Diff two saved graphs; labels set; NULL (noted) when one is missing or
+ * unreadable. */
+static onp_graph_diff *diff_saved(gstore *g, const char *fa, const char *fb, const char *la,
+                                  const char *lb)
+{
+    if (!fa || !fb) return NULL;
+    onp_graph_diff *d;
+    onp_error de;
+    if (onp_graph_diff_files(fa, fb, &d, &de)) {
+        gnote(g, fb, de.msg);
+        return NULL;
+    }
+    snprintf(d->from, sizeof d->from, "%s", la);
+    snprintf(d->to, sizeof d->to, "%s", lb);
+    if (g->keep) {
+        d->from_file = dup_str(fa);
+        d->to_file = dup_str(fb);
+    }
+    return d;
+}
+
+/* The file name of configuration c's graph at one level: PROVIDER-LEVEL.onnx,
+ * prefixed libK- when several libraries are swept. */
+static void graph_name(const onp_sweep_config *c, size_t n_orts, const char *what, char *buf,
+                       size_t n)
+{
+    char lib[32] = "";
+    if (n_orts > 1) snprintf(lib, sizeof lib, "lib%zu-", c->library);
+    snprintf(buf, n, "%s%s-%s.onnx", lib, c->provider, what);
+    for (char *p = buf; *p; p++)
+        if (*p == '/' || *p == ';' || *p == ' ') *p = '+';
+}
+
+/* levels[hi].graph_diff = the graph at hi against the graph at lo. */
+static void diff_levels(gstore *g, onp_ort *ort, const char *model, const onp_session_opts *base,
+                        const onp_probe_opts *o, onp_sweep_config *c, size_t n_orts, int lo,
+                        int hi)
+{
+    if (c->levels[hi].graph_diff || !c->levels[lo].ran || !c->levels[hi].ran) return;
+    const char *f[2];
+    int lv[2] = {lo, hi};
+    for (int k = 0; k < 2; k++) {
+        char name[256];
+        onp_session_opts so = *base;
+        so.opt_level = sweep_levels[lv[k]];
+        graph_name(c, n_orts, onp_ort_opt_level_name(so.opt_level), name, sizeof name);
+        f[k] = save_graph(g, ort, model, &so, o->save_optimized_dir, name);
+    }
+    c->levels[hi].graph_diff = diff_saved(g, f[0], f[1], onp_ort_opt_level_name(sweep_levels[lo]),
+                                          onp_ort_opt_level_name(sweep_levels[hi]));
+}
+
+// --- the matrix ------------------------------------------------------------------
+
 int onp_sweep_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
                   const onp_probe_opts *o, onp_sweep_result **out, onp_error *e)
 {
-    *out = NULL;
-    onp_sweep_result *r = calloc(1, sizeof *r);
-    if (!r) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-    r->n_fixtures = fs->n;
-    r->first_failing = -1;
-    for (size_t i = 0, at = 0; i < onp_ort_provider_count(ort) && at < sizeof r->providers; i++)
-        at += (size_t)snprintf(r->providers + at, sizeof r->providers - at, "%s%s", i ? ", " : "",
-                               onp_ort_provider(ort, i));
-    /* the output names, from a session at ORT's default level */
-    onp_session *s;
-    onp_error se;
+    return onp_sweep_run_libs(&ort, 1, model_path, fs, o, out, e);
+}
+
+/* The output names, from the first library's CPU session at the level
+ * under test; "output_K" when it cannot open. */
+static int output_names(onp_ort *ort, const char *model, const onp_fixset *fs,
+                        const onp_probe_opts *o, onp_sweep_result *r)
+{
     size_t n_out = 0;
     for (size_t i = 0; i < fs->n; i++)
         if (fs->f[i].n_out > n_out) n_out = fs->f[i].n_out;
-    if (!onp_session_open(ort, model_path, &o->session, &s, &se)) {
-        if (onp_session_output_count(s) < n_out) n_out = onp_session_output_count(s);
-        r->outputs = calloc(n_out ? n_out : 1, sizeof *r->outputs);
-        for (size_t k = 0; r->outputs && k < n_out; k++) {
-            const char *nm = onp_session_output(s, k)->name;
-            r->outputs[k] = malloc(strlen(nm) + 1);
-            if (r->outputs[k]) strcpy(r->outputs[k], nm);
-        }
-        onp_session_close(s);
+    onp_session_opts so = config_session(o, NULL);
+    onp_session *s;
+    onp_error se;
+    int opened = !onp_session_open(ort, model, &so, &s, &se);
+    if (opened && onp_session_output_count(s) < n_out) n_out = onp_session_output_count(s);
+    r->outputs = calloc(n_out ? n_out : 1, sizeof *r->outputs);
+    for (size_t k = 0; r->outputs && k < n_out; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "output_%zu", k);
+        r->outputs[k] = dup_str(opened ? onp_session_output(s, k)->name : nm);
+    }
+    if (opened) onp_session_close(s);
+    r->n_outputs = n_out;
+    if (!r->outputs) return -1;
+    for (size_t k = 0; k < n_out; k++)
+        if (!r->outputs[k]) return -1;
+    return 0;
+}
+
+/* The optimizer search on configuration c. */
+static int run_search(onp_ort *ort, const char *model, const onp_fixset *fs,
+                      const onp_probe_opts *o, const onp_session_opts *base, onp_sweep_result *r,
+                      onp_error *e)
+{
+    size_t nc = o->n_candidates;
+    const char *const *names = o->candidates;
+    if (!names) names = onp_probe_default_optimizers(&nc);
+    search S = {ort, model, fs, o, base, names, nc, 0};
+    unsigned char *all_m = calloc(nc ? nc : 1, 1), *none = calloc(nc ? nc : 1, 1),
+                  *keep = calloc(nc ? nc : 1, 1);
+    int rc = 0, every = 0;
+    r->searched = 1;
+    if (!all_m || !none || !keep) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     } else {
-        r->outputs = calloc(n_out ? n_out : 1, sizeof *r->outputs);
-        for (size_t k = 0; r->outputs && k < n_out; k++) {
-            r->outputs[k] = malloc(32);
-            if (r->outputs[k]) snprintf(r->outputs[k], 32, "output_%zu", k);
+        memset(all_m, 1, nc);
+        every = nc ? restores(&S, all_m, e) : 0;
+        if (every < 0) rc = -1;
+        if (!rc && every) rc = minimise(&S, all_m, none, keep, e);
+    }
+    r->sessions_tried = S.sessions;
+    if (!rc && every) {
+        size_t at = 0, k = 0;
+        for (size_t i = 0; i < nc; i++)
+            if (keep[i] && at < sizeof r->culprit)
+                at += (size_t)snprintf(r->culprit + at, sizeof r->culprit - at, "%s%s",
+                                       k++ ? ";" : "", names[i]);
+        snprintf(r->search_note, sizeof r->search_note,
+                 "disabling %s at level all restores parity%s (%d sessions)", r->culprit,
+                 k > 1 ? ": these optimizers change results together, each alone does not "
+                         "restore it"
+                       : "",
+                 S.sessions);
+    } else if (!rc) {
+        snprintf(r->search_note, sizeof r->search_note,
+                 "disabling all %zu candidate optimizers does not restore parity at "
+                 "level all: the change comes from a level-specific kernel or an "
+                 "optimizer not in the list",
+                 nc);
+    }
+    free(all_m);
+    free(none);
+    free(keep);
+    return rc;
+}
+
+/* The graph at `all` without the culprit against the graph at `all`: the
+ * nodes the culprit fused. */
+static int culprit_graphs(gstore *g, onp_ort *ort, const char *model,
+                          const onp_session_opts *base, const onp_probe_opts *o,
+                          onp_sweep_config *c, size_t n_orts, onp_sweep_result *r, onp_error *e)
+{
+    char entry[400], name[320], what[300], label[96];
+    snprintf(entry, sizeof entry, "optimization.disable_specified_optimizers=%s", r->culprit);
+    const char **cfg;
+    onp_session_opts without;
+    if (with_entry(base, entry, &without, &cfg, e)) return -1;
+    without.opt_level = ONP_ORT_OPT_ALL;
+    onp_session_opts with = *base;
+    with.opt_level = ONP_ORT_OPT_ALL;
+    snprintf(what, sizeof what, "all-without-%.200s", r->culprit);
+    graph_name(c, n_orts, what, name, sizeof name);
+    const char *fa = save_graph(g, ort, model, &without, o->save_optimized_dir, name);
+    graph_name(c, n_orts, "all", name, sizeof name);
+    const char *fb = save_graph(g, ort, model, &with, o->save_optimized_dir, name);
+    snprintf(label, sizeof label, "all without %.70s", r->culprit);
+    r->culprit_diff = diff_saved(g, fa, fb, label, "all");
+    free(cfg);
+    return 0;
+}
+
+/* Evidence across configurations: providers of one library, libraries of
+ * one provider, that pass and fail at the same level. */
+static void cross_check(onp_sweep_result *r, size_t n_orts, size_t n_prov)
+{
+    for (size_t lib = 0; lib < n_orts && !r->ep_disagree; lib++) {
+        const onp_sweep_config *ref = NULL;
+        for (size_t p = 0; p < n_prov && !ref; p++) {
+            const onp_sweep_config *c = &r->configs[lib * n_prov + p];
+            if (c->available && is_cpu(c->provider)) ref = c;
+        }
+        for (size_t p = 0; p < n_prov && !ref; p++)
+            if (r->configs[lib * n_prov + p].available) ref = &r->configs[lib * n_prov + p];
+        for (size_t p = 0; ref && p < n_prov && !r->ep_disagree; p++) {
+            const onp_sweep_config *c = &r->configs[lib * n_prov + p];
+            if (c == ref || !c->available) continue;
+            for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
+                const onp_sweep_level *a = &ref->levels[l], *b = &c->levels[l];
+                if (!a->ran || !b->ran || a->pass == b->pass) continue;
+                r->ep_disagree = 1;
+                r->ep_level = l;
+                snprintf(r->ep_provider, sizeof r->ep_provider, "%s", c->provider);
+                snprintf(r->ep_note, sizeof r->ep_note,
+                         "at level %s %s %s and %s %s (ONNX Runtime %s)",
+                         onp_ort_opt_level_name(a->level), ref->provider,
+                         a->pass ? "passes" : "fails", c->provider, b->pass ? "passes" : "fails",
+                         ref->ort_version);
+                break;
+            }
         }
     }
-    r->n_outputs = n_out;
-    int rc = 0;
-    if (!r->outputs) rc = -1;
-    for (size_t k = 0; !rc && k < n_out; k++)
-        if (!r->outputs[k]) rc = -1;
+    for (size_t p = 0; p < n_prov && !r->lib_disagree; p++)
+        for (size_t lib = 1; lib < n_orts && !r->lib_disagree; lib++) {
+            const onp_sweep_config *a0 = &r->configs[p], *b0 = &r->configs[lib * n_prov + p];
+            if (!a0->available || !b0->available) continue;
+            for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
+                const onp_sweep_level *a = &a0->levels[l], *b = &b0->levels[l];
+                if (!a->ran || !b->ran || a->pass == b->pass) continue;
+                r->lib_disagree = 1;
+                snprintf(r->lib_note, sizeof r->lib_note,
+                         "%s at level %s: ONNX Runtime %s (%.150s) %s, ONNX Runtime %s (%.150s) %s",
+                         a0->provider, onp_ort_opt_level_name(a->level), a0->ort_version,
+                         a0->ort_library, a->pass ? "passes" : "fails", b0->ort_version,
+                         b0->ort_library, b->pass ? "passes" : "fails");
+                break;
+            }
+        }
+}
+
+int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_path,
+                       const onp_fixset *fs, const onp_probe_opts *o, onp_sweep_result **out,
+                       onp_error *e)
+{
+    *out = NULL;
+    if (!n_orts) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "no ONNX Runtime library");
+    onp_sweep_result *r = calloc(1, sizeof *r);
+    if (!r) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    r->n_fixtures = fs->n;
+    r->first_failing = r->search_config = -1;
+    onp_ort *ort0 = orts[0];
+    for (size_t i = 0, at = 0; i < onp_ort_provider_count(ort0) && at < sizeof r->providers; i++)
+        at += (size_t)snprintf(r->providers + at, sizeof r->providers - at, "%s%s", i ? ", " : "",
+                               onp_ort_provider(ort0, i));
+    size_t n_prov = o->n_providers ? o->n_providers : 1;
+    gstore g = {.note = r->graph_note, .note_size = sizeof r->graph_note};
+    int rc = output_names(ort0, model_path, fs, o, r);
+    if (!rc) {
+        r->n_configs = n_orts * n_prov;
+        r->configs = calloc(r->n_configs, sizeof *r->configs);
+        if (!r->configs) rc = -1;
+    }
+    for (size_t c = 0; !rc && c < r->n_configs; c++) {
+        onp_sweep_config *C = &r->configs[c];
+        C->library = c / n_prov;
+        const char *prov = o->n_providers ? o->providers[c % n_prov] : o->session.provider;
+        snprintf(C->requested, sizeof C->requested, "%s", prov && prov[0] ? prov : "cpu");
+        snprintf(C->provider, sizeof C->provider, "%s",
+                 is_cpu(prov) ? "CPUExecutionProvider" : C->requested);
+        snprintf(C->ort_version, sizeof C->ort_version, "%s", onp_ort_version(orts[C->library]));
+        snprintf(C->ort_library, sizeof C->ort_library, "%s", onp_ort_lib_path(orts[C->library]));
+        C->levels = c ? calloc(ONP_SWEEP_LEVELS, sizeof *C->levels) : r->levels;
+        if (!C->levels) rc = -1;
+    }
     if (rc) {
         onp_sweep_free(r);
         return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     }
-    for (int l = 0; l < ONP_SWEEP_LEVELS; l++) {
-        onp_sweep_level *L = &r->levels[l];
-        L->level = sweep_levels[l];
-        L->cells = calloc(n_out ? n_out : 1, sizeof *L->cells);
-        if (!L->cells) {
-            onp_sweep_free(r);
-            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-        }
-        onp_session_opts so = o->session;
-        so.opt_level = L->level;
-        evalres er;
-        memset(&er, 0, sizeof er);
-        er.cells = L->cells;
-        er.n_cells = n_out;
-        if (eval_config(ort, model_path, fs, o, &so, 1, &er, e)) {
-            onp_sweep_free(r);
-            return -1;
-        }
-        L->ran = er.opened;
-        snprintf(L->error, sizeof L->error, "%s", er.error);
-        L->pass = er.opened && er.pass;
-        L->deterministic = er.opened ? er.deterministic : 1;
-        L->nondet_fixture = er.opened ? er.nondet_fixture : -1;
-        snprintf(L->nondet_output, sizeof L->nondet_output, "%s", er.nondet_output);
-        if (!er.opened)
-            for (size_t k = 0; k < n_out; k++) L->cells[k] = (onp_sweep_cell){0, INFINITY, -1};
-        if (l > 0 && r->first_failing < 0 && r->levels[l - 1].pass && !L->pass)
-            r->first_failing = l;
+    for (size_t c = 0; !rc && c < r->n_configs; c++) {
+        onp_sweep_config *C = &r->configs[c];
+        onp_session_opts base = config_session(o, is_cpu(C->requested) ? NULL : C->requested);
+        rc = sweep_config(orts[C->library], model_path, fs, o, &base, r->n_outputs, C, e);
     }
-    const onp_sweep_level *dis = &r->levels[0], *all = &r->levels[ONP_SWEEP_LEVELS - 1];
-    if (o->find_optimizer && dis->pass && all->ran && !all->pass) {
-        size_t nc = o->n_candidates;
-        const char *const *names = o->candidates;
-        if (!names) names = onp_probe_default_optimizers(&nc);
-        search S = {ort, model_path, fs, o, names, nc, 0};
-        unsigned char *all_m = calloc(nc ? nc : 1, 1), *none = calloc(nc ? nc : 1, 1),
-                      *keep = calloc(nc ? nc : 1, 1);
-        r->searched = 1;
-        int every = 0;
-        if (!all_m || !none || !keep) {
-            rc = onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-        } else {
-            memset(all_m, 1, nc);
-            every = nc ? restores(&S, all_m, e) : 0;
-            if (every < 0) rc = -1;
-            if (!rc && every) rc = minimise(&S, all_m, none, keep, e);
-        }
-        r->sessions_tried = S.sessions;
-        if (!rc && every) {
-            size_t at = 0, k = 0;
-            for (size_t i = 0; i < nc; i++)
-                if (keep[i] && at < sizeof r->culprit) {
-                    at += (size_t)snprintf(r->culprit + at, sizeof r->culprit - at, "%s%s",
-                                           k++ ? ";" : "", names[i]);
-                }
-            snprintf(r->search_note, sizeof r->search_note,
-                     "disabling %s at level all restores parity%s (%d sessions)", r->culprit,
-                     k > 1 ? ": these optimizers change results together, each alone does not "
-                             "restore it"
-                           : "",
-                     S.sessions);
-        } else if (!rc) {
-            snprintf(r->search_note, sizeof r->search_note,
-                     "disabling all %zu candidate optimizers does not restore parity at "
-                     "level all: the change comes from a level-specific kernel or an "
-                     "optimizer not in the list",
-                     nc);
-        }
-        free(all_m);
-        free(none);
-        free(keep);
+    r->first_failing = r->configs ? r->configs[0].first_failing : -1;
+    /* the optimizer search, on the first configuration that needs it */
+    for (size_t c = 0; !rc && o->find_optimizer && c < r->n_configs; c++) {
+        onp_sweep_config *C = &r->configs[c];
+        const onp_sweep_level *dis = &C->levels[0], *all = &C->levels[ONP_SWEEP_LEVELS - 1];
+        if (!C->available || !dis->pass || !all->ran || all->pass) continue;
+        onp_session_opts base = config_session(o, is_cpu(C->requested) ? NULL : C->requested);
+        r->search_config = (long)c;
+        rc = run_search(orts[C->library], model_path, fs, o, &base, r, e);
+        if (!rc && r->culprit[0] && o->diff_graphs >= 0)
+            rc = culprit_graphs(&g, orts[C->library], model_path, &base, o, C, n_orts, r, e);
+        break;
     }
+    /* optimized-graph diffs: where parity breaks, or everywhere on request */
+    for (size_t c = 0; !rc && o->diff_graphs >= 0 && c < r->n_configs; c++) {
+        onp_sweep_config *C = &r->configs[c];
+        if (!C->available) continue;
+        onp_session_opts base = config_session(o, is_cpu(C->requested) ? NULL : C->requested);
+        onp_ort *ort = orts[C->library];
+        if (o->diff_graphs > 0) {
+            for (int l = 1; l < ONP_SWEEP_LEVELS; l++)
+                diff_levels(&g, ort, model_path, &base, o, C, n_orts, l - 1, l);
+        } else if (C->first_failing > 0) {
+            diff_levels(&g, ort, model_path, &base, o, C, n_orts, (int)C->first_failing - 1,
+                        (int)C->first_failing);
+        }
+    }
+    gstore_release(&g);
+    if (!rc) cross_check(r, n_orts, n_prov);
     if (rc) {
         onp_sweep_free(r);
         return -1;
