@@ -2,7 +2,10 @@
  * cmpbench.c — the compare kernel against memcpy, in one process, on two
  * float32 arrays of BYTES each (default 1 GiB): GB/s of input read.
  *
- *   cmpbench [BYTES]
+ *   cmpbench [BYTES]          memcpy, then onp_compare on 1 and 2 threads
+ *   cmpbench BYTES --once     one onp_compare on one thread, nothing else
+ *                             (for `valgrind --tool=callgrind`: instructions
+ *                             per element of the kernel)
  *
  * Prints one line per measurement: "name threads seconds GB/s".  The arrays
  * differ by small noise so every metric is computed; the best of 3 runs.
@@ -24,6 +27,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     size_t bytes = argc > 1 ? (size_t)atoll(argv[1]) : (size_t)1 << 30;
+    int once = argc > 2 && !strcmp(argv[2], "--once");
     size_t n = bytes / 4;
     int64_t dims[1] = {(int64_t)n};
     onp_tensor a, b;
@@ -33,12 +37,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    float *x = a.data, *y = b.data;
+    float *x = a.data, *y = b.data; /* x, y: [n] */
     uint32_t s = 12345;
     for (size_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
         x[i] = (float)(s >> 8) * (1.0f / 16777216.0f);
         y[i] = x[i] + (float)((s >> 4) & 15) * 1e-7f;
+    }
+    onp_metrics m;
+    if (once) {
+        onp_compare_set_threads(1);
+        onp_compare(&a, &b, onp_tol_default(ONP_FLOAT), &m, &e);
+        printf("compare-once %zu elements, max_abs %.9g, mismatches %lld\n", n, m.max_abs,
+               (long long)m.mismatches);
+        onp_tensor_release(&a);
+        onp_tensor_release(&b);
+        return 0;
     }
     void *dst = malloc(bytes);
     if (!dst) return 1;
@@ -55,7 +69,6 @@ int main(int argc, char **argv)
     for (int th = 1; th <= 2; th++) {
         onp_compare_set_threads(th);
         best = 1e30;
-        onp_metrics m;
         for (int r = 0; r < 3; r++) {
             double t0 = now();
             onp_compare(&a, &b, onp_tol_default(ONP_FLOAT), &m, &e);

@@ -212,6 +212,51 @@ VINLINE void ld8_bf16(const void *p, int64_t i, v8d *out)
     memcpy(out, t, sizeof *out);
 }
 
+/* One block's vector-loop results, lane by lane (lane j holds elements j,
+ * j + 8, j + 16, ... of the block), before they are merged in lane order. */
+typedef struct lanes {
+    double sum_abs[8], sum_sq[8], dot[8], ee[8], aa[8];
+    double max_abs[8], max_rel[8], need_rtol[8], max_na[8]; /* max_na: max |d| - rtol|e| */
+    long long mism[8], gt[N_EDGES][8];
+} lanes;
+
+/* End of a fast block: elements [nv, n) (fewer than 8) exactly as the slow
+ * loop does them, then the lanes merged in order into *r.  vec_nonfin:
+ * non-finite values the vector loop saw; any (here or in the tail) flags
+ * the block for the exact loop instead. */
+static void finish_block(const void *E, const void *A, int64_t nv, int64_t n, onp_tol tol,
+                         loader load1, int64_t vec_nonfin, const lanes *L, acc *r)
+{
+    acc_init(r);
+    int64_t tail_nonfin = 0;
+    for (int64_t i = nv; i < n; i++) {
+        double e1 = load1(E, i), a1 = load1(A, i);
+        if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))
+            tail_nonfin++;
+        else
+            slow_pair(r, e1, a1, tol);
+    }
+    if (tail_nonfin || vec_nonfin) {
+        r->nonfinite = 1;
+        return;
+    }
+    for (int j = 0; j < 8; j++) { /* lanes merged in order: deterministic */
+        r->mism += L->mism[j];
+        r->sum_abs += L->sum_abs[j];
+        r->sum_sq += L->sum_sq[j];
+        r->dot += L->dot[j];
+        r->ee += L->ee[j];
+        r->aa += L->aa[j];
+        if (L->max_abs[j] > r->max_abs) r->max_abs = L->max_abs[j];
+        if (L->max_rel[j] > r->max_rel) r->max_rel = L->max_rel[j];
+        if (L->max_na[j] > r->need_atol) r->need_atol = L->max_na[j];
+        if (L->need_rtol[j] > r->need_rtol) r->need_rtol = L->need_rtol[j];
+        if (L->max_na[j] - tol.atol > r->max_excess) r->max_excess = L->max_na[j] - tol.atol;
+        for (int k = 0; k < N_EDGES; k++) r->gt[k] += L->gt[k][j];
+    }
+    r->n_fin += nv; /* the tail was counted by slow_pair */
+}
+
 #define DEFINE_FAST(NAME, LOAD8, LOAD1, CROSS)                                                     \
     ONP_CLONES static void NAME(const void *E, const void *A, int64_t n, onp_tol tol, acc *r)      \
     {                                                                                              \
@@ -272,55 +317,113 @@ VINLINE void ld8_bf16(const void *p, int64_t i, v8d *out)
             g9 -= ad > v_splat(onp_hist_edges[9]);                                                 \
             g10 -= ad > v_splat(onp_hist_edges[10]);                                               \
         }                                                                                          \
-        acc_init(r);                                                                               \
-        int64_t tail_nonfin = 0;                                                                   \
-        for (; i < n; i++) { /* the tail, exactly as the slow loop does it */                      \
-            double e1 = LOAD1(E, i), a1 = LOAD1(A, i);                                             \
-            if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))                                \
-                tail_nonfin++;                                                                     \
-            else                                                                                   \
-                slow_pair(r, e1, a1, tol);                                                         \
-        }                                                                                          \
-        double l_sum_abs[8], l_sum_sq[8], l_dot[8], l_ee[8], l_aa[8], l_max_abs[8], l_max_rel[8];  \
-        double l_need_rtol[8], l_max_na[8];                                                        \
-        long long l_mism[8], l_fin[8], l_gt[N_EDGES][8];                                           \
+        lanes L;                                                                                   \
         const v8l gts[N_EDGES] = {g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10};                    \
-        memcpy(l_sum_abs, &sum_abs, 64), memcpy(l_sum_sq, &sum_sq, 64), memcpy(l_dot, &dot, 64);   \
-        memcpy(l_ee, &ee, 64), memcpy(l_aa, &aa, 64), memcpy(l_max_abs, &max_abs, 64);             \
+        long long l_fin[8];                                                                        \
+        memcpy(L.sum_abs, &sum_abs, 64), memcpy(L.sum_sq, &sum_sq, 64), memcpy(L.dot, &dot, 64);   \
+        memcpy(L.ee, &ee, 64), memcpy(L.aa, &aa, 64), memcpy(L.max_abs, &max_abs, 64);             \
         if (CROSS) {                                                                               \
             max_rel = rel_n / rel_d;                                                               \
             need_rtol = v_max(nr_n / nr_d, zero); /* 0 / 1 when nothing exceeded atol */           \
         }                                                                                          \
-        memcpy(l_max_rel, &max_rel, 64), memcpy(l_need_rtol, &need_rtol, 64);                      \
-        memcpy(l_max_na, &max_na, 64);                                                             \
-        memcpy(l_mism, &mism, 64), memcpy(l_fin, &fin, 64);                                        \
-        for (int k = 0; k < N_EDGES; k++) memcpy(l_gt[k], &gts[k], 64);                            \
-        for (int j = 0; j < 8; j++) tail_nonfin += (i / 8) - l_fin[j];                             \
-        if (tail_nonfin) {                                                                         \
-            r->nonfinite = 1;                                                                      \
-            return;                                                                                \
-        }                                                                                          \
-        for (int j = 0; j < 8; j++) { /* lanes merged in order: deterministic */                   \
-            r->mism += l_mism[j];                                                                  \
-            r->sum_abs += l_sum_abs[j];                                                            \
-            r->sum_sq += l_sum_sq[j];                                                              \
-            r->dot += l_dot[j];                                                                    \
-            r->ee += l_ee[j];                                                                      \
-            r->aa += l_aa[j];                                                                      \
-            if (l_max_abs[j] > r->max_abs) r->max_abs = l_max_abs[j];                              \
-            if (l_max_rel[j] > r->max_rel) r->max_rel = l_max_rel[j];                              \
-            if (l_max_na[j] > r->need_atol) r->need_atol = l_max_na[j];                            \
-            if (l_need_rtol[j] > r->need_rtol) r->need_rtol = l_need_rtol[j];                      \
-            if (l_max_na[j] - tol.atol > r->max_excess) r->max_excess = l_max_na[j] - tol.atol;    \
-            for (int k = 0; k < N_EDGES; k++) r->gt[k] += l_gt[k][j];                              \
-        }                                                                                          \
-        r->n_fin += (n / 8) * 8; /* the tail was counted by slow_pair */                           \
+        memcpy(L.max_rel, &max_rel, 64), memcpy(L.need_rtol, &need_rtol, 64);                      \
+        memcpy(L.max_na, &max_na, 64);                                                             \
+        memcpy(L.mism, &mism, 64), memcpy(l_fin, &fin, 64);                                        \
+        for (int k = 0; k < N_EDGES; k++) memcpy(L.gt[k], &gts[k], 64);                            \
+        int64_t vec_nonfin = 0;                                                                    \
+        for (int j = 0; j < 8; j++) vec_nonfin += (i / 8) - l_fin[j];                              \
+        finish_block(E, A, i, n, tol, LOAD1, vec_nonfin, &L, r);                                   \
     }
 
 DEFINE_FAST(fast_f32, ld8_f32, ld_f32, 1)
 DEFINE_FAST(fast_f64, ld8_f64, ld_f64, 0)
 DEFINE_FAST(fast_f16, ld8_f16, ld_f16, 1)
 DEFINE_FAST(fast_bf16, ld8_bf16, ld_bf16, 1)
+
+/* The float32 loop by hand for AVX-512 (chosen at run time when the CPU has
+ * it).  Lane for lane it does the very operations of fast_f32 above, in the
+ * same order (no fused multiply-add, max as "a > b ? a : b", which is what
+ * vmaxpd computes), so it gives the same bits; what it saves is
+ * instructions: compares land in mask registers and count through masked
+ * adds, two histogram counters share one 64-bit lane (32 bits each: a lane
+ * counts at most BLOCK / 8), and there is no per-element finiteness test.
+ * For float32, |a - e| and e * e cannot overflow in double, so the block
+ * held a NaN or an infinity exactly when a lane of sum |d| or of sum e * e
+ * ends non-finite; that is checked once per block. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(ONP_NO_CLONES)
+#include <immintrin.h>
+#define ONP_AVX512 1
+
+__attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, const void *A,
+                                                                int64_t n, onp_tol tol, acc *r)
+{
+    const float *pe = E, *pa = A; /* [n] */
+    const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
+    const __m512d inf = _mm512_set1_pd(INFINITY);
+    const __m512d atol = _mm512_set1_pd(tol.atol), rtol = _mm512_set1_pd(tol.rtol);
+    const __m512i one_lo = _mm512_set1_epi64(1), one_hi = _mm512_set1_epi64((long long)1 << 32);
+    __m512d sum_abs = zero, sum_sq = zero, dot = zero, ee = zero, aa = zero, max_abs = zero;
+    __m512d rel_n = zero, rel_d = one, nr_n = zero, nr_d = one;
+    __m512d max_na = _mm512_set1_pd(-INFINITY);
+    __m512i mism = _mm512_setzero_si512();
+    /* gK: edge 2K counted in the low half of each lane, edge 2K + 1 in the high half */
+    __m512i g0 = mism, g1 = mism, g2 = mism, g3 = mism, g4 = mism, g5 = mism;
+    _Static_assert(N_EDGES == 11, "g0..g5 must cover every histogram edge");
+    _Static_assert(BLOCK / 8 < ((int64_t)1 << 32), "a lane's count fits in 32 bits");
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d e = _mm512_cvtps_pd(_mm256_loadu_ps(pe + i));
+        __m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(pa + i));
+        __m512d d = _mm512_sub_pd(a, e), ad = _mm512_abs_pd(d), ae = _mm512_abs_pd(e);
+        __m512d rae = _mm512_mul_pd(rtol, ae);
+        __m512d limit = _mm512_add_pd(atol, rae);
+        sum_abs = _mm512_add_pd(sum_abs, ad);
+        sum_sq = _mm512_add_pd(sum_sq, _mm512_mul_pd(d, d));
+        dot = _mm512_add_pd(dot, _mm512_mul_pd(a, e));
+        ee = _mm512_add_pd(ee, _mm512_mul_pd(e, e));
+        aa = _mm512_add_pd(aa, _mm512_mul_pd(a, a));
+        max_abs = _mm512_max_pd(ad, max_abs);
+        /* max_rel and needed rtol as (numerator, denominator) pairs, as above */
+        __m512d aez = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(ae, zero, _CMP_GT_OQ), inf, ae);
+        __mmask8 m = _mm512_cmp_pd_mask(_mm512_mul_pd(ad, rel_d), _mm512_mul_pd(rel_n, aez),
+                                        _CMP_GT_OQ);
+        rel_n = _mm512_mask_blend_pd(m, rel_n, ad);
+        rel_d = _mm512_mask_blend_pd(m, rel_d, aez);
+        __m512d num = _mm512_sub_pd(ad, atol);
+        m = _mm512_cmp_pd_mask(_mm512_mul_pd(num, nr_d), _mm512_mul_pd(nr_n, ae), _CMP_GT_OQ);
+        nr_n = _mm512_mask_blend_pd(m, nr_n, num);
+        nr_d = _mm512_mask_blend_pd(m, nr_d, ae);
+        mism = _mm512_mask_add_epi64(mism, _mm512_cmp_pd_mask(ad, limit, _CMP_GT_OQ), mism, one_lo);
+        max_na = _mm512_max_pd(_mm512_sub_pd(ad, rae), max_na);
+#define COUNT_EDGE(G, K, ONE)                                                                      \
+    G = _mm512_mask_add_epi64(                                                                     \
+        G, _mm512_cmp_pd_mask(ad, _mm512_set1_pd(onp_hist_edges[K]), _CMP_GT_OQ), G, ONE)
+        COUNT_EDGE(g0, 0, one_lo), COUNT_EDGE(g0, 1, one_hi), COUNT_EDGE(g1, 2, one_lo);
+        COUNT_EDGE(g1, 3, one_hi), COUNT_EDGE(g2, 4, one_lo), COUNT_EDGE(g2, 5, one_hi);
+        COUNT_EDGE(g3, 6, one_lo), COUNT_EDGE(g3, 7, one_hi), COUNT_EDGE(g4, 8, one_lo);
+        COUNT_EDGE(g4, 9, one_hi), COUNT_EDGE(g5, 10, one_lo);
+#undef COUNT_EDGE
+    }
+    lanes L;
+    _mm512_storeu_pd(L.sum_abs, sum_abs), _mm512_storeu_pd(L.sum_sq, sum_sq);
+    _mm512_storeu_pd(L.dot, dot), _mm512_storeu_pd(L.ee, ee), _mm512_storeu_pd(L.aa, aa);
+    _mm512_storeu_pd(L.max_abs, max_abs);
+    _mm512_storeu_pd(L.max_rel, _mm512_div_pd(rel_n, rel_d));
+    _mm512_storeu_pd(L.need_rtol, _mm512_max_pd(_mm512_div_pd(nr_n, nr_d), zero));
+    _mm512_storeu_pd(L.max_na, max_na);
+    _mm512_storeu_si512(L.mism, mism);
+    const __m512i gs[(N_EDGES + 1) / 2] = {g0, g1, g2, g3, g4, g5};
+    for (int k = 0; k < N_EDGES; k++) {
+        long long two[8];
+        _mm512_storeu_si512(two, gs[k / 2]);
+        for (int j = 0; j < 8; j++)
+            L.gt[k][j] = k % 2 ? (long long)((uint64_t)two[j] >> 32) : two[j] & 0xffffffff;
+    }
+    int64_t vec_nonfin = 0;
+    for (int j = 0; j < 8; j++) vec_nonfin += !(L.sum_abs[j] <= DBL_MAX && L.ee[j] <= DBL_MAX);
+    finish_block(E, A, i, n, tol, ld_f32, vec_nonfin, &L, r);
+}
+#endif
 
 /* --- the job: blocks, threads, merge ------------------------------------ */
 
@@ -538,7 +641,13 @@ int onp_compare(const onp_tensor *E, const onp_tensor *A, onp_tol tol, onp_metri
         if (m->dtype_ok) {
             switch (E->dtype) {
             case ONP_FLOAT:
-            case ONP_COMPLEX64: j.fast = fast_f32, j.esize = 4; break;
+            case ONP_COMPLEX64:
+                j.fast = fast_f32, j.esize = 4;
+#ifdef ONP_AVX512
+                __builtin_cpu_init();
+                if (__builtin_cpu_supports("avx512f")) j.fast = fast_f32_avx512;
+#endif
+                break;
             case ONP_DOUBLE:
             case ONP_COMPLEX128: j.fast = fast_f64, j.esize = 8; break;
             case ONP_FLOAT16: j.fast = fast_f16, j.esize = 2; break;
