@@ -4,7 +4,8 @@
 #
 #   make              build/libonnxparity.a and build/onnxparity
 #   make test         every test: C unit tests, python cross-checks, fuzz replay
-#   make asan         the C unit tests under AddressSanitizer + UBSan
+#   make asan         the C unit tests under AddressSanitizer + UBSan (after the
+#                     sanitizer canary: planted bugs that must be reported)
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS seconds
 #   make fuzz-replay  replay every committed corpus under ASan + UBSan
 #   make bench        benchmarks, side by side with the peers; docs/benchmarks.md
@@ -76,6 +77,12 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
+# test_faults fails the k-th allocation of every reader path: the library's
+# malloc family is wrapped at link time (tests/unit/test_faults.c).
+# `override` so the wrap survives an LDFLAGS given on the command line (asan).
+FAULT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup
+$(BUILD)/tests/test_faults: override LDFLAGS += $(FAULT_WRAP)
+
 # Test tools (used by the python tests): small clients of the library.
 $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 	@mkdir -p $(@D)
@@ -113,8 +120,17 @@ test-py-asan: asan
 	    PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath build-asan/onnxparity) \
 	    $(PY) -m pytest -q -p no:cacheprovider $(ASAN_PY_TESTS)
 
-test-c-asan: $(TEST_BIN) $(BIN)
+# First the sanitizer canary (tests/canary/): planted bugs that ASan and
+# UBSan must report, or the build fails; then the unit tests.
+test-c-asan: $(TEST_BIN) $(BIN) $(BUILD)/tests/canary
+	@bash tests/canary/run.sh $(BUILD)/tests/canary
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run_unit.sh $(TEST_BIN)
+
+# The canary: built with the flags of the build it checks, never linked
+# into anything else.
+$(BUILD)/tests/canary: tests/canary/canary.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 # libFuzzer targets (clang-14), built with ASan + UBSan against the library
 # sources compiled for fuzzing.

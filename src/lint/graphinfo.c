@@ -90,12 +90,22 @@ int lint_is_graph_input(const lint_scope *s, const char *name)
 
 // --- constants --------------------------------------------------------------------
 
-static int small_vector(onp_tensor *out, int32_t dt, size_t n, const void *vals, int rank,
-                        int64_t max_count)
+/* A failed materialisation: "not a constant", and out of memory noted on c
+ * so that onp_lint_run fails instead of silently skipping a rule. */
+static int not_const(lint_ctx *c, const onp_error *e)
+{
+    if (e->code == ONP_ERR_NOMEM) c->oom = 1;
+    return 0;
+}
+
+static int small_vector(lint_ctx *c, onp_tensor *out, int32_t dt, size_t n, const void *vals,
+                        int rank, int64_t max_count)
 {
     int64_t dims[1] = {(int64_t)n};
+    onp_error e;
+    onp_error_clear(&e);
     if ((int64_t)n > max_count) return 0;
-    if (onp_tensor_alloc(out, dt, rank, dims, NULL)) return 0;
+    if (onp_tensor_alloc(out, dt, rank, dims, &e)) return not_const(c, &e);
     if (n) memcpy(out->data, vals, n * onp_dtype_size(dt));
     return 1;
 }
@@ -113,16 +123,19 @@ static int constant_node(lint_ctx *c, const onp_node *n, int64_t max_count, onp_
     for (size_t a = 0; a < n->n_attrs; a++) {
         const onp_attr *at = &n->attrs[a];
         onp_error e;
+        onp_error_clear(&e);
         if (!strcmp(at->name, "value") && at->t) {
             if (!usable(at->t, max_count)) return 0;
-            return onp_model_tensor(c->m, at->t, out, &e) == 0;
+            return onp_model_tensor(c->m, at->t, out, &e) == 0 ? 1 : not_const(c, &e);
         }
-        if (!strcmp(at->name, "value_int")) return small_vector(out, ONP_INT64, 1, &at->i, 0, 1);
-        if (!strcmp(at->name, "value_float")) return small_vector(out, ONP_FLOAT, 1, &at->f, 0, 1);
+        if (!strcmp(at->name, "value_int"))
+            return small_vector(c, out, ONP_INT64, 1, &at->i, 0, 1);
+        if (!strcmp(at->name, "value_float"))
+            return small_vector(c, out, ONP_FLOAT, 1, &at->f, 0, 1);
         if (!strcmp(at->name, "value_ints"))
-            return small_vector(out, ONP_INT64, at->n_ints, at->ints, 1, max_count);
+            return small_vector(c, out, ONP_INT64, at->n_ints, at->ints, 1, max_count);
         if (!strcmp(at->name, "value_floats"))
-            return small_vector(out, ONP_FLOAT, at->n_floats, at->floats, 1, max_count);
+            return small_vector(c, out, ONP_FLOAT, at->n_floats, at->floats, 1, max_count);
     }
     return 0;
 }
@@ -138,7 +151,9 @@ int lint_const(lint_ctx *c, const lint_scope *s, const char *name, int64_t max_c
             if (onp_strmap_get(&sc->init, name, &i)) {
                 const onp_tensor_view *v = &sc->g->initializers[i];
                 onp_error e;
-                if (!usable(v, max_count) || onp_model_tensor(c->m, v, out, &e)) return 0;
+                onp_error_clear(&e);
+                if (!usable(v, max_count)) return 0;
+                if (onp_model_tensor(c->m, v, out, &e)) return not_const(c, &e);
                 if (overridable) *overridable = onp_strmap_get(&sc->input, name, NULL);
                 return 1;
             }
