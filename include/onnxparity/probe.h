@@ -62,8 +62,10 @@ typedef struct onp_probe_opts {
 
     /* Sweep only.  The provider axis: providers to sweep ("cpu", "cuda",
      * ORT's full names, ...), each one a configuration of its own; NULL/0:
-     * only session.provider.  session.provider_opts go to every provider
-     * but the CPU's (which takes none). */
+     * session.provider, and the CPU's beside it when that is another one
+     * (the reference for execution-provider evidence).
+     * session.provider_opts go to every provider but the CPU's (which takes
+     * none). */
     const char *const *providers; /* [n_providers] */
     size_t n_providers;
     /* Optimized-graph diffs: 0 (default) only where a level breaks parity

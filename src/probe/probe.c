@@ -852,7 +852,10 @@ int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_pa
     for (size_t i = 0, at = 0; i < onp_ort_provider_count(ort0) && at < sizeof r->providers; i++)
         at += (size_t)snprintf(r->providers + at, sizeof r->providers - at, "%s%s", i ? ", " : "",
                                onp_ort_provider(ort0, i));
-    size_t n_prov = o->n_providers ? o->n_providers : 1;
+    /* a provider other than the CPU's is swept beside the CPU's: the
+     * reference an execution-provider disagreement needs */
+    int cpu_ref = !o->n_providers && !is_cpu(o->session.provider);
+    size_t n_prov = o->n_providers ? o->n_providers : cpu_ref ? 2 : 1;
     gstore g = {.note = r->graph_note, .note_size = sizeof r->graph_note};
     int rc = output_names(ort0, model_path, fs, o, r);
     if (!rc) {
@@ -863,7 +866,9 @@ int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_pa
     for (size_t c = 0; !rc && c < r->n_configs; c++) {
         onp_sweep_config *C = &r->configs[c];
         C->library = c / n_prov;
-        const char *prov = o->n_providers ? o->providers[c % n_prov] : o->session.provider;
+        const char *prov = o->n_providers      ? o->providers[c % n_prov]
+                           : c % n_prov == 0 ? o->session.provider
+                                             : "cpu";
         snprintf(C->requested, sizeof C->requested, "%s", prov && prov[0] ? prov : "cpu");
         snprintf(C->provider, sizeof C->provider, "%s",
                  is_cpu(prov) ? "CPUExecutionProvider" : C->requested);

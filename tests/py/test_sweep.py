@@ -1,0 +1,307 @@
+"""`onnxparity sweep` across its three axes on real torch exports made here
+with the capture package (docs/diagnose.md, sweep): optimization levels with
+the graphs ORT optimized diffed (`graph_diff`), execution providers
+(`--providers`: one that cannot run becomes an unavailable configuration,
+never a failure) and ORT libraries (`--ort-lib` repeated: two loaded side by
+side in one process).
+
+Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
+     /usr/bin/python3 -m pytest -q tests/py/test_sweep.py
+Set ONNXPARITY_ORT_LIB2 to a second ONNX Runtime version (e.g. 1.30's
+libonnxruntime.so.1) to sweep two versions too.
+"""
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT / "python") not in sys.path:  # PYTHONPATH=python is the documented way
+    sys.path.insert(0, str(ROOT / "python"))
+
+from onnxparity import capture  # noqa: E402
+from conftest import run  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning",
+                                        "ignore::UserWarning")
+
+LEVELS = ["disable", "basic", "extended", "layout", "all"]
+
+
+class ConvBnRelu(torch.nn.Module):
+    """Conv + BatchNorm + ReLU, then a head: ORT fuses Conv+Relu into
+    com.microsoft FusedConv from `extended` up (the exporter has already
+    folded the eval-mode BatchNorm into the Conv)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.relu = torch.nn.ReLU()
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(self.relu(self.bn(self.conv(x))).mean((2, 3)))
+
+
+def trained(model):
+    """Non-trivial BatchNorm statistics, then eval()."""
+    torch.manual_seed(1)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(4, 3, 16, 16) * 2 + 0.5)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cbr") / "b"
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    capture(trained(ConvBnRelu()), [torch.randn(2, 3, 16, 16, generator=g) for _ in range(2)], d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def bitwise(bundle, tmp_path_factory, onnxparity):
+    """The bundle with its expected outputs replaced by ORT's own at
+    ORT_DISABLE_ALL: compared bitwise, any level that changes a bit fails."""
+    b = tmp_path_factory.mktemp("bitwise") / "b"
+    shutil.copytree(bundle, b)
+    (b / "parity.json").unlink()
+    for d in sorted(b.glob("test_data_set_*")):
+        shutil.rmtree(d / "intermediates", ignore_errors=True)
+        r = run([onnxparity, "run", b / "model.onnx", "--input", f"x={d / 'input_0.pb'}",
+                 "--opt-level", "disable", "--save", d / "ort"])
+        assert r.returncode == 0, r.stderr
+        r = run([onnxparity, "convert", d / "ort" / "output.npy", d / "output_0.pb"])
+        assert r.returncode == 0, r.stderr
+        shutil.rmtree(d / "ort")
+    return b
+
+
+def sweep(onnxparity, target, *extra, tmpdir=None):
+    env = dict(os.environ)
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    r = run([onnxparity, "sweep", target, "--format", "json", *extra], env=env)
+    assert r.returncode in (0, 1, 4), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def fused(diff):
+    """The added nodes of a graph diff that replaced something."""
+    return [a for a in diff["added"] if a["replaces"]]
+
+
+# --------------------------------------------------------------------------- graphs
+
+def test_graph_diff_names_fusedconv(onnxparity, bundle, tmp_path):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    rc, doc = sweep(onnxparity, bundle, "--diff-graphs", tmpdir=tmpdir)
+    # the numbers agree at every level: the fusion is there all the same
+    assert rc == 0 and doc["verdict"] == "pass", doc["sweep"]["levels"]
+    levels = doc["sweep"]["levels"]
+    assert [lv["level"] for lv in levels] == LEVELS
+    assert levels[0]["graph_diff"] is None  # nothing below disable
+    diffs = {lv["level"]: lv["graph_diff"] for lv in levels[1:]}
+    for name, d in diffs.items():
+        assert d is not None, name
+        assert d["to"] == name and d["from"] == LEVELS[LEVELS.index(name) - 1]
+        assert d.keys() >= {"nodes_from", "nodes_to", "removed", "added"}
+    d = diffs["extended"]
+    fc = [a for a in d["added"] if a["op_type"] == "FusedConv"]
+    assert len(fc) == 1, d
+    assert fc[0]["domain"] == "com.microsoft"
+    assert sorted(x["op_type"] for x in fc[0]["replaces"]) == ["Conv", "Relu"]
+    assert {x["name"] for x in fc[0]["replaces"]} == {"/conv/Conv", "/relu/Relu"}
+    for r in d["removed"]:
+        assert r["replaced_by"] == fc[0]["name"] and not r["folded"]
+    assert d["nodes_to"] == d["nodes_from"] - 1
+    # temporary models removed, nothing kept
+    assert "files" not in d
+    assert not [p for p in tmpdir.rglob("*") if p.name.startswith("onnxparity-sweep")
+                or p.suffix == ".onnx"]
+    txt = run([onnxparity, "sweep", bundle, "--diff-graphs"])
+    assert txt.returncode == 0
+    assert "graph diff basic -> extended" in txt.stdout
+    assert "FusedConv (com.microsoft) /conv/Conv replaces Conv /conv/Conv, Relu /relu/Relu" \
+        in txt.stdout, txt.stdout
+
+
+def test_no_diff_where_parity_holds_by_default(onnxparity, bundle):
+    rc, doc = sweep(onnxparity, bundle)
+    assert rc == 0
+    assert all(lv["graph_diff"] is None for lv in doc["sweep"]["levels"])
+    assert doc["sweep"]["optimizer_search"]["graph_diff"] is None
+
+
+def test_save_optimized_keeps_the_models(onnxparity, bundle, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    out = tmp_path / "opt"
+    rc, doc = sweep(onnxparity, bundle, "--diff-graphs", "--save-optimized", out)
+    assert rc == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"CPUExecutionProvider-{lv}.onnx" for lv in LEVELS), names
+    d = doc["sweep"]["levels"][2]["graph_diff"]
+    assert pathlib.Path(d["files"]["to"]) == out / "CPUExecutionProvider-extended.onnx"
+    m = onnx.load(str(out / "CPUExecutionProvider-extended.onnx"))
+    assert "FusedConv" in [n.op_type for n in m.graph.node]
+    m = onnx.load(str(out / "CPUExecutionProvider-disable.onnx"))
+    assert [n.op_type for n in m.graph.node][:2] == ["Conv", "Relu"]
+
+
+def test_breaking_level_is_diffed_and_the_culprit_fusion_shown(onnxparity, bitwise):
+    rc, doc = sweep(onnxparity, bitwise, "--rtol", "0", "--atol", "0")
+    sw = doc["sweep"]
+    levels = {lv["level"]: lv for lv in sw["levels"]}
+    assert levels["disable"]["pass"]
+    if sw["first_failing_level"] is None:
+        pytest.skip("every level is bitwise identical to ORT_DISABLE_ALL on this CPU")
+    assert rc == 1
+    ff = sw["first_failing_level"]
+    d = levels[ff]["graph_diff"]
+    assert d is not None and d["to"] == ff and d["from"] == LEVELS[LEVELS.index(ff) - 1]
+    assert d["added"] or d["removed"], "a level that changes the numbers changed the graph"
+    # only the breaking level is diffed without --diff-graphs
+    assert [lv["level"] for lv in sw["levels"] if lv["graph_diff"]] == [ff]
+    search = sw["optimizer_search"]
+    if not levels["all"]["pass"]:
+        assert search["searched"]
+    if search["culprit"]:
+        cd = search["graph_diff"]
+        assert cd is not None and cd["to"] == "all"
+        assert cd["from"] == "all without " + search["culprit"]
+        assert fused(cd), cd  # the nodes the culprit fused, and what they replaced
+        txt = run([onnxparity, "sweep", bitwise, "--rtol", "0", "--atol", "0"])
+        assert "graph diff all without " + search["culprit"] + " -> all" in txt.stdout
+
+
+def test_diff_graphs_off_with_no_search(onnxparity, bitwise):
+    rc, doc = sweep(onnxparity, bitwise, "--rtol", "0", "--atol", "0", "--no-search")
+    assert not doc["sweep"]["optimizer_search"]["searched"]
+    assert doc["sweep"]["optimizer_search"]["graph_diff"] is None
+
+
+# --------------------------------------------------------------------------- providers
+
+def check_cpu_config(c):
+    assert c["available"] and c["provider"] == "CPUExecutionProvider" and c["pass"]
+    assert [lv["level"] for lv in c["levels"]] == LEVELS
+    assert all(lv["ran"] and lv["pass"] for lv in c["levels"])
+
+
+@pytest.mark.parametrize("args", [["--providers", "cpu,cuda"],
+                                  ["--providers", "cpu", "--providers", "cuda"]])
+def test_unavailable_provider_is_a_marked_cell(onnxparity, bundle, args):
+    rc, doc = sweep(onnxparity, bundle, *args)
+    sw = doc["sweep"]
+    cfg = sw["configurations"]
+    assert [c["requested"] for c in cfg] == ["cpu", "cuda"]
+    check_cpu_config(cfg[0])
+    cuda = cfg[1]
+    if cuda["available"]:
+        pytest.skip("CUDA runs here: the unavailable path cannot be shown")
+    # unavailable cells do not fail the sweep: exit and verdict from cpu
+    assert rc == 0 and doc["verdict"] == "pass"
+    assert "cuda" in cuda["unavailable"].lower() or "CUDA" in cuda["unavailable"]
+    assert not cuda["pass"] and all(not lv["ran"] for lv in cuda["levels"])
+    assert cuda["ort_library"] == cfg[0]["ort_library"]
+    assert sw["provider_axis"].startswith("swept: 2 providers, 1 of 2")
+    assert not sw["execution_provider"]["disagree"]
+    # the legacy fields describe the first configuration
+    assert sw["levels"] == cfg[0]["levels"]
+    txt = run([onnxparity, "sweep", bundle, *args])
+    assert txt.returncode == 0
+    assert "configuration 1: cuda" in txt.stdout and "UNAVAILABLE" in txt.stdout
+
+
+def test_provider_alone_is_swept_beside_cpu(onnxparity, bundle):
+    rc, doc = sweep(onnxparity, bundle, "--provider", "cuda")
+    cfg = doc["sweep"]["configurations"]
+    assert [c["requested"] for c in cfg] == ["cuda", "cpu"]
+    check_cpu_config(cfg[1])
+    if not cfg[0]["available"]:
+        assert rc == 0 and cfg[0]["unavailable"]
+
+
+def test_only_unavailable_providers_is_an_error(onnxparity, bundle):
+    rc, doc = sweep(onnxparity, bundle, "--providers", "cuda")
+    if doc["sweep"]["configurations"][0]["available"]:
+        pytest.skip("CUDA runs here")
+    assert rc == 4 and doc["verdict"] == "error"
+    r = run([onnxparity, "sweep", bundle, "--providers", "cuda"])
+    assert r.returncode == 4 and "cannot load" in r.stderr
+
+
+def test_provider_usage(onnxparity, bundle):
+    r = run([onnxparity, "sweep", bundle, "--provider", "cpu", "--providers", "cpu,cuda"])
+    assert r.returncode == 2 and "--providers" in r.stderr
+
+
+# --------------------------------------------------------------------------- libraries
+
+def default_library(onnxparity, bundle):
+    _, doc = sweep(onnxparity, bundle, "--no-search")
+    return pathlib.Path(doc["environment"]["ort_library"])
+
+
+def test_two_copies_of_one_library(onnxparity, bundle, tmp_path):
+    lib = default_library(onnxparity, bundle)
+    copy = tmp_path / "copy" / "libonnxruntime.so.1"
+    copy.parent.mkdir()
+    shutil.copy2(lib, copy)
+    assert os.stat(copy).st_ino != os.stat(lib).st_ino  # a real second load
+    rc, doc = sweep(onnxparity, bundle, "--ort-lib", lib, "--ort-lib", copy, "--diff-graphs")
+    assert rc == 0 and doc["verdict"] == "pass"
+    cfg = doc["sweep"]["configurations"]
+    assert len(cfg) == 2 and [c["library"] for c in cfg] == [0, 1]
+    assert cfg[0]["ort_library"] == str(lib) and cfg[1]["ort_library"] == str(copy)
+    assert cfg[0]["ort_version"] == cfg[1]["ort_version"]
+    for a, b in zip(cfg[0]["levels"], cfg[1]["levels"]):
+        assert a["outputs"] == b["outputs"] and a["pass"] == b["pass"]
+        da, db = a["graph_diff"], b["graph_diff"]
+        assert (da is None) == (db is None)
+        if da:
+            assert [x["op_type"] for x in da["added"]] == [x["op_type"] for x in db["added"]]
+    assert not doc["sweep"]["libraries"]["disagree"]
+    txt = run([onnxparity, "sweep", bundle, "--ort-lib", lib, "--ort-lib", copy])
+    assert txt.returncode == 0
+    assert f"configuration 1: CPUExecutionProvider, ONNX Runtime {cfg[1]['ort_version']} ({copy})" \
+        in txt.stdout
+
+
+def test_second_version(onnxparity, bundle, tmp_path):
+    lib2 = os.environ.get("ONNXPARITY_ORT_LIB2")
+    if not lib2 or not os.path.exists(lib2):
+        pytest.skip("ONNXPARITY_ORT_LIB2 is not set to a second ONNX Runtime library "
+                    "(e.g. onnxruntime-node 1.30's libonnxruntime.so.1)")
+    lib = default_library(onnxparity, bundle)
+    rc, doc = sweep(onnxparity, bundle, "--ort-lib", lib, "--ort-lib", lib2,
+                    "--providers", "cpu,cuda")
+    cfg = doc["sweep"]["configurations"]
+    assert [(c["library"], c["requested"]) for c in cfg] == [(0, "cpu"), (0, "cuda"),
+                                                              (1, "cpu"), (1, "cuda")]
+    assert cfg[2]["ort_library"] == str(pathlib.Path(lib2).resolve()) or \
+        os.path.samefile(cfg[2]["ort_library"], lib2)
+    check_cpu_config(cfg[0])
+    check_cpu_config(cfg[2])
+    assert rc == 0
+    for c in (cfg[1], cfg[3]):
+        if not c["available"]:
+            assert c["unavailable"]
+    for a, b in zip(cfg[0]["levels"], cfg[2]["levels"]):
+        assert a["pass"] == b["pass"]
+
+
+def test_missing_library(onnxparity, bundle, tmp_path):
+    r = run([onnxparity, "sweep", bundle, "--ort-lib", tmp_path / "nope.so"])
+    assert r.returncode == 3 and "nope.so" in r.stderr
