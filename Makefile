@@ -113,7 +113,7 @@ asan: $(SETUP)
 # allocation suppressed (tests/lsan.supp).
 ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_check_examples.py tests/py/test_gate.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
-                 tests/py/test_diagnose.py
+                 tests/py/test_diagnose.py tests/py/test_sweep.py
 test-py-asan: asan
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
