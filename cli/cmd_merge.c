@@ -60,7 +60,10 @@ static long num_at(const cJSON *o, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
     if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+    /* counts and indices: a whole number in [0, 1e12], else -1 (a cast of
+     * 1e300 to long would be undefined; sums of 1e12s cannot overflow) */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e12)) return -1;
+    return v->valuedouble == (double)(long)v->valuedouble ? (long)v->valuedouble : -1;
 }
 
 /* cJSON prints numbers with 15 significant digits when they read back
@@ -140,6 +143,8 @@ int cmd_merge(int argc, char **argv)
                                  "results of different models do not merge",
                                  files[i], sha, files[0],
                                  str_at(docs[0], "environment", "model_sha256"));
+        else if (sh && cnt < 1)
+            rc = cli_usage_error(argv[0], "%s: shard.count is not a whole number >= 1", files[i]);
         else if (shard_n != -2 && cnt != shard_n)
             rc = cli_usage_error(argv[0], "%s: shard count %ld differs from %s's (%ld)", files[i],
                                  cnt, files[0], shard_n);

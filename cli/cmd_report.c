@@ -334,7 +334,8 @@ static void bisect_doc(onp_buf *b, const cJSON *root)
                 i++;
             }
             double idx;
-            long mark = numv(get(fd, "index"), &idx) && idx >= 0 ? (long)idx : -1;
+            long mark =
+                numv(get(fd, "index"), &idx) && idx >= 0 && idx < (double)n ? (long)idx : -1;
             html_put(b, "<h3>Per-node error curve</h3>\n<div class=\"row\">\n");
             html_svg_curve(b, p, n, mark);
             html_put(b, "</div>\n");

@@ -68,7 +68,9 @@ void lint_manifest_sizes(lint_ctx *c, const lint_scope *main)
     const cJSON *doc = c->manifest;
     if (!doc) return;
     const cJSON *tf = get(get(doc, "export_args"), "traced_fixture");
-    int k = cJSON_IsNumber(tf) && tf->valuedouble >= 0 ? (int)tf->valuedouble : 0;
+    int k = cJSON_IsNumber(tf) && tf->valuedouble >= 0 && tf->valuedouble < 1e9
+                ? (int)tf->valuedouble
+                : 0;
     const cJSON *fixtures = get(doc, "fixtures");
     if (!cJSON_IsArray(fixtures)) return;
     const cJSON *fx = cJSON_GetArrayItem(fixtures, k);

@@ -802,6 +802,54 @@ def c_report_invalid_utf8(d):
                 valid=[{"path": str(h), "kind": "html"}])
 
 
+HUGE = 1e300
+
+
+def c_report_huge_numbers(d):
+    """Numbers at the edge of double: indices, counts and errors far past any size."""
+    doc = check_doc("y")
+    out = doc["fixtures"][0]["outputs"][0]
+    out.update(histogram=[1.7e308] * 6 + [-1e300] * 6, count=HUGE, mismatches=-HUGE, max_abs=1.7e308,
+               max_rel=-1e-320, shape=[HUGE, -HUGE, 2.5])
+    doc["fixtures"][0]["index"] = -HUGE
+    bis = {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": "m",
+           "summary": {"values_exposed": HUGE, "values_compared": -HUGE},
+           "first_divergent": {"node": "n", "op_type": "Add", "output": "v", "index": HUGE, "max_abs": 1.7e308,
+                               "fixture": -HUGE, "inputs": [{"name": "a", "max_abs": -HUGE}],
+                               "metrics": {"histogram": [HUGE] * 12}},
+           "curve": [{"value": "v%d" % i, "max_abs": v, "pass": i % 2 == 0}
+                     for i, v in enumerate([1.7e308, -1.7e308, 5e-324, 0, HUGE, -0.0])]}
+    bis2 = dict(bis, first_divergent=dict(bis["first_divergent"], index=-HUGE))
+    sweep = {"schema": "onnxparity.sweep/1", "verdict": "fail", "model": "m",
+             "levels": [{"level": "all", "ran": True, "outputs": [{"name": "y", "max_abs": 1.7e308, "pass": False}]},
+                        {"level": "disable", "ran": True, "outputs": [{"name": "y", "max_abs": -HUGE, "pass": True}]}]}
+    ps = [w(d / n, json.dumps(x)) for n, x in (("c.json", doc), ("b.json", bis), ("b2.json", bis2), ("s.json", sweep))]
+    h = d / "r.html"
+    return case("report_huge_numbers", ["onnxparity", "report", *ps, "--html", h], 0, None,
+                valid=[{"path": str(h), "kind": "html"}])
+
+
+def c_merge_huge_shard(d):
+    docs = []
+    for k in range(2):
+        doc = check_doc("y")
+        doc["environment"]["model_sha256"] = "0" * 64
+        doc["shard"] = {"index": HUGE if k else -HUGE, "count": HUGE, "fixtures_total": HUGE}
+        docs.append(w(d / ("s%d.json" % k), json.dumps(doc)))
+    return case("merge_huge_shard_numbers", ["onnxparity", "merge", *docs], 2,
+                r"merge: \S*s0\.json: shard\.count is not a whole number")
+
+
+def c_parity_huge_numbers(d):
+    man = {"schema": "onnxparity.capture/1", "export_args": {"traced_fixture": HUGE},
+           "fixtures": [{"inputs": [{"name": "input", "shape": [HUGE, -HUGE, 1e20, 3]}]}],
+           "shape_risks": [{"name": "input", "dim": HUGE, "sizes": [HUGE, -HUGE]}],
+           "warnings": [{"category": "TracerWarning", "message": "m", "file": "f.py", "line": HUGE}]}
+    b = bundle(d, json.dumps(man))
+    return case("parity_json_huge_numbers", ["onnxparity", "lint", b, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
 def c_merge_nan(d):
     p = w(d / "a.json", json.dumps(check_doc("y")).replace('"max_abs": 0', '"max_abs": NaN'))
     return case("merge_nan", ["onnxparity", "merge", p, p], 3, r"a\.json: at byte \d+")
