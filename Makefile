@@ -111,7 +111,7 @@ asan: $(SETUP)
 # The tool built with ASan + UBSan (by `make asan`) under the python tests
 # that drive it through every command; LeakSanitizer on, ONNX Runtime's own
 # allocation suppressed (tests/lsan.supp).
-ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_check_examples.py tests/py/test_gate.py \
+ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
                  tests/py/test_diagnose.py tests/py/test_sweep.py
 test-py-asan: asan
