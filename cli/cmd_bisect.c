@@ -34,7 +34,35 @@ typedef struct opts {
     cli_format fmt;
     const char *html;   /* --html FILE (the report page), or NULL */
     int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
+    int reference;      /* onp_bisect_ref; AUTO unless --reference */
+    long chunk;         /* --chunk N; 0: automatic */
+    unsigned long long max_exposed; /* --max-exposed-bytes; 0: the library's default */
 } opts;
+
+/* "1073741824", "512M", "2G", "64K" (binary units) into *out; -1 + usage
+ * message when malformed or 0. */
+static int parse_bytes(const char *cmd, const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10), mul = 1;
+    if (end == s || s[0] == '-') goto bad;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ULL << 10; end++; break;
+    case 'm': case 'M': mul = 1ULL << 20; end++; break;
+    case 'g': case 'G': mul = 1ULL << 30; end++; break;
+    case 't': case 'T': mul = 1ULL << 40; end++; break;
+    default: break;
+    }
+    if (mul > 1 && *end == 'i') end++; /* "MiB" */
+    if (*end == 'B') end++;
+    if (*end || !v || v > ~0ULL / mul) goto bad;
+    *out = v * mul;
+    return 0;
+bad:
+    return cli_usage_error(cmd, "--max-exposed-bytes %s: expected a positive size (e.g. 512M, 2G)",
+                           s),
+           -1;
+}
 
 /* One line on stderr per stage of a long run: only on a terminal or with
  * --verbose, never with --quiet (CI logs stay clean). */
@@ -49,6 +77,7 @@ static int parse_args(int argc, char **argv, opts *o)
     cli_ort_init(&o->ort);
     o->rtol = o->atol = -1;
     o->fixture = -1;
+    o->reference = ONP_BISECT_REF_AUTO;
     for (int i = 1; i < argc; i++) {
         int r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
@@ -62,6 +91,20 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
+        } else if ((r = cli_opt(argc, argv, &i, "reference", &v))) {
+            if (r < 0) return -1;
+            if (!strcmp(v, "eager"))
+                o->reference = ONP_BISECT_REF_EAGER;
+            else if (!strcmp(v, "disable"))
+                o->reference = ONP_BISECT_REF_DISABLE;
+            else
+                return cli_usage_error(argv[0], "--reference %s: expected eager or disable", v), -1;
+        } else if ((r = cli_opt(argc, argv, &i, "chunk", &v))) {
+            if (r < 0 || cli_int(argv[0], "chunk", v, &o->chunk)) return -1;
+            if (o->chunk < 1 || o->chunk > 1000000000L)
+                return cli_usage_error(argv[0], "--chunk %s: expected N >= 1", v), -1;
+        } else if ((r = cli_opt(argc, argv, &i, "max-exposed-bytes", &v))) {
+            if (r < 0 || parse_bytes(argv[0], v, &o->max_exposed)) return -1;
         } else if (cli_flag(argv, i, "quiet")) {
             o->quiet = 1;
         } else if (cli_flag(argv, i, "verbose")) {
@@ -76,7 +119,9 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (!o->target)
         return cli_usage_error(argv[0], "usage: onnxparity bisect TARGET [--fixture K] "
-                                        "[--format text|json] [--rtol R] [--atol A]"),
+                                        "[--reference eager|disable] [--chunk N] "
+                                        "[--max-exposed-bytes B] [--format text|json] "
+                                        "[--rtol R] [--atol A]"),
                -1;
     return 0;
 }
@@ -100,6 +145,16 @@ static const char *no_ref_msg(const onp_bisect_result *r, char *buf, size_t n)
     return buf;
 }
 
+static const char *ref_words(const onp_bisect_result *r)
+{
+    return r->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager";
+}
+
+static const char *local_verdict(const onp_bisect_local *L)
+{
+    return !L->ran ? NULL : L->local ? "local" : "inherited";
+}
+
 // --- text -----------------------------------------------------------------------
 
 static void print_point(size_t i, const onp_bisect_point *p, int mark)
@@ -115,6 +170,51 @@ static void print_point(size_t i, const onp_bisect_point *p, int mark)
            : p->pass    ? "ok"
                         : "FAIL",
            p->note[0] ? ": " : "", p->note, "", p->value);
+}
+
+/* One line: does the first divergent node own its error? */
+static void print_local(const onp_bisect_result *r)
+{
+    const onp_bisect_local *L = &r->local;
+    const char *ref = r->reference == ONP_BISECT_REF_DISABLE ? "disable-level" : "eager";
+    char ma[16], mi[16], nodes[64] = "";
+    if (L->n_nodes > 1)
+        snprintf(nodes, sizeof nodes, " (with %zu unmapped nodes before it)", L->n_nodes - 1);
+    if (!L->ran)
+        printf("local:   not determined: %s\n", L->note[0] ? L->note : "not run");
+    else if (L->local)
+        printf("local:   the node alone%s on %s inputs still fails: max_abs %s, %lld mismatches "
+               "(fixture %d): the error is LOCAL, the node owns it\n",
+               nodes, ref, report_fmt(L->max_abs, ma, sizeof ma), L->mismatches, L->fixture);
+    else
+        printf("local:   the node alone%s on %s inputs agrees (max_abs %s, fixture %d): the error "
+               "is INHERITED from its inputs (worst input max_abs %s)\n",
+               nodes, ref, report_fmt(L->max_abs, ma, sizeof ma), L->fixture,
+               report_fmt(L->input_max_abs, mi, sizeof mi));
+}
+
+/* One line, louder when the instrumented model does not reproduce. */
+static void print_verify(const onp_bisect_result *r)
+{
+    const onp_bisect_verify *v = &r->verify;
+    char pa[16], ia[16];
+    if (!v->ran) {
+        if (v->note[0]) printf("reproduce: not checked: %s\n", v->note);
+        return;
+    }
+    report_fmt(v->plain_max_abs, pa, sizeof pa);
+    report_fmt(v->instrumented_max_abs, ia, sizeof ia);
+    if (v->reproduces)
+        printf("reproduce: the instrumented model reproduces the plain model's outputs vs %s "
+               "(plain max_abs %s %s, instrumented %s %s)\n",
+               ref_words(r), pa, v->plain_pass ? "pass" : "FAIL", ia,
+               v->instrumented_pass ? "pass" : "FAIL");
+    else
+        printf("WARNING: the instrumented model does NOT reproduce the mismatch (plain max_abs %s "
+               "%s, instrumented %s %s): %s\n",
+               pa, v->plain_pass ? "pass" : "FAIL", ia, v->instrumented_pass ? "pass" : "FAIL",
+               v->note);
+    if (r->fallback[0]) printf("fallback: %s: %s\n", r->fallback, r->fallback_note);
 }
 
 static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
@@ -135,10 +235,20 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                inputs_agree(r) ? "its inputs agree: the divergence starts here"
                                : "an input has no eager reference: it may start upstream");
     else
-        printf("agrees: all %zu values compared agree with eager\n", compared);
+        printf("agrees: all %zu values compared agree with %s\n", compared, ref_words(r));
+    if (f) print_local(r);
+    print_verify(r);
     printf("model    %s (sha256 %.12s)\n", r->model, r->sha256);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), r->provider,
            onp_ort_opt_level_name(r->opt_level));
+    printf("reference %s\n", r->reference == ONP_BISECT_REF_DISABLE
+                                  ? "ORT at opt-level disable, every node output exposed"
+                                  : "the bundle's eager intermediates");
+    printf("chunks   %zu instrumented session%s of at most %zu values", r->n_chunks,
+           r->n_chunks == 1 ? "" : "s", r->chunk);
+    if (r->estimated_bytes)
+        printf(" (estimated %llu bytes per run, budget %llu)", r->estimated_bytes, r->budget);
+    printf("\n");
     if (r->upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
     printf("fixtures");
     for (size_t i = 0; i < r->n_fixtures; i++) printf(" %d", r->fixtures[i]);
@@ -196,6 +306,58 @@ static void add_env(cJSON *root, const opts *o, const onp_bisect_result *r, onp_
     cJSON_AddBoolToObject(env, "external_data", r->external);
 }
 
+static void add_verify(cJSON *root, const onp_bisect_result *r)
+{
+    const onp_bisect_verify *v = &r->verify;
+    if (!v->ran) {
+        cJSON_AddNullToObject(root, "instrumented_reproduces");
+        cJSON_AddNullToObject(root, "reproduce");
+    } else {
+        cJSON_AddBoolToObject(root, "instrumented_reproduces", v->reproduces);
+        cJSON *rp = cJSON_AddObjectToObject(root, "reproduce");
+        cJSON *pl = cJSON_AddObjectToObject(rp, "plain");
+        report_num(pl, "max_abs", v->plain_max_abs);
+        report_num(pl, "max_rel", v->plain_max_rel);
+        cJSON_AddBoolToObject(pl, "pass", v->plain_pass);
+        cJSON *in = cJSON_AddObjectToObject(rp, "instrumented");
+        report_num(in, "max_abs", v->instrumented_max_abs);
+        report_num(in, "max_rel", v->instrumented_max_rel);
+        cJSON_AddBoolToObject(in, "pass", v->instrumented_pass);
+        cJSON_AddStringToObject(rp, "against", ref_words(r));
+        if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
+    }
+    if (r->fallback[0]) {
+        cJSON *fb = cJSON_AddObjectToObject(root, "fallback");
+        cJSON_AddStringToObject(fb, "mode", r->fallback);
+        cJSON_AddStringToObject(fb, "note", r->fallback_note);
+    } else {
+        cJSON_AddNullToObject(root, "fallback");
+    }
+}
+
+static void add_local(cJSON *fd, const onp_bisect_result *r)
+{
+    const onp_bisect_local *L = &r->local;
+    cJSON *l = cJSON_AddObjectToObject(fd, "local");
+    const char *verdict = local_verdict(L);
+    if (verdict) {
+        cJSON_AddStringToObject(l, "verdict", verdict);
+        report_num(l, "max_abs", L->max_abs);
+        report_num(l, "max_rel", L->max_rel);
+        cJSON_AddNumberToObject(l, "mismatches", (double)L->mismatches);
+    } else {
+        cJSON_AddNullToObject(l, "verdict");
+        cJSON_AddNullToObject(l, "max_abs");
+        cJSON_AddNullToObject(l, "max_rel");
+        cJSON_AddNullToObject(l, "mismatches");
+    }
+    cJSON_AddNumberToObject(l, "fixture", L->fixture);
+    cJSON_AddNumberToObject(l, "nodes", (double)L->n_nodes);
+    cJSON_AddNumberToObject(l, "inputs_fed", (double)L->n_fed);
+    report_num(l, "input_max_abs", L->input_max_abs);
+    if (L->note[0]) cJSON_AddStringToObject(l, "note", L->note);
+}
+
 static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
     cJSON *root = doc_base(o, r->first >= 0 ? "diverges" : "agrees", r->model);
@@ -203,6 +365,16 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
     for (size_t i = 0; i < r->n_fixtures; i++)
         cJSON_AddItemToArray(fx, cJSON_CreateNumber(r->fixtures[i]));
     add_env(root, o, r, ort);
+    cJSON_AddStringToObject(root, "reference", onp_bisect_ref_name(r->reference));
+    cJSON *ch = cJSON_AddObjectToObject(root, "chunks");
+    cJSON_AddNumberToObject(ch, "size", (double)r->chunk);
+    cJSON_AddNumberToObject(ch, "sessions", (double)r->n_chunks);
+    cJSON_AddNumberToObject(ch, "max_exposed_bytes", (double)r->budget);
+    if (r->estimated_bytes)
+        cJSON_AddNumberToObject(ch, "estimated_bytes", (double)r->estimated_bytes);
+    else
+        cJSON_AddNullToObject(ch, "estimated_bytes");
+    add_verify(root, r);
     size_t failed = 0, compared = 0;
     cJSON *curve = cJSON_CreateArray();
     for (size_t i = 0; i < r->n_points; i++) {
@@ -260,6 +432,7 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
             }
             cJSON_AddItemToArray(ins, ij);
         }
+        add_local(fd, r);
         cJSON *metrics = cJSON_AddObjectToObject(fd, "metrics");
         report_metrics_json(metrics, &f->m);
     } else {
@@ -299,6 +472,9 @@ int cmd_bisect(int argc, char **argv)
     bo.rtol = o.rtol;
     bo.atol = o.atol;
     bo.fixture = (int)o.fixture;
+    bo.reference = (onp_bisect_ref)o.reference;
+    bo.chunk = (size_t)o.chunk;
+    bo.max_exposed_bytes = o.max_exposed;
     onp_bisect_result *r;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");

@@ -51,13 +51,39 @@
 #include "onnxparity/error.h"
 #include "onnxparity/ort.h"
 
+/* What the configuration under test is compared against, node by node. */
+typedef enum onp_bisect_ref {
+    ONP_BISECT_REF_EAGER = 0, /* the bundle's eager intermediates; none: NO_REFERENCE */
+    ONP_BISECT_REF_DISABLE,   /* the same ORT at ORT_DISABLE_ALL, every node output exposed */
+    ONP_BISECT_REF_AUTO,      /* EAGER when any fixture has intermediates, else DISABLE */
+    ONP_BISECT_REF_COUNT
+} onp_bisect_ref;
+
+/* "eager", "disable", "auto"; "?" when out of range. */
+const char *onp_bisect_ref_name(onp_bisect_ref r);
+
+/* Default memory budget of the automatic chunk size: 1 GiB of exposed values
+ * per fixture run (both sessions' when the reference is DISABLE). */
+#define ONP_BISECT_DEFAULT_BUDGET ((unsigned long long)1 << 30)
+
+/* When value sizes are not declared, the first instrumented session exposes
+ * this many values; each later one budget / (largest value seen) values. */
+#define ONP_BISECT_FIRST_CHUNK 64
+
 typedef struct onp_bisect_opts {
     onp_session_opts session; /* how the ORT session is made (caller keeps its strings) */
     double rtol, atol;        /* < 0: the expected dtype's default (onp_tol_default) */
     int fixture;              /* test_data_set_K index to use; -1: every fixture */
+    onp_bisect_ref reference; /* EAGER by default (the behaviour before the other two) */
+    size_t chunk;             /* values exposed per instrumented session; 0: automatic */
+    unsigned long long max_exposed_bytes; /* automatic chunk budget; 0: the default */
+    int no_local;    /* 1: skip the local-vs-inherited rerun of the first divergent node */
+    int no_verify;   /* 1: skip the plain-model run (instrumented_reproduces) */
+    int no_fallback; /* 1: never rerun at ORT_DISABLE_ALL when the check fails */
 } onp_bisect_opts;
 
-/* rtol = atol = -1, fixture -1, a zeroed session (CPU, ORT defaults). */
+/* rtol = atol = -1, fixture -1, reference EAGER, automatic chunks, every
+ * check on, a zeroed session (CPU, ORT defaults). */
 void onp_bisect_opts_init(onp_bisect_opts *o);
 
 typedef enum onp_bisect_status {
@@ -109,6 +135,39 @@ typedef struct onp_bisect_input {
     double max_rel;
 } onp_bisect_input;
 
+/* The first divergent node run alone: a model extracted from the graph
+ * (onp_model_extract) whose inputs are the nearest values with a reference
+ * (the node's own inputs when they have one; else further back, so a few
+ * unmapped nodes may come along), fed with the REFERENCE values, run at the
+ * configuration under test, its output compared with the reference.
+ * Fails -> "local" (the node owns the error); passes -> "inherited" (its
+ * inputs' differences, however small, carry the error in). */
+typedef struct onp_bisect_local {
+    int ran;             /* 0: not tried or could not run (note says why) */
+    int local;           /* 1 local, 0 inherited (when ran) */
+    int fixture;         /* the fixture it was run on (the first that failed) */
+    double max_abs;      /* the node alone vs the reference */
+    double max_rel;
+    long long mismatches;
+    size_t n_nodes;      /* nodes in the extracted model (1: the node alone) */
+    size_t n_fed;        /* its inputs fed with reference values */
+    double input_max_abs; /* worst error of the node's compared inputs in the full run */
+    onp_metrics m;
+    char note[256];
+} onp_bisect_local;
+
+/* The final outputs of the plain model and of the instrumented sessions,
+ * each compared with the reference outputs (eager: output_J.pb; DISABLE:
+ * the plain model at ORT_DISABLE_ALL).  reproduces = both verdicts agree. */
+typedef struct onp_bisect_verify {
+    int ran;
+    int reproduces;
+    int plain_pass, instrumented_pass;
+    double plain_max_abs, plain_max_rel;
+    double instrumented_max_abs, instrumented_max_rel; /* worst over the chunk sessions */
+    char note[256];
+} onp_bisect_verify;
+
 typedef struct onp_bisect_result {
     onp_bisect_status status;
     char model[1024]; /* path of the model.onnx bisected */
@@ -126,6 +185,24 @@ typedef struct onp_bisect_result {
     long first;               /* index into points[] of the first failing value, -1 */
     size_t n_inputs;
     onp_bisect_input *inputs; /* [n_inputs] the inputs of points[first].node */
+
+    onp_bisect_ref reference; /* EAGER or DISABLE: what the values were compared with */
+
+    /* chunks: values exposed per instrumented session */
+    size_t chunk;                       /* the most values one session exposed */
+    size_t n_chunks;                    /* instrumented sessions (x2 with DISABLE) */
+    unsigned long long budget;          /* the automatic budget used (bytes) */
+    unsigned long long estimated_bytes; /* largest chunk's estimate; 0: sizes unknown */
+    unsigned long long measured_bytes;  /* most bytes of exposed values one fixture run
+                                           fetched (both sessions' with DISABLE) */
+    int planned; /* chunks planned from declared shapes or --chunk (else adaptive) */
+
+    onp_bisect_local local;   /* the first divergent node alone (when first >= 0) */
+    onp_bisect_verify verify; /* does the instrumented model reproduce the mismatch */
+    char fallback[16];        /* "" none tried; "disable": this result was bisected at
+                                 ORT_DISABLE_ALL because the instrumented model at the
+                                 level asked did not reproduce; "none": no fallback could */
+    char fallback_note[256];
 
     /* the session as made (onp_session_describe), for the fingerprint */
     char provider[64];

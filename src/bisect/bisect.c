@@ -52,11 +52,21 @@ const char *onp_bisect_src_name(onp_bisect_src s)
     return "?";
 }
 
+static const char *const ref_names[] = {"eager", "disable", "auto"};
+_Static_assert(sizeof ref_names / sizeof ref_names[0] == ONP_BISECT_REF_COUNT,
+               "ref_names must match onp_bisect_ref");
+
+const char *onp_bisect_ref_name(onp_bisect_ref r)
+{
+    return (unsigned)r < ONP_BISECT_REF_COUNT ? ref_names[r] : "?";
+}
+
 void onp_bisect_opts_init(onp_bisect_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->rtol = o->atol = -1;
     o->fixture = -1;
+    o->reference = ONP_BISECT_REF_EAGER;
 }
 
 // --- per-fixture references --------------------------------------------------
@@ -200,6 +210,8 @@ static int open_session(onp_ort *ort, const char *model, int external, const onp
     return rc;
 }
 
+static int is_constant(const onp_graph *g, const char *name, int depth);
+
 // --- comparing ----------------------------------------------------------------
 
 static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
@@ -208,6 +220,24 @@ static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
     if (o->rtol >= 0) t.rtol = o->rtol;
     if (o->atol >= 0) t.atol = o->atol;
     return t;
+}
+
+/* Compare `got` with `want` into *m; returns "" or why it failed when not
+ * by numbers (in the arena when it is compare's own message). */
+static const char *compare_one(onp_arena *a, const onp_bisect_opts *o, const onp_tensor *want,
+                               const onp_tensor *got, onp_metrics *m)
+{
+    onp_error ce;
+    onp_error_clear(&ce);
+    memset(m, 0, sizeof *m);
+    const char *note = "";
+    if (onp_compare(want, got, tol_for(o, want->dtype), m, &ce))
+        note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));
+    else if (!m->shape_ok)
+        note = "shape differs";
+    else if (!m->dtype_ok)
+        note = "dtype differs";
+    return note ? note : "?";
 }
 
 /* Fold one fixture's comparison of point p into it. */
@@ -221,69 +251,572 @@ static void fold(onp_bisect_point *p, const onp_metrics *m, int fixture, const c
     if (!p->compared || m->max_rel > p->max_rel) p->max_rel = m->max_rel;
     p->pass = (p->compared ? p->pass : 1) && pass;
     if (!pass && p->fail_fixture < 0) p->fail_fixture = fixture;
+    if (note[0] && !p->note[0]) p->note = note;
     p->compared++;
 }
 
-/* Run fixture r and compare every point it has a reference for. */
-static int run_fixture(onp_arena *a, onp_session *s, const onp_bisect_opts *o, const fixref *r,
-                       onp_bisect_point *pts, size_t n_pts, onp_error *e)
+/* Worst error and verdict of some final outputs over fixtures. */
+typedef struct vacc {
+    int compared, pass;
+    double max_abs, max_rel;
+} vacc;
+
+static void vacc_add(vacc *v, const onp_metrics *m, const char *note)
 {
-    const onp_fixture *f = r->f;
-    onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
-    onp_tensor *got = calloc(n_pts ? n_pts : 1, sizeof *got);
-    const char **names = calloc(n_pts ? n_pts : 1, sizeof *names);
-    int rc = 0, ran = 0;
-    if (!in || !got || !names) {
-        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
-        goto done;
-    }
+    int pass = m->pass && !note[0];
+    if (!v->compared) v->pass = 1;
+    v->pass = v->pass && pass;
+    if (m->max_abs > v->max_abs || note[0]) v->max_abs = note[0] ? 1.0 / 0.0 : m->max_abs;
+    if (m->max_rel > v->max_rel) v->max_rel = m->max_rel;
+    v->compared++;
+}
+
+// --- the run context -------------------------------------------------------------
+
+/* What one bisection needs, shared by its steps. */
+typedef struct ctx {
+    onp_ort *ort;
+    const onp_bisect_opts *o;
+    onp_arena *a;
+    onp_bisect_result *r;
+    const onp_model *mm; /* the model bisected (upgraded when legacy) */
+    const onp_graph *g;
+    const char *target;
+    fixref *runs; /* [n_runs] the fixtures run: with a reference (eager), or all selected */
+    size_t n_runs;
+    int disable;             /* the reference is ORT at ORT_DISABLE_ALL */
+    onp_session_opts ref_so; /* o->session at ORT_DISABLE_ALL */
+    const char **gin;        /* [n_gin] graph inputs that are not initializers, in order */
+    size_t n_gin;
+    int described;           /* r's session fingerprint filled */
+    const onp_strmap *point_of; /* value -> index into r->points */
+    vacc inst;                  /* final outputs of the instrumented sessions */
+    int all_pass, all_fail;     /* over the instrumented sessions that compared any */
+} ctx;
+
+/* Read fixture f's inputs into in[] (f->n_inputs); named after the graph
+ * inputs when `named`, else unnamed (fed by position, as check does). */
+static int read_inputs(const ctx *c, const onp_fixture *f, onp_tensor *in, int named, onp_error *e)
+{
     for (size_t k = 0; k < f->n_inputs; k++) {
         if (onp_tfile_read(f->inputs[k], NULL, &in[k], e)) {
-            rc = -1;
-            goto done;
+            for (size_t j = 0; j < k; j++) onp_tensor_release(&in[j]);
+            return -1;
         }
-        onp_tensor_set_name(&in[k], NULL, e); /* fed by position, as check does */
+        const char *name = named && k < c->n_gin ? c->gin[k] : NULL;
+        onp_tensor_set_name(&in[k], name, e);
     }
-    for (size_t i = 0; i < n_pts; i++) names[i] = pts[i].value;
-    if (onp_session_run(s, in, f->n_inputs, names, n_pts, got, e)) {
+    return 0;
+}
+
+static void release_all(onp_tensor *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++) onp_tensor_release(&t[i]);
+}
+
+/* Run fixture f on session s, fetching names[n] into out[n]. */
+static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char *const *names,
+                  size_t n, onp_tensor *out, onp_error *e)
+{
+    onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
+    if (!in) return onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+    if (read_inputs(c, f, in, 0, e)) {
+        free(in);
+        return -1;
+    }
+    int rc = 0;
+    if (onp_session_run(s, in, f->n_inputs, names, n, out, e)) {
         onp_error_set_file(e, f->dir);
         rc = -1;
+    }
+    release_all(in, f->n_inputs);
+    free(in);
+    return rc;
+}
+
+/* Fill r's fingerprint from the first session opened. */
+static void describe(ctx *c, onp_session *s)
+{
+    if (c->described) return;
+    const onp_session_desc *d = onp_session_describe(s);
+    onp_bisect_result *r = c->r;
+    snprintf(r->provider, sizeof r->provider, "%s", d->provider);
+    snprintf(r->notes, sizeof r->notes, "%s", d->notes ? d->notes : "");
+    r->opt_level = d->opt_level;
+    r->intra_threads = d->intra_threads;
+    r->inter_threads = d->inter_threads;
+    c->described = 1;
+}
+
+// --- chunks ------------------------------------------------------------------------
+
+/* Bytes of value `v` from its declared type; symbolic dims resolved through
+ * `params` (dim_param -> largest size seen in the fixtures' inputs).  0 when
+ * unknown. */
+static unsigned long long value_bytes(const onp_graph *g, const onp_strmap *params, const char *v)
+{
+    onp_type t;
+    if (onp_graph_value_type(g, v, &t) || t.kind != ONP_TYPE_TENSOR || !t.has_shape) return 0;
+    unsigned long long b = onp_dtype_size(t.elem_type);
+    for (size_t d = 0; b && d < t.rank; d++) {
+        size_t x = 0;
+        if (t.dims[d].value >= 0)
+            x = (size_t)t.dims[d].value;
+        else if (!t.dims[d].param || !onp_strmap_get(params, t.dims[d].param, &x))
+            return 0;
+        if (x && b > ~0ULL / x) return 0;
+        b *= x;
+    }
+    return b;
+}
+
+/* Split the points into chunks: bounds[0..n_chunks] (bounds[k] is the
+ * first point of chunk k).  A fixed size when o->chunk > 0; otherwise the
+ * budget decides from the declared shapes.  When any size is unknown,
+ * *n_out is 0: the caller sizes each chunk from the largest value the
+ * previous one fetched (the first holds ONP_BISECT_FIRST_CHUNK values). */
+static int plan_chunks(ctx *c, size_t **bounds_out, size_t *n_out, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    size_t n = r->n_points, *b = calloc(n + 2, sizeof *b), nc = 0;
+    unsigned long long *est = calloc(n + 1, sizeof *est);
+    onp_strmap params;
+    memset(&params, 0, sizeof params);
+    int rc = 0, unknown = 0;
+    if (!b || !est) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
         goto done;
     }
-    ran = 1;
-    for (size_t i = 0; i < n_pts; i++) {
-        size_t j;
-        if (onp_strmap_get(&r->map, pts[i].value, &j)) {
-            onp_tensor want;
-            if (onp_tfile_read(r->file[j], NULL, &want, e)) {
+    r->budget = c->o->max_exposed_bytes ? c->o->max_exposed_bytes : ONP_BISECT_DEFAULT_BUDGET;
+    /* symbolic dims of the graph inputs, sized by the fixtures */
+    for (size_t i = 0; i < c->n_runs; i++) {
+        const onp_fixture *f = c->runs[i].f;
+        for (size_t k = 0; k < f->n_inputs && k < c->n_gin; k++) {
+            onp_type t;
+            if (onp_graph_value_type(c->g, c->gin[k], &t) || !t.has_shape) continue;
+            onp_tensor x;
+            if (onp_tfile_read(f->inputs[k], NULL, &x, e)) {
                 rc = -1;
                 goto done;
             }
-            onp_metrics m;
-            onp_error ce;
-            onp_error_clear(&ce);
-            memset(&m, 0, sizeof m);
-            const char *note = "";
-            if (onp_compare(&want, &got[i], tol_for(o, want.dtype), &m, &ce))
-                note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));
-            else if (!m.shape_ok)
-                note = "shape differs";
-            else if (!m.dtype_ok)
-                note = "dtype differs";
-            if (!note) note = "?";
-            if (note[0] && !pts[i].note[0]) pts[i].note = note;
-            fold(&pts[i], &m, f->index, note);
-            onp_tensor_release(&want);
+            for (size_t d = 0; d < t.rank && (int)d < x.rank; d++) {
+                size_t have = 0;
+                if (!t.dims[d].param) continue;
+                if (!onp_strmap_get(&params, t.dims[d].param, &have) ||
+                    (size_t)x.dims[d] > have)
+                    if (onp_strmap_put(&params, t.dims[d].param, (size_t)x.dims[d])) {
+                        onp_tensor_release(&x);
+                        rc = onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
+                                           "out of memory");
+                        goto done;
+                    }
+            }
+            onp_tensor_release(&x);
         }
-        onp_tensor_release(&got[i]); /* compared or not, its memory goes now */
     }
+    for (size_t i = 0; i < n; i++) {
+        est[i] = value_bytes(c->g, &params, r->points[i].value) * (c->disable ? 2 : 1);
+        if (!est[i]) unknown = 1;
+    }
+    if (unknown && !c->o->chunk) {
+        r->estimated_bytes = 0;
+        goto done; /* adaptive */
+    }
+    unsigned long long acc = 0, worst = 0;
+    b[nc++] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int cut_here;
+        if (c->o->chunk)
+            cut_here = i > b[nc - 1] && i - b[nc - 1] >= c->o->chunk;
+        else
+            cut_here = !unknown && i > b[nc - 1] && acc + est[i] > r->budget;
+        if (cut_here) {
+            b[nc++] = i;
+            acc = 0;
+        }
+        acc += est[i];
+        if (acc > worst) worst = acc;
+    }
+    b[nc] = n;
+    r->estimated_bytes = unknown ? 0 : worst;
+    r->planned = 1;
+    r->chunk = 0;
+    for (size_t k = 0; k < nc; k++)
+        if (b[k + 1] - b[k] > r->chunk) r->chunk = b[k + 1] - b[k];
 done:
-    for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
-    for (size_t i = 0; ran && got && i < n_pts; i++) onp_tensor_release(&got[i]);
-    free(in);
-    free(got);
+    free(est);
+    onp_strmap_free(&params);
+    if (rc) {
+        free(b);
+        return -1;
+    }
+    *bounds_out = b;
+    *n_out = nc;
+    return 0;
+}
+
+// --- the instrumented sessions -----------------------------------------------------
+
+/* Expose points[lo, hi), run every fixture once (twice with the DISABLE
+ * reference: one run per session) and fold each value's comparison into its
+ * point, releasing each tensor once compared.  The graph's own outputs are
+ * fetched too and compared with the reference outputs into `inst`. */
+static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    const onp_graph *g = c->g;
+    size_t n = hi - lo, n_fetch = n;
+    onp_buf edited;
+    onp_session *s = NULL, *rs = NULL;
+    onp_buf_init(&edited, 0);
+    const char **names = calloc(n + g->n_outputs + 1, sizeof *names);
+    size_t *out_at = calloc(g->n_outputs + 1, sizeof *out_at);
+    onp_tensor *got = calloc(n + g->n_outputs + 1, sizeof *got);
+    onp_tensor *want = calloc(n + g->n_outputs + 1, sizeof *want);
+    int rc = -1;
+    if (!names || !out_at || !got || !want) {
+        onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) names[i] = r->points[lo + i].value;
+    if (onp_model_add_outputs(c->mm, names, n, &edited, e)) goto done;
+    /* the graph's outputs: reuse a chunk point of the same name */
+    for (size_t j = 0; j < g->n_outputs; j++) {
+        size_t pi;
+        if (onp_strmap_get(c->point_of, g->outputs[j].name, &pi) && pi >= lo && pi < hi) {
+            out_at[j] = pi - lo;
+        } else {
+            out_at[j] = n_fetch;
+            names[n_fetch++] = g->outputs[j].name;
+        }
+    }
+    if (open_session(c->ort, r->model, r->external, &edited, &c->o->session, &s, e)) goto done;
+    if (c->disable && open_session(c->ort, r->model, r->external, &edited, &c->ref_so, &rs, e))
+        goto done;
+    onp_buf_free(&edited);
+    describe(c, s);
+    r->n_chunks++;
+    int this_pass = 1, any = 0;
+    for (size_t fi = 0; fi < c->n_runs; fi++) {
+        const fixref *fr = &c->runs[fi];
+        const onp_fixture *f = fr->f;
+        if (run_on(c, s, f, names, n_fetch, got, e)) goto done;
+        if (rs && run_on(c, rs, f, names, n_fetch, want, e)) {
+            release_all(got, n_fetch);
+            goto done;
+        }
+        /* the final outputs first: they may also be chunk points */
+        for (size_t j = 0; j < g->n_outputs; j++) {
+            onp_tensor ref;
+            const onp_tensor *w = NULL;
+            memset(&ref, 0, sizeof ref);
+            if (rs) {
+                w = &want[out_at[j]];
+            } else if (j < f->n_outputs) {
+                if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) goto fail_run;
+                w = &ref;
+            }
+            if (w) {
+                onp_metrics m;
+                const char *note = compare_one(c->a, c->o, w, &got[out_at[j]], &m);
+                vacc_add(&c->inst, &m, note);
+                any = 1;
+                if (!(m.pass && !note[0])) this_pass = 0;
+            }
+            onp_tensor_release(&ref);
+        }
+        unsigned long long run_bytes = 0;
+        for (size_t i = 0; i < n; i++) {
+            onp_bisect_point *p = &r->points[lo + i];
+            size_t j;
+            if (got[i].nbytes > *largest) *largest = got[i].nbytes;
+            run_bytes += got[i].nbytes + want[i].nbytes;
+            if (rs) {
+                onp_metrics m;
+                const char *note = compare_one(c->a, c->o, &want[i], &got[i], &m);
+                fold(p, &m, f->index, note);
+            } else if (onp_strmap_get(&fr->map, p->value, &j)) {
+                onp_tensor w;
+                if (onp_tfile_read(fr->file[j], NULL, &w, e)) goto fail_run;
+                onp_metrics m;
+                const char *note = compare_one(c->a, c->o, &w, &got[i], &m);
+                fold(p, &m, f->index, note);
+                onp_tensor_release(&w);
+            }
+            onp_tensor_release(&got[i]); /* compared or not, its memory goes now */
+            onp_tensor_release(&want[i]);
+        }
+        if (run_bytes > r->measured_bytes) r->measured_bytes = run_bytes;
+        release_all(got, n_fetch);
+        release_all(want, n_fetch);
+        continue;
+    fail_run:
+        release_all(got, n_fetch);
+        release_all(want, n_fetch);
+        goto done;
+    }
+    if (any && !this_pass) c->all_pass = 0;
+    if (any && this_pass) c->all_fail = 0;
+    rc = 0;
+done:
+    onp_session_close(s);
+    onp_session_close(rs);
+    onp_buf_free(&edited);
     free(names);
+    free(out_at);
+    free(got);
+    free(want);
     return rc;
+}
+
+// --- is the mismatch reproduced? ---------------------------------------------------
+
+/* Run the plain model (no extra outputs) at the configuration under test and
+ * compare its final outputs with the reference outputs into `plain`. */
+static int run_plain(ctx *c, vacc *plain, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    const onp_graph *g = c->g;
+    onp_session *s = NULL, *rs = NULL;
+    size_t nb, n = g->n_outputs;
+    const uint8_t *bytes = onp_model_bytes(c->mm, &nb);
+    const char **names = calloc(n + 1, sizeof *names);
+    onp_tensor *got = calloc(n + 1, sizeof *got), *want = calloc(n + 1, sizeof *want);
+    int rc = -1;
+    if (!names || !got || !want) {
+        onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+        goto done;
+    }
+    for (size_t j = 0; j < n; j++) names[j] = g->outputs[j].name;
+    if (r->external ? onp_session_open(c->ort, r->model, &c->o->session, &s, e)
+                    : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->o->session, &s, e))
+        goto done;
+    if (c->disable && (r->external
+                           ? onp_session_open(c->ort, r->model, &c->ref_so, &rs, e)
+                           : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->ref_so, &rs, e)))
+        goto done;
+    for (size_t fi = 0; fi < c->n_runs; fi++) {
+        const onp_fixture *f = c->runs[fi].f;
+        if (run_on(c, s, f, names, n, got, e)) goto done;
+        if (rs && run_on(c, rs, f, names, n, want, e)) {
+            release_all(got, n);
+            goto done;
+        }
+        for (size_t j = 0; j < n; j++) {
+            onp_tensor ref;
+            memset(&ref, 0, sizeof ref);
+            const onp_tensor *w = rs ? &want[j] : NULL;
+            if (!rs && j < f->n_outputs) {
+                if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) {
+                    release_all(got, n);
+                    release_all(want, n);
+                    goto done;
+                }
+                w = &ref;
+            }
+            if (w) {
+                onp_metrics m;
+                const char *note = compare_one(c->a, c->o, w, &got[j], &m);
+                vacc_add(plain, &m, note);
+            }
+            onp_tensor_release(&ref);
+        }
+        release_all(got, n);
+        release_all(want, n);
+    }
+    rc = 0;
+done:
+    onp_session_close(s);
+    onp_session_close(rs);
+    free(names);
+    free(got);
+    free(want);
+    return rc;
+}
+
+// --- local or inherited ------------------------------------------------------------
+
+#define LOCAL_MAX_NODES 64 /* unmapped nodes a local rerun may take along */
+
+/* Grow-able list of names. */
+typedef struct names {
+    const char **v;
+    size_t n, cap;
+} names;
+
+static int names_push(names *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        const char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return 0;
+}
+
+/* Position of graph input `name` among the fixture's inputs, or -1. */
+static long gin_pos(const ctx *c, const char *name)
+{
+    for (size_t k = 0; k < c->n_gin; k++)
+        if (!strcmp(c->gin[k], name)) return (long)k;
+    return -1;
+}
+
+/* Choose what the rerun is fed with: walking back from the node's inputs,
+ * every value with a reference (any computed value with the DISABLE
+ * reference) or graph input is cut there; initializers and constant
+ * subgraphs come along inside the extracted model; a value without a
+ * reference takes its producer along.  *n_nodes counts the nodes run. */
+static int choose_cut(const ctx *c, const fixref *fr, const onp_node *nd, names *cut,
+                      size_t *n_nodes, char *why, size_t nwhy)
+{
+    names stack = {0};
+    onp_strmap seen;
+    memset(&seen, 0, sizeof seen);
+    int rc = 0;
+    *n_nodes = 1;
+    for (size_t k = 0; k < nd->n_inputs && !rc; k++) rc = names_push(&stack, nd->inputs[k]);
+    while (!rc && stack.n) {
+        const char *v = stack.v[--stack.n];
+        if (!v[0] || onp_strmap_get(&seen, v, NULL)) continue;
+        if (onp_strmap_put(&seen, v, 1)) {
+            rc = -1;
+            break;
+        }
+        if (onp_graph_initializer(c->g, v)) continue;
+        const onp_node *pn = onp_graph_producer(c->g, v, NULL);
+        if (!pn) {
+            if (gin_pos(c, v) < 0) {
+                snprintf(why, nwhy, "input '%s' is neither computed nor fed", v);
+                rc = 1;
+            } else {
+                rc = names_push(cut, v);
+            }
+        } else if (is_constant(c->g, v, 32)) {
+            continue;
+        } else if (c->disable || onp_strmap_get(&fr->map, v, NULL)) {
+            rc = names_push(cut, v);
+        } else if (++*n_nodes > LOCAL_MAX_NODES) {
+            snprintf(why, nwhy, "more than %d nodes without a reference lie before it",
+                     LOCAL_MAX_NODES);
+            rc = 1;
+        } else {
+            for (size_t k = 0; k < pn->n_inputs && !rc; k++) rc = names_push(&stack, pn->inputs[k]);
+        }
+    }
+    if (rc < 0) snprintf(why, nwhy, "out of memory");
+    free(stack.v);
+    onp_strmap_free(&seen);
+    return rc;
+}
+
+/* Rerun the first divergent node alone on reference inputs (bisect.h,
+ * onp_bisect_local).  Never fails the bisection: what goes wrong is noted. */
+static void local_check(ctx *c)
+{
+    onp_bisect_result *r = c->r;
+    onp_bisect_local *L = &r->local;
+    const onp_bisect_point *p = &r->points[r->first];
+    const onp_node *nd = &c->g->nodes[p->node_index];
+    const fixref *fr = NULL;
+    names cut = {0}, computed = {0};
+    onp_buf sub, exposed;
+    onp_session *s = NULL, *rs = NULL;
+    onp_tensor *feed = NULL, *refs = NULL, out, file_ref;
+    onp_error e;
+    size_t n_feed = 0, n_refs = 0;
+    onp_buf_init(&sub, 0);
+    onp_buf_init(&exposed, 0);
+    memset(&out, 0, sizeof out);
+    memset(&file_ref, 0, sizeof file_ref);
+    onp_error_clear(&e);
+    L->fixture = p->fail_fixture;
+    for (size_t k = 0; k < r->n_inputs; k++)
+        if (r->inputs[k].src == ONP_BISECT_SRC_EAGER && r->inputs[k].max_abs > L->input_max_abs)
+            L->input_max_abs = r->inputs[k].max_abs;
+    for (size_t i = 0; i < c->n_runs && !fr; i++)
+        if (c->runs[i].f->index == p->fail_fixture) fr = &c->runs[i];
+    if (!fr) {
+        snprintf(L->note, sizeof L->note, "fixture %d not found", p->fail_fixture);
+        return;
+    }
+    if (choose_cut(c, fr, nd, &cut, &L->n_nodes, L->note, sizeof L->note)) goto done;
+    L->n_fed = cut.n;
+    feed = calloc(cut.n + 1, sizeof *feed);
+    refs = calloc(cut.n + 2, sizeof *refs);
+    if (!feed || !refs) goto nomem;
+    for (size_t k = 0; k < cut.n; k++)
+        if (gin_pos(c, cut.v[k]) < 0 && names_push(&computed, cut.v[k])) goto nomem;
+    /* reference values of the computed cut and of the node's output */
+    const onp_tensor *want = NULL;
+    if (c->disable) {
+        if (names_push(&computed, p->value)) goto nomem;
+        if (onp_model_add_outputs(c->mm, computed.v, computed.n, &exposed, &e) ||
+            open_session(c->ort, r->model, r->external, &exposed, &c->ref_so, &rs, &e) ||
+            run_on(c, rs, fr->f, computed.v, computed.n, refs, &e))
+            goto ort_failed;
+        n_refs = computed.n;
+        want = &refs[computed.n - 1];
+    } else {
+        for (size_t k = 0; k < computed.n; k++) {
+            size_t j;
+            if (!onp_strmap_get(&fr->map, computed.v[k], &j) ||
+                onp_tfile_read(fr->file[j], NULL, &refs[k], &e))
+                goto ort_failed;
+            n_refs = k + 1;
+        }
+        size_t j;
+        if (!onp_strmap_get(&fr->map, p->value, &j) ||
+            onp_tfile_read(fr->file[j], NULL, &file_ref, &e))
+            goto ort_failed;
+        want = &file_ref;
+    }
+    /* the inputs, named: graph inputs from the fixture, the rest from refs */
+    for (size_t k = 0, ci = 0; k < cut.n; k++, n_feed++) {
+        long gp = gin_pos(c, cut.v[k]);
+        if (gp >= 0 && (size_t)gp < fr->f->n_inputs) {
+            if (onp_tfile_read(fr->f->inputs[gp], NULL, &feed[k], &e)) goto ort_failed;
+        } else if (gp >= 0) {
+            snprintf(L->note, sizeof L->note, "fixture has no input_%ld.pb", gp);
+            goto done;
+        } else if (onp_tensor_copy(&feed[k], &refs[ci++], &e)) {
+            goto ort_failed;
+        }
+        if (onp_tensor_set_name(&feed[k], cut.v[k], &e)) goto ort_failed;
+    }
+    if (onp_model_extract(c->mm, cut.v, cut.n, &p->value, 1, &sub, &e) ||
+        open_session(c->ort, r->model, r->external, &sub, &c->o->session, &s, &e) ||
+        onp_session_run(s, feed, n_feed, &p->value, 1, &out, &e))
+        goto ort_failed;
+    const char *note = compare_one(c->a, c->o, want, &out, &L->m);
+    L->ran = 1;
+    L->local = !(L->m.pass && !note[0]);
+    L->max_abs = note[0] ? 1.0 / 0.0 : L->m.max_abs;
+    L->max_rel = L->m.max_rel;
+    L->mismatches = (long long)L->m.mismatches;
+    if (note[0]) snprintf(L->note, sizeof L->note, "%s", note);
+    goto done;
+nomem:
+    snprintf(L->note, sizeof L->note, "out of memory");
+    goto done;
+ort_failed:
+    snprintf(L->note, sizeof L->note, "%.250s", e.msg[0] ? e.msg : "no reference for an input");
+done:
+    release_all(feed, n_feed);
+    release_all(refs, n_refs);
+    onp_tensor_release(&out);
+    onp_tensor_release(&file_ref);
+    free(feed);
+    free(refs);
+    free(cut.v);
+    free(computed.v);
+    onp_buf_free(&sub);
+    onp_buf_free(&exposed);
+    onp_session_close(s);
+    onp_session_close(rs);
 }
 
 // --- the result ------------------------------------------------------------------
@@ -355,23 +888,24 @@ static int describe_inputs(onp_arena *a, const onp_graph *g, const onp_strmap *p
     return 0;
 }
 
-int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
-                   onp_bisect_result **out, onp_error *e)
+/* One bisection with the options given (onp_bisect_run adds the fallback). */
+static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+                       onp_bisect_result **out, onp_error *e)
 {
     onp_testdata td;
     onp_model *m = NULL, *up_m = NULL;
-    onp_buf up, edited;
-    onp_session *s = NULL;
+    onp_buf up;
     refset u;
     onp_strmap point_of;
     fixref *refs = NULL;
-    size_t n_refs = 0;
+    size_t n_refs = 0, *bounds = NULL, n_chunks = 0;
     int rc = -1;
+    ctx c;
+    memset(&c, 0, sizeof c);
     memset(&td, 0, sizeof td);
     memset(&u, 0, sizeof u);
     memset(&point_of, 0, sizeof point_of);
     onp_buf_init(&up, 0);
-    onp_buf_init(&edited, 0);
     *out = NULL;
 
     onp_bisect_result *r = calloc(1, sizeof *r);
@@ -401,7 +935,6 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     for (size_t i = 0; i < td.n; i++) {
         if (o->fixture >= 0 && td.sets[i].index != o->fixture) continue;
         if (read_index(a, &td.sets[i], &refs[n_refs], &u, e)) goto fail;
-        if (refs[n_refs].n) r->fixtures[r->n_fixtures++] = td.sets[i].index;
         n_refs++;
     }
     if (!n_refs) {
@@ -409,6 +942,23 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
                       o->fixture);
         goto fail;
     }
+    int has_eager = 0;
+    for (size_t i = 0; i < n_refs; i++) has_eager |= refs[i].n > 0;
+    c.disable = o->reference == ONP_BISECT_REF_DISABLE ||
+                (o->reference == ONP_BISECT_REF_AUTO && !has_eager);
+    r->reference = c.disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
+    /* the fixtures run: those with a reference */
+    c.runs = refs;
+    for (size_t i = 0; i < n_refs; i++) {
+        if (c.disable || refs[i].n) {
+            r->fixtures[c.n_runs] = refs[i].f->index;
+            refs[c.n_runs++] = refs[i]; /* i >= n_runs: a move down; slot i is stale now */
+        } else {
+            onp_strmap_free(&refs[i].map);
+        }
+    }
+    n_refs = c.n_runs;
+    r->n_fixtures = c.n_runs;
 
     /* the model, upgraded when legacy */
     if (onp_model_open(r->model, &m, e)) goto fail;
@@ -422,15 +972,19 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     const onp_graph *g = onp_model_graph(mm);
 
     /* the curve: node outputs in node order that have a reference (every node
-     * output when there is none at all) */
+     * output when the reference is ORT at disable, or when there is none) */
     size_t n_vals;
     onp_model_node_values(mm, &n_vals);
     r->points = onp_arena_array(a, n_vals + 1, sizeof *r->points);
-    if (!r->points) {
+    c.gin = onp_arena_array(a, g->n_inputs + 1, sizeof *c.gin);
+    if (!r->points || !c.gin) {
         onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
         goto fail;
     }
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (!onp_graph_initializer(g, g->inputs[i].name)) c.gin[c.n_gin++] = g->inputs[i].name;
     size_t matched = 0;
+    int every = c.disable || !u.n;
     for (size_t ni = 0; ni < g->n_nodes; ni++) {
         const onp_node *nd = &g->nodes[ni];
         for (size_t k = 0; k < nd->n_outputs; k++) {
@@ -438,7 +992,7 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
             const char *v = nd->outputs[k];
             if (!v[0] || onp_strmap_get(&point_of, v, NULL)) continue;
             int has = onp_strmap_get(&u.map, v, &ui);
-            if (u.n && !has) continue;
+            if (!every && !has) continue;
             onp_bisect_point *p = &r->points[r->n_points];
             p->value = sdup(a, v);
             p->node = sdup(a, nd->name);
@@ -457,35 +1011,37 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
         }
     }
     r->n_unmatched = u.n - matched;
-
-    /* expose them */
-    const char **names = calloc(r->n_points + 1, sizeof *names);
-    if (!names) {
-        onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
-        goto fail;
-    }
-    for (size_t i = 0; i < r->n_points; i++) names[i] = r->points[i].value;
-    int arc = onp_model_add_outputs(mm, names, r->n_points, &edited, e);
-    free(names);
-    if (arc) goto fail;
     r->n_exposed = r->n_points;
-    if (!u.n || !r->n_fixtures) { /* nothing to compare against */
+    if (!c.disable && (!u.n || !r->n_fixtures)) { /* nothing to compare against */
         r->status = ONP_BISECT_NO_REFERENCE;
         rc = 0;
         goto fail;
     }
 
-    /* one session, one run per fixture */
-    if (open_session(ort, r->model, r->external, &edited, &o->session, &s, e)) goto fail;
-    onp_buf_free(&edited);
-    const onp_session_desc *d = onp_session_describe(s);
-    snprintf(r->provider, sizeof r->provider, "%s", d->provider);
-    snprintf(r->notes, sizeof r->notes, "%s", d->notes ? d->notes : "");
-    r->opt_level = d->opt_level;
-    r->intra_threads = d->intra_threads;
-    r->inter_threads = d->inter_threads;
-    for (size_t i = 0; i < n_refs; i++)
-        if (refs[i].n && run_fixture(a, s, o, &refs[i], r->points, r->n_points, e)) goto fail;
+    c.ort = ort;
+    c.o = o;
+    c.a = a;
+    c.r = r;
+    c.mm = mm;
+    c.g = g;
+    c.target = target;
+    c.ref_so = o->session;
+    c.ref_so.opt_level = ONP_ORT_OPT_DISABLE;
+    c.point_of = &point_of;
+    c.all_pass = c.all_fail = 1;
+
+    /* the instrumented sessions, chunk by chunk, one run per fixture each */
+    if (plan_chunks(&c, &bounds, &n_chunks, e)) goto fail;
+    size_t next = ONP_BISECT_FIRST_CHUNK;
+    for (size_t k = 0, lo = 0; lo < r->n_points; k++) {
+        size_t hi = n_chunks ? bounds[k + 1] : (r->n_points - lo > next ? lo + next : r->n_points);
+        unsigned long long largest = 0;
+        if (run_chunk(&c, lo, hi, &largest, e)) goto fail;
+        if (hi - lo > r->chunk) r->chunk = hi - lo;
+        unsigned long long per = largest * (c.disable ? 2 : 1);
+        next = per ? (size_t)(r->budget / per > 0 ? r->budget / per : 1) : r->n_points;
+        lo = hi;
+    }
 
     for (size_t i = 0; i < r->n_points && r->first < 0; i++)
         if (r->points[i].compared && !r->points[i].pass) r->first = (long)i;
@@ -494,14 +1050,41 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
         onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
         goto fail;
     }
+
+    /* does the instrumented model reproduce what the plain one does? */
+    if (!o->no_verify && c.inst.compared) {
+        vacc plain;
+        memset(&plain, 0, sizeof plain);
+        onp_error ve;
+        onp_error_clear(&ve);
+        onp_bisect_verify *v = &r->verify;
+        if (run_plain(&c, &plain, &ve)) {
+            snprintf(v->note, sizeof v->note, "the plain model could not run: %.200s", ve.msg);
+        } else if (plain.compared) {
+            v->ran = 1;
+            v->plain_pass = plain.pass;
+            v->plain_max_abs = plain.max_abs;
+            v->plain_max_rel = plain.max_rel;
+            v->instrumented_pass = c.all_pass;
+            v->instrumented_max_abs = c.inst.max_abs;
+            v->instrumented_max_rel = c.inst.max_rel;
+            v->reproduces = plain.pass ? c.all_pass : c.all_fail;
+            if (!v->reproduces)
+                snprintf(v->note, sizeof v->note,
+                         plain.pass ? "the instrumented model fails where the plain model passes"
+                                    : "the plain model fails but the instrumented model passes: "
+                                      "the extra outputs change what ONNX Runtime runs (a fusion "
+                                      "they block)");
+        }
+    }
+    if (r->first >= 0 && !o->no_local) local_check(&c);
     rc = 0;
 
 fail: /* also the way out on success: rc says which */
-    onp_session_close(s);
+    free(bounds);
     onp_model_close(up_m);
     onp_model_close(m);
     onp_buf_free(&up);
-    onp_buf_free(&edited);
     for (size_t i = 0; refs && i < n_refs; i++) onp_strmap_free(&refs[i].map);
     free(refs);
     refset_free(&u);
@@ -512,5 +1095,54 @@ fail: /* also the way out on success: rc says which */
         return -1;
     }
     *out = r;
+    return 0;
+}
+
+int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+                   onp_bisect_result **out, onp_error *e)
+{
+    onp_bisect_result *r;
+    if (bisect_once(ort, target, o, &r, e)) return -1;
+    *out = r;
+    const onp_bisect_verify *v = &r->verify;
+    if (!v->ran || v->reproduces || v->plain_pass || o->no_fallback) return 0;
+    /* the plain model fails, the instrumented one does not: at ORT_DISABLE_ALL
+     * there are no fusions to block, so bisect there when the mismatch
+     * survives at that level */
+    if (r->reference == ONP_BISECT_REF_DISABLE || o->session.opt_level == ONP_ORT_OPT_DISABLE) {
+        snprintf(r->fallback, sizeof r->fallback, "none");
+        snprintf(r->fallback_note, sizeof r->fallback_note,
+                 "the reference is ORT at disable already: no lower level to bisect at");
+        return 0;
+    }
+    onp_bisect_opts d = *o;
+    d.session.opt_level = ONP_ORT_OPT_DISABLE;
+    d.no_fallback = 1;
+    onp_bisect_result *r2;
+    onp_error e2;
+    onp_error_clear(&e2);
+    if (bisect_once(ort, target, &d, &r2, &e2)) {
+        snprintf(r->fallback, sizeof r->fallback, "none");
+        snprintf(r->fallback_note, sizeof r->fallback_note,
+                 "bisecting at disable failed: %.200s", e2.msg);
+        return 0;
+    }
+    if (r2->verify.ran && !r2->verify.plain_pass) {
+        r2->verify = r->verify; /* the check that sent us here */
+        snprintf(r2->fallback, sizeof r2->fallback, "disable");
+        snprintf(r2->fallback_note, sizeof r2->fallback_note,
+                 "the instrumented model at %s does not reproduce the mismatch; the plain "
+                 "model still fails at disable, so this result is bisected at disable",
+                 onp_ort_opt_level_name(r->opt_level));
+        onp_bisect_free(r);
+        *out = r2;
+        return 0;
+    }
+    onp_bisect_free(r2);
+    snprintf(r->fallback, sizeof r->fallback, "none");
+    snprintf(r->fallback_note, sizeof r->fallback_note,
+             "the mismatch needs an optimization above disable that exposing the "
+             "intermediates blocks: the curve does not show it; name the optimizer with "
+             "`onnxparity sweep`");
     return 0;
 }
