@@ -98,7 +98,14 @@ test: all test-c test-py asan test-py-asan fuzz-replay
 test-c: $(TEST_BIN) $(BIN)
 	@bash tests/run_unit.sh $(TEST_BIN)
 
-test-py: $(BIN) $(TOOL_BIN)
+# A custom-operator library whose kernels crash or hang on negative input:
+# what the isolation tests (tests/py/test_isolation.py) load into ORT.
+TESTOPS := $(BUILD)/tests/tools/libonp_testops.so
+$(TESTOPS): tests/customop/testops.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared $(ORT_CFLAGS) -o $@ $<
+
+test-py: $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
@@ -113,8 +120,8 @@ asan: $(SETUP)
 # allocation suppressed (tests/lsan.supp).
 ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
-                 tests/py/test_diagnose.py tests/py/test_sweep.py
-test-py-asan: asan
+                 tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py
+test-py-asan: asan $(TESTOPS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	    PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath build-asan/onnxparity) \

@@ -78,6 +78,8 @@ typedef struct fix_res {
     int index;
     const char *dir;
     int status; /* 0 pass, 1 fail, 2 error (ORT or input problem) */
+    const char *runtime; /* with status 2: "crashed" / "timeout" when ORT's worker
+                            process died or was killed (exit 4), else NULL */
     char error[1024];
     size_t n_out;
     out_res *outs;
@@ -216,6 +218,9 @@ static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_
         r->status = 2;
         char buf[1024];
         snprintf(r->error, sizeof r->error, "%s", onp_error_format(&re, buf, sizeof buf));
+        r->runtime = strstr(re.field, "[crashed]")   ? "crashed"
+                     : strstr(re.field, "[timeout]") ? "timeout"
+                                                     : NULL;
         for (size_t k = 0; k < f->n_outputs; k++) {
             r->outs[k].name = k < n_out ? onp_session_output(s, k)->name : "?";
             snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
@@ -282,6 +287,14 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     onp_shape_str(rank, dims, buf, n);
 }
 
+/* Fixtures whose run was lost to a crash or a timeout of ONNX Runtime. */
+static size_t count_runtime(const fix_res *res, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += res[i].runtime != NULL;
+    return k;
+}
+
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
                        onp_session *s, const fix_res *res, size_t n, int failed, int lint_errors)
 {
@@ -330,7 +343,12 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
         }
     }
     (void)o;
-    if (!failed && lint_errors)
+    size_t lost = count_runtime(res, n);
+    if (lost)
+        printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu of %zu fixtures (the "
+               "others: %ld outputs compared, %d fixtures failed in all)\n",
+               lost, n, outs, failed);
+    else if (!failed && lint_errors)
         printf("verdict: FAIL — the numbers agree (%zu fixtures, %ld outputs), but %d error-level "
                "lint "
                "finding(s): see the causes above\n",
@@ -346,7 +364,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
-    cJSON_AddStringToObject(root, "verdict", failed ? "fail" : "pass");
+    cJSON_AddStringToObject(root, "verdict",
+                            count_runtime(res, n) ? "error" : failed ? "fail" : "pass");
     cJSON_AddStringToObject(root, "model", model);
     report_environment(root, ort, d->provider, d->opt_level, d->intra_threads, d->inter_threads,
                        sha, o->ort.so.config, o->ort.so.n_config);
@@ -362,6 +381,7 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                                 : r->status == 1 ? "fail"
                                                  : "error");
         if (r->status == 2) cJSON_AddStringToObject(f, "error", r->error);
+        if (r->runtime) cJSON_AddStringToObject(f, "runtime_failure", r->runtime);
         cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
         for (size_t k = 0; r->status != 2 && k < r->n_out; k++) {
             const out_res *x = &r->outs[k];
@@ -555,7 +575,8 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res
     *out = NULL;
     int fixture = -1;
     for (size_t i = 0; i < n && fixture < 0; i++)
-        if (res[i].status) fixture = res[i].index;
+        if (res[i].status && !res[i].runtime) fixture = res[i].index;
+    if (fixture < 0) return; /* only crashes and timeouts: nothing to bisect */
     onp_bisect_opts bo;
     onp_bisect_opts_init(&bo);
     bo.session = o->ort.so;
@@ -748,7 +769,7 @@ int cmd_check(int argc, char **argv)
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
-            if (lint_errors && !failed)
+            if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", causes_json(&lint, failed, bis));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
@@ -785,7 +806,9 @@ int cmd_check(int argc, char **argv)
                        p->module[0] ? ", module " : "", p->module, o.target);
             }
         }
-        rc = failed || lint_errors ? EXIT_FAIL : EXIT_PASS;
+        rc = count_runtime(res, n_fix) ? EXIT_RUNTIME
+             : failed || lint_errors   ? EXIT_FAIL
+                                       : EXIT_PASS;
         if (html_rc) rc = html_rc;
         if (o.junit && write_junit(&o, res, n_fix, &lint)) rc = EXIT_IO;
         if (o.sarif) { /* the lint findings for code scanning */

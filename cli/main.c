@@ -5,12 +5,14 @@
  * declare it in cli.h, add one row to `commands` below, and document its
  * flags and exit codes in docs/cli.md.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "onnxparity/tensor.h"
 
 static const cli_cmd commands[] = {
     {"check",
@@ -167,6 +169,67 @@ const char *cli_bytes(double n, char *buf, size_t size)
     return buf;
 }
 
+/* "512M", "4G", "1.5GiB", "1000000": bytes (K, M, G, T are powers of 1024;
+ * a trailing "B" or "iB" is allowed).  0, or -1 on a malformed size. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v > 0)) return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0, end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024, end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
+    default: break;
+    }
+    if (mul > 1 && *end == 'i') end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || v * mul >= 18446744073709549568.0 || v * mul < 1) return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+/* --max-memory SIZE is accepted by every command, anywhere after the
+ * command name (or as $ONNXPARITY_MAX_MEMORY): it caps the bytes of tensor
+ * data the tool holds (onp_tensor_set_memory_cap).  Taken out of argv here
+ * so that the commands never see it.  0, or EXIT_USAGE after a message. */
+static int take_max_memory(int *argc, char **argv)
+{
+    const char *v = getenv("ONNXPARITY_MAX_MEMORY");
+    const char *from = "ONNXPARITY_MAX_MEMORY";
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            while (i < *argc) argv[out++] = argv[i++];
+            break;
+        }
+        if (!strcmp(a, "--max-memory")) {
+            if (i + 1 >= *argc) return cli_usage_error(argv[0], "--max-memory needs a size");
+            v = argv[++i];
+            from = "--max-memory";
+            continue;
+        }
+        if (!strncmp(a, "--max-memory=", 13)) {
+            v = a + 13;
+            from = "--max-memory";
+            continue;
+        }
+        argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    *argc = out;
+    if (!v || !*v) return 0;
+    size_t cap;
+    if (parse_size(v, &cap))
+        return cli_usage_error(argv[0], "%s wants a size such as 512M or 4G, not '%s'", from, v);
+    onp_tensor_set_memory_cap(cap);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -182,7 +245,11 @@ int main(int argc, char **argv)
         return EXIT_PASS;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            int sub_argc = argc - 1;
+            if (take_max_memory(&sub_argc, argv + 1)) return EXIT_USAGE;
+            return commands[i].run(sub_argc, argv + 1);
+        }
     fprintf(stderr, "onnxparity: unknown command '%s' (see onnxparity --help)\n", argv[1]);
     return EXIT_USAGE;
 }

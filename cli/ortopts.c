@@ -14,6 +14,8 @@ void cli_ort_init(cli_ort *o)
     o->so.opt_level = ONP_ORT_OPT_ALL;
     o->so.config = o->config;
     o->so.provider_opts = o->prov_opts;
+    o->so.custom_op_libs = o->custom_libs;
+    o->so.isolate = 1;
 }
 
 static int add_kv(const char *cmd, const char *name, const char *v, const char **arr, size_t *n)
@@ -63,6 +65,26 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
         if (r > 0) o->so.optimized_model_path = v;
         return r;
     }
+    if ((r = cli_opt(argc, argv, i, "custom-op-lib", &v))) {
+        if (r < 0) return r;
+        if (o->so.n_custom_op_libs >= CLI_MAX_KV)
+            return cli_usage_error(argv[0], "at most %d --custom-op-lib", CLI_MAX_KV), -1;
+        o->custom_libs[o->so.n_custom_op_libs++] = v;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "timeout", &v))) {
+        double sec;
+        if (r < 0 || cli_double(argv[0], "timeout", v, &sec)) return -1;
+        if (!(sec > 0 && sec <= 86400))
+            return cli_usage_error(argv[0], "--timeout wants seconds in (0, 86400], not '%s'", v),
+                   -1;
+        o->so.timeout_ms = sec * 1000 < 1 ? 1 : (int)(sec * 1000);
+        return 1;
+    }
+    if (cli_flag(argv, *i, "no-isolate")) {
+        o->so.isolate = 0;
+        return 1;
+    }
     if (cli_flag(argv, *i, "deterministic")) {
         o->so.deterministic = 1;
         return 1;
@@ -88,6 +110,10 @@ int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_m
     int urc = !onp_model_has_external(m) && onp_model_upgrade_opset7(m, &up, upgraded, &e);
     onp_model_close(own);
     if (urc) return cli_report(&e);
+    if (o->so.timeout_ms && !o->so.isolate) {
+        onp_buf_free(&up);
+        return cli_usage_error("onnxparity", "--timeout needs the worker process: drop --no-isolate");
+    }
     int rc = onp_ort_open(o->lib, ort, &e);
     if (!rc)
         rc = *upgraded ? onp_session_open_bytes(*ort, up.p, up.n, model, &o->so, s, &e)

@@ -2,7 +2,9 @@
  * ortopts.h — the ONNX Runtime options shared by `run` and `check`:
  *   --ort-lib PATH  --opt-level L  --provider P  --provider-opt K=V
  *   --threads N  --inter-threads N  --session-config K=V  --save-optimized PATH
- *   --deterministic
+ *   --deterministic  --custom-op-lib PATH  --timeout SECONDS  --no-isolate
+ * The tool isolates every session by default: ORT runs in a worker process,
+ * so a crash or a hang in a kernel fails that run, not the tool.
  */
 #ifndef ONP_CLI_ORTOPTS_H
 #define ONP_CLI_ORTOPTS_H
@@ -17,9 +19,11 @@ typedef struct cli_ort {
     onp_session_opts so;               /* what onp_session_open gets */
     const char *config[CLI_MAX_KV];    /* --session-config entries */
     const char *prov_opts[CLI_MAX_KV]; /* --provider-opt entries */
+    const char *custom_libs[CLI_MAX_KV]; /* --custom-op-lib entries */
 } cli_ort;
 
-/* Initialise with onnxparity's defaults (opt level all, CPU). */
+/* Initialise with onnxparity's defaults (opt level all, CPU, isolated in a
+ * worker process, no time limit). */
 void cli_ort_init(cli_ort *o);
 
 /* Try argv[*i] as one of the options above: 1 matched (consumed), 0 not an

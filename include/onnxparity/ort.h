@@ -71,7 +71,7 @@
  *
  * Threads: onp_session_run() may be called from several threads at once on
  * one session (ORT's Run is thread-safe; onnxparity keeps no per-run state in
- * the session).  Opening and closing handles must not race with their use.
+ * the session; an isolated session serializes the calls to its worker).  Opening and closing handles must not race with their use.
  */
 #ifndef ONNXPARITY_ORT_H
 #define ONNXPARITY_ORT_H
@@ -216,6 +216,28 @@ typedef struct onp_session_opts {
      * has them.  Needs C API >= 17 (ORT 1.17); refused with ONP_ERR_USAGE on
      * an older library rather than ignored. */
     int deterministic;
+
+    /* Custom-operator libraries, paths of shared objects that ORT loads and
+     * whose RegisterCustomOps it calls (RegisterCustomOpsLibrary_V2), in
+     * order, before the model is loaded.  [n_custom_op_libs] */
+    const char *const *custom_op_libs;
+    size_t n_custom_op_libs;
+
+    /* 1 = the session lives in a worker process (ort_worker.c): ORT is
+     * called only there, so a kernel that crashes (SIGSEGV, abort) or never
+     * returns costs the call, not the caller's process.  The failed call is
+     * ONP_ERR_RUNTIME with field "Run [crashed]" / "Run [timeout]" (or
+     * "CreateSession [...]"), naming the signal or the limit; the next run
+     * starts a new worker, which loads the model again.  Everything else is
+     * as in-process: same results, errors, introspection, ORT log.  The
+     * worker is made with fork(): a process should open isolated sessions
+     * before it runs any in-process session (ORT's threads do not survive a
+     * fork); onp_ort_open itself starts no ORT thread. */
+    int isolate;
+    /* With isolate: the most milliseconds that one session creation or one
+     * run may take before the worker is killed; 0 = no limit.  Refused
+     * (ONP_ERR_USAGE) without isolate. */
+    int timeout_ms;
 } onp_session_opts;
 
 /* --- sessions -------------------------------------------------------------- */

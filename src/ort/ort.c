@@ -278,6 +278,7 @@ static void ort_free(onp_ort *ort)
     free(ort->path);
     free(ort->version);
     free(ort->build_info);
+    pthread_mutex_destroy(&ort->env_mu);
     free(ort);
 }
 
@@ -342,6 +343,7 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
     onp_ort *ort = calloc(1, sizeof *ort);
     if (!ort) return nomem(e);
     atomic_init(&ort->refs, 1);
+    pthread_mutex_init(&ort->env_mu, NULL);
     ort->dl = dl;
 
     char real[PATH_MAX];
@@ -379,11 +381,7 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
     }
 
     const OrtApi *api = ort->api;
-    OrtLoggingLevel level = log_level_from_env();
-    if (onp_ort_status(ort,
-                       api->CreateEnvWithCustomLogger(log_fn, NULL, level, "onnxparity", &ort->env),
-                       "CreateEnvWithCustomLogger", ort->path, e) ||
-        onp_ort_status(ort, api->GetAllocatorWithDefaultOptions(&ort->alloc),
+    if (onp_ort_status(ort, api->GetAllocatorWithDefaultOptions(&ort->alloc),
                        "GetAllocatorWithDefaultOptions", ort->path, e) ||
         onp_ort_status(
             ort, api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &ort->cpu_mem),
@@ -408,6 +406,38 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
 int onp_ort_open(const char *lib_path, onp_ort **out, onp_error *e)
 {
     return onp_ort_open_api(lib_path, 0, out, e);
+}
+
+/* The OrtEnv is made on first need, not by onp_ort_open: creating it starts
+ * a thread inside ORT, and a process that forks worker processes
+ * (ort_worker.c) must not hold ORT threads when it forks.  A parent that
+ * only runs isolated sessions never creates one; each worker creates its
+ * own after the fork. */
+int onp_ort_env_ready(onp_ort *ort, onp_error *e)
+{
+    pthread_mutex_lock(&ort->env_mu);
+    int rc = 0;
+    if (!ort->env) {
+        OrtLoggingLevel level = log_level_from_env();
+        rc = onp_ort_status(
+            ort, ort->api->CreateEnvWithCustomLogger(log_fn, NULL, level, "onnxparity", &ort->env),
+            "CreateEnvWithCustomLogger", ort->path, e);
+    }
+    pthread_mutex_unlock(&ort->env_mu);
+    return rc;
+}
+
+void onp_ort_log_add(const char *line)
+{
+    pthread_mutex_lock(&log_mu);
+    size_t slot = (log_first + log_kept) % LOG_KEEP;
+    if (log_kept == LOG_KEEP)
+        log_first = (log_first + 1) % LOG_KEEP;
+    else
+        log_kept++;
+    log_total++;
+    snprintf(log_ring[slot], LOG_LINE, "%s", line);
+    pthread_mutex_unlock(&log_mu);
 }
 
 void onp_ort_ref(onp_ort *ort)

@@ -7,10 +7,12 @@
  *   ort_ep.c       execution providers: names, the table, appending one
  *   ort_session.c  session options, session creation, introspection
  *   ort_run.c      tensors in and out of OrtValues, Run
+ *   ort_worker.c   sessions in a worker process (onp_session_opts.isolate)
  */
 #ifndef ONP_ORT_INTERNAL_H
 #define ONP_ORT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include <onnxruntime_c_api.h>
@@ -23,7 +25,9 @@ struct onp_ort {
     void *dl;               /* dlopen handle (never dlclose'd) */
     const OrtApi *api;      /* the table for api_version */
     uint32_t api_version;   /* ONP_ORT_MIN_API .. ORT_API_VERSION */
-    OrtEnv *env;            /* one reference on ORT's process-wide env */
+    OrtEnv *env;            /* one reference on ORT's process-wide env; made on first
+                               need (onp_ort_env_ready), under env_mu */
+    pthread_mutex_t env_mu;
     OrtAllocator *alloc;    /* ORT's default CPU allocator; not owned */
     OrtMemoryInfo *cpu_mem; /* describes caller-owned CPU buffers; owned */
     char *path;             /* absolute path of the file loaded; owned */
@@ -42,7 +46,40 @@ struct onp_session {
     onp_ort_io *in;   /* [n_in], in arena */
     onp_ort_io *out;  /* [n_out], in arena */
     onp_ort_io *init; /* [n_init] overridable initializers, in arena */
+    struct onp_worker *worker; /* non-NULL: the OrtSession lives in a worker process
+                                  (ort_worker.c) and `sess` is NULL; owned */
 };
+
+/* Create the library's OrtEnv if it has none yet (thread-safe).  0, or -1 +
+ * ONP_ERR_RUNTIME.  (ort.c) */
+int onp_ort_env_ready(onp_ort *ort, onp_error *e);
+
+/* Add one line ("warning: MESSAGE") to the process's ORT log ring, as if ORT
+ * had logged it: how a worker's log reaches its parent.  (ort.c) */
+void onp_ort_log_add(const char *line);
+
+/* Open a session in this process (the whole of onp_session_open*, minus the
+ * isolation switch): `path` or `bytes`/`n`.  (ort_session.c) */
+int onp_session_open_local(onp_ort *ort, const char *path, const void *bytes, size_t n,
+                           const char *label, const onp_session_opts *o, onp_session **out,
+                           onp_error *e);
+
+/* Open a session whose OrtSession lives in a forked worker process; same
+ * contract as onp_session_open_local.  The worker keeps private copies of
+ * the model bytes (or path) and the options, to start again after a crash.
+ * (ort_worker.c) */
+int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
+                    const char *label, const onp_session_opts *o, onp_session **out,
+                    onp_error *e);
+
+/* onp_session_run for a session with a worker.  (ort_worker.c) */
+int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
+                   const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
+                   onp_error *e);
+
+/* Stop the worker (SIGKILL, reaped) and free what it holds.  Accepts NULL.
+ * (ort_worker.c) */
+void onp_worker_free(struct onp_worker *w);
 
 /* Take / drop a reference on the library handle (onp_ort_close drops one). */
 void onp_ort_ref(onp_ort *ort);

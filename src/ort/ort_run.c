@@ -271,6 +271,7 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                     onp_error *e)
 {
+    if (s->worker) return onp_worker_run(s, inputs, n_inputs, output_names, n_outputs, outputs, e);
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;

@@ -83,8 +83,14 @@ static int check_opts(const onp_session_opts *o, const char *file, onp_error *e)
                              "thread counts must be >= 0 (0 = ORT's default), given intra %d, "
                              "inter %d",
                              o->intra_threads, o->inter_threads);
-    if ((o->n_config && !o->config) || (o->n_provider_opts && !o->provider_opts))
+    if ((o->n_config && !o->config) || (o->n_provider_opts && !o->provider_opts) ||
+        (o->n_custom_op_libs && !o->custom_op_libs))
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "a list of options is NULL");
+    if (o->timeout_ms < 0 || (o->timeout_ms && !o->isolate))
+        return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1,
+                             "a time limit (%d ms) needs an isolated session (a worker process "
+                             "that can be killed)",
+                             o->timeout_ms);
     return 0;
 }
 
@@ -140,6 +146,10 @@ static int apply_opts(onp_session *s, OrtSessionOptions *so, const onp_session_o
         free(key);
         if (rc) return -1;
     }
+    for (size_t i = 0; i < o->n_custom_op_libs; i++)
+        if (onp_ort_status(ort, api->RegisterCustomOpsLibrary_V2(so, o->custom_op_libs[i]),
+                           "RegisterCustomOpsLibrary_V2", o->custom_op_libs[i], e))
+            return -1;
     if (o->optimized_model_path &&
         onp_ort_status(ort, api->SetOptimizedModelFilePath(so, o->optimized_model_path),
                        "SetOptimizedModelFilePath", file, e))
@@ -317,6 +327,8 @@ static int introspect(onp_session *s, onp_error *e)
 
 // --- creation ------------------------------------------------------------------------
 
+/* Checks common to both forms, then the session in this process or in a
+ * worker. */
 static int open_common(onp_ort *ort, const char *path, const void *bytes, size_t n,
                        const char *label, const onp_session_opts *o, onp_session **out,
                        onp_error *e)
@@ -333,6 +345,16 @@ static int open_common(onp_ort *ort, const char *path, const void *bytes, size_t
         if (!S_ISREG(sb.st_mode))
             return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "the model is not a regular file");
     }
+    if (o->isolate) return onp_worker_open(ort, path, bytes, n, label, o, out, e);
+    return onp_session_open_local(ort, path, bytes, n, label, o, out, e);
+}
+
+int onp_session_open_local(onp_ort *ort, const char *path, const void *bytes, size_t n,
+                           const char *label, const onp_session_opts *o, onp_session **out,
+                           onp_error *e)
+{
+    *out = NULL;
+    if (onp_ort_env_ready(ort, e)) return -1;
 
     onp_session *s = calloc(1, sizeof *s);
     if (!s) return onp_error_set(e, ONP_ERR_NOMEM, label, NULL, -1, "out of memory");
@@ -393,6 +415,7 @@ int onp_session_open_bytes(onp_ort *ort, const void *bytes, size_t n, const char
 void onp_session_close(onp_session *s)
 {
     if (!s) return;
+    onp_worker_free(s->worker);
     if (s->sess) s->ort->api->ReleaseSession(s->sess);
     onp_arena_free(&s->arena);
     onp_ort_unref(s->ort);

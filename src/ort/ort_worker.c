@@ -1,0 +1,777 @@
+/*
+ * ort_worker.c — sessions that live in a worker process
+ * (onp_session_opts.isolate, include/onnxparity/ort.h).
+ *
+ * ONNX Runtime kernels can crash or hang on hostile models, and a custom
+ * operator is arbitrary code.  An isolated session forks a worker that
+ * creates the OrtSession and runs it; the caller's process never calls ORT
+ * for that session.  A crash or a timeout then costs one call: it becomes an
+ * ONP_ERR_RUNTIME naming the signal or the limit, and the next call forks a
+ * fresh worker that loads the model again.
+ *
+ * The two processes talk over a socketpair (send with MSG_NOSIGNAL: a dead
+ * worker can never SIGPIPE its parent).  Both are the same binary, so
+ * integers travel in native byte order and an onp_error travels as its
+ * struct.  Messages, parent to worker: RUN = inputs + output names; worker
+ * to parent, once after the fork and once per RUN: the ORT log lines since
+ * the last message, a status (an onp_error on failure), then the session's
+ * introspection (after the fork) or the outputs (after a RUN).  Tensor
+ * bytes go straight from one tensor's storage to the socket and from the
+ * socket into the other's: no intermediate copy on either side.
+ *
+ * The worker: never returns into the caller's code (it ends with _exit, so
+ * no atexit handler and no stdio buffer of the parent runs twice), closes
+ * every inherited descriptor but its socket and stdio, dies with its parent
+ * (PR_SET_PDEATHSIG), and dumps no core.  The parent kills it (SIGKILL) and
+ * reaps it when the session is closed, when a call times out, and after a
+ * crash.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ort/ort_internal.h"
+
+#define CHAN_BUF (64 * 1024)
+#define LOG_MAX 8192
+#define NAME_NULL UINT32_MAX
+
+/* Channel results; all distinct from the -1 that means "the worker answered
+ * with an error". */
+enum { CH_OK = 0, CH_EOF = -10, CH_TIMEOUT = -11, CH_ERR = -12, CH_BAD = -13 };
+enum { MSG_RUN = 0x4e55522e /* ".RUN" */ };
+
+typedef struct onp_worker onp_worker;
+
+struct onp_worker {
+    pid_t pid;  /* the running worker, or 0 */
+    int fd;     /* the parent's end of the socket, or -1 */
+    onp_ort *ort;
+    pthread_mutex_t mu; /* one call at a time */
+    /* What the worker opens, owned copies (the caller's are only valid
+     * during onp_session_open*): */
+    char *path;          /* model path, or NULL */
+    uint8_t *bytes;      /* model bytes when path is NULL: [n] */
+    size_t n;
+    char *label;
+    onp_session_opts opts; /* isolate = 0; strings and arrays in `arena` */
+    onp_arena arena;
+};
+
+// --- the channel -------------------------------------------------------------------
+
+/* A buffered stream over the socket with an optional deadline (milliseconds
+ * on CLOCK_MONOTONIC, 0 = none). */
+typedef struct chan {
+    int fd;
+    int64_t deadline;
+    size_t pos, len; /* rbuf[pos..len) is received, not yet read */
+    size_t wlen;     /* wbuf[0..wlen) is written, not yet sent */
+    uint8_t rbuf[CHAN_BUF];
+    uint8_t wbuf[CHAN_BUF];
+} chan;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until fd is ready for `events` or the deadline passes. */
+static int chan_wait(const chan *c, short events)
+{
+    for (;;) {
+        int ms = -1;
+        if (c->deadline) {
+            int64_t left = c->deadline - now_ms();
+            if (left <= 0) return CH_TIMEOUT;
+            ms = left > 1000000 ? 1000000 : (int)left;
+        }
+        struct pollfd p = {.fd = c->fd, .events = events};
+        int r = poll(&p, 1, ms);
+        if (r > 0) return CH_OK;
+        if (r == 0) continue; /* re-check the deadline */
+        if (errno != EINTR) return CH_ERR;
+    }
+}
+
+static int send_all(chan *c, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        int w = chan_wait(c, POLLOUT);
+        if (w) return w;
+        ssize_t k = send(c->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+            return errno == EPIPE || errno == ECONNRESET ? CH_EOF : CH_ERR;
+        }
+        b += k;
+        n -= (size_t)k;
+    }
+    return CH_OK;
+}
+
+static int chan_flush(chan *c)
+{
+    int r = send_all(c, c->wbuf, c->wlen);
+    c->wlen = 0;
+    return r;
+}
+
+static int chan_put(chan *c, const void *p, size_t n)
+{
+    if (n >= CHAN_BUF / 4) { /* big: straight from the caller's memory */
+        int r = chan_flush(c);
+        return r ? r : send_all(c, p, n);
+    }
+    if (c->wlen + n > CHAN_BUF) {
+        int r = chan_flush(c);
+        if (r) return r;
+    }
+    memcpy(c->wbuf + c->wlen, p, n);
+    c->wlen += n;
+    return CH_OK;
+}
+
+static int recv_some(chan *c, void *p, size_t n, size_t *got)
+{
+    for (;;) {
+        int w = chan_wait(c, POLLIN);
+        if (w) return w;
+        ssize_t k = recv(c->fd, p, n, MSG_DONTWAIT);
+        if (k > 0) {
+            *got = (size_t)k;
+            return CH_OK;
+        }
+        if (k == 0) return CH_EOF;
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+        return errno == ECONNRESET ? CH_EOF : CH_ERR;
+    }
+}
+
+static int chan_get(chan *c, void *p, size_t n)
+{
+    uint8_t *b = p;
+    while (n) {
+        if (c->pos < c->len) {
+            size_t k = c->len - c->pos < n ? c->len - c->pos : n;
+            memcpy(b, c->rbuf + c->pos, k);
+            c->pos += k;
+            b += k;
+            n -= k;
+            continue;
+        }
+        size_t got;
+        int r;
+        if (n >= CHAN_BUF / 4) { /* big: straight into the caller's memory */
+            if ((r = recv_some(c, b, n, &got))) return r;
+            b += got;
+            n -= got;
+        } else {
+            if ((r = recv_some(c, c->rbuf, CHAN_BUF, &got))) return r;
+            c->pos = 0;
+            c->len = got;
+        }
+    }
+    return CH_OK;
+}
+
+#define PUT(c, v) chan_put((c), &(v), sizeof(v))
+#define GET(c, v) chan_get((c), &(v), sizeof(v))
+
+static int put_str(chan *c, const char *s)
+{
+    uint32_t n = s ? (uint32_t)strlen(s) : NAME_NULL;
+    int r = PUT(c, n);
+    return r || !s ? r : chan_put(c, s, n);
+}
+
+/* A string into a fresh malloc'd copy (*s = NULL for a NULL string). */
+static int get_str(chan *c, char **s)
+{
+    uint32_t n;
+    *s = NULL;
+    int r = GET(c, n);
+    if (r || n == NAME_NULL) return r;
+    if (n > (1u << 30)) return CH_BAD;
+    char *p = malloc((size_t)n + 1);
+    if (!p) return CH_BAD;
+    if ((r = chan_get(c, p, n))) {
+        free(p);
+        return r;
+    }
+    p[n] = '\0';
+    *s = p;
+    return CH_OK;
+}
+
+// --- tensors on the channel ----------------------------------------------------------
+
+static int put_tensor(chan *c, const onp_tensor *t)
+{
+    int32_t rank = t->rank;
+    int r = put_str(c, t->name);
+    if (!r) r = PUT(c, t->dtype);
+    if (!r) r = PUT(c, rank);
+    if (!r && rank > 0 && rank <= ONP_MAX_RANK)
+        r = chan_put(c, t->dims, (size_t)rank * sizeof t->dims[0]);
+    if (r) return r;
+    if (t->dtype != ONP_STRING) {
+        uint64_t nb = t->nbytes;
+        r = PUT(c, nb);
+        return r || !nb ? r : chan_put(c, t->data, t->nbytes);
+    }
+    for (int64_t i = 0; !r && i < t->count; i++) {
+        uint64_t len = t->strings[i].n;
+        r = PUT(c, len);
+    }
+    for (int64_t i = 0; !r && i < t->count; i++)
+        if (t->strings[i].n) r = chan_put(c, t->strings[i].p, t->strings[i].n);
+    return r;
+}
+
+/* Read a tensor into *t (released on failure).  Out-of-memory and
+ * inconsistent sizes are CH_BAD. */
+static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
+{
+    memset(t, 0, sizeof *t);
+    char *name;
+    int32_t dtype, rank;
+    int64_t dims[ONP_MAX_RANK];
+    int r = get_str(c, &name);
+    if (!r) r = GET(c, dtype);
+    if (!r) r = GET(c, rank);
+    if (!r && (rank < 0 || rank > ONP_MAX_RANK)) r = CH_BAD;
+    if (!r && rank) r = chan_get(c, dims, (size_t)rank * sizeof dims[0]);
+    if (r) {
+        free(name);
+        return r;
+    }
+    if (dtype != ONP_STRING) {
+        uint64_t nb;
+        if (!(r = GET(c, nb))) {
+            if (onp_tensor_alloc(t, dtype, rank, dims, e) || t->nbytes != nb)
+                r = CH_BAD;
+            else if (nb)
+                r = chan_get(c, t->data, t->nbytes);
+        }
+    } else {
+        int64_t count;
+        size_t *lens = NULL;
+        if (onp_shape_count(rank, dims, 0, &count, NULL, e) ||
+            (uint64_t)count > SIZE_MAX / sizeof *lens)
+            r = CH_BAD;
+        else if (!(lens = malloc(((size_t)count ? (size_t)count : 1) * sizeof *lens)))
+            r = CH_BAD;
+        for (int64_t i = 0; !r && i < count; i++) {
+            uint64_t len;
+            if (!(r = GET(c, len))) lens[i] = (size_t)len;
+        }
+        if (!r && onp_tensor_alloc_strings(t, rank, dims, lens, e)) r = CH_BAD;
+        for (int64_t i = 0; !r && i < count; i++)
+            if (lens[i]) r = chan_get(c, onp_tensor_string_at(t, i), lens[i]);
+        free(lens);
+    }
+    t->name = name; /* NULL or owned */
+    if (r) onp_tensor_release(t);
+    return r;
+}
+
+// --- the worker's side ---------------------------------------------------------------
+
+/* Send the ORT log lines gathered since the last message. */
+static int put_log(chan *c)
+{
+    static char log[LOG_MAX];
+    log[0] = '\0';
+    if (!onp_ort_log_take(log, sizeof log)) log[0] = '\0';
+    return put_str(c, log);
+}
+
+static int put_io(chan *c, const onp_ort_io *io)
+{
+    int32_t kind = io->kind, rank = io->rank;
+    int r = put_str(c, io->name);
+    if (!r) r = PUT(c, kind);
+    if (!r) r = PUT(c, io->dtype);
+    if (!r) r = PUT(c, rank);
+    for (int d = 0; !r && d < rank && d < ONP_MAX_RANK; d++) {
+        r = PUT(c, io->dims[d]);
+        if (!r) r = put_str(c, io->dim_names[d]);
+    }
+    return r;
+}
+
+/* After the open: the status, then what callers may ask the session. */
+static int put_open_reply(chan *c, const onp_session *s, int rc, const onp_error *e)
+{
+    int32_t st = rc;
+    int r = put_log(c);
+    if (!r) r = PUT(c, st);
+    if (!r && rc) r = PUT(c, *e);
+    if (r || rc) return r ? r : chan_flush(c);
+    const onp_session_desc *d = &s->desc;
+    int32_t level = d->opt_level, intra = d->intra_threads, inter = d->inter_threads,
+            det = d->deterministic;
+    uint64_t n_in = s->n_in, n_out = s->n_out, n_init = s->n_init;
+    r = put_str(c, d->provider);
+    if (!r) r = put_str(c, d->notes);
+    if (!r) r = PUT(c, level);
+    if (!r) r = PUT(c, intra);
+    if (!r) r = PUT(c, inter);
+    if (!r) r = PUT(c, det);
+    if (!r) r = PUT(c, n_in);
+    if (!r) r = PUT(c, n_out);
+    if (!r) r = PUT(c, n_init);
+    for (size_t i = 0; !r && i < s->n_in; i++) r = put_io(c, &s->in[i]);
+    for (size_t i = 0; !r && i < s->n_out; i++) r = put_io(c, &s->out[i]);
+    for (size_t i = 0; !r && i < s->n_init; i++) r = put_io(c, &s->init[i]);
+    return r ? r : chan_flush(c);
+}
+
+/* One RUN: read the request, run, answer.  CH_OK to go on, else stop. */
+static int serve_run(chan *c, onp_session *s)
+{
+    uint32_t type;
+    uint64_t n_in, n_names;
+    int r = GET(c, type);
+    if (!r && type != MSG_RUN) r = CH_BAD;
+    if (!r) r = GET(c, n_in);
+    if (r) return r;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_tensor *in = n_in < (1u << 20) ? calloc(n_in ? n_in : 1, sizeof *in) : NULL;
+    if (!in) return CH_BAD;
+    for (uint64_t i = 0; !r && i < n_in; i++) r = get_tensor(c, &in[i], &e);
+    if (!r) r = GET(c, n_names);
+    char **names = NULL;
+    if (!r && n_names != UINT64_MAX) {
+        names = n_names < (1u << 24) ? calloc(n_names ? n_names : 1, sizeof *names) : NULL;
+        if (!names) r = CH_BAD;
+        for (uint64_t i = 0; !r && i < n_names; i++) r = get_str(c, &names[i]);
+    }
+    size_t n_out = n_names == UINT64_MAX ? s->n_out : (size_t)n_names;
+    onp_tensor *out = NULL;
+    if (!r) {
+        out = calloc(n_out ? n_out : 1, sizeof *out);
+        if (!out) r = CH_BAD;
+    }
+    if (!r) {
+        int rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
+                                 names ? n_out : 0, out, &e);
+        int32_t st = rc;
+        uint64_t n = n_out;
+        r = put_log(c);
+        if (!r) r = PUT(c, st);
+        if (!r && rc) r = PUT(c, e);
+        if (!r && !rc) r = PUT(c, n);
+        for (size_t i = 0; !r && !rc && i < n_out; i++) r = put_tensor(c, &out[i]);
+        if (!r) r = chan_flush(c);
+        for (size_t i = 0; !rc && i < n_out; i++) onp_tensor_release(&out[i]);
+    }
+    for (uint64_t i = 0; i < n_in; i++) onp_tensor_release(&in[i]);
+    for (uint64_t i = 0; names && i < n_names; i++) free(names[i]);
+    free(names);
+    free(in);
+    free(out);
+    return r;
+}
+
+static void worker_main(onp_worker *w, int fd, pid_t parent) __attribute__((noreturn));
+static void worker_main(onp_worker *w, int fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0); /* the parent died before the prctl */
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    /* Other sessions' sockets must not stay open here, or their workers
+     * would never see their parent's end close. */
+    if (fd > 3) close_range(3, (unsigned)fd - 1, 0);
+    close_range((unsigned)fd + 1, ~0u, 0);
+
+    static chan c; /* 256 KiB: off the stack */
+    c.fd = fd;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_session *s = NULL;
+    int rc = onp_session_open_local(w->ort, w->path, w->bytes, w->n, w->label, &w->opts, &s, &e);
+    if (put_open_reply(&c, s, rc, &e) == CH_OK && !rc)
+        while (serve_run(&c, s) == CH_OK) {
+        }
+    _exit(0); /* the session goes with the process */
+}
+
+// --- the parent's side ---------------------------------------------------------------
+
+/* The worker is gone or must go: kill and reap it, and describe why in e as
+ * a failure of `call`. */
+static int worker_lost(onp_worker *w, int why, const char *call, onp_error *e)
+{
+    int status = 0;
+    pid_t pid = w->pid;
+    if (why == CH_EOF) /* it is dying by itself: give it a moment to finish */
+        for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    else
+        status = -1;
+    if (status == 0 || status == -1) {
+        kill(pid, SIGKILL);
+        if (waitpid(pid, &status, 0) != pid) status = -1;
+    }
+    close(w->fd);
+    w->fd = -1;
+    w->pid = 0;
+
+    char field[160];
+    const char *file = w->label;
+    if (why == CH_TIMEOUT) {
+        snprintf(field, sizeof field, "%s [timeout]", call);
+        return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
+                             "ONNX Runtime did not finish within %d ms; its worker process was "
+                             "killed",
+                             w->opts.timeout_ms);
+    }
+    snprintf(field, sizeof field, "%s [crashed]", call);
+    if (why == CH_BAD)
+        return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
+                             "the worker process running ONNX Runtime sent a malformed answer "
+                             "(or ran out of memory); it was stopped");
+    if (status != -1 && WIFSIGNALED(status))
+        return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
+                             "the worker process running ONNX Runtime died of signal %d (%s)",
+                             WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (status != -1 && WIFEXITED(status))
+        return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
+                             "the worker process running ONNX Runtime exited (status %d) in "
+                             "the middle of the call",
+                             WEXITSTATUS(status));
+    return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
+                         "lost the worker process running ONNX Runtime: %s",
+                         why == CH_ERR ? strerror(errno) : "it is gone");
+}
+
+/* Read the worker's log lines into this process's ring. */
+static int take_log(chan *c)
+{
+    char *log;
+    int r = get_str(c, &log);
+    if (r || !log) return r;
+    for (char *line = log, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (*line) onp_ort_log_add(line);
+        if (!nl) break;
+    }
+    free(log);
+    return CH_OK;
+}
+
+static int get_io(chan *c, onp_session *s, onp_ort_io *io)
+{
+    int32_t kind, rank;
+    char *name;
+    int r = get_str(c, &name);
+    if (!r) r = GET(c, kind);
+    if (!r) r = GET(c, io->dtype);
+    if (!r) r = GET(c, rank);
+    if (!r && (rank < 0 || rank > ONP_MAX_RANK)) r = CH_BAD;
+    if (!r) {
+        io->kind = kind;
+        io->rank = rank;
+        io->name = name ? onp_arena_strndup(&s->arena, name, strlen(name)) : "";
+        if (!io->name) r = CH_BAD;
+    }
+    free(name);
+    for (int d = 0; !r && d < rank; d++) {
+        char *dn = NULL;
+        r = GET(c, io->dims[d]);
+        if (!r) r = get_str(c, &dn);
+        if (!r && dn) {
+            io->dim_names[d] = onp_arena_strndup(&s->arena, dn, strlen(dn));
+            if (!io->dim_names[d]) r = CH_BAD;
+        }
+        if (!r && !dn) io->dim_names[d] = NULL;
+        free(dn);
+    }
+    return r;
+}
+
+/* The worker's answer to its open, into s. */
+static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed)
+{
+    int32_t st;
+    int r = take_log(c);
+    if (!r) r = GET(c, st);
+    if (r) return r;
+    if (st) {
+        *failed = 1;
+        return GET(c, *e);
+    }
+    char *prov, *notes;
+    int32_t level, intra, inter, det;
+    uint64_t n_in, n_out, n_init;
+    if ((r = get_str(c, &prov))) return r;
+    if ((r = get_str(c, &notes))) {
+        free(prov);
+        return r;
+    }
+    s->desc.provider = onp_arena_strndup(&s->arena, prov ? prov : "", prov ? strlen(prov) : 0);
+    s->desc.notes = onp_arena_strndup(&s->arena, notes ? notes : "", notes ? strlen(notes) : 0);
+    free(prov);
+    free(notes);
+    if (!s->desc.provider || !s->desc.notes) return CH_BAD;
+    r = GET(c, level);
+    if (!r) r = GET(c, intra);
+    if (!r) r = GET(c, inter);
+    if (!r) r = GET(c, det);
+    if (!r) r = GET(c, n_in);
+    if (!r) r = GET(c, n_out);
+    if (!r) r = GET(c, n_init);
+    if (r) return r;
+    if (n_in > (1u << 24) || n_out > (1u << 24) || n_init > (1u << 24)) return CH_BAD;
+    s->desc.opt_level = (onp_ort_opt_level)level;
+    s->desc.intra_threads = intra;
+    s->desc.inter_threads = inter;
+    s->desc.deterministic = det;
+    s->n_in = (size_t)n_in;
+    s->n_out = (size_t)n_out;
+    s->n_init = (size_t)n_init;
+    s->in = onp_arena_array(&s->arena, s->n_in, sizeof *s->in);
+    s->out = onp_arena_array(&s->arena, s->n_out, sizeof *s->out);
+    s->init = onp_arena_array(&s->arena, s->n_init, sizeof *s->init);
+    if (!s->in || !s->out || !s->init) return CH_BAD;
+    for (size_t i = 0; !r && i < s->n_in; i++) r = get_io(c, s, &s->in[i]);
+    for (size_t i = 0; !r && i < s->n_out; i++) r = get_io(c, s, &s->out[i]);
+    for (size_t i = 0; !r && i < s->n_init; i++) r = get_io(c, s, &s->init[i]);
+    return r;
+}
+
+/* Fork a worker and read its open reply.  With `s` (the first start) the
+ * reply fills the session; on a restart (s == NULL) it is only checked.
+ * 0, or -1 with e set (the worker's own open error, or why it was lost). */
+static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return onp_error_set(e, ONP_ERR_RUNTIME, w->label, "socketpair", -1,
+                             "cannot make a socket for the worker process: %s", strerror(errno));
+    fflush(NULL); /* nothing buffered here may be written twice */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return onp_error_set(e, ONP_ERR_RUNTIME, w->label, "fork", -1,
+                             "cannot start the worker process: %s", strerror(err));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        worker_main(w, sv[1], parent);
+    }
+    close(sv[1]);
+    w->pid = pid;
+    w->fd = sv[0];
+
+    chan *c = malloc(sizeof *c);
+    if (!c) return worker_lost(w, CH_BAD, "CreateSession", e);
+    c->fd = w->fd;
+    c->pos = c->len = c->wlen = 0;
+    c->deadline = w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0;
+    onp_session tmp;
+    memset(&tmp, 0, sizeof tmp);
+    onp_session *into = s ? s : &tmp;
+    int failed = 0;
+    int r = get_open_reply(c, into, e, &failed);
+    free(c);
+    if (!s) onp_arena_free(&tmp.arena);
+    if (r) return worker_lost(w, r, "CreateSession", e);
+    if (failed) { /* ORT refused: the worker has exited by itself */
+        int status;
+        close(w->fd);
+        w->fd = -1;
+        waitpid(w->pid, &status, 0);
+        w->pid = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static const char *arena_dup(onp_arena *a, const char *s, int *bad)
+{
+    if (!s) return NULL;
+    const char *d = onp_arena_strndup(a, s, strlen(s));
+    if (!d) *bad = 1;
+    return d;
+}
+
+static const char *const *arena_dup_list(onp_arena *a, const char *const *v, size_t n, int *bad)
+{
+    if (!n) return NULL;
+    const char **d = onp_arena_array(a, n, sizeof *d);
+    if (!d) {
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) d[i] = arena_dup(a, v[i], bad);
+    return d;
+}
+
+void onp_worker_free(onp_worker *w)
+{
+    if (!w) return;
+    if (w->pid > 0) {
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
+    }
+    if (w->fd >= 0) close(w->fd);
+    pthread_mutex_destroy(&w->mu);
+    onp_ort_unref(w->ort);
+    free(w->path);
+    free(w->bytes);
+    free(w->label);
+    onp_arena_free(&w->arena);
+    free(w);
+}
+
+int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
+                    const char *label, const onp_session_opts *o, onp_session **out,
+                    onp_error *e)
+{
+    *out = NULL;
+    onp_worker *w = calloc(1, sizeof *w);
+    onp_session *s = calloc(1, sizeof *s);
+    if (!w || !s) {
+        free(w);
+        free(s);
+        return onp_error_set(e, ONP_ERR_NOMEM, label, NULL, -1, "out of memory");
+    }
+    w->fd = -1;
+    pthread_mutex_init(&w->mu, NULL);
+    onp_ort_ref(ort);
+    w->ort = ort;
+    s->worker = w;
+    onp_ort_ref(ort);
+    s->ort = ort;
+
+    int bad = 0;
+    w->label = strdup(label);
+    if (path) {
+        w->path = strdup(path);
+        bad |= !w->path;
+    } else {
+        w->bytes = malloc(n ? n : 1);
+        if (w->bytes && n) memcpy(w->bytes, bytes, n);
+        w->n = n;
+        bad |= !w->bytes;
+    }
+    w->opts = *o;
+    w->opts.isolate = 0;
+    w->opts.provider = arena_dup(&w->arena, o->provider, &bad);
+    w->opts.provider_opts = arena_dup_list(&w->arena, o->provider_opts, o->n_provider_opts, &bad);
+    w->opts.config = arena_dup_list(&w->arena, o->config, o->n_config, &bad);
+    w->opts.optimized_model_path = arena_dup(&w->arena, o->optimized_model_path, &bad);
+    w->opts.custom_op_libs =
+        arena_dup_list(&w->arena, o->custom_op_libs, o->n_custom_op_libs, &bad);
+    s->desc.model = arena_dup(&s->arena, label, &bad);
+    if (bad || !w->label) {
+        onp_session_close(s);
+        return onp_error_set(e, ONP_ERR_NOMEM, label, NULL, -1, "out of memory");
+    }
+    if (worker_start(w, s, e)) {
+        onp_session_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+/* Send one RUN and read its answer into outputs[n_out].  CH_* on a lost
+ * channel (CH_BAD with te set when this process could not take an output,
+ * e.g. over the memory cap); else 0 (success) or -1 (the worker's error, in
+ * e). */
+static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
+                    const char *const *output_names, size_t n_out, int fetch_all,
+                    onp_tensor *outputs, onp_error *e, onp_error *te)
+{
+    uint32_t type = MSG_RUN;
+    uint64_t n_in = n_inputs, n_names = fetch_all ? UINT64_MAX : n_out;
+    int r = PUT(c, type);
+    if (!r) r = PUT(c, n_in);
+    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i]);
+    if (!r) r = PUT(c, n_names);
+    for (size_t i = 0; !r && !fetch_all && i < n_out; i++) r = put_str(c, output_names[i]);
+    if (!r) r = chan_flush(c);
+    int32_t st;
+    if (!r) r = take_log(c);
+    if (!r) r = GET(c, st);
+    if (r) return r;
+    if (st) {
+        r = GET(c, *e);
+        return r ? r : -1;
+    }
+    uint64_t n;
+    if ((r = GET(c, n))) return r;
+    if (n != n_out) return CH_BAD;
+    for (size_t i = 0; !r && i < n_out; i++) r = get_tensor(c, &outputs[i], te);
+    return r;
+}
+
+int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
+                   const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
+                   onp_error *e)
+{
+    onp_worker *w = s->worker;
+    const char *file = s->desc.model;
+    int fetch_all = !output_names;
+    size_t n_out = fetch_all ? s->n_out : n_outputs;
+    if (n_out && !outputs)
+        return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "no room given for the outputs");
+    for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+    if (n_inputs && !inputs)
+        return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "inputs are NULL");
+    for (size_t i = 0; !fetch_all && i < n_out; i++)
+        if (!output_names[i])
+            return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "output name %zu is NULL", i);
+
+    pthread_mutex_lock(&w->mu);
+    int rc = 0;
+    if (!w->pid) rc = worker_start(w, NULL, e); /* the last one crashed or timed out */
+    chan *c = rc ? NULL : malloc(sizeof *c);
+    if (!rc && !c) rc = onp_error_set(e, ONP_ERR_NOMEM, file, NULL, -1, "out of memory");
+    if (!rc) {
+        c->fd = w->fd;
+        c->pos = c->len = c->wlen = 0;
+        c->deadline = w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0;
+        onp_error te;
+        onp_error_clear(&te);
+        int r = call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, outputs, e, &te);
+        if (r == -1) {
+            rc = -1;
+        } else if (r != CH_OK) { /* the stream is out of step: this worker is done */
+            rc = worker_lost(w, r, "Run", e);
+            if (r == CH_BAD && te.code) {
+                *e = te;
+                onp_error_set_file(e, file);
+            }
+        }
+    }
+    free(c);
+    pthread_mutex_unlock(&w->mu);
+    if (rc)
+        for (size_t i = 0; i < n_out; i++) onp_tensor_release(&outputs[i]);
+    return rc;
+}
