@@ -355,7 +355,7 @@ DEFINE_FAST(fast_bf16, ld8_bf16, ld_bf16, 1)
 #define ONP_AVX512 1
 
 __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, const void *A,
-                                                                int64_t n, onp_tol tol, acc *r)
+                                                               int64_t n, onp_tol tol, acc *r)
 {
     const float *pe = E, *pa = A; /* [n] */
     const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
@@ -385,8 +385,8 @@ __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, co
         max_abs = _mm512_max_pd(ad, max_abs);
         /* max_rel and needed rtol as (numerator, denominator) pairs, as above */
         __m512d aez = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(ae, zero, _CMP_GT_OQ), inf, ae);
-        __mmask8 m = _mm512_cmp_pd_mask(_mm512_mul_pd(ad, rel_d), _mm512_mul_pd(rel_n, aez),
-                                        _CMP_GT_OQ);
+        __mmask8 m =
+            _mm512_cmp_pd_mask(_mm512_mul_pd(ad, rel_d), _mm512_mul_pd(rel_n, aez), _CMP_GT_OQ);
         rel_n = _mm512_mask_blend_pd(m, rel_n, ad);
         rel_d = _mm512_mask_blend_pd(m, rel_d, aez);
         __m512d num = _mm512_sub_pd(ad, atol);
@@ -422,6 +422,134 @@ __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, co
     int64_t vec_nonfin = 0;
     for (int j = 0; j < 8; j++) vec_nonfin += !(L.sum_abs[j] <= DBL_MAX && L.ee[j] <= DBL_MAX);
     finish_block(E, A, i, n, tol, ld_f32, vec_nonfin, &L, r);
+}
+
+/* The float32 loop by hand for AVX2 (a CPU without AVX-512, or valgrind,
+ * which emulates up to AVX2).  Sixteen 256-bit registers cannot hold the 8
+ * double lanes of every accumulator, so each stretch of CHUNK elements
+ * (in L1) is walked six times: lanes 0-3, then 4-7, each in three passes
+ * (sums and maxima; the two ratio trackers; the histogram) that touch
+ * separate accumulators.  Every lane still sees its elements in order with
+ * the operations of fast_f32, so the bits are the same. */
+#define CHUNK 512
+
+typedef struct avx2_half { /* lanes 4h .. 4h + 3 */
+    __m256d sum_abs, sum_sq, dot, ee, aa, max_abs, max_na, rel_n, rel_d, nr_n, nr_d;
+    __m256i mism, g[N_EDGES];
+} avx2_half;
+
+#define AVX2_LOAD(P, T, H) _mm256_cvtps_pd(_mm_loadu_ps((P) + 8 * (T) + 4 * (H)))
+
+__attribute__((target("avx2"))) static void avx2_sums(const float *pe, const float *pa, int64_t t0,
+                                                      int64_t t1, int h, onp_tol tol, avx2_half *s)
+{
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    const __m256d atol = _mm256_set1_pd(tol.atol), rtol = _mm256_set1_pd(tol.rtol);
+    __m256d sum_abs = s->sum_abs, sum_sq = s->sum_sq, dot = s->dot, ee = s->ee, aa = s->aa;
+    __m256d max_abs = s->max_abs, max_na = s->max_na;
+    __m256i mism = s->mism;
+    for (int64_t t = t0; t < t1; t++) {
+        __m256d e = AVX2_LOAD(pe, t, h), a = AVX2_LOAD(pa, t, h);
+        __m256d d = _mm256_sub_pd(a, e), ad = _mm256_and_pd(d, absm), ae = _mm256_and_pd(e, absm);
+        __m256d rae = _mm256_mul_pd(rtol, ae);
+        __m256d limit = _mm256_add_pd(atol, rae);
+        sum_abs = _mm256_add_pd(sum_abs, ad);
+        sum_sq = _mm256_add_pd(sum_sq, _mm256_mul_pd(d, d));
+        dot = _mm256_add_pd(dot, _mm256_mul_pd(a, e));
+        ee = _mm256_add_pd(ee, _mm256_mul_pd(e, e));
+        aa = _mm256_add_pd(aa, _mm256_mul_pd(a, a));
+        max_abs = _mm256_max_pd(ad, max_abs);
+        mism = _mm256_sub_epi64(mism, _mm256_castpd_si256(_mm256_cmp_pd(ad, limit, _CMP_GT_OQ)));
+        max_na = _mm256_max_pd(_mm256_sub_pd(ad, rae), max_na);
+    }
+    s->sum_abs = sum_abs, s->sum_sq = sum_sq, s->dot = dot, s->ee = ee, s->aa = aa;
+    s->max_abs = max_abs, s->max_na = max_na, s->mism = mism;
+}
+
+__attribute__((target("avx2"))) static void avx2_ratios(const float *pe, const float *pa,
+                                                        int64_t t0, int64_t t1, int h, onp_tol tol,
+                                                        avx2_half *s)
+{
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+    const __m256d atol = _mm256_set1_pd(tol.atol);
+    __m256d rel_n = s->rel_n, rel_d = s->rel_d, nr_n = s->nr_n, nr_d = s->nr_d;
+    for (int64_t t = t0; t < t1; t++) {
+        __m256d e = AVX2_LOAD(pe, t, h), a = AVX2_LOAD(pa, t, h);
+        __m256d ad = _mm256_and_pd(_mm256_sub_pd(a, e), absm), ae = _mm256_and_pd(e, absm);
+        __m256d aez = _mm256_blendv_pd(inf, ae, _mm256_cmp_pd(ae, zero, _CMP_GT_OQ));
+        __m256d m = _mm256_cmp_pd(_mm256_mul_pd(ad, rel_d), _mm256_mul_pd(rel_n, aez), _CMP_GT_OQ);
+        rel_n = _mm256_blendv_pd(rel_n, ad, m);
+        rel_d = _mm256_blendv_pd(rel_d, aez, m);
+        __m256d num = _mm256_sub_pd(ad, atol);
+        m = _mm256_cmp_pd(_mm256_mul_pd(num, nr_d), _mm256_mul_pd(nr_n, ae), _CMP_GT_OQ);
+        nr_n = _mm256_blendv_pd(nr_n, num, m);
+        nr_d = _mm256_blendv_pd(nr_d, ae, m);
+    }
+    s->rel_n = rel_n, s->rel_d = rel_d, s->nr_n = nr_n, s->nr_d = nr_d;
+}
+
+__attribute__((target("avx2"))) static void avx2_hist(const float *pe, const float *pa, int64_t t0,
+                                                      int64_t t1, int h, avx2_half *s)
+{
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    __m256i g0 = s->g[0], g1 = s->g[1], g2 = s->g[2], g3 = s->g[3], g4 = s->g[4], g5 = s->g[5];
+    __m256i g6 = s->g[6], g7 = s->g[7], g8 = s->g[8], g9 = s->g[9], g10 = s->g[10];
+    _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");
+    for (int64_t t = t0; t < t1; t++) {
+        __m256d ad = _mm256_and_pd(_mm256_sub_pd(AVX2_LOAD(pa, t, h), AVX2_LOAD(pe, t, h)), absm);
+#define COUNT_EDGE(G, K)                                                                           \
+    G = _mm256_sub_epi64(                                                                          \
+        G, _mm256_castpd_si256(_mm256_cmp_pd(ad, _mm256_set1_pd(onp_hist_edges[K]), _CMP_GT_OQ)))
+        COUNT_EDGE(g0, 0), COUNT_EDGE(g1, 1), COUNT_EDGE(g2, 2), COUNT_EDGE(g3, 3);
+        COUNT_EDGE(g4, 4), COUNT_EDGE(g5, 5), COUNT_EDGE(g6, 6), COUNT_EDGE(g7, 7);
+        COUNT_EDGE(g8, 8), COUNT_EDGE(g9, 9), COUNT_EDGE(g10, 10);
+#undef COUNT_EDGE
+    }
+    s->g[0] = g0, s->g[1] = g1, s->g[2] = g2, s->g[3] = g3, s->g[4] = g4, s->g[5] = g5;
+    s->g[6] = g6, s->g[7] = g7, s->g[8] = g8, s->g[9] = g9, s->g[10] = g10;
+}
+
+__attribute__((target("avx2"))) static void fast_f32_avx2(const void *E, const void *A, int64_t n,
+                                                          onp_tol tol, acc *r)
+{
+    const float *pe = E, *pa = A; /* [n] */
+    avx2_half s[2];
+    for (int h = 0; h < 2; h++) {
+        avx2_half *x = &s[h];
+        x->sum_abs = x->sum_sq = x->dot = x->ee = x->aa = x->max_abs = _mm256_setzero_pd();
+        x->rel_n = x->nr_n = _mm256_setzero_pd();
+        x->rel_d = x->nr_d = _mm256_set1_pd(1.0);
+        x->max_na = _mm256_set1_pd(-INFINITY);
+        x->mism = _mm256_setzero_si256();
+        for (int k = 0; k < N_EDGES; k++) x->g[k] = _mm256_setzero_si256();
+    }
+    int64_t nt = n / 8; /* groups of 8 elements, one per lane */
+    for (int64_t t0 = 0; t0 < nt; t0 += CHUNK / 8) {
+        int64_t t1 = t0 + CHUNK / 8 < nt ? t0 + CHUNK / 8 : nt;
+        for (int h = 0; h < 2; h++) {
+            avx2_sums(pe, pa, t0, t1, h, tol, &s[h]);
+            avx2_ratios(pe, pa, t0, t1, h, tol, &s[h]);
+            avx2_hist(pe, pa, t0, t1, h, &s[h]);
+        }
+    }
+    lanes L;
+    for (int h = 0; h < 2; h++) {
+        const avx2_half *x = &s[h];
+        int o = 4 * h;
+        _mm256_storeu_pd(L.sum_abs + o, x->sum_abs), _mm256_storeu_pd(L.sum_sq + o, x->sum_sq);
+        _mm256_storeu_pd(L.dot + o, x->dot), _mm256_storeu_pd(L.ee + o, x->ee);
+        _mm256_storeu_pd(L.aa + o, x->aa), _mm256_storeu_pd(L.max_abs + o, x->max_abs);
+        _mm256_storeu_pd(L.max_rel + o, _mm256_div_pd(x->rel_n, x->rel_d));
+        _mm256_storeu_pd(L.need_rtol + o,
+                         _mm256_max_pd(_mm256_div_pd(x->nr_n, x->nr_d), _mm256_setzero_pd()));
+        _mm256_storeu_pd(L.max_na + o, x->max_na);
+        _mm256_storeu_si256((__m256i *)(L.mism + o), x->mism);
+        for (int k = 0; k < N_EDGES; k++) _mm256_storeu_si256((__m256i *)(L.gt[k] + o), x->g[k]);
+    }
+    int64_t vec_nonfin = 0;
+    for (int j = 0; j < 8; j++) vec_nonfin += !(L.sum_abs[j] <= DBL_MAX && L.ee[j] <= DBL_MAX);
+    finish_block(E, A, nt * 8, n, tol, ld_f32, vec_nonfin, &L, r);
 }
 #endif
 
@@ -641,11 +769,13 @@ int onp_compare(const onp_tensor *E, const onp_tensor *A, onp_tol tol, onp_metri
         if (m->dtype_ok) {
             switch (E->dtype) {
             case ONP_FLOAT:
-            case ONP_COMPLEX64:
-                j.fast = fast_f32, j.esize = 4;
+            case ONP_COMPLEX64: j.fast = fast_f32, j.esize = 4;
 #ifdef ONP_AVX512
                 __builtin_cpu_init();
-                if (__builtin_cpu_supports("avx512f")) j.fast = fast_f32_avx512;
+                if (__builtin_cpu_supports("avx512f"))
+                    j.fast = fast_f32_avx512;
+                else if (__builtin_cpu_supports("avx2"))
+                    j.fast = fast_f32_avx2;
 #endif
                 break;
             case ONP_DOUBLE:
