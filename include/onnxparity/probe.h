@@ -109,10 +109,10 @@ typedef struct onp_gdiff_node {
 /* What changed between two versions of one graph (the main graph only).
  * Nodes are matched by (domain, op_type, input names, output names), not by
  * node name or attributes: a node whose wiring changed counts as removed
- * and added.  Added nodes wired to each other (one's output feeds the
- * other) form one group; the group replaced the removed nodes reached by
- * walking back from its outputs through the producers of the old graph,
- * stopping at the group's inputs. */
+ * and added.  Added nodes wired to each other through values the old graph
+ * did not have (ReorderInput -> Conv -> ReorderOutput) form one group; the
+ * group replaced the removed nodes reached by walking back from its outputs
+ * through the producers of the old graph, stopping at the group's inputs. */
 typedef struct onp_graph_diff {
     char from[96], to[96];   /* labels: "basic", "all", "all without X" */
     size_t nodes_from, nodes_to;

@@ -136,7 +136,11 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
         if (!add_of[j]) continue;
         for (size_t k = 0; k < B->nodes[j].n_inputs; k++) {
             size_t p;
-            if (!B->nodes[j].inputs[k][0] || !onp_strmap_get(&prod_b, B->nodes[j].inputs[k], &p))
+            /* wired through a value the old graph did not have: one
+             * rewrite (ReorderInput -> Conv -> ReorderOutput); through an
+             * old value: two neighbouring rewrites, kept apart */
+            if (!B->nodes[j].inputs[k][0] || !onp_strmap_get(&prod_b, B->nodes[j].inputs[k], &p) ||
+                onp_strmap_get(&prod_a, B->nodes[j].inputs[k], NULL))
                 continue;
             size_t x = root_of(up, add_of[j] - 1), y = root_of(up, add_of[p] - 1);
             if (x != y) up[x] = y;

@@ -305,3 +305,87 @@ def test_second_version(onnxparity, bundle, tmp_path):
 def test_missing_library(onnxparity, bundle, tmp_path):
     r = run([onnxparity, "sweep", bundle, "--ort-lib", tmp_path / "nope.so"])
     assert r.returncode == 3 and "nope.so" in r.stderr
+
+
+# --------------------------------------------------------------------------- the diff alone
+
+def gdiff(tools, a, b):
+    """Run tests/tools/gdiff; {"N": (from, to), "R": {name: row}, "A": {name: row}}."""
+    r = run([tools / "gdiff", a, b])
+    out = {"N": None, "R": {}, "A": {}, "E": None}
+    for line in r.stdout.splitlines():
+        f = line.split("\t")
+        if f[0] == "N":
+            out["N"] = (int(f[1]), int(f[2]))
+        elif f[0] == "R":
+            out["R"][f[1]] = {"op": f[2], "domain": f[3], "by": f[4], "folded": f[5] == "1"}
+        elif f[0] == "A":
+            out["A"][f[1]] = {"op": f[2], "domain": f[3],
+                              "replaces": [] if f[4] == "-" else f[4].split(",")}
+        elif f[0] == "E":
+            out["E"] = f[1]
+    return r.returncode, out
+
+
+def model(path, nodes, inits=(), opsets=(("", 13),)):
+    """A float model from (op, inputs, outputs, name, domain) tuples: graph
+    input x, output y, initializers by name (zeros [1])."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    ns = [helper.make_node(op, ins, outs, name=name, domain=dom) for op, ins, outs, name, dom in nodes]
+    ini = [numpy_helper.from_array(np.zeros([1], np.float32), n) for n in inits]
+    g = helper.make_graph(ns, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], ini)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    onnx.save(m, str(path))
+    return path
+
+
+MS = (("", 13), ("com.microsoft", 1), ("com.microsoft.nchwc", 1))
+
+
+def test_gdiff_fusion_and_two_neighbours(tools, tmp_path):
+    a = model(tmp_path / "a.onnx", [("Conv", ["x", "W1"], ["c1"], "conv1", ""),
+                                    ("Relu", ["c1"], ["r1"], "relu1", ""),
+                                    ("Conv", ["r1", "W2"], ["c2"], "conv2", ""),
+                                    ("Relu", ["c2"], ["y"], "relu2", "")], ["W1", "W2"])
+    b = model(tmp_path / "b.onnx", [("FusedConv", ["x", "W1"], ["r1"], "fc1", "com.microsoft"),
+                                    ("FusedConv", ["r1", "W2"], ["y"], "fc2", "com.microsoft")],
+              ["W1", "W2"], MS)
+    rc, d = gdiff(tools, a, b)
+    assert rc == 0 and d["N"] == (4, 2)
+    assert d["A"]["fc1"] == {"op": "FusedConv", "domain": "com.microsoft",
+                             "replaces": ["conv1", "relu1"]}
+    assert d["A"]["fc2"]["replaces"] == ["conv2", "relu2"]  # stops at fc2's input r1
+    assert {k: v["by"] for k, v in d["R"].items()} == {"conv1": "fc1", "relu1": "fc1",
+                                                       "conv2": "fc2", "relu2": "fc2"}
+
+
+def test_gdiff_group_folding_and_identity(tools, tmp_path):
+    a = model(tmp_path / "a.onnx", [("Constant", [], ["k"], "const", ""),
+                                    ("Conv", ["x", "W"], ["c"], "conv", ""),
+                                    ("Add", ["c", "k"], ["y"], "add", "")], ["W"])
+    # an NCHWc-style chain replaces the Conv; the Constant became an initializer
+    b = model(tmp_path / "b.onnx", [("ReorderInput", ["x"], ["xn"], "ri", "com.microsoft.nchwc"),
+                                    ("Conv", ["xn", "W"], ["cn"], "nconv", "com.microsoft.nchwc"),
+                                    ("ReorderOutput", ["cn"], ["c"], "ro", "com.microsoft.nchwc"),
+                                    ("Add", ["c", "k"], ["y"], "add", "")], ["W", "k"], MS)
+    rc, d = gdiff(tools, a, b)
+    assert rc == 0 and d["N"] == (3, 4)
+    assert set(d["A"]) == {"ri", "nconv", "ro"}  # the Add is unchanged
+    for n in ("ri", "nconv", "ro"):
+        assert d["A"][n]["replaces"] == ["conv"]
+    assert d["R"]["conv"]["by"] == "ri" and not d["R"]["conv"]["folded"]
+    assert d["R"]["const"] == {"op": "Constant", "domain": "-", "by": "-", "folded": True}
+    # unchanged: nothing either way
+    rc, d = gdiff(tools, a, a)
+    assert rc == 0 and d["N"] == (3, 3) and not d["A"] and not d["R"]
+
+
+def test_gdiff_bad_file(tools, tmp_path):
+    (tmp_path / "bad.onnx").write_bytes(b"\xff\xff\xff")
+    rc, d = gdiff(tools, tmp_path / "bad.onnx", tmp_path / "bad.onnx")
+    assert rc == 1 and d["E"]
+    rc, d = gdiff(tools, tmp_path / "missing.onnx", tmp_path / "bad.onnx")
+    assert rc == 1 and "missing.onnx" in d["E"]
