@@ -3,7 +3,9 @@
  * touches ONNX Runtime (ORT).
  *
  * ORT is never linked: onp_ort_open() loads a libonnxruntime.so with dlopen,
- * asks it for its C API, and creates the process's OrtEnv.  Everything else
+ * asks it for its C API; the process's OrtEnv is created when the first
+ * in-process session needs it (an isolated session's worker makes its own,
+ * so a parent that only isolates never starts an ORT thread).  Everything else
  * in onnxparity builds, tests and fuzzes without ORT, and one process can
  * hold two different ORT libraries side by side (one onp_ort each; tried
  * with 1.29 and 1.30, both named libonnxruntime.so.1, loaded RTLD_LOCAL).
@@ -92,7 +94,8 @@ typedef struct onp_session onp_session;
 
 /* --- the library ---------------------------------------------------------- */
 
-/* Load ONNX Runtime and create (or share) the process's OrtEnv.
+/* Load ONNX Runtime (the OrtEnv comes later, with the first in-process
+ * session).
  *
  * `lib_path` (the CLI's --ort-lib) is the library to load; NULL or "" means
  * search, in this order, and stop at the first that loads:
@@ -117,7 +120,8 @@ typedef struct onp_session onp_session;
  * On success *out is a new handle the caller owns (onp_ort_close).  Errors:
  * ONP_ERR_IO when nothing loads (every path tried, with the loader's reason)
  * or the file loaded is not ORT; ONP_ERR_RUNTIME when the library offers no
- * API in [ONP_ORT_MIN_API, ORT_API_VERSION] or cannot create its OrtEnv. */
+ * API in [ONP_ORT_MIN_API, ORT_API_VERSION].  (An OrtEnv that cannot be
+ * created fails the first session open, with ONP_ERR_RUNTIME.) */
 int onp_ort_open(const char *lib_path, onp_ort **out, onp_error *e);
 
 /* onp_ort_open, asking for at most C API version `max_api` (0 = the build's
