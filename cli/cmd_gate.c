@@ -178,7 +178,7 @@ static int record(const opts *o, const meas_result *r)
             report_num(meas, "needed_rtol", nr);
             report_num(meas, "needed_atol", na);
         }
-    char *txt = cJSON_Print(root);
+    char *txt = report_json_print(root);
     onp_buf b;
     onp_buf_init(&b, 0);
     if (txt) onp_buf_append(&b, txt, strlen(txt)), onp_buf_append(&b, "\n", 1);

@@ -203,7 +203,7 @@ static void print_json(const char *path, const onp_model *m, const stats *s)
     for (size_t i = 0; i < info->n_metadata; i++)
         cJSON_AddStringToObject(meta, info->metadata[i].key, info->metadata[i].value);
     cJSON_AddNumberToObject(root, "functions", (double)info->n_functions);
-    char *txt = cJSON_Print(root);
+    char *txt = report_json_print(root);
     if (txt) report_json_puts(txt, stdout);
     free(txt);
     cJSON_Delete(root);

@@ -297,7 +297,7 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
 
 static int emit(cJSON *doc)
 {
-    char *txt = doc ? cJSON_Print(doc) : NULL;
+    char *txt = doc ? report_json_print(doc) : NULL;
     cJSON_Delete(doc);
     if (!txt) {
         fprintf(stderr, "onnxparity lint: out of memory writing the report\n");

@@ -56,6 +56,16 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Text from a document quoted in a message: at most `max` bytes, control
+ * characters as '?', so the message stays one line. */
+static const char *shown(const char *s, size_t max, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.*s", (int)max, s ? s : "(none)");
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
+    return buf;
+}
+
 static long num_at(const cJSON *o, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
@@ -132,17 +142,19 @@ int cmd_merge(int argc, char **argv)
         const char *sha = str_at(docs[i], "environment", "model_sha256");
         const cJSON *sh = cJSON_GetObjectItemCaseSensitive(docs[i], "shard");
         long cnt = sh ? num_at(sh, "count", NULL) : -1;
+        char s1[80], s2[16], s3[16];
         if (!schema || strcmp(schema, "onnxparity.check/1"))
             rc = cli_usage_error(argv[0], "%s: schema '%s', not onnxparity.check/1", files[i],
-                                 schema ? schema : "(none)");
+                                 shown(schema, 64, s1, sizeof s1));
         else if (!sha || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures")))
             rc = cli_usage_error(argv[0], "%s: no environment.model_sha256 or fixtures", files[i]);
         else if (i && strcmp(sha, str_at(docs[0], "environment", "model_sha256")))
-            rc = cli_usage_error(argv[0],
-                                 "%s: model sha256 %.12s differs from %s's %.12s: "
-                                 "results of different models do not merge",
-                                 files[i], sha, files[0],
-                                 str_at(docs[0], "environment", "model_sha256"));
+            rc = cli_usage_error(
+                argv[0],
+                "%s: model sha256 %s differs from %s's %s: "
+                "results of different models do not merge",
+                files[i], shown(sha, 12, s2, sizeof s2), files[0],
+                shown(str_at(docs[0], "environment", "model_sha256"), 12, s3, sizeof s3));
         else if (sh && cnt < 1)
             rc = cli_usage_error(argv[0], "%s: shard.count is not a whole number >= 1", files[i]);
         else if (shard_n != -2 && cnt != shard_n)

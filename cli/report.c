@@ -75,30 +75,47 @@ const char *report_fmt(double v, char *buf, size_t n)
     return buf;
 }
 
-void report_json_puts(const char *txt, FILE *f)
+char *report_json_print(const cJSON *root)
 {
     /* cJSON escapes control characters but copies other bytes as they are,
      * so a name holding invalid UTF-8 would make the document invalid JSON.
-     * Such bytes are all >= 0x80, never JSON syntax: each becomes U+FFFD. */
+     * Such bytes are all >= 0x80, never JSON syntax: each becomes U+FFFD
+     * (3 bytes, so the text grows at most threefold). */
+    char *txt = cJSON_Print(root);
+    if (!txt) return NULL;
+    size_t n = strlen(txt);
+    char *out = n < SIZE_MAX / 3 ? malloc(3 * n + 1) : NULL;
+    if (!out) {
+        free(txt);
+        return NULL;
+    }
     const unsigned char *s = (const unsigned char *)txt;
+    size_t k = 0;
     while (*s) {
-        size_t run = 0;
         unsigned long cp;
-        size_t k;
-        while (s[run] && (k = utf8_decode(s + run, &cp)) > 0) run += k;
-        fwrite(s, 1, run, f);
-        s += run;
-        if (*s) {
-            fputs("\xEF\xBF\xBD", f);
-            s++;
+        size_t len = utf8_decode(s, &cp);
+        if (len) {
+            memcpy(out + k, s, len);
+            k += len, s += len;
+        } else {
+            memcpy(out + k, "\xEF\xBF\xBD", 3);
+            k += 3, s++;
         }
     }
+    out[k] = '\0';
+    free(txt);
+    return out;
+}
+
+void report_json_puts(const char *txt, FILE *f)
+{
+    fputs(txt, f);
     fputc('\n', f);
 }
 
 void report_print_json(cJSON *root)
 {
-    char *txt = cJSON_Print(root);
+    char *txt = report_json_print(root);
     if (txt) report_json_puts(txt, stdout);
     free(txt);
     cJSON_Delete(root);

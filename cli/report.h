@@ -35,12 +35,16 @@ cJSON *report_environment(cJSON *root, onp_ort *ort, const char *provider,
  * Returns 0, or the exit code of a failed page write (after reporting it). */
 int report_emit(cJSON *root, int json, const char *html, const char *label);
 
-/* Write the printed JSON `txt` and a newline to f, each byte that is not
- * valid UTF-8 replaced by U+FFFD (names from files may hold any bytes; a
- * JSON document must be UTF-8). */
+/* `root` printed (pretty) as cJSON_Print does, each byte that is not valid
+ * UTF-8 replaced by U+FFFD (names from files may hold any bytes; a JSON
+ * document must be UTF-8).  The caller frees the text; NULL when out of
+ * memory. */
+char *report_json_print(const cJSON *root);
+
+/* Write `txt` and a newline to f. */
 void report_json_puts(const char *txt, FILE *f);
 
-/* Print `root` (pretty) to stdout, as report_json_puts does, and free it. */
+/* Print `root` (pretty, through report_json_print) to stdout and free it. */
 void report_print_json(cJSON *root);
 
 #endif

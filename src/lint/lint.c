@@ -19,6 +19,43 @@
 
 // --- the finding store ----------------------------------------------------------
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 (overlong,
+ * surrogate, above U+10FFFF, truncated; the NUL stops a sequence). */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned long c = s[0], min;
+    size_t len;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0)
+        len = 2, c &= 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+        len = 3, c &= 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0)
+        len = 4, c &= 0x07, min = 0x10000;
+    else
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[k] & 0x3F);
+    }
+    return c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) ? 0 : len;
+}
+
+/* Findings carry names and text from the model and parity.json into JSON,
+ * SARIF and HTML, which must be UTF-8: each byte that does not start a
+ * valid sequence becomes '?', in place. */
+static void utf8_scrub(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t k = utf8_len(p);
+        if (k)
+            p += k;
+        else
+            *p++ = '?';
+    }
+}
+
 /* A finding's strings live in one block: message, graph, name, op_type,
  * file, NUL-separated; `message` points at its start and frees it. */
 void lint_emit(lint_ctx *c, lint_rule_ix ix, const onp_lint_location *loc, uint64_t order,
@@ -55,6 +92,7 @@ void lint_emit(lint_ctx *c, lint_rule_ix ix, const onp_lint_location *loc, uint6
     char *at[5];
     for (int i = 0; i < 5; i++) {
         memcpy(p, parts[i], lens[i] + 1);
+        utf8_scrub(p);
         at[i] = p;
         p += lens[i] + 1;
     }

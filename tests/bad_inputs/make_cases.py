@@ -903,6 +903,87 @@ def c_check_fixture_bad(d):
                 r"output_0\.pb: TensorProto\.raw_data at byte \d+: 12 bytes", absent=[h, j], needs_ort=True)
 
 
+def c_check_sarif_invalid_utf8(d):
+    b = bundle(d, BAD_UTF8)
+    sarif = d / "c.sarif"
+    return case("check_sarif_invalid_utf8_manifest", ["onnxparity", "check", b, "--format", "json", "--sarif", sarif],
+                0, None, valid=[{"path": "-", "kind": "json"}, {"path": str(sarif), "kind": "json"}], needs_ort=True)
+
+
+def c_lint_sarif_invalid_utf8(d):
+    b = bundle(d, BAD_UTF8)
+    return case("lint_sarif_invalid_utf8_manifest", ["onnxparity", "lint", b, "--format", "sarif"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_gate_record_hostile_names(d):
+    b = identity_bundle(d, HOSTILE.encode() + b"\xff")
+    c = d / "crit.json"
+    return case("gate_record_hostile_names", ["onnxparity", "gate", b, "--criteria", c, "--record"], 0, None,
+                valid=[{"path": str(c), "kind": "json"}], needs_ort=True)
+
+
+def c_gate_junit_hostile_names(d):
+    name = HOSTILE.encode() + b"\xff"
+    b = identity_bundle(d, name)
+    crit = json.dumps(CRIT).replace('"fixtures": 3', '"fixtures": 1').replace('"max_abs": null', '"max_abs": 0')
+    crit = crit.encode().replace(b'"logits"', json.dumps(HOSTILE).encode()[:-1] + b'\xff"')
+    c = w(d / "crit.json", crit)
+    j = d / "g.xml"
+    return case("gate_junit_hostile_names", ["onnxparity", "gate", b, "--criteria", c, "--junit", j, "--format", "json"],
+                1, None, valid=[{"path": "-", "kind": "json"}, {"path": str(j), "kind": "xml"}], needs_ort=True)
+
+
+def hostile_model():
+    bad = b"y\xff\n</script>\x1b"
+    node = fl(1, "x") + fl(2, bad) + fl(3, b"n\xc3(") + fl(4, b"Op\xfe")
+    g = fl(1, node) + fl(2, "g") + fl(11, value_info("x")) + fl(12, value_info(bad))
+    md = fl(14, fl(1, b"k\xff") + fl(2, b"v\x01\xc0"))
+    return model(g) + md + fl(2, b"prod\xff\x1b")
+
+
+def c_inspect_hostile_names(d):
+    m = w(d / "m.onnx", hostile_model())
+    return case("inspect_json_hostile_names", ["onnxparity", "inspect", m, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_lint_hostile_names(d):
+    m = w(d / "m.onnx", hostile_model())
+    return case("lint_sarif_hostile_names", ["onnxparity", "lint", m, "--format", "sarif"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_compare_npz_invalid_utf8(d):
+    raw = zip_with([("ab.npy", npy_f4())])
+    for sig, at in ((b"PK\x03\x04", 30), (b"PK\x01\x02", 46)):
+        i = raw.find(sig)
+        raw[i + at] = 0xFF
+    a, b = w(d / "a.npz", bytes(raw)), w(d / "b.npz", bytes(raw))
+    return case("compare_json_invalid_utf8_member", ["onnxparity", "compare", a, b, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_merge_hostile_names(d):
+    doc = check_doc(HOSTILE)
+    doc["environment"]["model_sha256"] = "0" * 64
+    p = w(d / "a.json", json.dumps(doc).encode().replace(b"alert", b"al\xffrt"))
+    return case("merge_json_hostile_names", ["onnxparity", "merge", p, p, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_merge_schema_control_chars(d):
+    doc = dict(check_doc("y"), schema="x\ny\x1b[2J")
+    p = w(d / "a.json", json.dumps(doc))
+    return case("merge_schema_control_chars", ["onnxparity", "merge", p, "--format", "json"], 2,
+                r"merge: \S*a\.json: schema 'x\?y\?\[2J', not")
+
+
+def c_path_with_newline(d):
+    m = w(d / "bad\nname\x1b.onnx", b"")
+    return case("path_with_control_chars", ["onnxparity", "inspect", m], 3, r"bad name\?\.onnx: at byte 0: empty")
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
