@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "junit.h"
+#include "measure.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/lint.h"
@@ -62,28 +63,6 @@ typedef struct opts {
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
 
-typedef struct out_res {
-    const char *name;
-    int pass;
-    int compared; /* metrics valid */
-    onp_metrics m;
-    int rank;
-    int64_t dims[ONP_MAX_RANK];
-    int has_topk;
-    onp_topk tk;
-    char note[1024]; /* why it failed when not by numbers */
-} out_res;
-
-typedef struct fix_res {
-    int index;
-    const char *dir;
-    int status; /* 0 pass, 1 fail, 2 error (ORT or input problem) */
-    const char *runtime; /* with status 2: "crashed" / "timeout" when ORT's worker
-                            process died or was killed (exit 4), else NULL */
-    char error[1024];
-    size_t n_out;
-    out_res *outs;
-} fix_res;
 
 static int parse_tol(const char *cmd, const char *v, tol_override *t)
 {
@@ -178,8 +157,9 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-static onp_tol tol_for(const opts *o, const char *name, int32_t dtype)
+static onp_tol tol_for(void *ctx, const char *name, int32_t dtype)
 {
+    const opts *o = ctx;
     for (size_t i = 0; i < o->n_tols; i++)
         if (!strcmp(o->tols[i].name, name)) return o->tols[i].tol;
     onp_tol t = onp_tol_default(dtype);
@@ -188,99 +168,6 @@ static onp_tol tol_for(const opts *o, const char *name, int32_t dtype)
     return t;
 }
 
-/* Run one fixture and fill r.  Returns -1 only for fatal errors (unreadable
- * fixture files: exit 2/3), with e set. */
-static int run_fixture(const opts *o, onp_session *s, const onp_fixture *f, fix_res *r,
-                       onp_error *e)
-{
-    size_t n_out = onp_session_output_count(s);
-    r->index = f->index;
-    r->dir = f->dir;
-    r->n_out = f->n_outputs;
-    r->outs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *r->outs);
-    onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
-    onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
-    int rc = 0;
-    if (!r->outs || !in || !got) {
-        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
-        goto done;
-    }
-    for (size_t k = 0; k < f->n_inputs; k++) {
-        if (onp_tfile_read(f->inputs[k], NULL, &in[k], e)) {
-            rc = -1;
-            goto done;
-        }
-        onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
-    }
-    onp_error re;
-    onp_error_clear(&re);
-    if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
-        r->status = 2;
-        char buf[1024];
-        snprintf(r->error, sizeof r->error, "%s", onp_error_format(&re, buf, sizeof buf));
-        r->runtime = strstr(re.field, "[crashed]")   ? "crashed"
-                     : strstr(re.field, "[timeout]") ? "timeout"
-                                                     : NULL;
-        for (size_t k = 0; k < f->n_outputs; k++) {
-            r->outs[k].name = k < n_out ? onp_session_output(s, k)->name : "?";
-            snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
-        }
-        goto done;
-    }
-    for (size_t k = 0; k < f->n_outputs; k++) {
-        out_res *x = &r->outs[k];
-        if (k >= n_out) {
-            x->name = "?";
-            snprintf(x->note, sizeof x->note,
-                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
-            r->status = 1;
-            continue;
-        }
-        x->name = onp_session_output(s, k)->name;
-        onp_tensor want;
-        if (onp_tfile_read(f->outputs[k], NULL, &want, e)) {
-            rc = -1;
-            goto done;
-        }
-        x->rank = want.rank;
-        memcpy(x->dims, want.dims, sizeof want.dims);
-        onp_error ce;
-        if (onp_compare(&want, &got[k], tol_for(o, x->name, want.dtype), &x->m, &ce)) {
-            snprintf(x->note, sizeof x->note, "%s", ce.msg);
-        } else {
-            x->compared = 1;
-            x->pass = x->m.pass;
-            int k_top = o->topk;
-            int is_cls = want.rank == 2 && want.dims[1] > 1 && x->m.shape_ok;
-            if (k_top == -1) k_top = is_cls ? 1 : 0;
-            if (k_top > 0 && x->m.shape_ok && (want.rank == 1 || want.rank == 2) &&
-                !onp_compare_topk(&want, &got[k], k_top, &x->tk, &ce)) {
-                x->has_topk = 1;
-                if (x->tk.flipped) x->pass = 0;
-            }
-            if (!x->m.shape_ok)
-                snprintf(x->note, sizeof x->note, "shape differs");
-            else if (!x->m.dtype_ok)
-                snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
-                         onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
-            else if (x->has_topk && x->tk.flipped)
-                snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped",
-                         (long long)x->tk.flipped, (long long)x->tk.rows);
-        }
-        onp_tensor_release(&want);
-        if (!x->pass) r->status = 1;
-    }
-    if (!f->n_outputs) {
-        r->status = 2;
-        snprintf(r->error, sizeof r->error, "no output_K.pb: nothing to compare");
-    }
-done:
-    for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
-    for (size_t k = 0; got && k < n_out; k++) onp_tensor_release(&got[k]);
-    free(in);
-    free(got);
-    return rc;
-}
 
 static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 {
@@ -288,7 +175,7 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 }
 
 /* Fixtures whose run was lost to a crash or a timeout of ONNX Runtime. */
-static size_t count_runtime(const fix_res *res, size_t n)
+static size_t count_runtime(const meas_fixture *res, size_t n)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) k += res[i].runtime != NULL;
@@ -296,7 +183,7 @@ static size_t count_runtime(const fix_res *res, size_t n)
 }
 
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const fix_res *res, size_t n, int failed, int lint_errors)
+                       onp_session *s, const meas_fixture *res, size_t n, int failed, int lint_errors)
 {
     const onp_session_desc *d = onp_session_describe(s);
     printf("model    %s (sha256 %.12s)\n", model, sha);
@@ -306,14 +193,14 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
            "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "RESULT");
     long outs = 0, out_failed = 0;
     for (size_t i = 0; i < n; i++) {
-        const fix_res *r = &res[i];
+        const meas_fixture *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
         if (r->status == 2) {
-            printf("%-18s %-22s ERROR: %s\n", fx, "-", r->error);
+            printf("%-18s %-22s ERROR: %s\n", fx, "-", r->msg);
             continue;
         }
         for (size_t k = 0; k < r->n_out; k++) {
-            const out_res *x = &r->outs[k];
+            const meas_out *x = &r->outs[k];
             char sh[64] = "-", ma[16] = "-", mr[16] = "-", mm[32] = "-", t1[24] = "-";
             outs++;
             if (!x->pass) out_failed++;
@@ -359,7 +246,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const fix_res *res, size_t n, int failed)
+                       onp_session *s, const meas_fixture *res, size_t n, int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -372,7 +259,7 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {
-        const fix_res *r = &res[i];
+        const meas_fixture *r = &res[i];
         cJSON *f = cJSON_CreateObject();
         cJSON_AddNumberToObject(f, "index", r->index);
         cJSON_AddStringToObject(f, "dir", r->dir);
@@ -380,11 +267,11 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                                 r->status == 0   ? "pass"
                                 : r->status == 1 ? "fail"
                                                  : "error");
-        if (r->status == 2) cJSON_AddStringToObject(f, "error", r->error);
+        if (r->status == 2) cJSON_AddStringToObject(f, "error", r->msg);
         if (r->runtime) cJSON_AddStringToObject(f, "runtime_failure", r->runtime);
         cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
         for (size_t k = 0; r->status != 2 && k < r->n_out; k++) {
-            const out_res *x = &r->outs[k];
+            const meas_out *x = &r->outs[k];
             cJSON *oj = cJSON_CreateObject();
             outs++;
             if (!x->pass) out_failed++;
@@ -569,7 +456,7 @@ static void print_causes_text(const onp_lint_result *l, int failed, const onp_bi
  * failed fixture to name the first divergent node.  Best effort: any
  * problem (no intermediates, ORT refusing the instrumented model) leaves
  * *out NULL and the check's verdict as it is. */
-static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res, size_t n,
+static void find_first_divergent(const opts *o, onp_ort *ort, const meas_fixture *res, size_t n,
                                  onp_bisect_result **out)
 {
     *out = NULL;
@@ -598,7 +485,7 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const fix_res *res
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const fix_res *res, size_t n, const onp_lint_result *l)
+static int write_junit(const opts *o, const meas_fixture *res, size_t n, const onp_lint_result *l)
 {
     junit j;
     junit_init(&j);
@@ -611,19 +498,19 @@ static int write_junit(const opts *o, const fix_res *res, size_t n, const onp_li
         junit_case(&j, "lint", name, JUNIT_FAIL, f->message, f->rule->fix);
     }
     for (size_t i = 0; i < n; i++) {
-        const fix_res *r = &res[i];
+        const meas_fixture *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
         if (r->status == 2 && !r->n_out)
-            junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->error, NULL);
+            junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
-            const out_res *x = &r->outs[k];
+            const meas_out *x = &r->outs[k];
             char msg[1536], txt[2048] = "";
             if (x->pass) {
                 junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
                 continue;
             }
             if (r->status == 2) {
-                junit_case(&j, fx, x->name, JUNIT_ERROR, r->error, NULL);
+                junit_case(&j, fx, x->name, JUNIT_ERROR, r->msg, NULL);
                 continue;
             }
             if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
@@ -737,7 +624,8 @@ int cmd_check(int argc, char **argv)
         }
         goto out_lint;
     }
-    fix_res *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    meas_fixture *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    meas_opts mo = {tol_for, &o, o.topk};
     size_t k = 0, pos = 0;
     int failed = 0;
     /* progress on stderr only when it is a terminal (never in CI logs), or
@@ -750,7 +638,7 @@ int cmd_check(int argc, char **argv)
                 fprintf(stderr,
                         o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
                         k + 1, n_fix, td[i].sets[j].dir);
-            if (run_fixture(&o, s, &td[i].sets[j], &res[k++], &e))
+            if (measure_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
                 rc = cli_report(&e);
             else if (res[k - 1].status)
                 failed++;

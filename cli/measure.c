@@ -1,6 +1,6 @@
 /*
- * measure.c — run every fixture of a bundle and keep the metrics
- * (measure.h).  Mirrors check's loop without its printing; used by `gate`.
+ * measure.c — run fixtures and keep their metrics (measure.h): the fixture
+ * loop of `check` and `gate`.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -14,10 +14,11 @@
 #include "onnxparity/tfile.h"
 #include "report.h"
 
-static int run_one(onp_session *s, const onp_fixture *f, meas_tol_fn tol, void *ctx,
-                   meas_fixture *r, onp_error *e)
+int measure_fixture(onp_session *s, const onp_fixture *f, const meas_opts *o, meas_fixture *r,
+                    onp_error *e)
 {
     size_t n_out = onp_session_output_count(s);
+    memset(r, 0, sizeof *r);
     snprintf(r->dir, sizeof r->dir, "%s", f->dir);
     r->index = f->index;
     r->n_out = f->n_outputs;
@@ -33,7 +34,7 @@ static int run_one(onp_session *s, const onp_fixture *f, meas_tol_fn tol, void *
         snprintf(r->outs[k].name, sizeof r->outs[k].name, "%s",
                  k < n_out ? onp_session_output(s, k)->name : "?");
     if (!f->n_outputs) {
-        r->error = 1;
+        r->status = 2;
         snprintf(r->msg, sizeof r->msg, "no output_K.pb: nothing to compare");
         goto done;
     }
@@ -47,29 +48,57 @@ static int run_one(onp_session *s, const onp_fixture *f, meas_tol_fn tol, void *
     onp_error re;
     onp_error_clear(&re);
     if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
-        r->error = 1;
+        r->status = 2;
         onp_error_format(&re, r->msg, sizeof r->msg);
+        r->runtime = strstr(re.field, "[crashed]")   ? "crashed"
+                     : strstr(re.field, "[timeout]") ? "timeout"
+                                                     : NULL;
+        for (size_t k = 0; k < f->n_outputs; k++)
+            snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
         goto done;
     }
-    for (size_t k = 0; k < f->n_outputs && k < n_out; k++) {
+    for (size_t k = 0; k < f->n_outputs; k++) {
         meas_out *x = &r->outs[k];
+        if (k >= n_out) {
+            snprintf(x->note, sizeof x->note,
+                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
+            r->status = 1;
+            continue;
+        }
         onp_tensor want;
-        onp_error ce;
         if (onp_tfile_read(f->outputs[k], NULL, &want, e)) {
             rc = -1;
             goto done;
         }
-        if (!onp_compare(&want, &got[k], tol(ctx, x->name, want.dtype), &x->m, &ce)) {
+        x->rank = want.rank;
+        memcpy(x->dims, want.dims, sizeof want.dims);
+        onp_error ce;
+        if (onp_compare(&want, &got[k], o->tol(o->ctx, x->name, want.dtype), &x->m, &ce)) {
+            snprintf(x->note, sizeof x->note, "%s", ce.msg);
+        } else {
             x->compared = 1;
-            x->rank = want.rank;
-            memcpy(x->dims, want.dims, sizeof want.dims);
-            if (want.rank == 2 && want.dims[1] > 1 && x->m.shape_ok &&
-                !onp_compare_topk(&want, &got[k], 1, &x->tk, &ce))
+            x->pass = x->m.pass;
+            int is_cls = want.rank == 2 && want.dims[1] > 1 && x->m.shape_ok;
+            int k_top = o->topk == -1 ? (is_cls ? 1 : 0) : o->topk;
+            if (k_top > 0 && x->m.shape_ok && (want.rank == 1 || want.rank == 2) &&
+                !onp_compare_topk(&want, &got[k], k_top, &x->tk, &ce)) {
                 x->has_topk = 1;
+                if (x->tk.flipped) x->pass = 0;
+            }
+            if (!x->m.shape_ok)
+                snprintf(x->note, sizeof x->note, "shape differs");
+            else if (!x->m.dtype_ok)
+                snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
+                         onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
+            else if (x->has_topk && x->tk.flipped)
+                snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped",
+                         (long long)x->tk.flipped, (long long)x->tk.rows);
         }
         onp_tensor_release(&want);
+        if (!x->pass) r->status = 1;
     }
 done:
+    r->error = r->status == 2;
     for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
     for (size_t k = 0; got && k < n_out; k++) onp_tensor_release(&got[k]);
     free(in);
@@ -113,8 +142,9 @@ int measure_run(const cli_ort *ort_opts, const char *target, meas_tol_fn tol, vo
     if (rc) goto out_td;
     out->fix = calloc(td.n, sizeof *out->fix);
     if (!out->fix) rc = cli_usage_error("gate", "out of memory");
+    meas_opts mo = {tol, ctx, -1};
     for (size_t i = 0; out->fix && i < td.n && !rc; i++, out->n_fix++)
-        if (run_one(s, &td.sets[i], tol, ctx, &out->fix[i], &e)) rc = cli_report(&e);
+        if (measure_fixture(s, &td.sets[i], &mo, &out->fix[i], &e)) rc = cli_report(&e);
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *holder = cJSON_CreateObject();
     cJSON *env = report_environment(holder, ort, d->provider, d->opt_level, d->intra_threads,
