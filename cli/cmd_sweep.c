@@ -117,6 +117,7 @@ static cJSON *graph_diff_json(const onp_graph_diff *d)
     cJSON_AddStringToObject(j, "to", d->to);
     cJSON_AddNumberToObject(j, "nodes_from", (double)d->nodes_from);
     cJSON_AddNumberToObject(j, "nodes_to", (double)d->nodes_to);
+    cJSON_AddNumberToObject(j, "groups", (double)d->n_groups);
     cJSON *rm = cJSON_AddArrayToObject(j, "removed");
     for (size_t i = 0; i < d->n_removed; i++) {
         const onp_gdiff_node *n = &d->removed[i];
@@ -138,6 +139,7 @@ static cJSON *graph_diff_json(const onp_graph_diff *d)
         cJSON_AddStringToObject(x, "name", n->name);
         cJSON_AddStringToObject(x, "op_type", n->op_type);
         cJSON_AddStringToObject(x, "domain", n->domain);
+        cJSON_AddNumberToObject(x, "group", (double)n->group);
         cJSON *rp = cJSON_AddArrayToObject(x, "replaces");
         for (size_t k = 0; k < n->n_replaces; k++) {
             const onp_gdiff_node *o = &d->removed[n->replaces[k]];
@@ -266,25 +268,70 @@ struct cJSON *sweep_json(const onp_sweep_result *r)
     return sw;
 }
 
+/* "OP (domain) NAME" of a diff node. */
+static void print_node(const onp_gdiff_node *n)
+{
+    printf("%s%s%s%s %s", n->op_type, n->domain[0] ? " (" : "", n->domain, n->domain[0] ? ")" : "",
+           n->name[0] ? n->name : "(unnamed)");
+}
+
+/* Up to 8 nodes by name, else the op types with their counts. */
+static void print_nodes(const onp_gdiff_node *nodes, const size_t *idx, size_t n, size_t stride)
+{
+    if (n <= 8) {
+        for (size_t k = 0; k < n; k++) {
+            if (k) printf(", ");
+            print_node(&nodes[idx ? idx[k] : k * stride]);
+        }
+        return;
+    }
+    const char *seen[64];
+    size_t n_seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        const onp_gdiff_node *x = &nodes[idx ? idx[k] : k * stride];
+        size_t s = 0;
+        while (s < n_seen && strcmp(seen[s], x->op_type)) s++;
+        if (s < n_seen || n_seen == 64) continue;
+        seen[n_seen++] = x->op_type;
+        size_t cnt = 0;
+        for (size_t q = k; q < n; q++)
+            if (!strcmp(nodes[idx ? idx[q] : q * stride].op_type, x->op_type)) cnt++;
+        printf("%s%s%s%s%s x%zu", n_seen > 1 ? ", " : "", x->op_type, x->domain[0] ? " (" : "",
+               x->domain, x->domain[0] ? ")" : "", cnt);
+    }
+}
+
 static void print_diff(const onp_graph_diff *d, const char *indent)
 {
     printf("%sgraph diff %s -> %s: %zu -> %zu nodes, %zu removed, %zu added\n", indent, d->from,
            d->to, d->nodes_from, d->nodes_to, d->n_removed, d->n_added);
-    for (size_t i = 0; i < d->n_added; i++) {
-        const onp_gdiff_node *n = &d->added[i];
-        printf("%s  + %s%s%s%s %s", indent, n->op_type, n->domain[0] ? " (" : "", n->domain,
-               n->domain[0] ? ")" : "", n->name[0] ? n->name : "(unnamed)");
-        for (size_t k = 0; k < n->n_replaces; k++) {
-            const onp_gdiff_node *o = &d->removed[n->replaces[k]];
-            printf("%s%s %s", k ? ", " : " replaces ", o->op_type, o->name);
+    size_t *members = calloc(d->n_added ? d->n_added : 1, sizeof *members);
+    for (size_t g = 0; members && g < d->n_groups; g++) {
+        size_t m = 0;
+        const onp_gdiff_node *first = NULL;
+        for (size_t i = 0; i < d->n_added; i++)
+            if (d->added[i].group == g) {
+                members[m++] = i;
+                if (!first) first = &d->added[i];
+            }
+        if (!first) continue;
+        printf("%s  + ", indent);
+        if (m > 1) printf("%zu nodes: ", m);
+        print_nodes(d->added, members, m, 1);
+        if (first->n_replaces) {
+            printf(" replace%s ", m > 1 ? "" : "s");
+            if (first->n_replaces > 8) printf("%zu nodes: ", first->n_replaces);
+            print_nodes(d->removed, first->replaces, first->n_replaces, 1);
         }
         printf("\n");
     }
+    free(members);
     for (size_t i = 0; i < d->n_removed; i++) {
         const onp_gdiff_node *n = &d->removed[i];
         if (n->replaced_by >= 0) continue; /* shown with its replacement */
-        printf("%s  - %s %s%s\n", indent, n->op_type, n->name[0] ? n->name : "(unnamed)",
-               n->folded ? " (folded into an initializer)" : " (eliminated)");
+        printf("%s  - ", indent);
+        print_node(n);
+        printf("%s\n", n->folded ? " (folded into an initializer)" : " (eliminated)");
     }
     if (d->from_file) printf("%s  saved: %s, %s\n", indent, d->from_file, d->to_file);
 }

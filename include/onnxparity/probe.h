@@ -102,8 +102,9 @@ typedef struct onp_gdiff_node {
     int folded; /* removed nodes: every output is an initializer afterwards */
     /* added nodes: the removed nodes it (with the added nodes wired to it)
      * replaced, indices into removed[] */
-    size_t *replaces; /* [n_replaces] */
+    size_t *replaces; /* [n_replaces]; shared by every node of its group */
     size_t n_replaces;
+    size_t group; /* added nodes: its group, 0 .. n_groups-1 */
 } onp_gdiff_node;
 
 /* What changed between two versions of one graph (the main graph only).
@@ -120,6 +121,7 @@ typedef struct onp_graph_diff {
     size_t n_removed;
     onp_gdiff_node *added; /* [n_added], in the new graph's order */
     size_t n_added;
+    size_t n_groups; /* groups of added nodes (one rewrite each) */
     char *from_file, *to_file; /* the saved models when kept, else NULL */
     void *mem_;                /* private: the storage of the strings */
 } onp_graph_diff;

@@ -146,14 +146,24 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
             if (x != y) up[x] = y;
         }
     }
+    /* number the groups in the new graph's order */
+    for (size_t g = 0; g < d->n_added; g++)
+        if (root_of(up, g) == g) d->added[g].group = d->n_groups++;
+    for (size_t g = 0; g < d->n_added; g++) d->added[g].group = d->added[root_of(up, g)].group;
     /* each group: walk back from its outputs through removed producers of
      * A, stopping at the group's own inputs */
     for (size_t g = 0; g < d->n_added; g++) {
         if (root_of(up, g) != g) continue;
         size_t sp = 0, n_taken = 0;
+        onp_strmap gin = {0}; /* the values the group reads */
         memset(taken, 0, na);
         for (size_t j = 0; j < nb; j++) {
             if (!add_of[j] || root_of(up, add_of[j] - 1) != g) continue;
+            for (size_t q = 0; q < B->nodes[j].n_inputs; q++)
+                if (B->nodes[j].inputs[q][0] && onp_strmap_put(&gin, B->nodes[j].inputs[q], 0)) {
+                    onp_strmap_free(&gin);
+                    goto done;
+                }
             for (size_t o = 0; o < B->nodes[j].n_outputs; o++) {
                 size_t i;
                 if (onp_strmap_get(&prod_a, B->nodes[j].outputs[o], &i) && rem_of[i] && !taken[i]) {
@@ -171,12 +181,7 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
                 size_t p, pj;
                 if (!v[0] || !onp_strmap_get(&prod_a, v, &p) || !rem_of[p] || taken[p]) continue;
                 /* a value the group reads is its boundary */
-                int boundary = 0;
-                for (size_t j = 0; j < nb && !boundary; j++) {
-                    if (!add_of[j] || root_of(up, add_of[j] - 1) != g) continue;
-                    for (size_t q = 0; q < B->nodes[j].n_inputs && !boundary; q++)
-                        if (!strcmp(B->nodes[j].inputs[q], v)) boundary = 1;
-                }
+                int boundary = onp_strmap_get(&gin, v, NULL);
                 /* and so is a value the new graph still computes elsewhere */
                 if (!boundary && onp_strmap_get(&prod_b, v, &pj) &&
                     root_of(up, add_of[pj] - 1) != g)
@@ -186,6 +191,7 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
                 stack[sp++] = p;
             }
         }
+        onp_strmap_free(&gin);
         if (!n_taken) continue;
         size_t *list = onp_arena_array(a, n_taken, sizeof *list);
         if (!list) goto done;

@@ -126,6 +126,14 @@ def test_graph_diff_names_fusedconv(onnxparity, bundle, tmp_path):
     for r in d["removed"]:
         assert r["replaced_by"] == fc[0]["name"] and not r["folded"]
     assert d["nodes_to"] == d["nodes_from"] - 1
+    assert d["groups"] == 1 and fc[0]["group"] == 0
+    # at layout the NCHWc rewrite: added nodes wired by new values form one
+    # group, which replaced the FusedConv
+    lay = diffs["layout"]
+    nchwc = [a for a in lay["added"] if a["domain"] == "com.microsoft.nchwc"]
+    if nchwc:
+        assert len({a["group"] for a in nchwc}) == 1
+        assert all([x["op_type"] for x in a["replaces"]] == ["FusedConv"] for a in nchwc)
     # temporary models removed, nothing kept
     assert "files" not in d
     assert not [p for p in tmpdir.rglob("*") if p.name.startswith("onnxparity-sweep")
