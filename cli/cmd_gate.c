@@ -389,10 +389,12 @@ int cmd_gate(int argc, char **argv)
     }
     reglist l = {NULL, 0, 0};
     judge(&c, &r, &l);
+    size_t lost = 0; /* fixtures on which ONNX Runtime crashed or timed out: exit 4 */
+    for (size_t i = 0; i < r.n_fix; i++) lost += r.fix[i].runtime != NULL;
     if (o.fmt == FMT_JSON) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "schema", "onnxparity.gate/1");
-        cJSON_AddStringToObject(root, "verdict", l.n ? "fail" : "pass");
+        cJSON_AddStringToObject(root, "verdict", lost ? "error" : l.n ? "fail" : "pass");
         cJSON_AddStringToObject(root, "model", r.model);
         cJSON_AddStringToObject(root, "criteria", o.criteria);
         cJSON_AddItemToObject(root, "environment", r.environment);
@@ -429,13 +431,15 @@ int cmd_gate(int argc, char **argv)
     } else {
         printf("gate     %s against %s (model sha256 %.12s)\n", o.target, o.criteria, r.sha256);
         for (size_t q = 0; q < l.n; q++) printf("regressed: %s\n", l.r[q].msg);
-        if (l.n)
+        if (lost)
+            printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", lost);
+        else if (l.n)
             printf("verdict: FAIL — %zu regression(s) against %s\n", l.n, o.criteria);
         else
             printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s\n", r.n_fix,
                    c.n_out, o.criteria);
     }
-    rc = l.n ? EXIT_FAIL : EXIT_PASS;
+    rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
     if (o.junit && write_junit(&o, &r, &l)) rc = EXIT_IO;
     free(l.r);
 out:

@@ -118,6 +118,28 @@ def test_hanging_kernel_times_out(onnxparity, tmp_path):
     assert fx[0]["status"] == "pass" and fx[2]["status"] == "pass"
 
 
+def test_gate_reports_a_crash_as_a_runtime_failure(onnxparity, tmp_path):
+    lib = _testops_lib()
+    ok = make_bundle(tmp_path / "ok", "CrashIfNegative")
+    d = ok / "test_data_set_1"
+    (d / "input_0.pb").write_bytes(numpy_helper.from_array(FIXTURES[2], "x").SerializeToString())
+    (d / "output_0.pb").write_bytes(
+        numpy_helper.from_array(np.maximum(FIXTURES[2], 0), "y").SerializeToString())
+    crit = tmp_path / "criteria.json"
+    p = run([onnxparity, "gate", str(ok), "--criteria", str(crit), "--record",
+             "--custom-op-lib", lib])
+    assert p.returncode == 0, p.stdout + p.stderr
+    bad = make_bundle(tmp_path / "bad", "CrashIfNegative")
+    junit = tmp_path / "gate.xml"
+    p = run([onnxparity, "gate", str(bad), "--criteria", str(crit), "--custom-op-lib", lib,
+             "--format", "json", "--junit", str(junit)])
+    assert p.returncode == 4, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["verdict"] == "error"
+    assert any("signal 11" in g["message"] for g in doc["regressions"])
+    assert junit.exists()
+
+
 def test_run_command_reports_a_crash_in_one_line(onnxparity, tmp_path):
     lib = _testops_lib()
     b = make_bundle(tmp_path / "crash", "CrashIfNegative")
