@@ -984,6 +984,84 @@ def c_path_with_newline(d):
     return case("path_with_control_chars", ["onnxparity", "inspect", m], 3, r"bad name\?\.onnx: at byte 0: empty")
 
 
+def c_pb_more(d):
+    return [
+        convert("pb_rank_33", d / "a", "t.pb", tensor([1] * 33, 1, b"\0" * 4), 3,
+                r"t\.pb: TensorProto\.dims at byte \d+: rank 33"),
+        convert("pb_length_2_64_minus_1", d / "b", "t.pb", fv(1, 4) + fv(2, 1) + b"\x4a" + b"\xff" * 9 + b"\x01", 3,
+                r"t\.pb: protobuf at byte \d+: field 9 claims 18446744073709551615 bytes"),
+        convert("pb_length_2_63_minus_1", d / "c", "t.pb", fv(1, 4) + fv(2, 1) + b"\x4a" + varint((1 << 63) - 1) + b"\0" * 16,
+                3, r"t\.pb: protobuf at byte \d+: field 9 claims 9223372036854775807 bytes"),
+        convert("pb_string_count_2_40", d / "e", "t.pb", fv(1, 1 << 40) + fv(2, 8) + fl(6, b"a"), 3,
+                r"t\.pb: TensorProto\.string_data at byte \d+: 1 values where dims give 1099511627776"),
+    ]
+
+
+def c_npy_more(d):
+    def h(shape="(1,)", descr="'<f4'", fortran="False", extra=""):
+        return "{'descr': %s, 'fortran_order': %s, 'shape': %s, %s}" % (descr, fortran, shape, extra)
+    return [
+        convert("npy_unicode_itemsize_2_31", d / "a", "t.npy", npy(h(descr="'<U2147483647'"), b"\0" * 8), 3,
+                r"t\.npy: npy\.header\.descr at byte \d+: string dtype too long", out="out.pb"),
+        convert("npy_itemsize_past_2_64", d / "b", "t.npy", npy(h(descr="'<U99999999999999999999'"), b"\0" * 8), 2,
+                r"t\.npy: npy\.header\.descr at byte \d+: unsupported dtype", out="out.pb"),
+        convert("npy_rank_40", d / "c", "t.npy", npy(h(shape="(" + "1," * 40 + ")"), b"\0" * 4), 2,
+                r"t\.npy: npy\.header\.shape at byte \d+: more than 32", out="out.pb"),
+        convert("npy_5000_open_parens", d / "e", "t.npy", npy(h(shape="(" * 5000), b"\0" * 4), 3,
+                r"t\.npy: npy\.header\.shape at byte \d+", out="out.pb"),
+        convert("npy_dim_past_2_63", d / "f", "t.npy", npy(h(shape="(99999999999999999999999999,)"), b"\0" * 4), 3,
+                r"t\.npy: npy\.header\.shape at byte \d+: .*2\^63", out="out.pb"),
+        convert("npy_duplicate_key", d / "g", "t.npy", npy(h(extra="'descr': '<f8', "), b"\0" * 4), 3,
+                r"t\.npy: npy\.header\.descr at byte \d+: duplicate key", out="out.pb"),
+        convert("npy_fortran_order_string", d / "h", "t.npy", npy(h(fortran="'yes'"), b"\0" * 4), 3,
+                r"t\.npy: npy\.header\.fortran_order at byte \d+", out="out.pb"),
+    ]
+
+
+def c_npz_eocd_65535_entries(d):
+    eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 65535, 65535, 0xFFFFFF, 0, 0)
+    return npz_case("npz_eocd_65535_entries", d, eocd, 3, r"t\.npz: npz")
+
+
+def c_model_million_nodes(d):
+    # 2 MB holding a million nodes: answered in time, not a hang
+    m = w(d / "m.onnx", model(fl(1, fl(4, "Relu")) * 1000000 + fl(2, "g")))
+    return case("model_million_nodes", ["onnxparity", "inspect", m, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_report_long_curve(d):
+    bis = {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": "m",
+           "first_divergent": {"node": "n", "index": 5},
+           "curve": [{"value": "v%d" % i, "max_abs": i * 1e-9, "pass": i % 2 == 0} for i in range(100000)]}
+    p = w(d / "b.json", json.dumps(bis))
+    h = d / "r.html"
+    return case("report_curve_100000_points", ["onnxparity", "report", p, "--html", h], 0, None,
+                valid=[{"path": str(h), "kind": "html"}])
+
+
+def c_testdata_layouts(d):
+    out = []
+    for cid, how, regex in (
+            ("testdata_input_is_directory", "dir", r"test_data_set_0/input_0\.pb: is a folder"),
+            ("testdata_input_gap", "gap", r"test_data_set_0: input_0\.pb is missing"),
+            ("testdata_input_is_device", "dev", r"test_data_set_0/input_0\.pb: is not a regular file")):
+        b = d / how
+        shutil.copytree(HEALTHY, b, ignore=shutil.ignore_patterns("intermediates"))
+        f = b / "test_data_set_0" / "input_0.pb"
+        if how == "dir":
+            f.unlink()
+            f.mkdir()
+        elif how == "gap":
+            f.rename(f.with_name("input_3.pb"))
+        else:
+            f.unlink()
+            f.symlink_to("/dev/zero")
+        h, j = d / (how + ".html"), d / (how + ".xml")
+        out.append(case(cid, ["onnxparity", "check", b, "--html", h, "--junit", j], 2, regex, absent=[h, j]))
+    return out
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
