@@ -40,6 +40,19 @@ static int log_echo = ORT_LOGGING_LEVEL_FATAL + 1; /* severities >= this go to s
 
 static const char *const severity_names[] = {"verbose", "info", "warning", "error", "fatal"};
 
+/* The next slot of the ring, dropping the oldest line when it is full.
+ * Called with log_mu held. */
+static char *ring_slot(void)
+{
+    size_t slot = (log_first + log_kept) % LOG_KEEP;
+    if (log_kept == LOG_KEEP)
+        log_first = (log_first + 1) % LOG_KEEP;
+    else
+        log_kept++;
+    log_total++;
+    return log_ring[slot];
+}
+
 static void ORT_API_CALL log_fn(void *param, OrtLoggingLevel severity, const char *category,
                                 const char *logid, const char *code_location, const char *message)
 {
@@ -49,17 +62,12 @@ static void ORT_API_CALL log_fn(void *param, OrtLoggingLevel severity, const cha
     (void)code_location;
     const char *sev = (unsigned)severity < 5 ? severity_names[severity] : "log";
     pthread_mutex_lock(&log_mu);
-    size_t slot = (log_first + log_kept) % LOG_KEEP;
-    if (log_kept == LOG_KEEP)
-        log_first = (log_first + 1) % LOG_KEEP;
-    else
-        log_kept++;
-    log_total++;
-    snprintf(log_ring[slot], LOG_LINE, "%s: %s", sev, message ? message : "");
-    for (char *p = log_ring[slot]; *p; p++)
+    char *line = ring_slot();
+    snprintf(line, LOG_LINE, "%s: %s", sev, message ? message : "");
+    for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
     int echo = (int)severity >= log_echo;
-    if (echo) fprintf(stderr, "onnxruntime %s\n", log_ring[slot]);
+    if (echo) fprintf(stderr, "onnxruntime %s\n", line);
     pthread_mutex_unlock(&log_mu);
 }
 
@@ -430,13 +438,7 @@ int onp_ort_env_ready(onp_ort *ort, onp_error *e)
 void onp_ort_log_add(const char *line)
 {
     pthread_mutex_lock(&log_mu);
-    size_t slot = (log_first + log_kept) % LOG_KEEP;
-    if (log_kept == LOG_KEEP)
-        log_first = (log_first + 1) % LOG_KEEP;
-    else
-        log_kept++;
-    log_total++;
-    snprintf(log_ring[slot], LOG_LINE, "%s", line);
+    snprintf(ring_slot(), LOG_LINE, "%s", line);
     pthread_mutex_unlock(&log_mu);
 }
 

@@ -72,7 +72,9 @@ int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
                     const char *label, const onp_session_opts *o, onp_session **out,
                     onp_error *e);
 
-/* onp_session_run for a session with a worker.  (ort_worker.c) */
+/* onp_session_run for a session with a worker, after onp_session_run's
+ * own checks of its arguments (outputs zeroed, n_outputs already the count
+ * to fetch when output_names is NULL).  (ort_worker.c) */
 int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                    const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                    onp_error *e);

@@ -271,11 +271,7 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                     onp_error *e)
 {
-    if (s->worker) return onp_worker_run(s, inputs, n_inputs, output_names, n_outputs, outputs, e);
-    const onp_ort *ort = s->ort;
-    const OrtApi *api = ort->api;
     const char *file = s->desc.model;
-    char names[512];
     int fetch_all = !output_names;
     size_t n_out = fetch_all ? s->n_out : n_outputs;
     if (n_out && !outputs)
@@ -283,6 +279,11 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     if (n_inputs && !inputs)
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "inputs are NULL");
+    if (s->worker) return onp_worker_run(s, inputs, n_inputs, output_names, n_out, outputs, e);
+
+    const onp_ort *ort = s->ort;
+    const OrtApi *api = ort->api;
+    char names[512];
 
     size_t n_slots = s->n_in + s->n_init, n_feed = 0;
     size_t *slot = calloc(n_slots ? n_slots : 1, sizeof *slot);

@@ -738,11 +738,6 @@ int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     const char *file = s->desc.model;
     int fetch_all = !output_names;
     size_t n_out = fetch_all ? s->n_out : n_outputs;
-    if (n_out && !outputs)
-        return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "no room given for the outputs");
-    for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
-    if (n_inputs && !inputs)
-        return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "inputs are NULL");
     for (size_t i = 0; !fetch_all && i < n_out; i++)
         if (!output_names[i])
             return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "output name %zu is NULL", i);
