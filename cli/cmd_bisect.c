@@ -9,7 +9,8 @@
  * first divergent node in one line, or the "onnxparity.bisect/1" JSON
  * document (docs/cli.md, "## bisect").
  *
- * Exit: 0 every compared value agrees; 1 a first divergent node was found;
+ * Exit: 0 every compared value agrees; 1 a first divergent node was found,
+ * or none was but the plain model's outputs fail (verdict "inconclusive");
  * 2 bad usage, no fixtures, or no eager intermediates to compare with;
  * 3 unreadable files; 4 ONNX Runtime cannot load or run the model.
  */
@@ -140,7 +141,8 @@ static const char *no_ref_msg(const onp_bisect_result *r, char *buf, size_t n)
 {
     snprintf(buf, n,
              "no eager reference: the fixtures have no intermediates/index.json (capture with "
-             "intermediates=True), so none of the %zu node outputs can be compared",
+             "intermediates=True), so none of the %zu node outputs can be compared "
+             "(--reference disable compares with ORT at opt-level disable instead)",
              r->n_exposed);
     return buf;
 }
@@ -148,6 +150,14 @@ static const char *no_ref_msg(const onp_bisect_result *r, char *buf, size_t n)
 static const char *ref_words(const onp_bisect_result *r)
 {
     return r->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager";
+}
+
+/* No value diverges, yet the plain model's final outputs fail (the
+ * instrumented model does not reproduce, or the path to the outputs is not
+ * mapped). */
+static int inconclusive(const onp_bisect_result *r)
+{
+    return r->first < 0 && r->verify.ran && !r->verify.plain_pass;
 }
 
 static const char *local_verdict(const onp_bisect_local *L)
@@ -234,6 +244,10 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr), f->fail_fixture,
                inputs_agree(r) ? "its inputs agree: the divergence starts here"
                                : "an input has no eager reference: it may start upstream");
+    else if (inconclusive(r))
+        printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
+               "outputs fail: the divergence is not where the curve can see it\n",
+               compared, ref_words(r));
     else
         printf("agrees: all %zu values compared agree with %s\n", compared, ref_words(r));
     if (f) print_local(r);
@@ -360,7 +374,11 @@ static void add_local(cJSON *fd, const onp_bisect_result *r)
 
 static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
-    cJSON *root = doc_base(o, r->first >= 0 ? "diverges" : "agrees", r->model);
+    cJSON *root = doc_base(o,
+                           r->first >= 0     ? "diverges"
+                           : inconclusive(r) ? "inconclusive"
+                                             : "agrees",
+                           r->model);
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < r->n_fixtures; i++)
         cJSON_AddItemToArray(fx, cJSON_CreateNumber(r->fixtures[i]));
@@ -489,7 +507,7 @@ int cmd_bisect(int argc, char **argv)
         if (o.fmt == FMT_JSON || o.html)
             html_rc = report_emit(doc_json(&o, r, ort), o.fmt == FMT_JSON, o.html, model);
         if (o.fmt != FMT_JSON) print_text(&o, r, ort);
-        rc = r->status == ONP_BISECT_DIVERGES ? EXIT_FAIL : EXIT_PASS;
+        rc = r->status == ONP_BISECT_DIVERGES || inconclusive(r) ? EXIT_FAIL : EXIT_PASS;
         if (html_rc) rc = html_rc;
     }
     onp_bisect_free(r); /* NULL when the run failed */

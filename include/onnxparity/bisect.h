@@ -67,7 +67,8 @@ const char *onp_bisect_ref_name(onp_bisect_ref r);
 #define ONP_BISECT_DEFAULT_BUDGET ((unsigned long long)1 << 30)
 
 /* When value sizes are not declared, the first instrumented session exposes
- * this many values; each later one budget / (largest value seen) values. */
+ * budget / (largest fixture input) values but at most this many; each later
+ * one budget / (largest value seen so far) values. */
 #define ONP_BISECT_FIRST_CHUNK 64
 
 typedef struct onp_bisect_opts {

@@ -292,6 +292,7 @@ typedef struct ctx {
     const onp_strmap *point_of; /* value -> index into r->points */
     vacc inst;                  /* final outputs of the instrumented sessions */
     int all_pass, all_fail;     /* over the instrumented sessions that compared any */
+    size_t largest_input;       /* bytes of the largest fixture input (first adaptive chunk) */
 } ctx;
 
 /* Read fixture f's inputs into in[] (f->n_inputs); named after the graph
@@ -393,12 +394,13 @@ static int plan_chunks(ctx *c, size_t **bounds_out, size_t *n_out, onp_error *e)
         const onp_fixture *f = c->runs[i].f;
         for (size_t k = 0; k < f->n_inputs && k < c->n_gin; k++) {
             onp_type t;
-            if (onp_graph_value_type(c->g, c->gin[k], &t) || !t.has_shape) continue;
             onp_tensor x;
             if (onp_tfile_read(f->inputs[k], NULL, &x, e)) {
                 rc = -1;
                 goto done;
             }
+            if (x.nbytes > c->largest_input) c->largest_input = x.nbytes;
+            if (onp_graph_value_type(c->g, c->gin[k], &t) || !t.has_shape) t.rank = 0;
             for (size_t d = 0; d < t.rank && (int)d < x.rank; d++) {
                 size_t have = 0;
                 if (!t.dims[d].param) continue;
@@ -1032,7 +1034,12 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
 
     /* the instrumented sessions, chunk by chunk, one run per fixture each */
     if (plan_chunks(&c, &bounds, &n_chunks, e)) goto fail;
-    size_t next = ONP_BISECT_FIRST_CHUNK;
+    /* adaptive: the first chunk takes each value to be as large as the
+     * largest input, at most ONP_BISECT_FIRST_CHUNK values */
+    unsigned long long in_b = (unsigned long long)c.largest_input * (c.disable ? 2 : 1);
+    size_t next = in_b && r->budget / in_b < ONP_BISECT_FIRST_CHUNK
+                      ? (size_t)(r->budget / in_b ? r->budget / in_b : 1)
+                      : ONP_BISECT_FIRST_CHUNK;
     for (size_t k = 0, lo = 0; lo < r->n_points; k++) {
         size_t hi = n_chunks ? bounds[k + 1] : (r->n_points - lo > next ? lo + next : r->n_points);
         unsigned long long largest = 0;
