@@ -1,7 +1,8 @@
 /*
- * probe.h — experiments that explain a disagreement without reading the
- * graph: the optimization-level sweep (with the search for the one ORT
- * optimizer that changes results) and the probes that need no eager truth
+ * probe.h — experiments that explain a disagreement: the sweep (a matrix of
+ * ORT libraries x execution providers x optimization levels, with the
+ * search for the one ORT optimizer that changes results and the diff of the
+ * graphs ORT optimized) and the probes that need no eager truth
  * (determinism, batch invariance) or only the check's numbers (fixture
  * dependence, shape dependence).
  *
@@ -19,6 +20,18 @@
  *     onp_probe_opts_init(&o);
  *     onp_sweep_run(ort, "bundle/model.onnx", fs, &o, &sw, &e);
  *     if (sw->culprit[0]) printf("disable %s restores parity\n", sw->culprit);
+ *     for (size_t i = 0; sw->culprit_diff && i < sw->culprit_diff->n_added; i++)
+ *         printf("it made %s\n", sw->culprit_diff->added[i].op_type);   // "FusedConv"
+ *     onp_sweep_free(sw);
+ *     const char *provs[] = {"cpu", "cuda"};                          // the provider axis
+ *     o.providers = provs;
+ *     o.n_providers = 2;
+ *     onp_ort *libs[2] = {ort, ort130};                               // the library axis
+ *     onp_sweep_run_libs(libs, 2, "bundle/model.onnx", fs, &o, &sw, &e);
+ *     for (size_t c = 0; c < sw->n_configs; c++)                      // cuda: unavailable here
+ *         printf("%s %s: %s\n", sw->configs[c].provider, sw->configs[c].ort_version,
+ *                sw->configs[c].available ? "swept" : sw->configs[c].unavailable);
+ *     if (sw->ep_disagree) printf("execution providers disagree: %s\n", sw->ep_note);
  *     onp_probe_run(ort, "bundle/model.onnx", fs, &o, &pr, &e);
  *     if (!pr.deterministic) printf("fixture %d is not reproducible\n", pr.det_fixture);
  *     onp_sweep_free(sw);
