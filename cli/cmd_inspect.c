@@ -66,10 +66,21 @@ static int check_tensor(const onp_model *m, const onp_tensor_view *v, stats *s, 
     return onp_model_external_span(m, v, &span, e);
 }
 
+/* External data of a sparse tensor (values or indices) is checked the same
+ * way: ONNX Runtime would load it too. */
+static int check_sparse(const onp_model *m, const onp_sparse_view *sp, stats *s, onp_error *e)
+{
+    if (sp->values.is_external && check_tensor(m, &sp->values, s, e)) return -1;
+    if (sp->indices.is_external && check_tensor(m, &sp->indices, s, e)) return -1;
+    return 0;
+}
+
 static int walk(const onp_model *m, const onp_graph *g, int depth, stats *s, onp_error *e)
 {
     for (size_t i = 0; i < g->n_initializers; i++)
         if (check_tensor(m, &g->initializers[i], s, e)) return -1;
+    for (size_t i = 0; i < g->n_sparse_initializers; i++)
+        if (check_sparse(m, &g->sparse_initializers[i], s, e)) return -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const onp_node *n = &g->nodes[i];
         if (depth)
@@ -80,6 +91,11 @@ static int walk(const onp_model *m, const onp_graph *g, int depth, stats *s, onp
         for (size_t a = 0; a < n->n_attrs; a++) {
             const onp_attr *at = &n->attrs[a];
             if (at->t && at->t->is_external && check_tensor(m, at->t, s, e)) return -1;
+            for (size_t k = 0; k < at->n_tensors; k++)
+                if (at->tensors[k].is_external && check_tensor(m, &at->tensors[k], s, e)) return -1;
+            if (at->sparse && check_sparse(m, at->sparse, s, e)) return -1;
+            for (size_t k = 0; k < at->n_sparse; k++)
+                if (check_sparse(m, &at->sparse_tensors[k], s, e)) return -1;
             if (at->g) {
                 s->subgraphs++;
                 if (walk(m, at->g, depth + 1, s, e)) return -1;
