@@ -158,7 +158,8 @@ typedef struct facts {
     const onp_lint_result *lint;
     const onp_probe_result *pr;
     const onp_sweep_result *sw; /* NULL with --no-sweep */
-    const onp_bisect_result *bis;
+    const onp_bisect_result *bis;    /* a bisect that found a first divergent node, or NULL */
+    const onp_bisect_result *bis_run; /* any bisect that ran (its reproduce check), or NULL */
     int numbers_fail;                /* a fixture fails at the configuration under test */
     int any_fail;                    /* ... or at a swept level, or a run is not reproducible */
     int nondet;                      /* ORT not reproducible in some configuration */
@@ -177,6 +178,56 @@ static const char *lint_node(const onp_lint_result *l, onp_cause cause, const ch
         if (rule_id ? !strcmp(f->rule->id, rule_id) : f->rule->cause == cause) return f->loc.name;
     }
     return NULL;
+}
+
+/* What bisect's local-vs-inherited rerun, its reproduce check and its
+ * disable reference add (docs/diagnose.md, rule 8a). */
+static void bisect_checks(const facts *F, dcause *cs)
+{
+    const onp_bisect_result *b = F->bis_run;
+    if (!b) return;
+    const onp_bisect_verify *v = &b->verify;
+    if (v->ran && !v->reproduces && !v->plain_pass) {
+        const dcause *go = &cs[ONP_CAUSE_GRAPH_OPTIMIZATION];
+        add_cause(cs, ONP_CAUSE_GRAPH_OPTIMIZATION, go->present ? go->rank : 2, NULL,
+                  "run at the highest level that passes (--opt-level) and report upstream",
+                  "bisect: with every intermediate exposed the outputs pass (max_abs %g) where "
+                  "the plain model fails (max_abs %g): a fusion the exposure blocks is involved%s%s",
+                  v->instrumented_max_abs, v->plain_max_abs,
+                  b->fallback[0] ? "; fallback: " : "", b->fallback);
+    }
+    if (!F->bis) return;
+    const onp_bisect_point *p = &b->points[b->first];
+    const onp_bisect_local *L = &b->local;
+    const char *ref = b->reference == ONP_BISECT_REF_DISABLE ? "ORT-at-disable" : "eager";
+    if (b->reference == ONP_BISECT_REF_DISABLE) {
+        const dcause *go = &cs[ONP_CAUSE_GRAPH_OPTIMIZATION];
+        add_cause(cs, ONP_CAUSE_GRAPH_OPTIMIZATION, go->present ? go->rank : 2, p->node,
+                  "run at the highest level that passes (--opt-level) and report upstream",
+                  "bisect against ORT at opt-level disable (no eager intermediates): the first "
+                  "node where the configuration under test leaves disable is %s (%s), max_abs %g",
+                  p->node, p->op_type, p->max_abs);
+    }
+    if (b->fallback[0] && !strcmp(b->fallback, "disable"))
+        for (int c = 0; c < ONP_CAUSE_COUNT; c++)
+            if (cs[c].present && cs[c].rank <= 1)
+                add_cause(cs, (onp_cause)c, cs[c].rank, NULL, NULL,
+                          "bisect: bisected at opt-level disable: %s", b->fallback_note);
+    if (!L->ran) return;
+    /* the causes that name this node by their own evidence */
+    for (int c = 0; c < ONP_CAUSE_COUNT; c++) {
+        if (!cs[c].present || strcmp(cs[c].node, p->node)) continue;
+        if (L->local)
+            add_cause(cs, (onp_cause)c, 0, p->node, NULL,
+                      "bisect: %s run alone on %s inputs still fails (max_abs %g, %lld "
+                      "mismatches): the error is local to it",
+                      p->node, ref, L->max_abs, L->mismatches);
+        else
+            add_cause(cs, (onp_cause)c, cs[c].rank, p->node, NULL,
+                      "bisect: %s run alone on %s inputs agrees (max_abs %g): its error is "
+                      "inherited from its inputs (worst input max_abs %g)",
+                      p->node, ref, L->max_abs, L->input_max_abs);
+    }
 }
 
 static void derive(facts *F, dcause *cs)
@@ -281,6 +332,8 @@ static void derive(facts *F, dcause *cs)
         add_cause(cs, ONP_CAUSE_UNKNOWN, 2, fd,
                   "bisect the bundle (onnxparity bisect) and inspect the first divergent node",
                   "outputs differ beyond tolerance; no rule or probe explains it");
+    /* 8a. bisect's extra checks (before its node is lent to other causes) */
+    bisect_checks(F, cs);
     /* bisect's node: evidence for every cause, the node for those without one */
     if (F->bis) {
         const onp_bisect_point *p = &F->bis->points[F->bis->first];
@@ -394,9 +447,21 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
     }
     if (F->bis) {
         const onp_bisect_point *p = &F->bis->points[F->bis->first];
-        printf("first divergent node: %s (%s), output %s%s%s\n", p->node[0] ? p->node : "(unnamed)",
-               p->op_type, p->value, p->module[0] ? ", module " : "", p->module);
+        const onp_bisect_local *L = &F->bis->local;
+        printf("first divergent node: %s (%s), output %s%s%s (vs %s)\n",
+               p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
+               p->module[0] ? ", module " : "", p->module,
+               F->bis->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager");
+        if (L->ran)
+            printf("         %s: alone on reference inputs it %s (max_abs %g)\n",
+                   L->local ? "local" : "inherited", L->local ? "still fails" : "agrees",
+                   L->max_abs);
     }
+    if (F->bis_run && F->bis_run->verify.ran && !F->bis_run->verify.reproduces)
+        printf("bisect   the instrumented model does NOT reproduce the mismatch (plain max_abs %g, "
+               "instrumented %g)%s%s\n",
+               F->bis_run->verify.plain_max_abs, F->bis_run->verify.instrumented_max_abs,
+               F->bis_run->fallback[0] ? "; fallback: " : "", F->bis_run->fallback);
     if (fail)
         printf("verdict: FAIL — top cause %s\n",
                n ? onp_cause_name((onp_cause)order[0]) : "unknown");
@@ -494,14 +559,20 @@ int cmd_diagnose(int argc, char **argv)
         bo.rtol = o.rtol;
         bo.atol = o.atol;
         bo.fixture = pr.first_fail_fixture;
+        /* without eager intermediates: against ORT at disable, unless that is
+         * the configuration under test */
+        bo.reference =
+            o.ort.so.opt_level == ONP_ORT_OPT_DISABLE ? ONP_BISECT_REF_EAGER : ONP_BISECT_REF_AUTO;
         onp_error be;
-        if (onp_bisect_run(ort, o.target, &bo, &bis, &be) || bis->status != ONP_BISECT_DIVERGES ||
-            bis->first < 0) {
+        stage(&o, "diagnose: bisect of the first failing fixture");
+        if (onp_bisect_run(ort, o.target, &bo, &bis, &be) ||
+            bis->status == ONP_BISECT_NO_REFERENCE) {
             onp_bisect_free(bis);
             bis = NULL;
         }
     }
-    F.bis = bis;
+    F.bis_run = bis;
+    F.bis = bis && bis->status == ONP_BISECT_DIVERGES && bis->first >= 0 ? bis : NULL;
     dcause cs[ONP_CAUSE_COUNT];
     memset(cs, 0, sizeof cs);
     derive(&F, cs);
@@ -517,16 +588,25 @@ int cmd_diagnose(int argc, char **argv)
         cJSON_AddStringToObject(root, "verdict", fail ? "fail" : "pass");
         cJSON_AddStringToObject(root, "model", model);
         cJSON_AddItemToObject(root, "causes", causes_json(cs));
-        if (bis) {
+        if (F.bis) {
             const onp_bisect_point *p = &bis->points[bis->first];
             cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
             cJSON_AddStringToObject(fd, "node", p->node);
             cJSON_AddStringToObject(fd, "op_type", p->op_type);
             cJSON_AddStringToObject(fd, "output", p->value);
             cJSON_AddStringToObject(fd, "module", p->module);
+            cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
+            if (bis->local.ran)
+                cJSON_AddStringToObject(fd, "local", bis->local.local ? "local" : "inherited");
+            else
+                cJSON_AddNullToObject(fd, "local");
         } else {
             cJSON_AddNullToObject(root, "first_divergent");
         }
+        if (bis && bis->verify.ran)
+            cJSON_AddBoolToObject(root, "instrumented_reproduces", bis->verify.reproduces);
+        else
+            cJSON_AddNullToObject(root, "instrumented_reproduces");
         if (sw)
             cJSON_AddItemToObject(root, "sweep", sweep_json(sw));
         else

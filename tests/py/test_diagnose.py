@@ -263,3 +263,75 @@ def test_usage_and_missing_fixtures(onnxparity, tmp_path):
     (tmp_path / "empty").mkdir()
     assert run([onnxparity, "diagnose", tmp_path / "empty"]).returncode == 2
     assert run([onnxparity, "sweep", tmp_path / "empty"]).returncode == 2
+
+
+# --- bisect's checks in the decision procedure (rule 8a) ---------------------------
+
+
+def test_local_error_strengthens_the_cause_at_that_node(onnxparity, tmp_path):
+    """The stem BatchNorm in training mode: bisect names it, and rerun alone
+    on eager inputs it still fails, so the cause naming it says so (high)."""
+    torch.manual_seed(0)
+    m = trained_stats(ResNetish())
+    m.stem[1].train()
+    capture(m, images(4, 4), tmp_path / "b", allow_training=True)
+    rc, doc = diagnose(onnxparity, tmp_path / "b", "--no-sweep")
+    assert rc == 1
+    fd = doc["first_divergent"]
+    assert fd["local"] == "local" and fd["reference"] == "eager"
+    assert doc["instrumented_reproduces"] is True
+    top = doc["causes"][0]
+    assert top["id"] == "training-mode" and top["confidence"] == "high"
+    assert top["node"] == fd["node"]
+    assert any("run alone on eager inputs still fails" in e and "local to it" in e
+               for e in top["evidence"]), top["evidence"]
+    r = run([onnxparity, "diagnose", tmp_path / "b", "--no-sweep"])
+    assert "local: alone on reference inputs it still fails" in r.stdout
+
+
+def ort_disable_bundle(onnxparity, healthy, dst):
+    """The healthy bundle without intermediates, its expected outputs ORT's
+    own at ORT_DISABLE_ALL."""
+    import shutil
+    shutil.copytree(healthy, dst)
+    (dst / "parity.json").unlink()
+    for d in sorted(dst.glob("test_data_set_*")):
+        shutil.rmtree(d / "intermediates", ignore_errors=True)
+        r = run([onnxparity, "run", dst / "model.onnx", "--input", f"x={d / 'input_0.pb'}",
+                 "--opt-level", "disable", "--save", d / "ort"])
+        assert r.returncode == 0, r.stderr
+        r = run([onnxparity, "convert", d / "ort" / "output.npy", d / "output_0.pb"])
+        assert r.returncode == 0, r.stderr
+        shutil.rmtree(d / "ort")
+    return dst
+
+
+def test_disable_reference_names_the_node_without_intermediates(onnxparity, healthy, tmp_path):
+    """No eager intermediates, bitwise: diagnose bisects against ORT at
+    disable and the graph-optimization cause gets the node where `all`
+    leaves `disable`."""
+    b = ort_disable_bundle(onnxparity, healthy, tmp_path / "b")
+    rc, doc = diagnose(onnxparity, b, "--rtol", "0", "--atol", "0", "--no-sweep")
+    if rc == 0:
+        pytest.skip("ORT_ENABLE_ALL is bitwise ORT_DISABLE_ALL on this CPU")
+    fd = doc["first_divergent"]
+    assert fd and fd["reference"] == "disable" and fd["op_type"] == "Conv", fd
+    go = [c for c in doc["causes"] if c["id"] == "graph-optimization"]
+    assert go and go[0]["node"] == fd["node"]
+    assert any("bisect against ORT at opt-level disable" in e for e in go[0]["evidence"])
+
+
+def test_blocked_fusion_is_reported(onnxparity, healthy, tmp_path):
+    """With NchwcTransformer off, the bits `all` changes come from a fusion
+    that exposing the intermediates blocks: diagnose reports that the
+    instrumented model does not reproduce, as graph-optimization evidence."""
+    b = ort_disable_bundle(onnxparity, healthy, tmp_path / "b")
+    rc, doc = diagnose(onnxparity, b, "--rtol", "0", "--atol", "0", "--no-sweep",
+                       "--session-config",
+                       "optimization.disable_specified_optimizers=NchwcTransformer")
+    if rc == 0:
+        pytest.skip("ORT_ENABLE_ALL without NchwcTransformer is bitwise disable on this CPU")
+    assert doc["instrumented_reproduces"] is False
+    assert doc["first_divergent"] is None
+    go = [c for c in doc["causes"] if c["id"] == "graph-optimization"]
+    assert go and any("a fusion the exposure blocks" in e for e in go[0]["evidence"]), doc["causes"]
