@@ -64,6 +64,14 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A folder that is not a symbolic link: the walk below descends only into
+ * these, so links back up the tree (a -> ..) cannot multiply the work. */
+static int is_real_dir(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int exists(const char *p)
 {
     struct stat st;
@@ -75,7 +83,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Collect relative paths of .pb/.npy files under root/rel, sorted. */
+/* Collect relative paths of .pb/.npy files under root/rel (at most 16
+ * folders deep; linked folders are not entered, linked files are read). */
 static int walk_dir(const char *root, const char *rel, int depth, char ***list, size_t *n,
                     size_t *cap)
 {
@@ -91,7 +100,7 @@ static int walk_dir(const char *root, const char *rel, int depth, char ***list, 
         snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
         char full[8192];
         snprintf(full, sizeof full, "%s/%s", root, sub);
-        if (is_dir(full)) {
+        if (is_real_dir(full)) {
             if (walk_dir(root, sub, depth + 1, list, n, cap)) {
                 closedir(d);
                 return -1;

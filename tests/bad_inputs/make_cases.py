@@ -1111,6 +1111,33 @@ def c_check_ext_unsafe(d):
     return out
 
 
+def c_run_save_hostile_names(d):
+    """run --save DIR names files after the outputs: a name may not leave DIR."""
+    out = []
+    for cid, name, code, regex in (("run_save_traversal_name", b"../../pwn", 0, None),
+                                   ("run_save_control_chars_name", b"a\nb\x1b", 0, None),
+                                   ("run_save_name_too_long", b"a" * 300, 3, r"sv/a+.*too long")):
+        node = fl(1, "x") + fl(2, name) + fl(4, "Identity")
+        g = fl(1, node) + fl(2, "g") + fl(11, value_info("x")) + fl(12, value_info(name))
+        m = w(d / cid / "m.onnx", model(g))
+        x = w(d / cid / "x.pb", tensor([4], 1, b"\0" * 16, name="x"))
+        sv = d / cid / "sv"
+        sv.mkdir()
+        absent = [d / cid / "pwn.npy", d / "pwn.npy", sv / ("a" * 300 + ".npy")]
+        out.append(case(cid, ["onnxparity", "run", m, x, "--save", sv], code, regex, absent=absent, needs_ort=True))
+    return out
+
+
+def c_compare_symlink_loops(d):
+    """Ten links back up the tree per folder: followed, 10^16 paths (a hang)."""
+    for side in ("a", "b"):
+        w(d / side / "sub" / "x.npy", npy_f4())
+        for k in range(10):
+            os.symlink("..", d / side / "sub" / ("loop%d" % k))
+    return case("compare_dirs_symlink_loops", ["onnxparity", "compare", d / "a", d / "b", "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
