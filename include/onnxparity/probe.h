@@ -251,6 +251,16 @@ int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_pa
                        onp_error *e);
 void onp_sweep_free(onp_sweep_result *r); /* accepts NULL */
 
+/* Recompute the evidence across configurations (ep_disagree, ep_provider,
+ * ep_level, ep_note, lib_disagree, lib_note) from r->configs, library-major
+ * with n_providers configurations per library: the providers of one library
+ * against its CPU configuration (else its first available one), each
+ * library's configuration of a provider against the first library's; a
+ * disagreement is a level where both ran and one passes, the other fails.
+ * onp_sweep_run_libs calls it; for results a caller assembles or edits.
+ * Nothing is found when n_configs is not a multiple of n_providers. */
+void onp_sweep_cross_check(onp_sweep_result *r, size_t n_providers);
+
 /* --- probes ----------------------------------------------------------------- */
 
 typedef struct onp_probe_result {

@@ -790,10 +790,13 @@ static int culprit_graphs(gstore *g, onp_ort *ort, const char *model,
     return 0;
 }
 
-/* Evidence across configurations: providers of one library, libraries of
- * one provider, that pass and fail at the same level. */
-static void cross_check(onp_sweep_result *r, size_t n_orts, size_t n_prov)
+void onp_sweep_cross_check(onp_sweep_result *r, size_t n_prov)
 {
+    r->ep_disagree = r->lib_disagree = 0;
+    r->ep_level = 0;
+    r->ep_provider[0] = r->ep_note[0] = r->lib_note[0] = '\0';
+    if (!n_prov || !r->configs || r->n_configs % n_prov) return;
+    size_t n_orts = r->n_configs / n_prov;
     for (size_t lib = 0; lib < n_orts && !r->ep_disagree; lib++) {
         const onp_sweep_config *ref = NULL;
         for (size_t p = 0; p < n_prov && !ref; p++) {
@@ -914,7 +917,7 @@ int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_pa
         }
     }
     gstore_release(&g);
-    if (!rc) cross_check(r, n_orts, n_prov);
+    if (!rc) onp_sweep_cross_check(r, n_prov);
     if (rc) {
         onp_sweep_free(r);
         return -1;
