@@ -166,6 +166,9 @@ fuzz: fuzz-build
 	@bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # Benchmarks against the peers in the same run; writes docs/benchmarks.md.
+# Needs valgrind for the kernel's instruction counts (skipped without it).
+# BENCH_QUICK=1: every section at small sizes, to check the script (writes
+# only to BENCH_OUT=FILE when given).
 bench: all
 	bash bench/run.sh $(abspath $(BIN))
 
