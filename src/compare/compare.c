@@ -2,9 +2,12 @@
  * compare.c — the comparator (include/onnxparity/compare.h).
  *
  * Work is cut into fixed blocks of BLOCK elements.  Each block is measured
- * by a branch-free loop the compiler vectorizes (one per float dtype); a
- * block holding a non-finite value is measured again by the exact scalar
- * loop that classifies NaN and infinities.  Block results are merged in
+ * by a branch-free loop the compiler vectorizes (one per float dtype); for
+ * float32, the common case, hand-written AVX-512 and AVX2 versions of that
+ * loop are chosen at run time, doing the same lane arithmetic in fewer
+ * instructions (same bits).  A block holding a non-finite value is
+ * measured again by the exact scalar loop that classifies NaN and
+ * infinities.  Block results are merged in
  * block order, so sums (and everything else) are the same whatever the
  * number of threads.  The worst element's index is found afterwards by
  * rescanning the one block that holds it.
