@@ -293,6 +293,7 @@ typedef struct ctx {
     vacc inst;                  /* final outputs of the instrumented sessions */
     int all_pass, all_fail;     /* over the instrumented sessions that compared any */
     size_t largest_input;       /* bytes of the largest fixture input (first adaptive chunk) */
+    int last_session_pass;      /* the last run_chunk's final outputs: 1 pass, 0 fail, -1 none */
 } ctx;
 
 /* Read fixture f's inputs into in[] (f->n_inputs); named after the graph
@@ -559,6 +560,7 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
     }
     if (any && !this_pass) c->all_pass = 0;
     if (any && this_pass) c->all_fail = 0;
+    c->last_session_pass = any ? this_pass : -1;
     rc = 0;
 done:
     onp_session_close(s);
@@ -891,7 +893,30 @@ static int describe_inputs(onp_arena *a, const onp_graph *g, const onp_strmap *p
 }
 
 /* One bisection with the options given (onp_bisect_run adds the fallback). */
-static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+/* The single-exposure search: one value per session, binary search for the
+ * first that fails (assuming that once a value diverges, later ones do).
+ * Exposing one value blocks at most the fusions at that value, so a
+ * mismatch that the full exposure hides may show.  Points never probed
+ * stay uncompared. */
+static int search_single(ctx *c, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    size_t lo = 0, hi = r->n_points;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        unsigned long long largest = 0;
+        if (run_chunk(c, mid, mid + 1, &largest, e)) return -1;
+        const onp_bisect_point *p = &r->points[mid];
+        if (p->compared && !p->pass)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    r->chunk = r->n_points ? 1 : 0;
+    return 0;
+}
+
+static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o, int single,
                        onp_bisect_result **out, onp_error *e)
 {
     onp_testdata td;
@@ -1033,14 +1058,19 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     c.all_pass = c.all_fail = 1;
 
     /* the instrumented sessions, chunk by chunk, one run per fixture each */
-    if (plan_chunks(&c, &bounds, &n_chunks, e)) goto fail;
+    if (single) {
+        if (search_single(&c, e)) goto fail;
+        n_chunks = 0;
+    } else if (plan_chunks(&c, &bounds, &n_chunks, e)) {
+        goto fail;
+    }
     /* adaptive: the first chunk takes each value to be as large as the
      * largest input, at most ONP_BISECT_FIRST_CHUNK values */
     unsigned long long in_b = (unsigned long long)c.largest_input * (c.disable ? 2 : 1);
     size_t next = in_b && r->budget / in_b < ONP_BISECT_FIRST_CHUNK
                       ? (size_t)(r->budget / in_b ? r->budget / in_b : 1)
                       : ONP_BISECT_FIRST_CHUNK;
-    for (size_t k = 0, lo = 0; lo < r->n_points; k++) {
+    for (size_t k = 0, lo = 0; !single && lo < r->n_points; k++) {
         size_t hi = n_chunks ? bounds[k + 1] : (r->n_points - lo > next ? lo + next : r->n_points);
         unsigned long long largest = 0;
         if (run_chunk(&c, lo, hi, &largest, e)) goto fail;
@@ -1109,38 +1139,43 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
                    onp_bisect_result **out, onp_error *e)
 {
     onp_bisect_result *r;
-    if (bisect_once(ort, target, o, &r, e)) return -1;
+    if (bisect_once(ort, target, o, 0, &r, e)) return -1;
     *out = r;
     const onp_bisect_verify *v = &r->verify;
     if (!v->ran || v->reproduces || v->plain_pass || o->no_fallback) return 0;
     /* the plain model fails, the instrumented one does not: at ORT_DISABLE_ALL
      * there are no fusions to block, so bisect there when the mismatch
-     * survives at that level */
-    if (r->reference == ONP_BISECT_REF_DISABLE || o->session.opt_level == ONP_ORT_OPT_DISABLE) {
-        snprintf(r->fallback, sizeof r->fallback, "none");
-        snprintf(r->fallback_note, sizeof r->fallback_note,
-                 "the reference is ORT at disable already: no lower level to bisect at");
-        return 0;
-    }
-    onp_bisect_opts d = *o;
-    d.session.opt_level = ONP_ORT_OPT_DISABLE;
-    d.no_fallback = 1;
-    onp_bisect_result *r2;
+     * survives at that level; otherwise expose one value per session */
+    onp_bisect_result *r2 = NULL;
     onp_error e2;
     onp_error_clear(&e2);
-    if (bisect_once(ort, target, &d, &r2, &e2)) {
-        snprintf(r->fallback, sizeof r->fallback, "none");
-        snprintf(r->fallback_note, sizeof r->fallback_note,
-                 "bisecting at disable failed: %.200s", e2.msg);
-        return 0;
+    if (r->reference != ONP_BISECT_REF_DISABLE && o->session.opt_level != ONP_ORT_OPT_DISABLE) {
+        onp_bisect_opts d = *o;
+        d.session.opt_level = ONP_ORT_OPT_DISABLE;
+        d.no_fallback = 1;
+        if (bisect_once(ort, target, &d, 0, &r2, &e2) == 0 && r2->verify.ran &&
+            !r2->verify.plain_pass) {
+            r2->verify = r->verify; /* the check that sent us here */
+            snprintf(r2->fallback, sizeof r2->fallback, "disable");
+            snprintf(r2->fallback_note, sizeof r2->fallback_note,
+                     "the instrumented model at %s does not reproduce the mismatch; the plain "
+                     "model still fails at disable, so this result is bisected at disable",
+                     onp_ort_opt_level_name(r->opt_level));
+            onp_bisect_free(r);
+            *out = r2;
+            return 0;
+        }
+        onp_bisect_free(r2);
+        r2 = NULL;
     }
-    if (r2->verify.ran && !r2->verify.plain_pass) {
-        r2->verify = r->verify; /* the check that sent us here */
-        snprintf(r2->fallback, sizeof r2->fallback, "disable");
+    if (bisect_once(ort, target, o, 1, &r2, &e2) == 0 && r2->first >= 0) {
+        r2->verify = r->verify;
+        snprintf(r2->fallback, sizeof r2->fallback, "single");
         snprintf(r2->fallback_note, sizeof r2->fallback_note,
-                 "the instrumented model at %s does not reproduce the mismatch; the plain "
-                 "model still fails at disable, so this result is bisected at disable",
-                 onp_ort_opt_level_name(r->opt_level));
+                 "the instrumented model does not reproduce the mismatch and it needs an "
+                 "optimization above disable: bisected with one exposed value per session "
+                 "(binary search, %zu sessions; values not probed are not compared)",
+                 r2->n_chunks);
         onp_bisect_free(r);
         *out = r2;
         return 0;
@@ -1149,7 +1184,7 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     snprintf(r->fallback, sizeof r->fallback, "none");
     snprintf(r->fallback_note, sizeof r->fallback_note,
              "the mismatch needs an optimization above disable that exposing the "
-             "intermediates blocks: the curve does not show it; name the optimizer with "
-             "`onnxparity sweep`");
+             "intermediates blocks, and no single exposed value shows it either; name the "
+             "optimizer with `onnxparity sweep`");
     return 0;
 }

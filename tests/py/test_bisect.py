@@ -345,7 +345,9 @@ def test_instrumented_does_not_reproduce_a_blocked_fusion(binary, bitwise):
     """With NchwcTransformer off, what still changes bits at `all` is a
     Conv fusion; exposing every intermediate blocks it, so the instrumented
     model agrees bitwise with disable where the plain model does not: bisect
-    must say so (text and JSON), and name the fallback it took."""
+    must say so (text and JSON), and name the fallback it took: one value
+    exposed per session (binary search), which lets the fusion happen and
+    lands on the fused Add."""
     args = ("--rtol", "0", "--atol", "0", *NO_NCHWC)
     r, doc = bisect(binary, bitwise / "noint", "--format", "json", *args)
     rp = doc["reproduce"]
@@ -354,16 +356,20 @@ def test_instrumented_does_not_reproduce_a_blocked_fusion(binary, bitwise):
     assert doc["reference"] == "disable"
     assert doc["instrumented_reproduces"] is False, rp
     assert rp["instrumented"]["pass"] is True and rp["plain"]["max_abs"] > 0
-    assert doc["verdict"] == "inconclusive" and r.returncode == 1
-    assert doc["fallback"]["mode"] == "none"
+    assert "a fusion they block" in rp["note"]
+    fb = doc["fallback"]
+    assert fb["mode"] == "single", fb
+    assert doc["verdict"] == "diverges" and r.returncode == 1
+    assert doc["chunks"]["size"] == 1 and doc["chunks"]["sessions"] <= 5  # log2(9) + 1
+    assert doc["first_divergent"]["node"] == "/block/Add", doc["first_divergent"]
     r, _ = bisect(binary, bitwise / "noint", *args)
-    assert r.stdout.startswith("inconclusive:")
-    assert "does NOT reproduce" in r.stdout and "fallback: none" in r.stdout
-    # with eager intermediates the curve diverges at the first conv anyway
-    # (torch vs ORT), but the check on the final outputs still fails
+    assert "does NOT reproduce" in r.stdout and "fallback: single" in r.stdout
+    # with eager intermediates the single-exposure search lands on the first conv
+    # (torch and ORT differ there bitwise anyway)
     r, doc = bisect(binary, bitwise / "eager", "--format", "json", *args)
     assert doc["instrumented_reproduces"] is False
-    assert doc["fallback"]["mode"] == "none" and "sweep" in doc["fallback"]["note"]
+    assert doc["fallback"]["mode"] == "single"
+    assert doc["first_divergent"]["op_type"] == "Conv"
 
 
 # --- the disable reference ---------------------------------------------------------
