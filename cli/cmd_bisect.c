@@ -1,17 +1,21 @@
 /*
- * cmd_bisect.c — `onnxparity bisect TARGET [--fixture K]`: name the first
- * node where ONNX Runtime leaves eager PyTorch.
+ * cmd_bisect.c — `onnxparity bisect TARGET [--fixture K] [--reference
+ * eager|disable] [--chunk N] [--max-exposed-bytes B]`: name the first node
+ * where ONNX Runtime leaves eager PyTorch (or ORT at opt-level disable).
  *
- * The work is libonnxparity's (include/onnxparity/bisect.h): every value the
- * bundle has an eager intermediate for becomes a graph output, one session
- * runs each fixture once, and the values are compared in topological order.
- * This file parses flags and prints the result: text that leads with the
- * first divergent node in one line, or the "onnxparity.bisect/1" JSON
- * document (docs/cli.md, "## bisect").
+ * The work is libonnxparity's (include/onnxparity/bisect.h): the values to
+ * compare become graph outputs, chunk by chunk, each session runs each
+ * fixture once, the values are compared in topological order, the first
+ * divergent node is rerun alone (local or inherited), and the plain model
+ * tells whether the instrumented one reproduces the mismatch.  This file
+ * parses flags and prints the result: text that leads with the first
+ * divergent node in one line, or the "onnxparity.bisect/1" JSON document
+ * (docs/cli.md, "## bisect").  The reference defaults to eager when the
+ * bundle has intermediates, else to ORT at disable.
  *
  * Exit: 0 every compared value agrees; 1 a first divergent node was found,
  * or none was but the plain model's outputs fail (verdict "inconclusive");
- * 2 bad usage, no fixtures, or no eager intermediates to compare with;
+ * 2 bad usage, no fixtures, or --reference eager without intermediates;
  * 3 unreadable files; 4 ONNX Runtime cannot load or run the model.
  */
 #include <cjson/cJSON.h>

@@ -1,27 +1,51 @@
 /*
- * bisect.h — find the first node where ONNX Runtime and eager PyTorch
- * separate.
+ * bisect.h — find the first node where ONNX Runtime, at the configuration
+ * under test, separates from its reference: eager PyTorch, or ORT itself at
+ * ORT_DISABLE_ALL.
  *
  * A bundle made by the capture package (docs/capture.md) holds, per fixture,
  * test_data_set_K/intermediates/: the eager output of every module whose
  * ONNX value could be mapped, and index.json naming the value and module of
  * each.  onp_bisect_run() adds every such value as a graph output
- * (onp_model_add_outputs), opens ONE ORT session on the edited model, runs
+ * (onp_model_add_outputs), opens an ORT session on the edited model, runs
  * each fixture once, and compares each exposed value with its eager
  * reference in topological order (the graph's node order), comparing as it
  * goes and releasing each ORT output once compared.  The first value that
  * fails the comparison names the first divergent node; the errors of that
  * node's inputs show whether the divergence starts there (inputs agree) or
- * was inherited (an input without a reference sits in between).
+ * may come from upstream (an input without a reference sits in between).
+ *
+ * Reference (o->reference): EAGER as above; DISABLE compares every node
+ * output of the main graph with the same ORT at ORT_DISABLE_ALL (a second
+ * session on the same edited bytes), so any ONNX test-data folder can be
+ * bisected: the first node where an optimization level changes results;
+ * AUTO is EAGER when any fixture has intermediates, else DISABLE.  With
+ * EAGER and no intermediates the result has status ONP_BISECT_NO_REFERENCE
+ * and one curve point per node output (what would be compared); ORT is not
+ * run.
+ *
+ * Chunks (o->chunk, o->max_exposed_bytes): at most `chunk` values are
+ * exposed per instrumented session; each session runs every fixture once
+ * and its values are compared as they arrive, so one run holds the chunk's
+ * values only.  Automatic: packed by declared shapes into the byte budget,
+ * or, when shapes are not declared, sized from the largest input, then from
+ * the largest value seen.  At ORT_DISABLE_ALL the result does not depend on
+ * the chunking; above it a session may fuse values another exposes, which
+ * moves errors by rounding only.
+ *
+ * Three checks follow (each can be turned off, none fails the bisection):
+ *   local    the first divergent node alone on reference inputs
+ *            (onp_bisect_local): local or inherited error;
+ *   verify   the plain model's final outputs vs the instrumented sessions'
+ *            (onp_bisect_verify): extra outputs can block fusions;
+ *   fallback when the plain model fails and the instrumented one does not:
+ *            bisect at ORT_DISABLE_ALL when the plain model fails there too
+ *            ("disable"), else one exposed value per session, binary search
+ *            ("single"), else "none".
  *
  * Over several fixtures, each value's curve point holds its worst error
  * over the fixtures that have a reference for it, and it passes only when
  * every fixture passes.
- *
- * Without any intermediates (a bundle captured with intermediates=False, or
- * plain ONNX test data) nothing can be compared: the result has status
- * ONP_BISECT_NO_REFERENCE and one curve point per node output of the main
- * graph (what would be compared), none compared, and ORT is not run.
  *
  * Legacy models (default-domain opset < 7, no external data) are upgraded
  * to opset 7 in memory first, as `check` does; `upgraded` says so.  Models

@@ -1,16 +1,20 @@
 /*
- * bisect.c — the first node where ONNX Runtime leaves eager PyTorch
+ * bisect.c — the first node where ONNX Runtime leaves its reference
  * (include/onnxparity/bisect.h).
  *
  * Steps: scan the bundle's fixtures; read each fixture's
- * intermediates/index.json (value -> reference file, module); walk the main
- * graph's nodes in order and keep every output that has a reference (the
- * curve); add those as graph outputs with the splicing writer; open one ORT
- * session on the edited bytes (or on a hidden temp file beside the model
- * when it has external data); run each fixture once and compare each value
- * with its reference in curve order, releasing both tensors as soon as they
- * are compared; then name the first failing value and describe its node's
- * inputs.  Never prints; errors go to the caller's onp_error.
+ * intermediates/index.json (value -> reference file, module); choose the
+ * reference (eager files, or ORT at ORT_DISABLE_ALL); walk the main graph's
+ * nodes in order and keep every output to compare (the curve); split the
+ * curve into chunks; per chunk, add its values as graph outputs with the
+ * splicing writer, open the session(s) on the edited bytes (or on a hidden
+ * temp file beside the model when it has external data), run each fixture
+ * once and compare each value with its reference in curve order, releasing
+ * both tensors as soon as they are compared; then name the first failing
+ * value, describe its node's inputs, run the plain model (does the
+ * instrumented one reproduce?), rerun the node alone (local or inherited),
+ * and fall back when the instrumented model hides the mismatch.  Never
+ * prints; errors go to the caller's onp_error.
  */
 #include "onnxparity/bisect.h"
 
