@@ -306,7 +306,7 @@ int cmd_inspect(int argc, char **argv)
         onp_model_close(m);
         return cli_report(&e);
     }
-    qsort(s.ops, s.n_ops, sizeof s.ops[0], cmp_ops);
+    if (s.n_ops) qsort(s.ops, s.n_ops, sizeof s.ops[0], cmp_ops); /* s.ops is NULL when 0 */
     if (fmt == FMT_JSON)
         print_json(path, m, &s);
     else

@@ -1138,6 +1138,49 @@ def c_compare_symlink_loops(d):
                 valid=[{"path": "-", "kind": "json"}])
 
 
+def c_model_no_nodes(d):
+    """A graph with nothing in it (UBSan: qsort of a NULL table)."""
+    m = w(d / "m.onnx", model(fl(2, "g")))
+    return case("model_without_nodes", ["onnxparity", "inspect", m, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}])
+
+
+def c_model_deep_in_function(d):
+    """The 10,000-deep If chain as the body of a model-local function."""
+    g = deep_if(10000)  # one GraphProto.node field: tag 0x0a, length, NodeProto
+    n, i, shift = 0, 1, 0
+    while True:  # the outermost node's length
+        b = g[i]
+        n |= (b & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not b & 0x80:
+            break
+    node = g[i:i + n]
+    m = w(d / "m.onnx", model(fl(2, "g")) + fl(25, fl(1, "f") + fl(10, "d") + fl(7, node)))
+    return case("model_deep_subgraphs_in_function", ["onnxparity", "lint", m], 3,
+                r"m\.onnx: functions\[0\]\.node\[0\].* at byte \d+: subgraphs nested deeper than 64")
+
+
+def c_model_deep_type_attribute(d):
+    t = fl(1, fv(1, 1))
+    for _ in range(10000):
+        t = fl(9, fl(1, t))  # TypeProto.optional_type {elem_type: t}
+    attr = fl(1, "tp") + fv(20, 13) + fl(14, t)
+    m = w(d / "m.onnx", model(fl(1, fl(4, "X") + fl(5, attr)) + fl(2, "g")))
+    return case("model_deep_type_attribute", ["onnxparity", "inspect", m], 3,
+                r"m\.onnx: graph\.node\[0\]\.attribute\[0\]\.TypeProto at byte \d+: types nested deeper than 64")
+
+
+def c_edit_unknown_names(d):
+    src = w(d / "m.onnx", (HEALTHY / "model.onnx").read_bytes())
+    o1, o2 = d / "x.onnx", d / "e.onnx"
+    return [case("extract_unknown_output", ["onnxparity", "extract", src, o1, "--inputs", "input", "--outputs",
+                                            "nope\x1b"], 2, r"nope", absent=[o1]),
+            case("expose_unknown_value", ["onnxparity", "expose", src, o2, "--values", "nope,also\nnot"], 2,
+                 r"nope", absent=[o2])]
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
