@@ -464,9 +464,9 @@ int cmd_sweep(int argc, char **argv)
         cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
         cJSON_AddStringToObject(root, "verdict", verdict);
         cJSON_AddStringToObject(root, "model", model);
-        report_environment(root, orts[0],
-                           r->configs[0].provider, o.ort.so.opt_level, o.ort.so.intra_threads,
-                           o.ort.so.inter_threads, sha, o.ort.so.config, o.ort.so.n_config);
+        report_environment(root, orts[0], r->configs[0].provider, o.ort.so.opt_level,
+                           o.ort.so.intra_threads, o.ort.so.inter_threads, sha, o.ort.so.config,
+                           o.ort.so.n_config);
         cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);
         cJSON_AddItemToObject(root, "sweep", sweep_json(r));
         report_print_json(root);
@@ -476,8 +476,8 @@ int cmd_sweep(int argc, char **argv)
         for (size_t k = 1; k < n_orts; k++) printf(", %s", onp_ort_version(orts[k]));
         printf("\n");
         sweep_print_text(r);
-        printf("verdict: %s\n", pass ? "pass — every level agrees with eager"
-                                     : "FAIL — see the levels above");
+        printf("verdict: %s\n",
+               pass ? "pass — every level agrees with eager" : "FAIL — see the levels above");
     }
     onp_sweep_free(r);
 out:

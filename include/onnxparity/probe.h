@@ -128,13 +128,13 @@ typedef struct onp_gdiff_node {
  * group replaced the removed nodes reached by walking back from its outputs
  * through the producers of the old graph, stopping at the group's inputs. */
 typedef struct onp_graph_diff {
-    char from[96], to[96];   /* labels: "basic", "all", "all without X" */
+    char from[96], to[96]; /* labels: "basic", "all", "all without X" */
     size_t nodes_from, nodes_to;
     onp_gdiff_node *removed; /* [n_removed], in the old graph's order */
     size_t n_removed;
     onp_gdiff_node *added; /* [n_added], in the new graph's order */
     size_t n_added;
-    size_t n_groups; /* groups of added nodes (one rewrite each) */
+    size_t n_groups;           /* groups of added nodes (one rewrite each) */
     char *from_file, *to_file; /* the saved models when kept, else NULL */
     void *mem_;                /* private: the storage of the strings */
 } onp_graph_diff;
@@ -174,15 +174,15 @@ typedef struct onp_sweep_level {
 
 /* One column of the matrix: one provider of one ORT library. */
 typedef struct onp_sweep_config {
-    char requested[64];    /* the provider as asked ("cuda"), "cpu" by default */
-    char provider[64];     /* ORT's name once a session opened, else as asked */
-    size_t library;        /* index into the libraries swept */
-    char ort_version[32];  /* "1.29.0" */
-    char ort_library[1024]; /* the absolute path loaded */
-    int available;         /* the library offers the provider and a session opened */
-    char unavailable[512]; /* why not, when !available */
-    int pass;              /* available, and every level passes and is deterministic */
-    long first_failing;    /* as onp_sweep_result.first_failing, for this column */
+    char requested[64];      /* the provider as asked ("cuda"), "cpu" by default */
+    char provider[64];       /* ORT's name once a session opened, else as asked */
+    size_t library;          /* index into the libraries swept */
+    char ort_version[32];    /* "1.29.0" */
+    char ort_library[1024];  /* the absolute path loaded */
+    int available;           /* the library offers the provider and a session opened */
+    char unavailable[512];   /* why not, when !available */
+    int pass;                /* available, and every level passes and is deterministic */
+    long first_failing;      /* as onp_sweep_result.first_failing, for this column */
     onp_sweep_level *levels; /* [ONP_SWEEP_LEVELS]; configs[0].levels is
                                 onp_sweep_result.levels */
 } onp_sweep_config;
@@ -206,7 +206,7 @@ typedef struct onp_sweep_result {
      * provider); the fields above describe it, except where said. */
     onp_sweep_config *configs; /* [n_configs] */
     size_t n_configs;
-    long search_config;          /* the column the optimizer search ran on, -1 */
+    long search_config;           /* the column the optimizer search ran on, -1 */
     onp_graph_diff *culprit_diff; /* the graph at `all` with the culprit disabled
                                      against without: the nodes it fused; or NULL */
     /* Execution providers: a provider that passes where another provider of

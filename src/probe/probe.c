@@ -202,7 +202,7 @@ typedef struct evalres {
     double nondet_max_abs;
     onp_sweep_cell *cells; /* [n_cells] filled when not NULL */
     size_t n_cells;
-    int *fix_status; /* [fs->n] 0 pass, 1 fail, 2 error; when not NULL */
+    int *fix_status;   /* [fs->n] 0 pass, 1 fail, 2 error; when not NULL */
     char provider[64]; /* ORT's name of the provider the session used */
 } evalres;
 
@@ -551,7 +551,7 @@ typedef struct gstore {
     int ready, keep;
     char **files; /* [n] every file written, removed at the end unless keep */
     size_t n;
-    char *note;   /* the result's graph_note */
+    char *note; /* the result's graph_note */
     size_t note_size;
 } gstore;
 
@@ -666,8 +666,7 @@ static void graph_name(const onp_sweep_config *c, size_t n_orts, const char *wha
 
 /* levels[hi].graph_diff = the graph at hi against the graph at lo. */
 static void diff_levels(gstore *g, onp_ort *ort, const char *model, const onp_session_opts *base,
-                        const onp_probe_opts *o, onp_sweep_config *c, size_t n_orts, int lo,
-                        int hi)
+                        const onp_probe_opts *o, onp_sweep_config *c, size_t n_orts, int lo, int hi)
 {
     if (c->levels[hi].graph_diff || !c->levels[lo].ran || !c->levels[hi].ran) return;
     const char *f[2];
@@ -767,9 +766,9 @@ static int run_search(onp_ort *ort, const char *model, const onp_fixset *fs,
 
 /* The graph at `all` without the culprit against the graph at `all`: the
  * nodes the culprit fused. */
-static int culprit_graphs(gstore *g, onp_ort *ort, const char *model,
-                          const onp_session_opts *base, const onp_probe_opts *o,
-                          onp_sweep_config *c, size_t n_orts, onp_sweep_result *r, onp_error *e)
+static int culprit_graphs(gstore *g, onp_ort *ort, const char *model, const onp_session_opts *base,
+                          const onp_probe_opts *o, onp_sweep_config *c, size_t n_orts,
+                          onp_sweep_result *r, onp_error *e)
 {
     char entry[400], name[320], what[300], label[96];
     snprintf(entry, sizeof entry, "optimization.disable_specified_optimizers=%s", r->culprit);
@@ -814,11 +813,10 @@ void onp_sweep_cross_check(onp_sweep_result *r, size_t n_prov)
                 r->ep_disagree = 1;
                 r->ep_level = l;
                 snprintf(r->ep_provider, sizeof r->ep_provider, "%s", c->provider);
-                snprintf(r->ep_note, sizeof r->ep_note,
-                         "at level %s %s %s and %s %s (ONNX Runtime %s)",
-                         onp_ort_opt_level_name(a->level), ref->provider,
-                         a->pass ? "passes" : "fails", c->provider, b->pass ? "passes" : "fails",
-                         ref->ort_version);
+                snprintf(
+                    r->ep_note, sizeof r->ep_note, "at level %s %s %s and %s %s (ONNX Runtime %s)",
+                    onp_ort_opt_level_name(a->level), ref->provider, a->pass ? "passes" : "fails",
+                    c->provider, b->pass ? "passes" : "fails", ref->ort_version);
                 break;
             }
         }
@@ -869,7 +867,7 @@ int onp_sweep_run_libs(onp_ort *const *orts, size_t n_orts, const char *model_pa
     for (size_t c = 0; !rc && c < r->n_configs; c++) {
         onp_sweep_config *C = &r->configs[c];
         C->library = c / n_prov;
-        const char *prov = o->n_providers      ? o->providers[c % n_prov]
+        const char *prov = o->n_providers    ? o->providers[c % n_prov]
                            : c % n_prov == 0 ? o->session.provider
                                              : "cpu";
         snprintf(C->requested, sizeof C->requested, "%s", prov && prov[0] ? prov : "cpu");
