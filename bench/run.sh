@@ -10,7 +10,8 @@
 #      against memcpy of the same bytes (bench/cmpbench.c), the kernel this
 #      CPU dispatches to against the portable vector loop, their
 #      instructions per element under callgrind and their inner loops
-#      (bench/loops.py).
+#      (bench/loops.py), and a check that they give the same bits
+#      (bench/cmpsame.c).
 #   3. check on a resnet18 bundle against a bare C program (bench/barecheck.c).
 #   4. bisect on a resnet18 bundle with every intermediate: time and peak
 #      RSS against check, with one session and with --chunk N.
@@ -51,6 +52,12 @@ gcc $cc_flags -DONP_NO_CLONES -march=native bench/cmpbench.c src/compare/compare
     -o "$out/cmpbench-generic" -lm -lpthread
 gcc $cc_flags -DONP_NO_CLONES -mavx2 bench/cmpbench.c src/compare/compare.c "$lib" \
     -o "$out/cmpbench-generic-avx2" -lm -lpthread
+# the same portable loop with its public names renamed, for bench/cmpsame.c
+gcc $cc_flags -DONP_NO_CLONES -Donp_compare=portable_compare \
+    -Donp_compare_set_threads=portable_set_threads -Donp_tol_default=portable_tol_default \
+    -Donp_hist_edges=portable_hist_edges -Donp_compare_topk=portable_compare_topk \
+    -c src/compare/compare.c -o "$out/compare_portable.o"
+gcc $cc_flags bench/cmpsame.c "$out/compare_portable.o" "$lib" -o "$out/cmpsame" -lm -lpthread
 gcc $cc_flags -I"${ORT_HOME:-third_party/onnxruntime}/include" bench/barecheck.c "$lib" \
     -o "$out/barecheck" -lzip -lcjson -lcrypto -lz -lm -ldl -lpthread
 
@@ -176,6 +183,14 @@ g_memcpy=$(echo "$generic" | awk '$1=="memcpy"{print $4}')
 if grep -qw avx512f /proc/cpuinfo; then kpath="hand-written AVX-512 (\`fast_f32_avx512\`)"
 elif grep -qw avx2 /proc/cpuinfo; then kpath="hand-written AVX2 (\`fast_f32_avx2\`)"
 else kpath="portable vector loop"; fi
+
+# same bits: the dispatched kernel against the portable loop, natively and
+# under valgrind (which makes the AVX2 kernel run on an AVX-512 machine)
+echo "bench: same bits, kernels against the portable loop" >&2
+if [ "$quick" = 1 ]; then same_n=40 same_vg=6; else same_n=100 same_vg=12; fi
+same_native=$("$out/cmpsame" $same_n | awk '{print $2}')
+same_avx2="-"
+command -v valgrind >/dev/null && same_avx2=$(valgrind --tool=none -q "$out/cmpsame" $same_vg | awk '{print $2}')
 
 # instructions per element under callgrind: valgrind emulates up to AVX2,
 # so these are the AVX2 kernel and the portable loop built for AVX2
@@ -317,6 +332,10 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "| portable loop, 1 thread (memcpy in that run: $g_memcpy) | $g1 | $(ratio "$g1" "$g_memcpy") |"
     echo
     echo "Single-thread speed-up of the kernel over the portable loop: **$(ratio "$k1" "$g1")×**."
+    echo "Same bits (\`bench/cmpsame.c\`: the whole metrics struct, random tensors of every float"
+    echo "dtype and size, values on the histogram edges, zeros, NaN and infinities, four"
+    echo "tolerances, one and two threads): $same_native differences over $same_n tensors natively,"
+    echo "$same_avx2 over $same_vg under valgrind (the AVX2 kernel)."
     echo "End to end (default threads) onnxparity reads $(gbs "$t_cmp") GB/s, $(ratio "$(gbs "$t_cmp")" "$memcpy_gbs") of memcpy."
     echo
     echo "Instructions per element (callgrind, \`onp_compare\` inclusive, $((cg_bytes / 1048576)) MiB of float32,"
