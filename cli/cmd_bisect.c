@@ -164,6 +164,13 @@ static int inconclusive(const onp_bisect_result *r)
     return r->first < 0 && r->verify.ran && !r->verify.plain_pass;
 }
 
+/* An input's source; a compared value is "disable" with that reference. */
+static const char *src_name(const onp_bisect_result *r, onp_bisect_src src)
+{
+    if (src == ONP_BISECT_SRC_EAGER && r->reference == ONP_BISECT_REF_DISABLE) return "disable";
+    return onp_bisect_src_name(src);
+}
+
 static const char *local_verdict(const onp_bisect_local *L)
 {
     return !L->ran ? NULL : L->local ? "local" : "inherited";
@@ -277,7 +284,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         printf("inputs of %s:\n", f->node[0] ? f->node : "the first divergent node");
         for (size_t k = 0; k < r->n_inputs; k++) {
             const onp_bisect_input *x = &r->inputs[k];
-            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", onp_bisect_src_name(x->src));
+            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", src_name(r, x->src));
             if (x->src == ONP_BISECT_SRC_EAGER)
                 printf(" max_abs %-10s %s", report_fmt(x->max_abs, ma, sizeof ma),
                        x->pass ? "ok" : "FAIL");
@@ -443,7 +450,7 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
             const onp_bisect_input *x = &r->inputs[k];
             cJSON *ij = cJSON_CreateObject();
             cJSON_AddStringToObject(ij, "name", x->name);
-            cJSON_AddStringToObject(ij, "source", onp_bisect_src_name(x->src));
+            cJSON_AddStringToObject(ij, "source", src_name(r, x->src));
             if (x->src == ONP_BISECT_SRC_NONE || x->src == ONP_BISECT_SRC_OMITTED) {
                 cJSON_AddNullToObject(ij, "max_abs");
                 cJSON_AddNullToObject(ij, "pass");
