@@ -27,7 +27,6 @@
 #include "ortopts.h"
 #include "report.h"
 
-
 /* --- options ------------------------------------------------------------- */
 
 typedef struct opts {

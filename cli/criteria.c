@@ -58,8 +58,7 @@ static int get_num(const cJSON *o, const char *key, int allow_null, double *out,
 
 /* The shapes of one output: an array of at most CRIT_MAX_SHAPES arrays of
  * whole dims.  `ctx` is "outputs.NAME.". */
-static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char *ctx,
-                      onp_error *e)
+static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char *ctx, onp_error *e)
 {
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(it, "shapes"), *sh, *dim;
     char sctx[400];

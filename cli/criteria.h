@@ -26,7 +26,7 @@ typedef struct crit_out {
     double mismatch_frac_max; /* allowed fraction of elements outside the tolerance */
     double max_abs, needed_rtol, needed_atol; /* limits; < 0: not checked */
     size_t n_shapes;
-    int rank[CRIT_MAX_SHAPES];                    /* [n_shapes] */
+    int rank[CRIT_MAX_SHAPES];                   /* [n_shapes] */
     int64_t dims[CRIT_MAX_SHAPES][ONP_MAX_RANK]; /* [n_shapes][rank[i]] */
 } crit_out;
 

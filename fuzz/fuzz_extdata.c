@@ -83,7 +83,8 @@ static void one(const onp_model *m, const onp_tensor_view *v)
     ENSURE(t.dtype == v->data_type && t.count == v->count);
     if (v->is_external) {
         ENSURE(srs == 0);
-        if (t.dtype != ONP_STRING) ENSURE(t.nbytes == v->bytes && (!s.n || !memcmp(t.data, s.p, s.n)));
+        if (t.dtype != ONP_STRING)
+            ENSURE(t.nbytes == v->bytes && (!s.n || !memcmp(t.data, s.p, s.n)));
     }
     onp_tensor_release(&t);
 }

@@ -11,7 +11,8 @@
 
 #include "onnxparity/tfile.h"
 
-static void roundtrip(const onp_tensor *t, int opt) {
+static void roundtrip(const onp_tensor *t, int opt)
+{
     onp_twrite_opts o = {opt & 1, opt >> 1 & 1, opt >> 2, 0, 0};
     onp_buf b;
     onp_tensor back;
@@ -27,7 +28,8 @@ static void roundtrip(const onp_tensor *t, int opt) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
     onp_tread_opts ro = {(size_t)16 << 20};
     onp_tensor t;
     onp_error e;

@@ -15,14 +15,14 @@
 #define MAX_MEMBERS 16
 
 /* Write the tensors as an archive and check it reads back the same. */
-static void roundtrip(onp_tensor *ts, size_t n, int deflate) {
+static void roundtrip(onp_tensor *ts, size_t n, int deflate)
+{
     const onp_tensor *p[MAX_MEMBERS];
     onp_twrite_opts o = {0, 0, 0, deflate, 0};
     onp_buf b;
     onp_npz *z;
     onp_error e;
-    for (size_t i = 0; i < n; i++)
-        p[i] = &ts[i];
+    for (size_t i = 0; i < n; i++) p[i] = &ts[i];
     onp_buf_init(&b, 0);
     if (onp_npz_encode(p, n, &o, &b, &e) == 0) {
         if (onp_npz_open_mem(b.p, b.n, "re.npz", NULL, &z, &e) != 0) abort();
@@ -40,7 +40,8 @@ static void roundtrip(onp_tensor *ts, size_t n, int deflate) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
     onp_tread_opts ro = {(size_t)16 << 20};
     onp_tensor ts[MAX_MEMBERS];
     onp_npz *z;
@@ -60,7 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     onp_npz_close(z);
     roundtrip(ts, ok, (int)(size & 1));
-    for (size_t i = 0; i < ok; i++)
-        onp_tensor_release(&ts[i]);
+    for (size_t i = 0; i < ok; i++) onp_tensor_release(&ts[i]);
     return 0;
 }

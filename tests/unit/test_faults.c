@@ -54,11 +54,11 @@ static char tomb;
 #define TOMB ((void *)&tomb)
 static size_t n_live;
 
-static long fi_fail_at;  /* the allocation to fail (1-based); 0: none */
-static long fi_count;    /* allocations made since fi_arm() */
-static int fi_injected;  /* the failure was handed out */
-static int fi_overflow;  /* the table filled up: the test cannot judge */
-static int fi_in_cjson;  /* the failure was handed to cJSON */
+static long fi_fail_at; /* the allocation to fail (1-based); 0: none */
+static long fi_count;   /* allocations made since fi_arm() */
+static int fi_injected; /* the failure was handed out */
+static int fi_overflow; /* the table filled up: the test cannot judge */
+static int fi_in_cjson; /* the failure was handed to cJSON */
 
 static size_t slot_of(const void *p)
 {
@@ -386,10 +386,10 @@ static int path_lint(const void *arg, onp_error *e)
 static void test_model_inline(void)
 {
     static const char *const models[] = {
-        "fuzz/corpus/model/chain.onnx",        "fuzz/corpus/model/attributes.onnx",
-        "fuzz/corpus/model/all_dtypes.onnx",   "fuzz/corpus/model/loop_nested_if.onnx",
-        "fuzz/corpus/model/function.onnx",     "fuzz/corpus/model/sparse_init.onnx",
-        "fuzz/corpus/model/value_types.onnx",  "fuzz/corpus/model/metadata.onnx",
+        "fuzz/corpus/model/chain.onnx",       "fuzz/corpus/model/attributes.onnx",
+        "fuzz/corpus/model/all_dtypes.onnx",  "fuzz/corpus/model/loop_nested_if.onnx",
+        "fuzz/corpus/model/function.onnx",    "fuzz/corpus/model/sparse_init.onnx",
+        "fuzz/corpus/model/value_types.onnx", "fuzz/corpus/model/metadata.onnx",
         "examples/training/model.onnx",
     };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
@@ -432,15 +432,24 @@ static void test_model_external(void)
 static void test_tensor_files(void)
 {
     static const char *const files[] = {
-        "fuzz/corpus/pb/float_raw.pb",       "fuzz/corpus/pb/float_typed.pb",
-        "fuzz/corpus/pb/int64_typed.pb",     "fuzz/corpus/pb/float16_typed.pb",
-        "fuzz/corpus/pb/string.pb",          "fuzz/corpus/pb/complex128_typed.pb",
-        "fuzz/corpus/pb/bfloat16_typed.pb",  "fuzz/corpus/pb/empty_dims.pb",
-        "fuzz/corpus/npy/f4_2x3.npy",        "fuzz/corpus/npy/f8_be.npy",
-        "fuzz/corpus/npy/i8_be_fortran.npy", "fuzz/corpus/npy/u_strings.npy",
-        "fuzz/corpus/npy/s_bytes.npy",       "fuzz/corpus/npy/c16_be.npy",
-        "fuzz/corpus/npy/f2.npy",            "fuzz/corpus/npy/empty_u2.npy",
-        "fuzz/corpus/npy/py2_long.npy",      "fuzz/corpus/npy/i1_v3.npy",
+        "fuzz/corpus/pb/float_raw.pb",
+        "fuzz/corpus/pb/float_typed.pb",
+        "fuzz/corpus/pb/int64_typed.pb",
+        "fuzz/corpus/pb/float16_typed.pb",
+        "fuzz/corpus/pb/string.pb",
+        "fuzz/corpus/pb/complex128_typed.pb",
+        "fuzz/corpus/pb/bfloat16_typed.pb",
+        "fuzz/corpus/pb/empty_dims.pb",
+        "fuzz/corpus/npy/f4_2x3.npy",
+        "fuzz/corpus/npy/f8_be.npy",
+        "fuzz/corpus/npy/i8_be_fortran.npy",
+        "fuzz/corpus/npy/u_strings.npy",
+        "fuzz/corpus/npy/s_bytes.npy",
+        "fuzz/corpus/npy/c16_be.npy",
+        "fuzz/corpus/npy/f2.npy",
+        "fuzz/corpus/npy/empty_u2.npy",
+        "fuzz/corpus/npy/py2_long.npy",
+        "fuzz/corpus/npy/i1_v3.npy",
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         if (access(files[i], R_OK)) SKIP("fuzz corpus not found");
@@ -451,9 +460,9 @@ static void test_tensor_files(void)
 static void test_npz(void)
 {
     static const char *const files[] = {
-        "fuzz/corpus/npz/savez.npz",          "fuzz/corpus/npz/savez_compressed.npz",
-        "fuzz/corpus/npz/ours_stored.npz",    "fuzz/corpus/npz/ours_deflate_be_fortran.npz",
-        "fuzz/corpus/npz/bool_c16.npz",       "fuzz/corpus/npz/zip64_eocd.npz",
+        "fuzz/corpus/npz/savez.npz",       "fuzz/corpus/npz/savez_compressed.npz",
+        "fuzz/corpus/npz/ours_stored.npz", "fuzz/corpus/npz/ours_deflate_be_fortran.npz",
+        "fuzz/corpus/npz/bool_c16.npz",    "fuzz/corpus/npz/zip64_eocd.npz",
         "fuzz/corpus/npz/positional.npz",
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
