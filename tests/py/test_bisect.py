@@ -472,3 +472,25 @@ def test_chunked_at_all_same_verdicts(binary, bundles):
         assert doc["first_divergent"]["local"]["verdict"] == "local"
         for a, b in zip(doc["curve"], whole["curve"]):
             assert abs(a["max_abs"] - b["max_abs"]) <= 1e-6 + 1e-5 * abs(b["max_abs"])
+
+
+def test_chunks_planned_from_declared_shapes(binary, bundles, tmp_path):
+    """With value_info (ONNX shape inference), the automatic chunks are
+    packed from the declared shapes, the symbolic batch dim sized by the
+    largest fixture (3): 8x16x16 float32 x 3 = 24576 bytes a value, four
+    values in a 100000-byte budget."""
+    import shutil
+    import onnx
+    b = tmp_path / "shaped"
+    shutil.copytree(bundles / "training", b)
+    m = onnx.shape_inference.infer_shapes(onnx.load(str(b / "model.onnx")))
+    assert len(m.graph.value_info) >= 29
+    onnx.save(m, str(b / "model.onnx"))
+    _, whole = bisect(binary, b, "--format", "json", "--opt-level", "disable")
+    r, doc = bisect(binary, b, "--format", "json", "--opt-level", "disable",
+                    "--max-exposed-bytes", "100000")
+    assert r.returncode == 1, r.stderr
+    ch = doc["chunks"]
+    assert ch["size"] == 4 and ch["sessions"] == 8 and ch["estimated_bytes"] == 4 * 24576, ch
+    assert curve_key(doc) == curve_key(whole)
+    assert doc["first_divergent"]["node"] == whole["first_divergent"]["node"]
