@@ -12,11 +12,15 @@
 #include "onnxparity/tfile.h"
 #include "util/fsio.h"
 
-/* Parse "PREFIX<digits>SUFFIX" exactly; returns the number or -1. */
+/* Parse "PREFIX<digits>SUFFIX" exactly; returns the number or -1.  The
+ * digits are canonical (no leading zero but "0" itself), so two names can
+ * never give the same number ("input_01.pb" beside "input_1.pb" would make
+ * the file read depend on the directory order). */
 static long numbered(const char *name, const char *prefix, const char *suffix)
 {
     size_t pl = strlen(prefix), sl = strlen(suffix), n = strlen(name);
     if (n <= pl + sl || strncmp(name, prefix, pl) || strcmp(name + n - sl, suffix)) return -1;
+    if (name[pl] == '0' && n - sl - pl > 1) return -1;
     long v = 0;
     for (size_t i = pl; i < n - sl; i++) {
         if (name[i] < '0' || name[i] > '9' || v > 100000000) return -1;

@@ -10,8 +10,10 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "onnxparity/model.h"
+#include "onnxparity/tfile.h"
 #include "testhelp.h"
 
 static unsigned char *slurp(const char *path, size_t *n)
@@ -44,4 +46,45 @@ static void test_model_external_key_twice(void)
     CHECK(e.offset >= 0 && e.offset <= (int64_t)n);
 }
 
-TEST_MAIN(test_model_external_key_twice)
+static void touch(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (f) fclose(f);
+}
+
+/* fuzz_testdata, 2026-11-30 (found by reading what the target's layout
+ * allowed): "test_data_set_01" and "test_data_set_1" both parsed as set 1,
+ * and "input_00.pb" beside "input_0.pb" both as input 0, the one kept
+ * depending on the directory order.  Numbers are now canonical: a name with
+ * a leading zero is not a fixture (fuzz/corpus/testdata/sets_0_1_7_x_01.bin
+ * covers it through the target). */
+static void test_testdata_leading_zeros(void)
+{
+    char root[] = "/tmp/onp-regress-XXXXXX", d1[64], d01[64], cmd[128];
+    if (!mkdtemp(root)) SKIP("cannot make a scratch folder");
+    snprintf(d1, sizeof d1, "%s/test_data_set_1", root);
+    snprintf(d01, sizeof d01, "%s/test_data_set_01", root);
+    mkdir(d1, 0755);
+    mkdir(d01, 0755);
+    touch(d1, "input_0.pb");
+    touch(d1, "input_00.pb");
+    touch(d1, "output_0.pb");
+    touch(d01, "input_0.pb");
+    onp_testdata td;
+    onp_error e;
+    onp_error_clear(&e);
+    CHECK(onp_testdata_scan(root, &td, &e) == 0);
+    CHECK(td.n == 1);
+    if (td.n == 1) {
+        CHECK(td.sets[0].index == 1 && !strcmp(td.sets[0].dir, d1));
+        CHECK(td.sets[0].n_inputs == 1 && td.sets[0].n_outputs == 1);
+        CHECK(td.sets[0].n_inputs == 1 && strstr(td.sets[0].inputs[0], "/input_0.pb"));
+    }
+    onp_testdata_free(&td);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0);
+}
+
+TEST_MAIN(test_model_external_key_twice, test_testdata_leading_zeros)
