@@ -27,8 +27,8 @@
 
 static cJSON *read_doc(const char *path, onp_error *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open"), NULL;
+    FILE *f = report_fopen(path, e);
+    if (!f) return NULL;
     onp_buf b;
     onp_buf_init(&b, 1u << 30);
     char chunk[65536];

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "html.h"
 #include "onnxparity/buf.h"
+#include "report.h"
 
 #define MAX_DOCS 256
 #define MAX_SERIES 64
@@ -31,8 +32,8 @@ typedef struct doc {
 
 static cJSON *read_doc(const char *path, onp_error *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open"), NULL;
+    FILE *f = report_fopen(path, e);
+    if (!f) return NULL;
     onp_buf b;
     onp_buf_init(&b, 1u << 30);
     char chunk[65536];

@@ -74,7 +74,8 @@ static int open_nofollow(const char *dir, const char *loc, int *fd_out)
             part = next;
             continue;
         }
-        int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0);
+        /* O_NONBLOCK: a FIFO would block the open; it is refused when mapped */
+        int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : O_NONBLOCK);
         fd = openat(dfd, part, flags);
         int saved = errno;
         struct stat st;

@@ -51,7 +51,9 @@ int onp_map_fd(int fd, const char *path, onp_map **out, onp_error *e)
 int onp_map_open(const char *path, onp_map **out, onp_error *e)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+     * onp_map_fd then refuses anything but a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open: %s", strerror(errno));
     int rc = onp_map_fd(fd, path, out, e);
