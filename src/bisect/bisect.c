@@ -896,6 +896,22 @@ static int describe_inputs(onp_arena *a, const onp_graph *g, const onp_strmap *p
     return 0;
 }
 
+/* 1 when value v (an output of nd) is known not to be a tensor: declared
+ * so, or made by an operator whose outputs are sequences or optionals. */
+static int not_tensor(const onp_graph *g, const onp_node *nd, const char *v)
+{
+    static const char *const seq_ops[] = {"SequenceConstruct", "SequenceEmpty", "SequenceInsert",
+                                          "SequenceErase",     "SplitToSequence", "SequenceMap",
+                                          "Optional"};
+    onp_type t;
+    if (!onp_graph_value_type(g, v, &t) && t.kind != ONP_TYPE_NONE && t.kind != ONP_TYPE_TENSOR)
+        return 1;
+    if (nd->domain[0]) return 0;
+    for (size_t i = 0; i < sizeof seq_ops / sizeof seq_ops[0]; i++)
+        if (!strcmp(nd->op_type, seq_ops[i])) return 1;
+    return 0;
+}
+
 /* One bisection with the options given (onp_bisect_run adds the fallback). */
 /* The single-exposure search: one value per session, binary search for the
  * first that fails (assuming that once a value diverges, later ones do).
@@ -1024,6 +1040,7 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
             if (!v[0] || onp_strmap_get(&point_of, v, NULL)) continue;
             int has = onp_strmap_get(&u.map, v, &ui);
             if (!every && !has) continue;
+            if (!has && not_tensor(g, nd, v)) continue; /* ORT would refuse to fetch it */
             onp_bisect_point *p = &r->points[r->n_points];
             p->value = sdup(a, v);
             p->node = sdup(a, nd->name);
