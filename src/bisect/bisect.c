@@ -735,7 +735,7 @@ static void local_check(ctx *c)
     onp_session *s = NULL, *rs = NULL;
     onp_tensor *feed = NULL, *refs = NULL, out, file_ref;
     onp_error e;
-    size_t n_feed = 0, n_refs = 0;
+    size_t n_feed = 0;
     onp_buf_init(&sub, 0);
     onp_buf_init(&exposed, 0);
     memset(&out, 0, sizeof out);
@@ -766,7 +766,6 @@ static void local_check(ctx *c)
             open_session(c->ort, r->model, r->external, &exposed, &c->ref_so, &rs, &e) ||
             run_on(c, rs, fr->f, computed.v, computed.n, refs, &e))
             goto ort_failed;
-        n_refs = computed.n;
         want = &refs[computed.n - 1];
     } else {
         for (size_t k = 0; k < computed.n; k++) {
@@ -774,7 +773,6 @@ static void local_check(ctx *c)
             if (!onp_strmap_get(&fr->map, computed.v[k], &j) ||
                 onp_tfile_read(fr->file[j], NULL, &refs[k], &e))
                 goto ort_failed;
-            n_refs = k + 1;
         }
         size_t j;
         if (!onp_strmap_get(&fr->map, p->value, &j) ||
@@ -812,9 +810,9 @@ nomem:
     goto done;
 ort_failed:
     snprintf(L->note, sizeof L->note, "%.250s", e.msg[0] ? e.msg : "no reference for an input");
-done:
-    release_all(feed, n_feed);
-    release_all(refs, n_refs);
+done: /* the arrays are zeroed beyond what was filled: release them whole */
+    release_all(feed, cut.n + 1);
+    release_all(refs, cut.n + 2);
     onp_tensor_release(&out);
     onp_tensor_release(&file_ref);
     free(feed);
