@@ -373,7 +373,9 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo
     echo "The same model and fixtures captured with eager intermediates ($n_values values exposed,"
     echo "$int_mb MB on disk). Each fixture runs once per instrumented session; \`check\` on the same"
-    echo "bundle (best of 3) is the baseline."
+    echo "bundle (best of 3) is the baseline. Besides the instrumented sessions, bisect also runs"
+    echo "the plain model (its \`reproduce:\` line: do the instrumented outputs still match the"
+    echo "plain ones against eager?), so it does more than one pass per fixture even unchunked."
     echo
     echo "| command | sessions | time | peak RSS | time vs check | RSS vs check |"
     echo "|---|---|---|---|---|---|"
@@ -407,7 +409,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "same work: sweep runs every fixture **twice** per level (the determinism probe),"
     echo "$((2 * n_levels * n_fix)) inferences against the checks' $((n_levels * n_fix)); what it saves (one process, the"
     echo "model and fixtures read once) is small next to ORT building $n_levels sessions and"
-    echo "running resnet18. Per inference it costs $(awk "BEGIN{ printf \"%.2f\", $t_sweep / (2 * $n_levels * $n_fix) }") s against $(awk "BEGIN{ printf \"%.2f\", $t_checks / ($n_levels * $n_fix) }") s."
+    echo "running resnet18. Per inference (session building included) it costs $(awk "BEGIN{ printf \"%.2f\", $t_sweep / (2 * $n_levels * $n_fix) }") s against $(awk "BEGIN{ printf \"%.2f\", $t_checks / ($n_levels * $n_fix) }") s."
     echo
     echo "## Targets"
     echo

@@ -360,7 +360,7 @@ DEFINE_FAST(fast_bf16, ld8_bf16, ld_bf16, 1)
 __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, const void *A,
                                                                int64_t n, onp_tol tol, acc *r)
 {
-    const float *pe = E, *pa = A; /* [n] */
+    const char *pe = E, *pa = A; /* [n] float32, any alignment */
     const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
     const __m512d inf = _mm512_set1_pd(INFINITY);
     const __m512d atol = _mm512_set1_pd(tol.atol), rtol = _mm512_set1_pd(tol.rtol);
@@ -375,8 +375,10 @@ __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, co
     _Static_assert(BLOCK / 8 < ((int64_t)1 << 32), "a lane's count fits in 32 bits");
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m512d e = _mm512_cvtps_pd(_mm256_loadu_ps(pe + i));
-        __m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(pa + i));
+        __m256 e4, a4; /* 8 floats each, loaded through memcpy */
+        memcpy(&e4, pe + 4 * i, sizeof e4);
+        memcpy(&a4, pa + 4 * i, sizeof a4);
+        __m512d e = _mm512_cvtps_pd(e4), a = _mm512_cvtps_pd(a4);
         __m512d d = _mm512_sub_pd(a, e), ad = _mm512_abs_pd(d), ae = _mm512_abs_pd(e);
         __m512d rae = _mm512_mul_pd(rtol, ae);
         __m512d limit = _mm512_add_pd(atol, rae);
@@ -441,9 +443,17 @@ typedef struct avx2_half { /* lanes 4h .. 4h + 3 */
     __m256i mism, g[N_EDGES];
 } avx2_half;
 
-#define AVX2_LOAD(P, T, H) _mm256_cvtps_pd(_mm_loadu_ps((P) + 8 * (T) + 4 * (H)))
+/* Lanes 4h .. 4h + 3 of group t (elements 8t + 4h ...) as doubles. */
+__attribute__((always_inline, target("avx2"))) static inline __m256d avx2_load(const char *p,
+                                                                               int64_t t, int h)
+{
+    __m128 f; /* 4 floats, loaded through memcpy */
+    memcpy(&f, p + 4 * (8 * t + 4 * h), sizeof f);
+    return _mm256_cvtps_pd(f);
+}
+#define AVX2_LOAD(P, T, H) avx2_load(P, T, H)
 
-__attribute__((target("avx2"))) static void avx2_sums(const float *pe, const float *pa, int64_t t0,
+__attribute__((target("avx2"))) static void avx2_sums(const char *pe, const char *pa, int64_t t0,
                                                       int64_t t1, int h, onp_tol tol, avx2_half *s)
 {
     const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
@@ -469,8 +479,8 @@ __attribute__((target("avx2"))) static void avx2_sums(const float *pe, const flo
     s->max_abs = max_abs, s->max_na = max_na, s->mism = mism;
 }
 
-__attribute__((target("avx2"))) static void avx2_ratios(const float *pe, const float *pa,
-                                                        int64_t t0, int64_t t1, int h, onp_tol tol,
+__attribute__((target("avx2"))) static void avx2_ratios(const char *pe, const char *pa, int64_t t0,
+                                                        int64_t t1, int h, onp_tol tol,
                                                         avx2_half *s)
 {
     const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
@@ -492,7 +502,7 @@ __attribute__((target("avx2"))) static void avx2_ratios(const float *pe, const f
     s->rel_n = rel_n, s->rel_d = rel_d, s->nr_n = nr_n, s->nr_d = nr_d;
 }
 
-__attribute__((target("avx2"))) static void avx2_hist(const float *pe, const float *pa, int64_t t0,
+__attribute__((target("avx2"))) static void avx2_hist(const char *pe, const char *pa, int64_t t0,
                                                       int64_t t1, int h, avx2_half *s)
 {
     const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
@@ -516,7 +526,7 @@ __attribute__((target("avx2"))) static void avx2_hist(const float *pe, const flo
 __attribute__((target("avx2"))) static void fast_f32_avx2(const void *E, const void *A, int64_t n,
                                                           onp_tol tol, acc *r)
 {
-    const float *pe = E, *pa = A; /* [n] */
+    const char *pe = E, *pa = A; /* [n] float32, any alignment */
     avx2_half s[2];
     for (int h = 0; h < 2; h++) {
         avx2_half *x = &s[h];
