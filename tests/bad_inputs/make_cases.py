@@ -1218,6 +1218,37 @@ def c_fifos(d):
     return out
 
 
+def c_npz_methods(d):
+    out = []
+    for cid, off, value, regex in (("npz_member_bzip2", (8, 10), 12, r"compression method 12"),
+                                   ("npz_member_encrypted", (6, 8), 1, r"is encrypted")):
+        buf = zip_with([("x.npy", npy_f4())])
+        for sig, at in ((b"PK\x03\x04", off[0]), (b"PK\x01\x02", off[1])):
+            struct.pack_into("<H", buf, buf.find(sig) + at, value)
+        out.append(npz_case(cid, d / cid, buf, 2, r"t\.npz: npz\.member: 'x\.npy' .*" + regex))
+    return out
+
+
+def c_output_is_directory(d):
+    p = w(d / "t.npy", npy_f4())
+    r = w(d / "r.json", json.dumps(check_doc("y")))
+    (d / "out.pb").mkdir()
+    (d / "r.html").mkdir()
+    # the folder stays; no temporary file ("NAME.tmp.XXXXXX") may be left beside it
+    return [case("convert_output_is_directory", ["onnxparity", "convert", p, d / "out.pb"], 3, r"out\.pb: cannot",
+                 absent=[d / "out.pb.tmp"]),
+            case("report_output_is_directory", ["onnxparity", "report", r, "--html", d / "r.html"], 3,
+                 r"r\.html: cannot", absent=[d / "r.html.tmp"])]
+
+
+def c_testdata_index_past_2_64(d):
+    b = bundle(d)
+    f = b / "test_data_set_0" / "input_0.pb"
+    shutil.copy(f, f.with_name("input_99999999999999999999999.pb"))
+    return case("testdata_input_index_past_2_64", ["onnxparity", "check", b, "--format", "json"], 0, None,
+                valid=[{"path": "-", "kind": "json"}], needs_ort=True)
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
