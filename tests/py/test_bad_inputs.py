@@ -13,7 +13,9 @@ case is one test here.  A case passes when the command
 
 or, for the cases whose hostile names must come out escaped, succeeds and
 writes documents that parse (strict UTF-8 JSON, XML, HTML) without the
-hostile text raw in them.
+hostile text raw in them.  Cases marked known_bug (code owned elsewhere)
+are expected failures, except that a crash or a sanitizer report always
+fails.
 """
 import html.parser
 import json
