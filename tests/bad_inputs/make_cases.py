@@ -798,6 +798,32 @@ def c_report_hostile_names(d):
                 valid=[{"path": str(h), "kind": "html"}])
 
 
+def c_report_hostile_every_schema(d):
+    """Hostile text in every string member of bisect, sweep and diagnose documents."""
+    H = HOSTILE
+    env = {"onnxparity": H, "ort_version": H, "provider": H, "opt_level": H}
+    causes = [{"id": H, "confidence": H, "node": H, "evidence": [H, H], "fix": H}]
+    fd = {"node": H, "op_type": H, "output": H, "module": H, "index": 0, "max_abs": 1, "max_rel": 1,
+          "inputs": [{"name": H, "source": H, "max_abs": 0, "pass": True}],
+          "metrics": {"histogram": [1] * 12, "note": H}}
+    curve = [{"value": H, "node": H, "op_type": H, "module": H, "max_abs": 1e-3, "pass": False, "note": H}]
+    levels = [{"level": H, "ran": True, "error": H, "outputs": [{"name": H, "max_abs": 0.5, "pass": False}]}]
+    sweep = {"schema": "onnxparity.sweep/1", "verdict": H, "model": H, "environment": env, "levels": levels,
+             "optimizer_search": {"culprit": H, "sessions": 3, "note": H}}
+    docs = {
+        "b.json": {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": H, "environment": env,
+                   "summary": {"values_compared": 1}, "first_divergent": fd, "curve": curve, "error": H},
+        "s.json": sweep,
+        "g.json": {"schema": "onnxparity.diagnose/1", "verdict": "fail", "model": H, "environment": env,
+                   "causes": causes, "first_divergent": fd, "sweep": sweep,
+                   "probes": [{"id": H, "name": H, "status": H, "evidence": [H], "note": H}]},
+    }
+    ps = [w(d / n, json.dumps(x).encode().replace(b"alert", b"al\xffrt")) for n, x in docs.items()]
+    h = d / "r.html"
+    return case("report_hostile_every_schema", ["onnxparity", "report", *ps, "--html", h], 0, None,
+                valid=[{"path": str(h), "kind": "html"}])
+
+
 def c_report_invalid_utf8(d):
     doc = json.dumps(check_doc("NAME")).encode().replace(b"NAME", b"y\xff\xc3(\xed\xa0\x80z")
     p = w(d / "r.json", doc)
