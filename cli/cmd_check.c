@@ -540,6 +540,42 @@ static void *sha_thread(void *p)
     return NULL;
 }
 
+/* The fingerprint hashes the whole model file, on a second thread while the
+ * ONNX Runtime worker builds its session.  The worker is forked, and a
+ * process must not fork while another of its threads may hold a lock
+ * (under ASan the child can deadlock in the allocator): so the thread is
+ * started by an atfork handler right after the fork, and every later fork
+ * (a worker restarted after a crash, bisect's sessions) first waits for it.
+ * Only the main thread opens sessions, so only it touches g_sha. */
+static struct {
+    sha_job job;
+    pthread_t th;
+    int state; /* 0 not started (job.m set: wanted), 1 running, 2 done */
+} g_sha;
+
+static void sha_before_fork(void)
+{
+    if (g_sha.state == 1) pthread_join(g_sha.th, NULL);
+    if (g_sha.state == 1) g_sha.state = 2;
+}
+
+static void sha_after_fork_parent(void)
+{
+    if (g_sha.state || !g_sha.job.m) return;
+    g_sha.state = pthread_create(&g_sha.th, NULL, sha_thread, &g_sha.job) == 0 ? 1 : 0;
+}
+
+/* The hash, whether or not a fork started the thread. */
+static const char *sha_finish(void)
+{
+    sha_before_fork();
+    if (!g_sha.state) {
+        sha_thread(&g_sha.job);
+        g_sha.state = 2;
+    }
+    return g_sha.job.hex;
+}
+
 int cmd_check(int argc, char **argv)
 {
     opts o;
@@ -580,13 +616,11 @@ int cmd_check(int argc, char **argv)
         rc = cli_report(&e);
         goto out_td;
     }
-    /* the fingerprint hashes the whole model file: do it on another thread
-     * while ONNX Runtime builds its session */
-    sha_job sj = {m, ""};
-    pthread_t sha_th;
-    int sha_threaded = pthread_create(&sha_th, NULL, sha_thread, &sj) == 0;
-    if (!sha_threaded) sha_thread(&sj);
-    const char *sha = sj.hex;
+    static int atfork_set;
+    if (!atfork_set) atfork_set = pthread_atfork(sha_before_fork, sha_after_fork_parent, NULL) == 0;
+    memset(&g_sha, 0, sizeof g_sha);
+    g_sha.job.m = m;
+    const char *sha = g_sha.job.hex;
     /* lint the graph (and parity.json when the bundle has one): error-level
      * findings fail the check even when the numbers agree */
     onp_lint_result lint;
@@ -600,7 +634,6 @@ int cmd_check(int argc, char **argv)
             if (stat(manifest, &st) == 0) lo.manifest = manifest;
         }
         if (onp_lint_run(m, &lo, &lint, &e)) {
-            if (sha_threaded) pthread_join(sha_th, NULL);
             onp_model_close(m);
             rc = cli_report(&e);
             goto out_td;
@@ -610,7 +643,8 @@ int cmd_check(int argc, char **argv)
     onp_session *s;
     int upgraded;
     rc = cli_ort_session(&o.ort, model, m, &ort, &s, &upgraded);
-    if (sha_threaded) pthread_join(sha_th, NULL);
+    sha = sha_finish();
+    g_sha.job.m = NULL; /* no thread after this: the model is closed */
     onp_model_close(m);
     if (rc) {
         if (o.fmt == FMT_JSON) {
