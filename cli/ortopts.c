@@ -107,6 +107,12 @@ int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_m
     onp_buf_init(&up, 0);
     if (!open_model && onp_model_open(model, &own, &e)) return cli_report(&e);
     const onp_model *m = open_model ? open_model : own;
+    /* external data is checked here, with this tool's rules and exit codes,
+     * before ONNX Runtime opens any of its files */
+    if (onp_model_check_external(m, &e)) {
+        onp_model_close(own);
+        return cli_report(&e);
+    }
     int urc = !onp_model_has_external(m) && onp_model_upgrade_opset7(m, &up, upgraded, &e);
     onp_model_close(own);
     if (urc) return cli_report(&e);

@@ -235,6 +235,16 @@ void onp_model_sha256(const onp_model *m, char hex[65]);
 /* 1 when any initializer (main graph or subgraph) has external data. */
 int onp_model_has_external(const onp_model *m);
 
+/* Check every external-data reference of the model (initializers, sparse
+ * initializers and attribute tensors, in every graph) as
+ * onp_model_external_span does: location inside the model's folder, no
+ * "..", absolute path or symlink, offset + length inside the file.  Maps the
+ * files (kept until onp_model_close), reads no tensor.  0, or -1 with the
+ * first problem in e (ONP_ERR_INPUT for an unsafe location, ONP_ERR_IO /
+ * ONP_ERR_FORMAT otherwise).  For callers that hand the model to another
+ * reader (ONNX Runtime) that would otherwise be first to see the files. */
+int onp_model_check_external(const onp_model *m, onp_error *e);
+
 /* --- tensors ------------------------------------------------------------ */
 
 /* Materialise a tensor view: raw_data, every typed field, or external data

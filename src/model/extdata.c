@@ -201,3 +201,45 @@ int onp_model_tensor(const onp_model *m, const onp_tensor_view *v, onp_tensor *o
     if (onp_model_external_span(m, v, &s, e)) return -1;
     return onp_tp_materialize(v, &s, m->buf, m->path, out, e);
 }
+
+// --- checking every reference ----------------------------------------------------------
+
+static int check_view(const onp_model *m, const onp_tensor_view *v, onp_error *e)
+{
+    onp_span s;
+    return v && v->is_external ? onp_model_external_span(m, v, &s, e) : 0;
+}
+
+static int check_sparse(const onp_model *m, const onp_sparse_view *sp, onp_error *e)
+{
+    return sp && (check_view(m, &sp->values, e) || check_view(m, &sp->indices, e)) ? -1 : 0;
+}
+
+/* Depth is bounded by the model parser's own nesting limit. */
+static int check_graph(const onp_model *m, const onp_graph *g, onp_error *e)
+{
+    if (!g) return 0;
+    for (size_t i = 0; i < g->n_initializers; i++)
+        if (check_view(m, &g->initializers[i], e)) return -1;
+    for (size_t i = 0; i < g->n_sparse_initializers; i++)
+        if (check_sparse(m, &g->sparse_initializers[i], e)) return -1;
+    for (size_t n = 0; n < g->n_nodes; n++)
+        for (size_t a = 0; a < g->nodes[n].n_attrs; a++) {
+            const onp_attr *at = &g->nodes[n].attrs[a];
+            if (check_view(m, at->t, e) || check_sparse(m, at->sparse, e) ||
+                check_graph(m, at->g, e))
+                return -1;
+            for (size_t k = 0; k < at->n_tensors; k++)
+                if (check_view(m, &at->tensors[k], e)) return -1;
+            for (size_t k = 0; k < at->n_sparse; k++)
+                if (check_sparse(m, &at->sparse_tensors[k], e)) return -1;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                if (check_graph(m, at->graphs[k], e)) return -1;
+        }
+    return 0;
+}
+
+int onp_model_check_external(const onp_model *m, onp_error *e)
+{
+    return onp_model_has_external(m) ? check_graph(m, onp_model_graph(m), e) : 0;
+}

@@ -1116,8 +1116,8 @@ def c_ext_beyond_initializers(d):
 
 
 def c_check_ext_unsafe(d):
-    """check and run hand the model to ONNX Runtime without checking its
-    external data first: ORT 1.29 refuses '../' and links itself (exit 4)."""
+    """check checks the model's external data with the tool's own rules
+    before ONNX Runtime opens any file (ORT's own refusal would be exit 4)."""
     out = []
     for cid, loc in (("check_ext_dotdot", "../secret.bin"), ("check_ext_symlink", "link.bin")):
         b = d / cid / "bundle"
@@ -1132,9 +1132,7 @@ def c_check_ext_unsafe(d):
         w(b / "test_data_set_0" / "output_0.pb", tensor([4], 1, b"\0" * 16, name="y"))
         h = d / cid / "c.html"
         out.append(case(cid, ["onnxparity", "check", b, "--html", h], 2, r"model\.onnx: .*external_data.*location",
-                        absent=[h], needs_ort=True,
-                        known_bug="check does not check external data before ONNX Runtime sees the model "
-                                  "(cli/cmd_check.c, cli/measure.c): exit 4 with ORT's message"))
+                        absent=[h], needs_ort=True))
     return out
 
 
