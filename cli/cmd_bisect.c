@@ -54,12 +54,12 @@ static int parse_bytes(const char *cmd, const char *s, unsigned long long *out)
     char *end;
     unsigned long long v = strtoull(s, &end, 10), mul = 1;
     if (end == s || s[0] == '-') goto bad;
-    switch (*end) {
-    case 'k': case 'K': mul = 1ULL << 10; end++; break;
-    case 'm': case 'M': mul = 1ULL << 20; end++; break;
-    case 'g': case 'G': mul = 1ULL << 30; end++; break;
-    case 't': case 'T': mul = 1ULL << 40; end++; break;
-    default: break;
+    static const char units[] = "KMGT"; /* binary: K = 2^10, ... */
+    int up = *end & ~0x20;              /* upper case; 0 for NUL and ' ' */
+    const char *u = up ? strchr(units, up) : NULL;
+    if (u) {
+        mul = 1ULL << (10 * (u - units + 1));
+        end++;
     }
     if (mul > 1 && *end == 'i') end++; /* "MiB" */
     if (*end == 'B') end++;
@@ -270,8 +270,8 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), r->provider,
            onp_ort_opt_level_name(r->opt_level));
     printf("reference %s\n", r->reference == ONP_BISECT_REF_DISABLE
-                                  ? "ORT at opt-level disable, every node output exposed"
-                                  : "the bundle's eager intermediates");
+                                 ? "ORT at opt-level disable, every node output exposed"
+                                 : "the bundle's eager intermediates");
     printf("chunks   %zu instrumented session%s of at most %zu values", r->n_chunks,
            r->n_chunks == 1 ? "" : "s", r->chunk);
     if (r->estimated_bytes)

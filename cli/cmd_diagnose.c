@@ -157,14 +157,14 @@ static void add_cause(dcause *cs, onp_cause id, int rank, const char *node, cons
 typedef struct facts {
     const onp_lint_result *lint;
     const onp_probe_result *pr;
-    const onp_sweep_result *sw; /* NULL with --no-sweep */
-    const onp_bisect_result *bis;    /* a bisect that found a first divergent node, or NULL */
+    const onp_sweep_result *sw;       /* NULL with --no-sweep */
+    const onp_bisect_result *bis;     /* a bisect that found a first divergent node, or NULL */
     const onp_bisect_result *bis_run; /* any bisect that ran (its reproduce check), or NULL */
-    int numbers_fail;                /* a fixture fails at the configuration under test */
-    int any_fail;                    /* ... or at a swept level, or a run is not reproducible */
-    int nondet;                      /* ORT not reproducible in some configuration */
-    int lint_cause[ONP_CAUSE_COUNT]; /* warning- or error-level findings per cause */
-    int lint_err[ONP_CAUSE_COUNT];   /* error-level findings per cause */
+    int numbers_fail;                 /* a fixture fails at the configuration under test */
+    int any_fail;                     /* ... or at a swept level, or a run is not reproducible */
+    int nondet;                       /* ORT not reproducible in some configuration */
+    int lint_cause[ONP_CAUSE_COUNT];  /* warning- or error-level findings per cause */
+    int lint_err[ONP_CAUSE_COUNT];    /* error-level findings per cause */
 } facts;
 
 /* The first node a warning- or error-level finding of `cause` (or of the
@@ -189,12 +189,13 @@ static void bisect_checks(const facts *F, dcause *cs)
     const onp_bisect_verify *v = &b->verify;
     if (v->ran && !v->reproduces && !v->plain_pass) {
         const dcause *go = &cs[ONP_CAUSE_GRAPH_OPTIMIZATION];
-        add_cause(cs, ONP_CAUSE_GRAPH_OPTIMIZATION, go->present ? go->rank : 2, NULL,
-                  "run at the highest level that passes (--opt-level) and report upstream",
-                  "bisect: with every intermediate exposed the outputs pass (max_abs %g) where "
-                  "the plain model fails (max_abs %g): a fusion the exposure blocks is involved%s%s",
-                  v->instrumented_max_abs, v->plain_max_abs,
-                  b->fallback[0] ? "; fallback: " : "", b->fallback);
+        add_cause(
+            cs, ONP_CAUSE_GRAPH_OPTIMIZATION, go->present ? go->rank : 2, NULL,
+            "run at the highest level that passes (--opt-level) and report upstream",
+            "bisect: with every intermediate exposed the outputs pass (max_abs %g) where "
+            "the plain model fails (max_abs %g): a fusion the exposure blocks is involved%s%s",
+            v->instrumented_max_abs, v->plain_max_abs, b->fallback[0] ? "; fallback: " : "",
+            b->fallback);
     }
     if (!F->bis) return;
     const onp_bisect_point *p = &b->points[b->first];

@@ -168,14 +168,14 @@ typedef struct onp_bisect_input {
  * Fails -> "local" (the node owns the error); passes -> "inherited" (its
  * inputs' differences, however small, carry the error in). */
 typedef struct onp_bisect_local {
-    int ran;             /* 0: not tried or could not run (note says why) */
-    int local;           /* 1 local, 0 inherited (when ran) */
-    int fixture;         /* the fixture it was run on (the first that failed) */
-    double max_abs;      /* the node alone vs the reference */
+    int ran;        /* 0: not tried or could not run (note says why) */
+    int local;      /* 1 local, 0 inherited (when ran) */
+    int fixture;    /* the fixture it was run on (the first that failed) */
+    double max_abs; /* the node alone vs the reference */
     double max_rel;
     long long mismatches;
-    size_t n_nodes;      /* nodes in the extracted model (1: the node alone) */
-    size_t n_fed;        /* its inputs fed with reference values */
+    size_t n_nodes;       /* nodes in the extracted model (1: the node alone) */
+    size_t n_fed;         /* its inputs fed with reference values */
     double input_max_abs; /* worst error of the node's compared inputs in the full run */
     onp_metrics m;
     char note[256];

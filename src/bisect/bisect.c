@@ -292,7 +292,7 @@ typedef struct ctx {
     onp_session_opts ref_so; /* o->session at ORT_DISABLE_ALL */
     const char **gin;        /* [n_gin] graph inputs that are not initializers, in order */
     size_t n_gin;
-    int described;           /* r's session fingerprint filled */
+    int described;              /* r's session fingerprint filled */
     const onp_strmap *point_of; /* value -> index into r->points */
     vacc inst;                  /* final outputs of the instrumented sessions */
     int all_pass, all_fail;     /* over the instrumented sessions that compared any */
@@ -409,12 +409,10 @@ static int plan_chunks(ctx *c, size_t **bounds_out, size_t *n_out, onp_error *e)
             for (size_t d = 0; d < t.rank && (int)d < x.rank; d++) {
                 size_t have = 0;
                 if (!t.dims[d].param) continue;
-                if (!onp_strmap_get(&params, t.dims[d].param, &have) ||
-                    (size_t)x.dims[d] > have)
+                if (!onp_strmap_get(&params, t.dims[d].param, &have) || (size_t)x.dims[d] > have)
                     if (onp_strmap_put(&params, t.dims[d].param, (size_t)x.dims[d])) {
                         onp_tensor_release(&x);
-                        rc = onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
-                                           "out of memory");
+                        rc = onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
                         goto done;
                     }
             }
@@ -599,9 +597,9 @@ static int run_plain(ctx *c, vacc *plain, onp_error *e)
     if (r->external ? onp_session_open(c->ort, r->model, &c->o->session, &s, e)
                     : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->o->session, &s, e))
         goto done;
-    if (c->disable && (r->external
-                           ? onp_session_open(c->ort, r->model, &c->ref_so, &rs, e)
-                           : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->ref_so, &rs, e)))
+    if (c->disable &&
+        (r->external ? onp_session_open(c->ort, r->model, &c->ref_so, &rs, e)
+                     : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->ref_so, &rs, e)))
         goto done;
     for (size_t fi = 0; fi < c->n_runs; fi++) {
         const onp_fixture *f = c->runs[fi].f;
@@ -898,7 +896,7 @@ static int describe_inputs(onp_arena *a, const onp_graph *g, const onp_strmap *p
  * so, or made by an operator whose outputs are sequences or optionals. */
 static int not_tensor(const onp_graph *g, const onp_node *nd, const char *v)
 {
-    static const char *const seq_ops[] = {"SequenceConstruct", "SequenceEmpty", "SequenceInsert",
+    static const char *const seq_ops[] = {"SequenceConstruct", "SequenceEmpty",   "SequenceInsert",
                                           "SequenceErase",     "SplitToSequence", "SequenceMap",
                                           "Optional"};
     onp_type t;

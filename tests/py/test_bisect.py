@@ -199,7 +199,8 @@ def test_usage(binary, tmp_path):
     assert run([binary, "bisect"]).returncode == 2
     assert run([binary, "bisect", tmp_path, "--bogus"]).returncode == 2
     for bad in (["--reference", "ort"], ["--chunk", "0"], ["--chunk", "x"],
-                ["--max-exposed-bytes", "12Q"], ["--max-exposed-bytes", "0"]):
+                ["--max-exposed-bytes", "12Q"], ["--max-exposed-bytes", "0"],
+                ["--max-exposed-bytes", "12 "]):
         r = run([binary, "bisect", tmp_path, *bad])
         assert r.returncode == 2 and bad[0] in r.stderr, (bad, r.stderr)
     r = run([binary, "bisect", tmp_path])  # no fixtures
