@@ -495,3 +495,23 @@ def test_chunks_planned_from_declared_shapes(binary, bundles, tmp_path):
     assert ch["size"] == 4 and ch["sessions"] == 8 and ch["estimated_bytes"] == 4 * 24576, ch
     assert curve_key(doc) == curve_key(whole)
     assert doc["first_divergent"]["node"] == whole["first_divergent"]["node"]
+
+
+def test_external_data_local_and_disable_leave_nothing(binary, tmp_path):
+    """External data: the local rerun and the disable reference open their
+    extracted / instrumented models through hidden files beside model.onnx,
+    and remove them."""
+    bad = make_net()
+    bad.blocks[TRAINING_BLOCK].train()
+    onnxparity.capture(bad, fixtures()[:1], tmp_path / "ext", allow_training=True, large_model=True)
+    before = sorted(p.name for p in (tmp_path / "ext").iterdir())
+    r, doc = bisect(binary, tmp_path / "ext", "--format", "json")
+    assert r.returncode == 1, r.stderr
+    assert doc["environment"]["external_data"] is True
+    assert doc["first_divergent"]["local"]["verdict"] == "local"
+    r, doc = bisect(binary, tmp_path / "ext", "--format", "json", "--reference", "disable",
+                    "--chunk", "7")
+    assert r.returncode in (0, 1), r.stderr
+    n = doc["summary"]["values_exposed"]  # every node output
+    assert doc["reference"] == "disable" and doc["chunks"]["sessions"] == (n + 6) // 7
+    assert sorted(p.name for p in (tmp_path / "ext").iterdir()) == before
