@@ -155,7 +155,7 @@ $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h
 	    $(filter-out src/ort/% src/bisect/% src/probe/%,$(LIB_SRC)) $(LDLIBS)
 
 # fuzz_criteria: the gate's criteria parser, which lives in the tool.
-$(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h
+$(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h cli/infile.c cli/infile.h
 
 fuzz-build: $(SETUP) $(FUZZ_BIN)
 

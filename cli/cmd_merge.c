@@ -21,13 +21,14 @@
 
 #include "cli.h"
 #include "onnxparity/buf.h"
+#include "infile.h"
 #include "report.h"
 
 #define MAX_DOCS 4096
 
 static cJSON *read_doc(const char *path, onp_error *e)
 {
-    FILE *f = report_fopen(path, e);
+    FILE *f = cli_fopen_regular(path, e);
     if (!f) return NULL;
     onp_buf b;
     onp_buf_init(&b, 1u << 30);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "html.h"
 #include "onnxparity/buf.h"
+#include "infile.h"
 #include "report.h"
 
 #define MAX_DOCS 256
@@ -32,7 +33,7 @@ typedef struct doc {
 
 static cJSON *read_doc(const char *path, onp_error *e)
 {
-    FILE *f = report_fopen(path, e);
+    FILE *f = cli_fopen_regular(path, e);
     if (!f) return NULL;
     onp_buf b;
     onp_buf_init(&b, 1u << 30);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "onnxparity/buf.h"
 #include "onnxparity/lint.h"
 
@@ -170,8 +171,8 @@ int criteria_parse(const char *text, size_t n, const char *path, criteria *c, on
 int criteria_read(const char *path, criteria *c, onp_error *e)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open the criteria file");
+    FILE *f = cli_fopen_regular(path, e);
+    if (!f) return -1;
     onp_buf b;
     onp_buf_init(&b, CRIT_MAX_FILE);
     char chunk[65536];

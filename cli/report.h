@@ -41,11 +41,6 @@ int report_emit(cJSON *root, int json, const char *html, const char *label);
  * memory. */
 char *report_json_print(const cJSON *root);
 
-/* Open `path` for reading when it is a regular file (a FIFO never blocks
- * the open; a folder or a device is refused: ONP_ERR_IO), else NULL with
- * `e` naming the file. */
-FILE *report_fopen(const char *path, onp_error *e);
-
 /* Write `txt` and a newline to f. */
 void report_json_puts(const char *txt, FILE *f);
 

@@ -1237,8 +1237,7 @@ def c_fifos(d):
     out.append(case("fifo_as_fixture", ["onnxparity", "check", b], 2, r"input_0\.pb" + NOT_REG))
     b = bundle(d / "gate", None)
     out.append(case("fifo_as_gate_criteria", ["onnxparity", "gate", b, "--criteria", fifo(d / "c.json")], 3,
-                    r"c\.json" + NOT_REG, known_bug="the criteria file is opened with fopen, which waits for a "
-                    "writer on a FIFO (cli/criteria.c, split from cmd_gate.c for the fuzzer)", timeout=5))
+                    r"c\.json" + NOT_REG, timeout=5))
     return out
 
 
