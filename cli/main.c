@@ -23,9 +23,13 @@ static const cli_cmd commands[] = {
      cmd_gate},
     {"merge", "RESULT.json... [--format text|json]",
      "combine the JSON documents of check --shard I/N runs into one verdict", cmd_merge},
-    {"bisect", "TARGET [--fixture K] [--format text|json] [--rtol R] [--atol A]",
+    {"bisect",
+     "TARGET [--fixture K] [--reference eager|disable] [--chunk N] [--max-exposed-bytes B] "
+     "[--format text|json] [--html FILE] [--rtol R] [--atol A]",
      "name the first node whose output leaves the eager intermediates", cmd_bisect},
-    {"sweep", "TARGET [--no-search] [--format text|json] [--rtol R] [--atol A]",
+    {"sweep",
+     "TARGET [--providers P,Q] [--ort-lib PATH]... [--diff-graphs] [--save-optimized DIR] "
+     "[--no-search] [--format text|json] [--rtol R] [--atol A]",
      "every fixture at every optimization level; name the optimizer that breaks it", cmd_sweep},
     {"diagnose", "TARGET [--no-sweep] [--no-bisect] [--format text|json] [--rtol R] [--atol A]",
      "lint + numbers + sweep + probes + bisect: the ranked causes, with evidence and fix",
@@ -57,12 +61,13 @@ static void usage(FILE *f)
         fprintf(f, "  %-8s %s\n           %s\n", commands[i].name, commands[i].usage,
                 commands[i].summary);
     fprintf(f,
-            "\nONNX Runtime options (check, run): --ort-lib PATH --opt-level "
-            "disable|basic|extended|layout|all\n"
-            "  --provider P --provider-opt K=V --threads N --inter-threads N --session-config K=V\n"
-            "  --save-optimized PATH --deterministic\n");
+            "\nONNX Runtime options (run, check, gate, bisect, sweep, diagnose): --ort-lib PATH\n"
+            "  --opt-level disable|basic|extended|layout|all --provider P --provider-opt K=V\n"
+            "  --threads N --inter-threads N --session-config K=V --save-optimized PATH\n"
+            "  --deterministic --custom-op-lib PATH --timeout SECONDS --no-isolate\n"
+            "\nEvery command: --max-memory SIZE (e.g. 512M, 4G) caps the tensor data held.\n");
     fprintf(f, "\nexit codes: 0 pass, 1 fail, 2 usage or bad input, 3 I/O or format error, 4 "
-               "runtime error\n");
+               "ONNX Runtime failure (incl. a crash or timeout)\n");
 }
 
 int cli_report(const onp_error *e)

@@ -162,7 +162,9 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
         }
         char mod[1024] = "";
         if (module) {
-            if (cJSON_IsNumber(call) && call->valuedouble > 0)
+            /* a call number is a small count; anything else is ignored
+             * (never cast a double outside int's range) */
+            if (cJSON_IsNumber(call) && call->valuedouble >= 1 && call->valuedouble <= 1e9)
                 snprintf(mod, sizeof mod, "%s#%d", module, (int)call->valuedouble);
             else
                 snprintf(mod, sizeof mod, "%s", module);
