@@ -325,6 +325,14 @@ static void derive(facts *F, dcause *cs)
                   "sweep: parity breaks at level %s but holds at all",
                   onp_ort_opt_level_name(sw->levels[sw->first_failing].level));
     }
+    /* 6b. execution providers: one provider passes where another of the
+     * same library fails (the sweep adds the CPU as the reference column
+     * when another provider is under test) */
+    if (sw && sw->ep_disagree)
+        add_cause(cs, ONP_CAUSE_EXECUTION_PROVIDER, 0, NULL,
+                  "run on the provider that agrees (the CPU) until the kernel is fixed; report "
+                  "the failing operator upstream with this bundle",
+                  "sweep: %s", sw->ep_note);
     /* 7. nothing explains a failure */
     int strong = 0;
     for (int c = 0; c < ONP_CAUSE_COUNT; c++)
@@ -553,6 +561,8 @@ int cmd_diagnose(int argc, char **argv)
         if (!sw->levels[lv].pass) F.any_fail = 1;
         if (sw->levels[lv].ran && !sw->levels[lv].deterministic) F.nondet = F.any_fail = 1;
     }
+    for (size_t c = 0; sw && c < sw->n_configs; c++) /* every provider and library swept */
+        if (sw->configs[c].available && !sw->configs[c].pass) F.any_fail = 1;
     if (F.numbers_fail && !o.no_bisect) {
         onp_bisect_opts bo;
         onp_bisect_opts_init(&bo);
