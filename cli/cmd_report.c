@@ -200,7 +200,11 @@ static void causes(onp_buf *b, const cJSON *list)
     html_put(b, "</table>\n");
 }
 
-static void first_divergent(onp_buf *b, const cJSON *fd)
+/* The first divergent node, whether it owns its error (bisect's rerun of
+ * the node alone on the reference inputs), the reference bisect compared
+ * against, and whether the instrumented model reproduced the mismatch.
+ * `root` is the document (bisect keeps reference and reproduction there). */
+static void first_divergent(onp_buf *b, const cJSON *root, const cJSON *fd)
 {
     if (!cJSON_IsObject(fd)) return;
     html_put(b, "<h3>First divergent node</h3>\n<table class=\"kv\">\n");
@@ -213,7 +217,38 @@ static void first_divergent(onp_buf *b, const cJSON *fd)
         put_value(b, v);
         html_put(b, "</td></tr>\n");
     }
+    const cJSON *ref = get(fd, "reference") ? get(fd, "reference") : get(root, "reference");
+    if (cJSON_IsString(ref)) {
+        html_put(b, "<tr><th>reference</th><td>");
+        html_escape(b, ref->valuestring);
+        html_put(b, "</td></tr>\n");
+    }
+    const cJSON *loc = get(fd, "local");
+    const char *verdict = cJSON_IsString(loc) ? loc->valuestring : str(loc, "verdict");
+    if (verdict) {
+        html_put(b, "<tr><th>alone on its inputs</th><td>");
+        html_escape(b, verdict);
+        if (cJSON_IsObject(loc)) {
+            html_put(b, !strcmp(verdict, "local") ? " (the node owns the error: max_abs "
+                                                  : " (its inputs carry the error: max_abs ");
+            put_value(b, get(loc, "max_abs"));
+            double mm;
+            if (numv(get(loc, "mismatches"), &mm) && mm >= 0 && mm < 9e15)
+                html_printf(b, ", mismatches %.0f", mm);
+            html_put(b, ")");
+        }
+        html_put(b, "</td></tr>\n");
+    }
     html_put(b, "</table>\n");
+    const cJSON *rep = get(root, "instrumented_reproduces");
+    if (cJSON_IsFalse(rep)) {
+        html_put(b, "<p class=\"err\">The instrumented model (every intermediate exposed) does "
+                    "not reproduce the mismatch of the plain model; fallback: ");
+        html_escape(b, str(root, "fallback") ? str(root, "fallback") : "none");
+        html_put(b, "</p>\n");
+    } else if (cJSON_IsTrue(rep)) {
+        html_put(b, "<p>The instrumented model reproduces the mismatch of the plain model.</p>\n");
+    }
 }
 
 static int hist_of(const cJSON *o, double h[12])
@@ -228,7 +263,7 @@ static int hist_of(const cJSON *o, double h[12])
 static void check_doc(onp_buf *b, const cJSON *root)
 {
     causes(b, get(root, "causes"));
-    first_divergent(b, get(root, "first_divergent"));
+    first_divergent(b, root, get(root, "first_divergent"));
     html_put(b, "<h3>Fixtures \xC3\x97 outputs</h3>\n<table class=\"metrics\"><tr><th>fixture</th>"
                 "<th>status</th><th>output</th><th>pass</th><th>dtype</th><th>shape</th>"
                 "<th>max_abs</th><th>max_rel</th><th>mismatches</th><th>count</th>"
@@ -319,7 +354,7 @@ static void bisect_doc(onp_buf *b, const cJSON *root)
         html_put(b, "</p>\n");
     }
     const cJSON *fd = get(root, "first_divergent");
-    first_divergent(b, fd);
+    first_divergent(b, root, fd);
     const cJSON *curve = get(root, "curve");
     size_t n = cJSON_IsArray(curve) ? (size_t)cJSON_GetArraySize(curve) : 0;
     if (n) {
@@ -462,7 +497,7 @@ static void sweep_part(onp_buf *b, const cJSON *sw)
 static void diagnose_doc(onp_buf *b, const cJSON *root)
 {
     causes(b, get(root, "causes"));
-    first_divergent(b, get(root, "first_divergent"));
+    first_divergent(b, root, get(root, "first_divergent"));
     const cJSON *probes = get(root, "probes");
     if (cJSON_IsObject(probes)) {
         html_put(b, "<h3>Probes</h3>\n<table class=\"kv\">\n");

@@ -102,6 +102,13 @@ def test_page_from_every_document(onnxparity, docs, tmp_path):
     assert len(re.findall(r'<polyline [^>]*points="[-0-9., ]+"', curve)) == 1
     assert re.search(r'<line class="mark"', curve)  # the first divergent node marked
     assert "first divergent: " + bis["first_divergent"]["output"] in curve
+    # bisect's own checks: the node alone on eager inputs, and the reproduction
+    loc = bis["first_divergent"]["local"]
+    assert loc["verdict"] == "local"
+    assert (f"local (the node owns the error: max_abs" in page
+            and f"mismatches {loc['mismatches']})" in page)
+    assert bis["instrumented_reproduces"] is True
+    assert "The instrumented model reproduces the mismatch" in page
     assert re.search(r">1e-?\d+</text>", curve)  # decade ticks
     heat = next(body for k, body in svgs if k == "heat")
     dg = json.loads(docs["diagnose"].read_text())
