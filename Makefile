@@ -95,8 +95,24 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # sanitizers.
 test: all test-c test-py asan test-py-asan fuzz-replay
 
-test-c: $(TEST_BIN) $(BIN)
+test-c: $(TEST_BIN) $(BIN) $(BUILD)/tests/cmpsame
 	@bash tests/run_unit.sh $(TEST_BIN)
+	$(BUILD)/tests/cmpsame 100
+	@if command -v valgrind >/dev/null; then valgrind --tool=none -q $(BUILD)/tests/cmpsame 12; \
+	 else echo "cmpsame under valgrind (the AVX2 kernel): SKIPPED, no valgrind"; fi
+
+# The hand-written float32 compare kernels against the portable loop: the
+# whole onp_metrics struct must be bytewise equal (bench/cmpsame.c).  Run
+# natively (the kernel this CPU picks) and under valgrind, which has no
+# AVX-512, so that the AVX2 kernel is checked too.
+CMPSAME_FLAGS := -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc
+$(BUILD)/tests/compare_portable.o: src/compare/compare.c include/onnxparity/compare.h
+	@mkdir -p $(@D)
+	$(CC) $(CMPSAME_FLAGS) -DONP_NO_CLONES -Donp_compare=portable_compare \
+	    -Donp_compare_set_threads=portable_set_threads -Donp_tol_default=portable_tol_default \
+	    -Donp_hist_edges=portable_hist_edges -Donp_compare_topk=portable_compare_topk -c $< -o $@
+$(BUILD)/tests/cmpsame: bench/cmpsame.c $(BUILD)/tests/compare_portable.o $(LIB)
+	$(CC) $(CMPSAME_FLAGS) -o $@ $^ -lm -lpthread
 
 # A custom-operator library whose kernels crash or hang on negative input:
 # what the isolation tests (tests/py/test_isolation.py) load into ORT.
