@@ -39,6 +39,7 @@ typedef struct opts {
     const char *target;
     double rtol, atol;
     int no_search;
+    int once; /* --once: each fixture once per level, no determinism check */
     int diff_graphs;            /* --diff-graphs */
     const char *save_dir;       /* --save-optimized DIR */
     const char *libs[MAX_LIBS]; /* --ort-lib, repeatable */
@@ -85,6 +86,8 @@ static int parse_args(int argc, char **argv, opts *o)
         if (r) continue;
         if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
+        } else if (cli_flag(argv, i, "once")) {
+            o->once = 1;
         } else if (cli_flag(argv, i, "no-search")) {
             o->no_search = 1;
         } else if (cli_flag(argv, i, "diff-graphs")) {
@@ -168,7 +171,10 @@ static cJSON *levels_json(const onp_sweep_result *r, const onp_sweep_level *leve
         cJSON_AddBoolToObject(j, "ran", L->ran);
         if (L->error[0]) cJSON_AddStringToObject(j, "error", L->error);
         cJSON_AddBoolToObject(j, "pass", L->pass);
-        cJSON_AddBoolToObject(j, "deterministic", L->deterministic);
+        if (L->deterministic < 0) /* --once: not checked */
+            cJSON_AddNullToObject(j, "deterministic");
+        else
+            cJSON_AddBoolToObject(j, "deterministic", L->deterministic);
         if (!L->deterministic) {
             cJSON_AddNumberToObject(j, "nondeterministic_fixture", L->nondet_fixture);
             cJSON_AddStringToObject(j, "nondeterministic_output", L->nondet_output);
@@ -348,9 +354,9 @@ static void print_levels(const onp_sweep_result *r, const onp_sweep_level *level
                !L->ran   ? "ERROR"
                : L->pass ? "ok"
                          : "FAIL",
-               !L->ran            ? "-"
-               : L->deterministic ? "yes"
-                                  : "NO");
+               !L->ran || L->deterministic < 0 ? "-"
+               : L->deterministic              ? "yes"
+                                               : "NO");
         for (size_t k = 0; L->ran && k < r->n_outputs; k++) {
             char cell[40];
             snprintf(cell, sizeof cell, "%s %s", report_fmt(L->cells[k].max_abs, buf, sizeof buf),
@@ -433,6 +439,7 @@ int cmd_sweep(int argc, char **argv)
     po.rtol = o.rtol;
     po.atol = o.atol;
     po.find_optimizer = !o.no_search;
+    po.once = o.once;
     po.providers = o.providers;
     po.n_providers = o.n_providers;
     po.diff_graphs = o.diff_graphs;

@@ -90,6 +90,10 @@ typedef struct onp_probe_opts {
      * missing); NULL: temporary files, removed before onp_sweep_run
      * returns. */
     const char *save_optimized_dir;
+    /* Sweep only: run each fixture once per level instead of twice, so no
+     * determinism check (levels report deterministic = -1, "not checked");
+     * for timing against plain checks.  Default 0. */
+    int once;
 } onp_probe_opts;
 
 /* rtol = atol = -1, export_fixture -1, find_optimizer 1, a zeroed session,
@@ -163,7 +167,8 @@ typedef struct onp_sweep_level {
     int ran;            /* the session opened and every fixture ran */
     char error[512];    /* why not, when !ran */
     int pass;           /* every output of every fixture passes */
-    int deterministic;  /* every fixture ran twice gave identical bytes */
+    int deterministic;  /* 1: every fixture ran twice gave identical bytes; 0: one
+                           did not; -1: not checked (onp_probe_opts.once) */
     int nondet_fixture; /* first fixture that did not, -1 */
     char nondet_output[256];
     onp_sweep_cell *cells; /* [n_outputs] */

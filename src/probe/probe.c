@@ -516,14 +516,14 @@ static int sweep_config(onp_ort *ort, const char *model, const onp_fixset *fs,
             so.opt_level = L[l].level;
             er.cells = L[l].cells;
             er.n_cells = n_out;
-            if (eval_config(ort, model, fs, o, &so, 1, &er, e)) return -1;
+            if (eval_config(ort, model, fs, o, &so, !o->once, &er, e)) return -1;
         } else {
             snprintf(er.error, sizeof er.error, "%s", c->unavailable);
         }
         L[l].ran = er.opened;
         snprintf(L[l].error, sizeof L[l].error, "%s", er.error);
         L[l].pass = er.opened && er.pass;
-        L[l].deterministic = er.opened ? er.deterministic : 1;
+        L[l].deterministic = !er.opened ? 1 : o->once ? -1 : er.deterministic;
         L[l].nondet_fixture = er.opened ? er.nondet_fixture : -1;
         snprintf(L[l].nondet_output, sizeof L[l].nondet_output, "%s", er.nondet_output);
         if (!er.opened)

@@ -152,6 +152,18 @@ def test_no_diff_where_parity_holds_by_default(onnxparity, bundle):
     assert doc["sweep"]["optimizer_search"]["graph_diff"] is None
 
 
+def test_once_skips_the_determinism_run_only(onnxparity, bundle):
+    rc2, twice = sweep(onnxparity, bundle, "--no-search")
+    rc1, once = sweep(onnxparity, bundle, "--no-search", "--once")
+    assert rc1 == rc2 == 0
+    a, b = twice["sweep"]["levels"], once["sweep"]["levels"]
+    assert [lv["deterministic"] for lv in a] == [True] * len(a)
+    assert [lv["deterministic"] for lv in b] == [None] * len(b)
+    # the numbers are those of the first run of each fixture: the same
+    assert [(lv["level"], lv["pass"], lv["outputs"]) for lv in a] == \
+        [(lv["level"], lv["pass"], lv["outputs"]) for lv in b]
+
+
 def test_save_optimized_keeps_the_models(onnxparity, bundle, tmp_path):
     onnx = pytest.importorskip("onnx")
     out = tmp_path / "opt"
