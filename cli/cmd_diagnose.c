@@ -505,6 +505,11 @@ int cmd_diagnose(int argc, char **argv)
         rc = cli_report(&e);
         goto out;
     }
+    if (onp_model_check_external(m, &e)) { /* by our rules, before ORT opens a file */
+        onp_model_close(m);
+        rc = cli_report(&e);
+        goto out;
+    }
     char sha[65];
     onp_model_sha256(m, sha);
     onp_lint_opts lo = {has_manifest ? manifest : NULL};

@@ -421,6 +421,11 @@ int cmd_sweep(int argc, char **argv)
         onp_fixset_free(fs);
         return cli_report(&e);
     }
+    if (onp_model_check_external(m, &e)) { /* by our rules, before ORT opens a file */
+        onp_model_close(m);
+        onp_fixset_free(fs);
+        return cli_report(&e);
+    }
     char sha[65];
     onp_model_sha256(m, sha);
     onp_model_close(m);

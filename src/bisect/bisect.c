@@ -1007,6 +1007,8 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
 
     /* the model, upgraded when legacy */
     if (onp_model_open(r->model, &m, e)) goto fail;
+    /* external data by this library's rules before ORT opens any file */
+    if (onp_model_check_external(m, e)) goto fail;
     onp_model_sha256(m, r->sha256);
     r->external = onp_model_has_external(m);
     if (!r->external) {

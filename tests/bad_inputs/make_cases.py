@@ -1133,6 +1133,10 @@ def c_check_ext_unsafe(d):
         h = d / cid / "c.html"
         out.append(case(cid, ["onnxparity", "check", b, "--html", h], 2, r"model\.onnx: .*external_data.*location",
                         absent=[h], needs_ort=True))
+        # the other commands that hand the model to ONNX Runtime check it the same way
+        for cmd in ("bisect", "sweep", "diagnose"):
+            out.append(case(f"{cid}_{cmd}", ["onnxparity", cmd, b], 2,
+                            r"model\.onnx: .*external_data.*location", needs_ort=True))
     return out
 
 
