@@ -63,7 +63,6 @@ typedef struct opts {
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
 
-
 static int parse_tol(const char *cmd, const char *v, tol_override *t)
 {
     const char *eq = strrchr(v, '=');
@@ -168,7 +167,6 @@ static onp_tol tol_for(void *ctx, const char *name, int32_t dtype)
     return t;
 }
 
-
 static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 {
     onp_shape_str(rank, dims, buf, n);
@@ -183,7 +181,8 @@ static size_t count_runtime(const meas_fixture *res, size_t n)
 }
 
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const meas_fixture *res, size_t n, int failed, int lint_errors)
+                       onp_session *s, const meas_fixture *res, size_t n, int failed,
+                       int lint_errors)
 {
     const onp_session_desc *d = onp_session_describe(s);
     printf("model    %s (sha256 %.12s)\n", model, sha);
@@ -252,7 +251,9 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
     cJSON_AddStringToObject(root, "verdict",
-                            count_runtime(res, n) ? "error" : failed ? "fail" : "pass");
+                            count_runtime(res, n) ? "error"
+                            : failed              ? "fail"
+                                                  : "pass");
     cJSON_AddStringToObject(root, "model", model);
     report_environment(root, ort, d->provider, d->opt_level, d->intra_threads, d->inter_threads,
                        sha, o->ort.so.config, o->ort.so.n_config);
@@ -500,8 +501,7 @@ static int write_junit(const opts *o, const meas_fixture *res, size_t n, const o
     for (size_t i = 0; i < n; i++) {
         const meas_fixture *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
-        if (r->status == 2 && !r->n_out)
-            junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
+        if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
             const meas_out *x = &r->outs[k];
             char msg[1536], txt[2048] = "";

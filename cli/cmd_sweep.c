@@ -39,7 +39,7 @@ typedef struct opts {
     const char *target;
     double rtol, atol;
     int no_search;
-    int once; /* --once: each fixture once per level, no determinism check */
+    int once;                   /* --once: each fixture once per level, no determinism check */
     int diff_graphs;            /* --diff-graphs */
     const char *save_dir;       /* --save-optimized DIR */
     const char *libs[MAX_LIBS]; /* --ort-lib, repeatable */

@@ -184,10 +184,14 @@ static int parse_size(const char *s, size_t *out)
     if (end == s || errno || !(v > 0)) return -1;
     double mul = 1;
     switch (*end) {
-    case 'k': case 'K': mul = 1024.0, end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024, end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
+    case 'k':
+    case 'K': mul = 1024.0, end++; break;
+    case 'm':
+    case 'M': mul = 1024.0 * 1024, end++; break;
+    case 'g':
+    case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
+    case 't':
+    case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
     default: break;
     }
     if (mul > 1 && *end == 'i') end++;

@@ -118,7 +118,8 @@ int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_m
     if (urc) return cli_report(&e);
     if (o->so.timeout_ms && !o->so.isolate) {
         onp_buf_free(&up);
-        return cli_usage_error("onnxparity", "--timeout needs the worker process: drop --no-isolate");
+        return cli_usage_error("onnxparity",
+                               "--timeout needs the worker process: drop --no-isolate");
     }
     int rc = onp_ort_open(o->lib, ort, &e);
     if (!rc)

@@ -73,7 +73,8 @@
  *
  * Threads: onp_session_run() may be called from several threads at once on
  * one session (ORT's Run is thread-safe; onnxparity keeps no per-run state in
- * the session; an isolated session serializes the calls to its worker).  Opening and closing handles must not race with their use.
+ * the session; an isolated session serializes the calls to its worker).  Opening and closing
+ * handles must not race with their use.
  */
 #ifndef ONNXPARITY_ORT_H
 #define ONNXPARITY_ORT_H

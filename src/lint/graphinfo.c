@@ -128,8 +128,7 @@ static int constant_node(lint_ctx *c, const onp_node *n, int64_t max_count, onp_
             if (!usable(at->t, max_count)) return 0;
             return onp_model_tensor(c->m, at->t, out, &e) == 0 ? 1 : not_const(c, &e);
         }
-        if (!strcmp(at->name, "value_int"))
-            return small_vector(c, out, ONP_INT64, 1, &at->i, 0, 1);
+        if (!strcmp(at->name, "value_int")) return small_vector(c, out, ONP_INT64, 1, &at->i, 0, 1);
         if (!strcmp(at->name, "value_float"))
             return small_vector(c, out, ONP_FLOAT, 1, &at->f, 0, 1);
         if (!strcmp(at->name, "value_ints"))

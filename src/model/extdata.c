@@ -116,9 +116,9 @@ static onp_map *ext_map(onp_model *m, const onp_tensor_view *v, onp_error *e)
     int fd;
     if (open_nofollow(m->dir, v->external.location, &fd)) {
         int err = errno;
-        onp_errcode code = err == ENOMEM                     ? ONP_ERR_NOMEM
-                            : err == ELOOP || err == ENOTDIR ? ONP_ERR_INPUT
-                                                             : ONP_ERR_IO;
+        onp_errcode code = err == ENOMEM                    ? ONP_ERR_NOMEM
+                           : err == ELOOP || err == ENOTDIR ? ONP_ERR_INPUT
+                                                            : ONP_ERR_IO;
         char why[160];
         if (err == ELOOP)
             snprintf(why, sizeof why, "is or passes through a symbolic link");

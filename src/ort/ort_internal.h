@@ -21,12 +21,12 @@
 #include "util/arena.h"
 
 struct onp_ort {
-    atomic_int refs;        /* the opener's + one per open session */
-    void *dl;               /* dlopen handle (never dlclose'd) */
-    const OrtApi *api;      /* the table for api_version */
-    uint32_t api_version;   /* ONP_ORT_MIN_API .. ORT_API_VERSION */
-    OrtEnv *env;            /* one reference on ORT's process-wide env; made on first
-                               need (onp_ort_env_ready), under env_mu */
+    atomic_int refs;      /* the opener's + one per open session */
+    void *dl;             /* dlopen handle (never dlclose'd) */
+    const OrtApi *api;    /* the table for api_version */
+    uint32_t api_version; /* ONP_ORT_MIN_API .. ORT_API_VERSION */
+    OrtEnv *env;          /* one reference on ORT's process-wide env; made on first
+                             need (onp_ort_env_ready), under env_mu */
     pthread_mutex_t env_mu;
     OrtAllocator *alloc;    /* ORT's default CPU allocator; not owned */
     OrtMemoryInfo *cpu_mem; /* describes caller-owned CPU buffers; owned */
@@ -43,9 +43,9 @@ struct onp_session {
     onp_arena arena;       /* names, dims, notes */
     onp_session_desc desc; /* strings in arena */
     size_t n_in, n_out, n_init;
-    onp_ort_io *in;   /* [n_in], in arena */
-    onp_ort_io *out;  /* [n_out], in arena */
-    onp_ort_io *init; /* [n_init] overridable initializers, in arena */
+    onp_ort_io *in;            /* [n_in], in arena */
+    onp_ort_io *out;           /* [n_out], in arena */
+    onp_ort_io *init;          /* [n_init] overridable initializers, in arena */
     struct onp_worker *worker; /* non-NULL: the OrtSession lives in a worker process
                                   (ort_worker.c) and `sess` is NULL; owned */
 };
@@ -68,9 +68,8 @@ int onp_session_open_local(onp_ort *ort, const char *path, const void *bytes, si
  * contract as onp_session_open_local.  The worker keeps private copies of
  * the model bytes (or path) and the options, to start again after a crash.
  * (ort_worker.c) */
-int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
-                    const char *label, const onp_session_opts *o, onp_session **out,
-                    onp_error *e);
+int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n, const char *label,
+                    const onp_session_opts *o, onp_session **out, onp_error *e);
 
 /* onp_session_run for a session with a worker, after onp_session_run's
  * own checks of its arguments (outputs zeroed, n_outputs already the count

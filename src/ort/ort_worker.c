@@ -53,14 +53,14 @@ enum { MSG_RUN = 0x4e55522e /* ".RUN" */ };
 typedef struct onp_worker onp_worker;
 
 struct onp_worker {
-    pid_t pid;  /* the running worker, or 0 */
-    int fd;     /* the parent's end of the socket, or -1 */
+    pid_t pid; /* the running worker, or 0 */
+    int fd;    /* the parent's end of the socket, or -1 */
     onp_ort *ort;
     pthread_mutex_t mu; /* one call at a time */
     /* What the worker opens, owned copies (the caller's are only valid
      * during onp_session_open*): */
-    char *path;          /* model path, or NULL */
-    uint8_t *bytes;      /* model bytes when path is NULL: [n] */
+    char *path;     /* model path, or NULL */
+    uint8_t *bytes; /* model bytes when path is NULL: [n] */
     size_t n;
     char *label;
     onp_session_opts opts; /* isolate = 0; strings and arrays in `arena` */
@@ -368,8 +368,8 @@ static int serve_run(chan *c, onp_session *s)
         if (!out) r = CH_BAD;
     }
     if (!r) {
-        int rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
-                                 names ? n_out : 0, out, &e);
+        int rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names, names ? n_out : 0,
+                                 out, &e);
         int32_t st = rc;
         uint64_t n = n_out;
         r = put_log(c);
@@ -647,9 +647,8 @@ void onp_worker_free(onp_worker *w)
     free(w);
 }
 
-int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
-                    const char *label, const onp_session_opts *o, onp_session **out,
-                    onp_error *e)
+int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n, const char *label,
+                    const onp_session_opts *o, onp_session **out, onp_error *e)
 {
     *out = NULL;
     onp_worker *w = calloc(1, sizeof *w);

@@ -54,7 +54,8 @@ static double f64_from_f32_bits(float f)
 {
     uint32_t u = f32_bits(f);
     if ((u & 0x7f800000u) != 0x7f800000u || !(u & 0x7fffffu)) return (double)f;
-    uint64_t b = (uint64_t)(u >> 31) << 63 | 0x7ff0000000000000ull | (uint64_t)(u & 0x7fffffu) << 29;
+    uint64_t b =
+        (uint64_t)(u >> 31) << 63 | 0x7ff0000000000000ull | (uint64_t)(u & 0x7fffffu) << 29;
     double d;
     memcpy(&d, &b, 8);
     return d;
