@@ -73,7 +73,7 @@ $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 # One binary per unit-test file; each prints "N passed, N failed".
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h tests/unit/pbenc.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 

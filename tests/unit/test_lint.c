@@ -24,6 +24,7 @@
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "pb/wire.h"
+#include "pbenc.h"
 #include "testhelp.h"
 
 // --- field numbers (onnx.proto) --------------------------------------------------
@@ -35,28 +36,6 @@ enum { A_NAME = 1, A_F = 2, A_I = 3, A_S = 4, A_T = 5, A_G = 6, A_INTS = 8, A_TY
 enum { T_DIMS = 1, T_DTYPE = 2, T_NAME = 8, T_RAW = 9 };
 
 // --- a tiny model builder -------------------------------------------------------
-
-static void put_str(onp_buf *b, uint32_t num, const char *s)
-{
-    onp_pb_put_len(b, num, s, strlen(s));
-}
-
-static void put_msg(onp_buf *b, uint32_t num, onp_buf *m)
-{
-    onp_pb_put_len(b, num, m->p, m->n);
-    onp_buf_free(m);
-}
-
-/* A TensorProto with raw_data. */
-static void tensor_raw(onp_buf *t, const char *name, int32_t dt, int rank, const int64_t *dims,
-                       const void *raw, size_t n)
-{
-    onp_buf_init(t, 0);
-    for (int i = 0; i < rank; i++) onp_pb_put_uint(t, T_DIMS, (uint64_t)dims[i]);
-    onp_pb_put_uint(t, T_DTYPE, (uint64_t)dt);
-    if (name) put_str(t, T_NAME, name);
-    onp_pb_put_len(t, T_RAW, raw, n);
-}
 
 /* ValueInfoProto of a tensor.  dims: "3" dim_value, "N" dim_param; rank
  * -1: no shape; elem -1: no type at all. */

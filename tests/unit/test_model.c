@@ -29,6 +29,7 @@
 
 #include "onnxparity/model.h"
 #include "pb/wire.h"
+#include "pbenc.h"
 #include "testhelp.h"
 
 // --- field numbers (onnx.proto) --------------------------------------------------
@@ -138,58 +139,6 @@ static int span_is(const onp_span *s, const onp_buf *b)
 }
 
 // --- a tiny ONNX encoder --------------------------------------------------------
-
-static void put_str(onp_buf *b, uint32_t num, const char *s)
-{
-    onp_pb_put_len(b, num, s, strlen(s));
-}
-
-/* Field `num` holding message m; m is freed. */
-static void put_msg(onp_buf *b, uint32_t num, onp_buf *m)
-{
-    onp_pb_put_len(b, num, m->p, m->n);
-    onp_buf_free(m);
-}
-
-/* Same, keeping m (for byte comparisons later). */
-static void put_copy(onp_buf *b, uint32_t num, const onp_buf *m)
-{
-    onp_pb_put_len(b, num, m->p, m->n);
-}
-
-static void put_f32(onp_buf *b, uint32_t num, float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-    onp_pb_put_tag(b, num, ONP_WT_I32);
-    onp_buf_append(b, le, 4);
-}
-
-static void put_packed_f32(onp_buf *b, uint32_t num, const float *v, size_t n)
-{
-    onp_pb_put_header(b, num, 4 * n);
-    onp_buf_append(b, v, 4 * n); /* little-endian host */
-}
-
-static void put_packed_varints(onp_buf *b, uint32_t num, const int64_t *v, size_t n)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) len += onp_pb_varint_size((uint64_t)v[i]);
-    onp_pb_put_header(b, num, len);
-    for (size_t i = 0; i < n; i++) onp_pb_put_varint(b, (uint64_t)v[i]);
-}
-
-/* A TensorProto with raw_data. */
-static void tensor_raw(onp_buf *t, const char *name, int32_t dt, int rank, const int64_t *dims,
-                       const void *raw, size_t n)
-{
-    onp_buf_init(t, 0);
-    for (int i = 0; i < rank; i++) onp_pb_put_uint(t, T_DIMS, (uint64_t)dims[i]);
-    onp_pb_put_uint(t, T_DTYPE, (uint64_t)dt);
-    if (name) put_str(t, T_NAME, name);
-    onp_pb_put_len(t, T_RAW, raw, n);
-}
 
 static void ext_entry(onp_buf *t, const char *key, const char *value)
 {
@@ -419,13 +368,13 @@ static void big_node(onp_buf *n)
     put_msg(n, N_ATTR, &a);
     attr_begin(&a, "a_ints_packed", ONP_ATTR_INTS);
     int64_t ip[3] = {1, -1, INT64_MAX};
-    put_packed_varints(&a, A_INTS, ip, 3);
+    put_packed_i64(&a, A_INTS, ip, 3);
     put_msg(n, N_ATTR, &a);
     attr_begin(&a, "a_ints_unpacked", ONP_ATTR_INTS);
     onp_pb_put_uint(&a, A_INTS, 10);
     onp_pb_put_uint(&a, A_INTS, 20);
     int64_t thirty[1] = {30};
-    put_packed_varints(&a, A_INTS, thirty, 1);
+    put_packed_i64(&a, A_INTS, thirty, 1);
     put_msg(n, N_ATTR, &a);
     attr_begin(&a, "a_strings", ONP_ATTR_STRINGS);
     put_str(&a, A_STRINGS, "a");
@@ -500,7 +449,7 @@ static void build_full(full_model *fm)
     onp_pb_put_uint(&t, T_DTYPE, ONP_INT64);
     put_str(&t, T_NAME, "K");
     int64_t kv[2] = {-3, (int64_t)1 << 40};
-    put_packed_varints(&t, T_INT64, kv, 2);
+    put_packed_i64(&t, T_INT64, kv, 2);
     put_msg(&g, G_INIT, &t);
     onp_buf_init(&t, 0); /* strings */
     onp_pb_put_uint(&t, T_DIMS, 2);

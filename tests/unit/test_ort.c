@@ -20,6 +20,7 @@
 #include "onnxparity/buf.h"
 #include "onnxparity/ort.h"
 #include "onnxparity/tensor.h"
+#include "pbenc.h"
 #include "testhelp.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data/"
@@ -102,43 +103,6 @@ static void release_all(onp_tensor *t, size_t n)
 
 // --- hand-encoded models ------------------------------------------------------
 
-/* Protobuf wire encoding, just enough for a ModelProto. */
-static void pb_varint(onp_buf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    onp_buf_append(b, tmp, n);
-}
-
-static void pb_int(onp_buf *b, int field, int64_t v)
-{
-    pb_varint(b, (uint64_t)field << 3);
-    pb_varint(b, (uint64_t)v);
-}
-
-static void pb_bytes(onp_buf *b, int field, const void *p, size_t n)
-{
-    pb_varint(b, (uint64_t)field << 3 | 2);
-    pb_varint(b, n);
-    onp_buf_append(b, p, n);
-}
-
-static void pb_str(onp_buf *b, int field, const char *s)
-{
-    pb_bytes(b, field, s, strlen(s));
-}
-
-/* Append sub as a length-delimited field and free it. */
-static void pb_msg(onp_buf *b, int field, onp_buf *sub)
-{
-    pb_bytes(b, field, sub->p, sub->n);
-    onp_buf_free(sub);
-}
-
 /* ValueInfoProto: name, and (when elem > 0) a tensor type whose dims are
  * dims[d] >= 0 or, for -1, the symbolic name params[d]; rank -1 leaves the
  * shape out altogether. */
@@ -146,25 +110,25 @@ static void enc_value_info(onp_buf *b, int field, const char *name, int elem, in
                            const int64_t *dims, const char *const *params)
 {
     onp_buf vi = {0}, type = {0}, tensor = {0}, shape = {0};
-    pb_str(&vi, 1, name);
+    put_str(&vi, 1, name);
     if (elem > 0) {
         for (int d = 0; d < rank; d++) {
             onp_buf dim = {0};
             if (dims[d] >= 0)
-                pb_int(&dim, 1, dims[d]);
+                onp_pb_put_uint(&dim, 1, dims[d]);
             else
-                pb_str(&dim, 2, params[d]);
-            pb_msg(&shape, 1, &dim);
+                put_str(&dim, 2, params[d]);
+            put_msg(&shape, 1, &dim);
         }
-        pb_int(&tensor, 1, elem);
-        if (rank >= 0) pb_msg(&tensor, 2, &shape);
-        pb_msg(&type, 1, &tensor);
-        pb_msg(&vi, 2, &type);
+        onp_pb_put_uint(&tensor, 1, elem);
+        if (rank >= 0) put_msg(&tensor, 2, &shape);
+        put_msg(&type, 1, &tensor);
+        put_msg(&vi, 2, &type);
     }
     onp_buf_free(&shape);
     onp_buf_free(&tensor);
     onp_buf_free(&type);
-    pb_msg(b, field, &vi);
+    put_msg(b, field, &vi);
 }
 
 typedef struct model_spec {
@@ -183,21 +147,21 @@ typedef struct model_spec {
 static void build_model(onp_buf *out, const model_spec *m)
 {
     onp_buf graph = {0}, node = {0}, opset = {0};
-    pb_str(&node, 1, "x");
-    if (m->initializer == 2) pb_str(&node, 1, "w");
-    pb_str(&node, 2, "y");
-    pb_str(&node, 3, "the_node");
-    pb_str(&node, 4, m->op);
-    pb_msg(&graph, 1, &node);
-    pb_str(&graph, 2, "handmade");
+    put_str(&node, 1, "x");
+    if (m->initializer == 2) put_str(&node, 1, "w");
+    put_str(&node, 2, "y");
+    put_str(&node, 3, "the_node");
+    put_str(&node, 4, m->op);
+    put_msg(&graph, 1, &node);
+    put_str(&graph, 2, "handmade");
     if (m->initializer) {
         onp_buf init = {0};
         float w[2] = {1.0f, 2.0f};
-        pb_int(&init, 1, 2);
-        pb_int(&init, 2, ONP_FLOAT);
-        pb_str(&init, 8, "w");
-        pb_bytes(&init, 9, w, sizeof w);
-        pb_msg(&graph, 5, &init);
+        onp_pb_put_uint(&init, 1, 2);
+        onp_pb_put_uint(&init, 2, ONP_FLOAT);
+        put_str(&init, 8, "w");
+        onp_pb_put_len(&init, 9, w, sizeof w);
+        put_msg(&graph, 5, &init);
     }
     enc_value_info(&graph, 11, "x", m->elem, m->rank, m->dims, m->params);
     if (m->initializer == 2) {
@@ -206,12 +170,12 @@ static void build_model(onp_buf *out, const model_spec *m)
     }
     enc_value_info(&graph, 12, "y", m->output_typed ? m->elem : 0, m->rank, m->dims, m->params);
     memset(out, 0, sizeof *out);
-    pb_int(out, 1, 8);
-    pb_str(out, 2, "test_ort.c");
-    pb_msg(out, 7, &graph);
-    pb_str(&opset, 1, "");
-    pb_int(&opset, 2, 13);
-    pb_msg(out, 8, &opset);
+    onp_pb_put_uint(out, 1, 8);
+    put_str(out, 2, "test_ort.c");
+    put_msg(out, 7, &graph);
+    put_str(&opset, 1, "");
+    onp_pb_put_uint(&opset, 2, 13);
+    put_msg(out, 8, &opset);
 }
 
 /* Read a whole file into a malloc'd buffer. */

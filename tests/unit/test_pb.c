@@ -27,6 +27,7 @@
 
 #include "onnxparity/tfile.h"
 #include "pb/wire.h"
+#include "pbenc.h"
 #include "testhelp.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -233,21 +234,6 @@ static void put_dims(onp_buf *b, int rank, const int64_t *dims)
     for (int i = 0; i < rank; i++) onp_pb_put_uint(b, F_DIMS, (uint64_t)dims[i]);
 }
 
-static void put_fixed32(onp_buf *b, uint32_t num, uint32_t v)
-{
-    uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    onp_pb_put_tag(b, num, ONP_WT_I32);
-    onp_buf_append(b, le, 4);
-}
-
-static void put_fixed64(onp_buf *b, uint32_t num, uint64_t v)
-{
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++) le[i] = (uint8_t)(v >> (8 * i));
-    onp_pb_put_tag(b, num, ONP_WT_I64);
-    onp_buf_append(b, le, 8);
-}
-
 static uint32_t fbits(float f)
 {
     uint32_t u;
@@ -260,24 +246,6 @@ static uint64_t dbits(double d)
     uint64_t u;
     memcpy(&u, &d, 8);
     return u;
-}
-
-static void put_packed_f32(onp_buf *b, uint32_t num, const float *v, size_t n)
-{
-    onp_pb_put_header(b, num, 4 * n);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = fbits(v[i]);
-        uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-        onp_buf_append(b, le, 4);
-    }
-}
-
-static void put_packed_varints(onp_buf *b, uint32_t num, const uint64_t *v, size_t n)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) len += onp_pb_varint_size(v[i]);
-    onp_pb_put_header(b, num, len);
-    for (size_t i = 0; i < n; i++) onp_pb_put_varint(b, v[i]);
 }
 
 /* Start a tensor: dims then data_type. */
@@ -431,7 +399,7 @@ static void test_typed_float_forms(void)
     /* split: packed {1,2}, a name, unpacked 3, packed {4}, dims packed */
     onp_buf_init(&b, 0);
     uint64_t dv[2] = {2, 2};
-    put_packed_varints(&b, F_DIMS, dv, 2);
+    put_packed_u64(&b, F_DIMS, dv, 2);
     onp_pb_put_uint(&b, F_DATA_TYPE, ONP_FLOAT);
     float a12[2] = {1, 2}, a4[1] = {4};
     put_packed_f32(&b, F_FLOAT, a12, 2);
@@ -496,7 +464,7 @@ static void test_typed_integers(void)
     /* int64: packed {-5, 0}, unpacked INT64_MIN, INT64_MAX */
     begin(&b, ONP_INT64, 1, d4);
     uint64_t v2[2] = {(uint64_t)-5, 0};
-    put_packed_varints(&b, F_INT64, v2, 2);
+    put_packed_u64(&b, F_INT64, v2, 2);
     onp_pb_put_uint(&b, F_INT64, (uint64_t)INT64_MIN);
     onp_pb_put_uint(&b, F_INT64, (uint64_t)INT64_MAX);
     CHECK(decode_buf(&b, 0, &t, &e) == 0);
@@ -508,7 +476,7 @@ static void test_typed_integers(void)
     begin(&b, ONP_INT32, 1, d3);
     onp_pb_put_uint(&b, F_INT32, (uint64_t)(int64_t)-1);
     uint64_t v32[2] = {(uint64_t)(int64_t)INT32_MIN, (uint64_t)INT32_MAX};
-    put_packed_varints(&b, F_INT32, v32, 2);
+    put_packed_u64(&b, F_INT32, v32, 2);
     CHECK(decode_buf(&b, 0, &t, &e) == 0);
     int32_t *i32 = t.data;
     CHECK(i32[0] == -1 && i32[1] == INT32_MIN && i32[2] == INT32_MAX);
@@ -530,7 +498,7 @@ static void test_typed_integers(void)
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         begin(&b, small[i].dt, 1, d2);
         uint64_t v[2] = {(uint64_t)small[i].in[0], (uint64_t)small[i].in[1]};
-        put_packed_varints(&b, F_INT32, v, 2);
+        put_packed_u64(&b, F_INT32, v, 2);
         int rc = decode_buf(&b, 0, &t, &e);
         CHECKF(rc == 0, "dtype %d: %s", small[i].dt, e.msg);
         if (!rc) {
@@ -550,7 +518,7 @@ static void test_typed_integers(void)
     onp_buf_free(&b);
     begin(&b, ONP_UINT64, 1, d2);
     uint64_t vu[2] = {UINT64_MAX, (uint64_t)1 << 63};
-    put_packed_varints(&b, F_UINT64, vu, 2);
+    put_packed_u64(&b, F_UINT64, vu, 2);
     CHECK(decode_buf(&b, 0, &t, &e) == 0);
     CHECK(((uint64_t *)t.data)[0] == UINT64_MAX && ((uint64_t *)t.data)[1] == (uint64_t)1 << 63);
     onp_tensor_release(&t);
@@ -582,7 +550,7 @@ static void test_half_in_int32_data(void)
         /* one int32 per element, holding the bit pattern */
         begin(&b, dts[k], 1, d3);
         uint64_t v[3] = {0x3c00, 0xc000, 0x7bff};
-        put_packed_varints(&b, F_INT32, v, 1);
+        put_packed_u64(&b, F_INT32, v, 1);
         onp_pb_put_uint(&b, F_INT32, v[1]);
         onp_pb_put_uint(&b, F_INT32, v[2]);
         CHECK(decode_buf(&b, 0, &t, &e) == 0);
@@ -597,7 +565,7 @@ static void test_half_in_int32_data(void)
             begin(&b, dts[k], 1, dd[j]);
             size_t at = b.n;
             uint64_t w[6] = {1, 2, 3, 4, 5, 6};
-            put_packed_varints(&b, F_INT32, w, ns[j]);
+            put_packed_u64(&b, F_INT32, w, ns[j]);
             expect_error(&b, ONP_ERR_FORMAT, "TensorProto.int32_data", (int64_t)at,
                          "16-bit floats counted per element");
             onp_buf_free(&b);
