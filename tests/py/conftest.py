@@ -4,11 +4,17 @@ skip and say why; `make test` installs everything, so in CI nothing skips."""
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = pathlib.Path("/usr/share/libonnx-testdata/data")
+
+# the capture package, for the tests that import it (PYTHONPATH=python, as
+# `make test` sets it, is the documented way; this covers a bare pytest run)
+if str(ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(ROOT / "python"))
 
 
 def _bin():

@@ -9,7 +9,6 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      /usr/bin/python3 -m pytest -q tests/py/test_bisect.py
 """
 import json
-import pathlib
 import sys
 
 import pytest
@@ -19,9 +18,7 @@ from conftest import run
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-if str(ROOT / "python") not in sys.path:  # PYTHONPATH=python is the documented way
-    sys.path.insert(0, str(ROOT / "python"))
+from conftest import ROOT  # noqa: E402  (conftest also puts python/ on sys.path)
 
 import onnxparity  # noqa: E402  (the package; the binary is the `binary` fixture)
 

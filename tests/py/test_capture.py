@@ -6,7 +6,6 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
 """
 import json
 import pathlib
-import sys
 import warnings
 
 import pytest
@@ -15,9 +14,6 @@ torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 pytest.importorskip("onnx")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-if str(ROOT / "python") not in sys.path:  # PYTHONPATH=python is the documented way
-    sys.path.insert(0, str(ROOT / "python"))
 
 import onnxparity  # noqa: E402
 from onnxparity import (CaptureError, FixtureError, ForwardError, OutputError,  # noqa: E402

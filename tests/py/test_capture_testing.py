@@ -2,7 +2,6 @@
 import json
 import pathlib
 import shutil
-import sys
 
 import pytest
 
@@ -10,9 +9,6 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from onnx import numpy_helper  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-if str(ROOT / "python") not in sys.path:
-    sys.path.insert(0, str(ROOT / "python"))
 
 import onnxparity  # noqa: E402
 from onnxparity import testing  # noqa: E402

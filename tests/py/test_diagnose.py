@@ -6,17 +6,12 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      /usr/bin/python3 -m pytest -q tests/py/test_diagnose.py
 """
 import json
-import pathlib
-import sys
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-if str(ROOT / "python") not in sys.path:  # PYTHONPATH=python is the documented way
-    sys.path.insert(0, str(ROOT / "python"))
 
 from onnxparity import capture  # noqa: E402
 from conftest import run  # noqa: E402
