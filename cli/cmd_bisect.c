@@ -19,6 +19,8 @@
  * 3 unreadable files; 4 ONNX Runtime cannot load or run the model.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h> /* first: it defines __GLIBC__ */
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -52,8 +54,10 @@ typedef struct opts {
 static int parse_bytes(const char *cmd, const char *s, unsigned long long *out)
 {
     char *end;
+    if (!isdigit((unsigned char)s[0])) goto bad; /* strtoull would take " -1" */
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10), mul = 1;
-    if (end == s || s[0] == '-') goto bad;
+    if (end == s || errno == ERANGE) goto bad;
     static const char units[] = "KMGT"; /* binary: K = 2^10, ... */
     int up = *end & ~0x20;              /* upper case; 0 for NUL and ' ' */
     const char *u = up ? strchr(units, up) : NULL;
@@ -515,7 +519,7 @@ int cmd_bisect(int argc, char **argv)
     bo.reference = (onp_bisect_ref)o.reference;
     bo.chunk = (size_t)o.chunk;
     bo.max_exposed_bytes = o.max_exposed;
-    onp_bisect_result *r;
+    onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");
     if (onp_bisect_run(ort, o.target, &bo, &r, &e)) {

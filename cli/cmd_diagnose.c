@@ -214,7 +214,7 @@ static void bisect_checks(const facts *F, dcause *cs)
             if (cs[c].present && cs[c].rank <= 1)
                 add_cause(cs, (onp_cause)c, cs[c].rank, NULL, NULL,
                           "bisect: bisected at opt-level disable: %s", b->fallback_note);
-    if (!L->ran) return;
+    if (!L->ran || !p->node[0]) return; /* an unnamed node matches no cause's node */
     /* the causes that name this node by their own evidence */
     for (int c = 0; c < ONP_CAUSE_COUNT; c++) {
         if (!cs[c].present || strcmp(cs[c].node, p->node)) continue;

@@ -844,16 +844,26 @@ static const char *sdup(onp_arena *a, const char *s)
 
 /* 1 when `name` is computed from initializers and Constant nodes only
  * (looked up to `depth` producers back). */
-static int is_constant(const onp_graph *g, const char *name, int depth)
+/* *budget bounds the nodes visited: a diamond-shaped chain (Add(c, c)
+ * repeated) would otherwise cost 2^depth calls.  Out of budget means "not
+ * known constant", the conservative answer. */
+static int is_constant_b(const onp_graph *g, const char *name, int depth, long *budget)
 {
     if (!name[0] || onp_graph_initializer(g, name)) return 1;
+    if (--*budget < 0) return 0;
     const onp_node *nd = onp_graph_producer(g, name, NULL);
     if (!nd || depth <= 0) return 0;
     if (!strcmp(nd->op_type, "Constant") && !nd->domain[0]) return 1;
     if (!nd->n_inputs || strncmp(nd->op_type, "Random", 6) == 0) return 0;
     for (size_t k = 0; k < nd->n_inputs; k++)
-        if (!is_constant(g, nd->inputs[k], depth - 1)) return 0;
+        if (!is_constant_b(g, nd->inputs[k], depth - 1, budget)) return 0;
     return 1;
+}
+
+static int is_constant(const onp_graph *g, const char *name, int depth)
+{
+    long budget = 4096;
+    return is_constant_b(g, name, depth, &budget);
 }
 
 /* Describe each input of the first divergent node. */
@@ -979,7 +989,10 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     }
     for (size_t i = 0; i < td.n; i++) {
         if (o->fixture >= 0 && td.sets[i].index != o->fixture) continue;
-        if (read_index(a, &td.sets[i], &refs[n_refs], &u, e)) goto fail;
+        if (read_index(a, &td.sets[i], &refs[n_refs], &u, e)) {
+            onp_strmap_free(&refs[n_refs].map); /* partly filled */
+            goto fail;
+        }
         n_refs++;
     }
     if (!n_refs) {
@@ -1160,6 +1173,7 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
                    onp_bisect_result **out, onp_error *e)
 {
     onp_bisect_result *r;
+    *out = NULL;
     if (bisect_once(ort, target, o, 0, &r, e)) return -1;
     *out = r;
     const onp_bisect_verify *v = &r->verify;

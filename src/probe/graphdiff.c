@@ -9,6 +9,7 @@
  * names of what it does not touch, so an untouched node matches and a fused
  * one does not.  Never prints; needs no ONNX Runtime.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,9 +147,13 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
             if (x != y) up[x] = y;
         }
     }
-    /* number the groups in the new graph's order */
-    for (size_t g = 0; g < d->n_added; g++)
-        if (root_of(up, g) == g) d->added[g].group = d->n_groups++;
+    /* number the groups in the new graph's order: a group's number is given
+     * at its first member (a union-find root need not be its first member) */
+    for (size_t g = 0; g < d->n_added; g++) d->added[g].group = SIZE_MAX;
+    for (size_t g = 0; g < d->n_added; g++) {
+        size_t root = root_of(up, g);
+        if (d->added[root].group == SIZE_MAX) d->added[root].group = d->n_groups++;
+    }
     for (size_t g = 0; g < d->n_added; g++) d->added[g].group = d->added[root_of(up, g)].group;
     /* each group: walk back from its outputs through removed producers of
      * A, stopping at the group's own inputs */
