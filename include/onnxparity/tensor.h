@@ -67,6 +67,10 @@ int onp_tensor_alloc_strings(onp_tensor *t, int rank, const int64_t *dims, const
 void onp_tensor_set_memory_cap(size_t bytes);
 size_t onp_tensor_memory_cap(void);
 size_t onp_tensor_memory_in_use(void); /* live bytes counted against the cap */
+/* For a forked child that will never release its parent's tensors (ONNX
+ * Runtime's worker process): count from zero.  Releasing a tensor made
+ * before the call would then undercount. */
+void onp_tensor_memory_forget(void);
 
 /* Writable pointer to string i of a tensor made by onp_tensor_alloc_strings. */
 uint8_t *onp_tensor_string_at(onp_tensor *t, int64_t i);

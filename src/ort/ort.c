@@ -71,6 +71,24 @@ static void ORT_API_CALL log_fn(void *param, OrtLoggingLevel severity, const cha
     pthread_mutex_unlock(&log_mu);
 }
 
+/* A fork while another thread holds log_mu would leave the child's copy
+ * locked forever (and the worker takes it first thing): hold it across
+ * every fork, release it on both sides. */
+static void log_fork_prepare(void)
+{
+    pthread_mutex_lock(&log_mu);
+}
+
+static void log_fork_done(void)
+{
+    pthread_mutex_unlock(&log_mu);
+}
+
+static void log_atfork_once(void)
+{
+    pthread_atfork(log_fork_prepare, log_fork_done, log_fork_done);
+}
+
 size_t onp_ort_log_take(char *buf, size_t n)
 {
     pthread_mutex_lock(&log_mu);
@@ -322,6 +340,8 @@ static int read_providers(onp_ort *ort, onp_error *e)
 
 int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_error *e)
 {
+    static pthread_once_t atfork = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork, log_atfork_once);
     *out = NULL;
     if (max_api == 0 || max_api > ORT_API_VERSION) max_api = ORT_API_VERSION;
     if (max_api < ONP_ORT_MIN_API)

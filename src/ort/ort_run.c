@@ -279,10 +279,9 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     for (size_t i = 0; i < n_out; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     if (n_inputs && !inputs)
         return onp_error_set(e, ONP_ERR_USAGE, file, NULL, -1, "inputs are NULL");
-    if (s->worker) return onp_worker_run(s, inputs, n_inputs, output_names, n_out, outputs, e);
 
     const onp_ort *ort = s->ort;
-    const OrtApi *api = ort->api;
+    const OrtApi *api = s->worker ? NULL : ort->api;
     char names[512];
 
     size_t n_slots = s->n_in + s->n_init, n_feed = 0;
@@ -305,6 +304,14 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                                io_list(s->out, s->n_out, names, sizeof names));
         else
             out_names[i] = s->out[j].name;
+    }
+    if (s->worker) { /* checked here, exactly as in-process; ORT runs there */
+        free(slot);
+        free(in_names);
+        free(in_vals);
+        free(out_names);
+        free(out_vals);
+        return rc ? rc : onp_worker_run(s, inputs, n_inputs, output_names, n_out, outputs, e);
     }
     for (size_t j = 0; !rc && j < n_slots; j++) {
         if (slot[j] == SIZE_MAX) continue;

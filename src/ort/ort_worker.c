@@ -21,18 +21,17 @@
  *
  * The worker: never returns into the caller's code (it ends with _exit, so
  * no atexit handler and no stdio buffer of the parent runs twice), closes
- * every inherited descriptor but its socket and stdio, dies with its parent
- * (PR_SET_PDEATHSIG), and dumps no core.  The parent kills it (SIGKILL) and
- * reaps it when the session is closed, when a call times out, and after a
- * crash.
+ * every inherited descriptor but its socket and stdio, ends when the
+ * parent's end of the socket closes (a watchdog thread), and dumps no core.  The parent kills it
+ * (SIGKILL) and reaps it when the session is closed, when a call times out, and after a crash.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -47,7 +46,9 @@
 
 /* Channel results; all distinct from the -1 that means "the worker answered
  * with an error". */
-enum { CH_OK = 0, CH_EOF = -10, CH_TIMEOUT = -11, CH_ERR = -12, CH_BAD = -13 };
+enum { CH_OK = 0, CH_EOF = -10, CH_TIMEOUT = -11, CH_ERR = -12, CH_BAD = -13, CH_SKIP = -14 };
+/* CH_SKIP: a tensor this side could not hold (the memory cap, out of
+ * memory) was read and dropped; the stream is still in step and e says why. */
 enum { MSG_RUN = 0x4e55522e /* ".RUN" */ };
 
 typedef struct onp_worker onp_worker;
@@ -187,6 +188,19 @@ static int chan_get(chan *c, void *p, size_t n)
     return CH_OK;
 }
 
+/* Read and drop n bytes. */
+static int chan_skip(chan *c, uint64_t n)
+{
+    uint8_t sink[4096];
+    while (n) {
+        size_t k = n < sizeof sink ? (size_t)n : sizeof sink;
+        int r = chan_get(c, sink, k);
+        if (r) return r;
+        n -= k;
+    }
+    return CH_OK;
+}
+
 #define PUT(c, v) chan_put((c), &(v), sizeof(v))
 #define GET(c, v) chan_get((c), &(v), sizeof(v))
 
@@ -261,10 +275,22 @@ static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
     if (dtype != ONP_STRING) {
         uint64_t nb;
         if (!(r = GET(c, nb))) {
-            if (onp_tensor_alloc(t, dtype, rank, dims, e) || t->nbytes != nb)
+            if (onp_tensor_alloc(t, dtype, rank, dims, e)) {
+                /* dims that describe nb bytes, but no room for them here */
+                int64_t cnt;
+                size_t want;
+                const onp_dtype_desc *d = onp_dtype_info(dtype);
+                int same =
+                    d && !onp_shape_count(rank, dims, d->size, &cnt, &want, NULL) && want == nb;
+                r = same && (e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM) &&
+                            !chan_skip(c, nb)
+                        ? CH_SKIP
+                        : CH_BAD;
+            } else if (t->nbytes != nb) {
                 r = CH_BAD;
-            else if (nb)
+            } else if (nb) {
                 r = chan_get(c, t->data, t->nbytes);
+            }
         }
     } else {
         int64_t count;
@@ -353,7 +379,16 @@ static int serve_run(chan *c, onp_session *s)
     onp_error_clear(&e);
     onp_tensor *in = n_in < (1u << 20) ? calloc(n_in ? n_in : 1, sizeof *in) : NULL;
     if (!in) return CH_BAD;
-    for (uint64_t i = 0; !r && i < n_in; i++) r = get_tensor(c, &in[i], &e);
+    int skipped = 0; /* an input could not be held here: answer with e, keep going */
+    for (uint64_t i = 0; !r && i < n_in; i++) {
+        onp_error te;
+        r = get_tensor(c, &in[i], &te);
+        if (r == CH_SKIP) {
+            if (!skipped) e = te;
+            skipped = 1;
+            r = CH_OK;
+        }
+    }
     if (!r) r = GET(c, n_names);
     char **names = NULL;
     if (!r && n_names != UINT64_MAX) {
@@ -368,8 +403,9 @@ static int serve_run(chan *c, onp_session *s)
         if (!out) r = CH_BAD;
     }
     if (!r) {
-        int rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names, names ? n_out : 0,
-                                 out, &e);
+        int rc = skipped ? -1
+                         : onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
+                                           names ? n_out : 0, out, &e);
         int32_t st = rc;
         uint64_t n = n_out;
         r = put_log(c);
@@ -388,17 +424,38 @@ static int serve_run(chan *c, onp_session *s)
     return r;
 }
 
-static void worker_main(onp_worker *w, int fd, pid_t parent) __attribute__((noreturn));
-static void worker_main(onp_worker *w, int fd, pid_t parent)
+/* The worker's watchdog: when the parent's end of the socket closes (the
+ * parent exited, was killed, or closed the session) the worker ends, even
+ * when ORT never returns.  (PR_SET_PDEATHSIG would follow the thread that
+ * forked, not the parent process.)  Polling does not consume the data. */
+static void *watchdog(void *p)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(0); /* the parent died before the prctl */
+    int fd = *(const int *)p;
+    for (;;) {
+        struct pollfd q = {.fd = fd, .events = POLLRDHUP};
+        if (poll(&q, 1, -1) > 0 && (q.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+            _exit(0);
+    }
+    return NULL;
+}
+
+static void worker_main(onp_worker *w, int fd) __attribute__((noreturn));
+static void worker_main(onp_worker *w, int fd)
+{
+    /* what the parent holds is not ours to count or to report */
+    onp_tensor_memory_forget();
+    onp_ort_log_take(NULL, 0);
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     /* Other sessions' sockets must not stay open here, or their workers
      * would never see their parent's end close. */
     if (fd > 3) close_range(3, (unsigned)fd - 1, 0);
     close_range((unsigned)fd + 1, ~0u, 0);
+
+    static int wfd;
+    wfd = fd;
+    pthread_t wd;
+    if (pthread_create(&wd, NULL, watchdog, &wfd) != 0) _exit(0);
 
     static chan c; /* 256 KiB: off the stack */
     c.fd = fd;
@@ -418,19 +475,26 @@ static void worker_main(onp_worker *w, int fd, pid_t parent)
  * a failure of `call`. */
 static int worker_lost(onp_worker *w, int why, const char *call, onp_error *e)
 {
-    int status = 0;
+    int err = errno; /* for CH_ERR, before kill/waitpid/close change it */
+    int status = 0, reaped = 0;
     pid_t pid = w->pid;
     if (why == CH_EOF) /* it is dying by itself: give it a moment to finish */
-        for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++) {
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
+        for (int i = 0; i < 200 && !reaped; i++) {
+            pid_t got = waitpid(pid, &status, WNOHANG);
+            if (got == pid) {
+                reaped = 1;
+            } else if (got < 0) {
+                break;
+            } else {
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
         }
-    else
-        status = -1;
-    if (status == 0 || status == -1) {
+    if (!reaped) { /* never signal a pid already reaped: it may be another process now */
         kill(pid, SIGKILL);
-        if (waitpid(pid, &status, 0) != pid) status = -1;
+        reaped = waitpid(pid, &status, 0) == pid;
     }
+    if (!reaped || why != CH_EOF) status = -1; /* our own SIGKILL says nothing */
     close(w->fd);
     w->fd = -1;
     w->pid = 0;
@@ -459,8 +523,8 @@ static int worker_lost(onp_worker *w, int why, const char *call, onp_error *e)
                              "the middle of the call",
                              WEXITSTATUS(status));
     return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
-                         "lost the worker process running ONNX Runtime: %s",
-                         why == CH_ERR ? strerror(errno) : "it is gone");
+                         "lost the worker process running ONNX Runtime: %s; it was stopped",
+                         why == CH_ERR ? strerror(err) : "it is gone");
 }
 
 /* Read the worker's log lines into this process's ring. */
@@ -568,8 +632,16 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return onp_error_set(e, ONP_ERR_RUNTIME, w->label, "socketpair", -1,
                              "cannot make a socket for the worker process: %s", strerror(errno));
+    /* never on 0..2, where a stray write to stdio would join the protocol */
+    for (int k = 0; k < 2; k++)
+        if (sv[k] < 3) {
+            int moved = fcntl(sv[k], F_DUPFD_CLOEXEC, 3);
+            if (moved >= 0) {
+                close(sv[k]);
+                sv[k] = moved;
+            }
+        }
     fflush(NULL); /* nothing buffered here may be written twice */
-    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -580,7 +652,7 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     }
     if (pid == 0) {
         close(sv[0]);
-        worker_main(w, sv[1], parent);
+        worker_main(w, sv[1]);
     }
     close(sv[1]);
     w->pid = pid;
@@ -699,12 +771,12 @@ int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
 }
 
 /* Send one RUN and read its answer into outputs[n_out].  CH_* on a lost
- * channel (CH_BAD with te set when this process could not take an output,
- * e.g. over the memory cap); else 0 (success) or -1 (the worker's error, in
- * e). */
+ * channel; else 0 (success) or -1 with e set: the worker's error, or an
+ * output this process could not hold (the memory cap), read and dropped
+ * so that the worker stays usable. */
 static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_out, int fetch_all,
-                    onp_tensor *outputs, onp_error *e, onp_error *te)
+                    onp_tensor *outputs, onp_error *e)
 {
     uint32_t type = MSG_RUN;
     uint64_t n_in = n_inputs, n_names = fetch_all ? UINT64_MAX : n_out;
@@ -725,8 +797,17 @@ static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
     uint64_t n;
     if ((r = GET(c, n))) return r;
     if (n != n_out) return CH_BAD;
-    for (size_t i = 0; !r && i < n_out; i++) r = get_tensor(c, &outputs[i], te);
-    return r;
+    int skipped = 0;
+    for (size_t i = 0; !r && i < n_out; i++) {
+        onp_error oe;
+        r = get_tensor(c, &outputs[i], &oe);
+        if (r == CH_SKIP) {
+            if (!skipped) *e = oe;
+            skipped = 1;
+            r = CH_OK;
+        }
+    }
+    return r ? r : skipped ? -1 : CH_OK;
 }
 
 int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
@@ -750,18 +831,11 @@ int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
         c->fd = w->fd;
         c->pos = c->len = c->wlen = 0;
         c->deadline = w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0;
-        onp_error te;
-        onp_error_clear(&te);
-        int r = call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, outputs, e, &te);
-        if (r == -1) {
+        int r = call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, outputs, e);
+        if (r == -1)
             rc = -1;
-        } else if (r != CH_OK) { /* the stream is out of step: this worker is done */
+        else if (r != CH_OK) /* the stream is out of step: this worker is done */
             rc = worker_lost(w, r, "Run", e);
-            if (r == CH_BAD && te.code) {
-                *e = te;
-                onp_error_set_file(e, file);
-            }
-        }
     }
     free(c);
     pthread_mutex_unlock(&w->mu);

@@ -84,6 +84,11 @@ size_t onp_tensor_memory_in_use(void)
     return atomic_load(&mem_in_use);
 }
 
+void onp_tensor_memory_forget(void)
+{
+    atomic_store(&mem_in_use, 0);
+}
+
 static void block_free(void *block)
 {
     size_t n;
@@ -98,14 +103,16 @@ static void block_free(void *block)
 static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
 {
     size_t cap = atomic_load(&mem_cap);
-    size_t used = atomic_fetch_add(&mem_in_use, n);
-    if (cap && (n > cap || used > cap - n)) {
-        atomic_fetch_sub(&mem_in_use, n);
-        onp_error_set(e, ONP_ERR_INPUT, NULL, NULL, -1,
-                      "a tensor of %zu bytes would exceed the memory cap of %zu bytes (%zu in "
-                      "use; see --max-memory)",
-                      n, cap, used);
-        return NULL;
+    size_t used = atomic_load(&mem_in_use);
+    for (;;) { /* reserve n, or refuse without ever counting it */
+        if (cap && (n > cap || used > cap - n)) {
+            onp_error_set(e, ONP_ERR_INPUT, NULL, NULL, -1,
+                          "a tensor of %zu bytes would exceed the memory cap of %zu bytes (%zu "
+                          "in use; see --max-memory)",
+                          n, cap, used);
+            return NULL;
+        }
+        if (atomic_compare_exchange_weak(&mem_in_use, &used, used + n)) break;
     }
     uint8_t *block = n <= SIZE_MAX - CAP_HDR ? calloc(1, CAP_HDR + n) : NULL;
     if (!block) {

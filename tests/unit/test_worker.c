@@ -198,14 +198,28 @@ static void test_threads_share_one_worker(void)
         pthread_join(th[i], NULL);
         CHECK(j[i].errors == 0);
     }
-    /* an output over the memory cap: refused here, the worker replaced */
+    /* the memory cap, on both sides of the socket (the worker counts its own
+     * tensors only): here 720 bytes are held (two inputs and the expected
+     * output, 240 each); the worker needs 720 (two inputs, one output) */
     onp_tensor got;
-    onp_tensor_set_memory_cap(onp_tensor_memory_in_use() + 100);
+    size_t base = onp_tensor_memory_in_use();
+    CHECK(base == 720);
+    onp_tensor_set_memory_cap(base + 100); /* the worker fits; this side not */
     CHECK(onp_session_run(s, in, 2, NULL, 0, &got, &e) == -1);
     CHECK(e.code == ONP_ERR_INPUT && strstr(e.msg, "memory cap") != NULL);
+    onp_tensor_set_memory_cap(100); /* the worker cannot hold an input */
+    CHECK(onp_session_run(s, in, 2, NULL, 0, &got, &e) == -1);
+    CHECK(e.code == ONP_ERR_INPUT && strstr(e.msg, "memory cap") != NULL);
+    CHECK(strstr(e.field, "crashed") == NULL); /* refused, not lost */
     onp_tensor_set_memory_cap(0);
     CHECK(onp_session_run(s, in, 2, NULL, 0, &got, &e) == 0 && onp_tensor_equal(&want, &got));
     onp_tensor_release(&got);
+    /* an input without data is refused here, as in-process, never sent */
+    onp_tensor nodata = in[0];
+    nodata.data = NULL;
+    onp_tensor pair[2] = {nodata, in[1]};
+    CHECK(onp_session_run(s, pair, 2, NULL, 0, &got, &e) == -1 && e.code == ONP_ERR_USAGE);
+    CHECK(strstr(e.msg, "has no data") != NULL);
     for (int i = 0; i < 2; i++) onp_tensor_release(&in[i]);
     onp_tensor_release(&want);
     onp_session_close(s);
