@@ -248,7 +248,17 @@ static int eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_op
             }
             continue;
         }
-        if (twice && !onp_session_run(s, f->in, f->n_in, NULL, 0, b, &re)) {
+        if (twice && onp_session_run(s, f->in, f->n_in, NULL, 0, b, &re)) {
+            /* the first run worked, the same inputs again did not (a crash
+             * or a timeout that comes and goes): not reproducible */
+            if (r->deterministic) {
+                r->deterministic = 0;
+                r->nondet_fixture = f->index;
+                snprintf(r->nondet_output, sizeof r->nondet_output, "(second run failed: %.200s)",
+                         re.msg);
+                r->nondet_max_abs = INFINITY;
+            }
+        } else if (twice) {
             for (size_t k = 0; k < n_out && r->deterministic; k++)
                 if (!onp_tensor_equal(&a[k], &b[k])) {
                     r->deterministic = 0;

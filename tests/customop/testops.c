@@ -7,6 +7,8 @@
  * Domain "onnxparity.test", each op float32 x -> float32 y = x (a copy):
  *   CrashIfNegative  raises SIGSEGV when any element of x is negative
  *   HangIfNegative   never returns when any element of x is negative
+ *   CrashOnSecondRun raises SIGSEGV on every second call in a process: a
+ *                    crash that comes and goes with the same inputs
  * so a test data set with one negative fixture shows that one fixture fails
  * while the others still run.
  */
@@ -19,10 +21,11 @@
 static const OrtApi *api;
 
 typedef struct kernel {
-    int hang; /* 1: hang, 0: crash */
+    int mode; /* 0: crash on negative, 1: hang on negative, 2: crash every second call */
 } kernel;
 
-static kernel crash_kernel = {0}, hang_kernel = {1};
+static kernel crash_kernel = {0}, hang_kernel = {1}, flaky_kernel = {2};
+static int calls;
 
 static void *ORT_API_CALL create_kernel(const OrtCustomOp *op, const OrtApi *a,
                                         const OrtKernelInfo *info);
@@ -35,6 +38,11 @@ static const char *ORT_API_CALL hang_name(const OrtCustomOp *op)
 {
     (void)op;
     return "HangIfNegative";
+}
+static const char *ORT_API_CALL flaky_name(const OrtCustomOp *op)
+{
+    (void)op;
+    return "CrashOnSecondRun";
 }
 static const char *ORT_API_CALL ep_type(const OrtCustomOp *op)
 {
@@ -103,7 +111,9 @@ static void ORT_API_CALL compute(void *k, OrtKernelContext *ctx)
     int negative = 0;
     for (size_t i = 0; i < count; i++)
         if (xs[i] < 0) negative = 1;
-    if (negative && kn->hang)
+    if (kn->mode == 2 && ++calls % 2 == 0) raise(SIGSEGV);
+    if (kn->mode == 2) negative = 0;
+    if (negative && kn->mode == 1)
         for (;;) {
             struct timespec ts = {1, 0};
             nanosleep(&ts, NULL);
@@ -120,14 +130,16 @@ static void ORT_API_CALL destroy_kernel(void *k)
     (void)k;
 }
 
-static OrtCustomOp crash_op, hang_op;
+static OrtCustomOp crash_op, hang_op, flaky_op;
 
 static void *ORT_API_CALL create_kernel(const OrtCustomOp *op, const OrtApi *a,
                                         const OrtKernelInfo *info)
 {
     (void)a;
     (void)info;
-    return op == &hang_op ? (void *)&hang_kernel : (void *)&crash_kernel;
+    return op == &hang_op    ? (void *)&hang_kernel
+           : op == &flaky_op ? (void *)&flaky_kernel
+                             : (void *)&crash_kernel;
 }
 
 static void fill(OrtCustomOp *op, const char *(ORT_API_CALL *name)(const OrtCustomOp *))
@@ -160,10 +172,12 @@ OrtStatus *ORT_API_CALL RegisterCustomOps(OrtSessionOptions *options, const OrtA
     api = base->GetApi(16);
     fill(&crash_op, crash_name);
     fill(&hang_op, hang_name);
+    fill(&flaky_op, flaky_name);
     OrtCustomOpDomain *domain;
     OrtStatus *st = api->CreateCustomOpDomain("onnxparity.test", &domain);
     if (!st) st = api->CustomOpDomain_Add(domain, &crash_op);
     if (!st) st = api->CustomOpDomain_Add(domain, &hang_op);
+    if (!st) st = api->CustomOpDomain_Add(domain, &flaky_op);
     if (!st) st = api->AddCustomOpDomain(options, domain);
     return st;
 }

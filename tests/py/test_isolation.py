@@ -140,6 +140,20 @@ def test_gate_reports_a_crash_as_a_runtime_failure(onnxparity, tmp_path):
     assert junit.exists()
 
 
+def test_sweep_sees_a_crash_that_comes_and_goes(onnxparity, tmp_path):
+    """The same inputs crash the second time only: the sweep's determinism
+    run says the level is not reproducible (and the sweep completes)."""
+    lib = _testops_lib()
+    b = make_bundle(tmp_path / "flaky", "CrashOnSecondRun")
+    p = run([onnxparity, "sweep", str(b), "--custom-op-lib", lib, "--no-search",
+             "--format", "json"])
+    assert p.returncode in (0, 1), p.stderr
+    levels = json.loads(p.stdout)["sweep"]["levels"]
+    assert levels and all(lv["deterministic"] is False for lv in levels)
+    assert all("second run failed" in lv["nondeterministic_output"] for lv in levels)
+    assert all("signal 11" in lv["nondeterministic_output"] for lv in levels)
+
+
 def test_run_command_reports_a_crash_in_one_line(onnxparity, tmp_path):
     lib = _testops_lib()
     b = make_bundle(tmp_path / "crash", "CrashIfNegative")
