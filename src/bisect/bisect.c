@@ -1217,6 +1217,14 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     }
     onp_bisect_free(r2);
     snprintf(r->fallback, sizeof r->fallback, "none");
+    if (e2.code) { /* a fallback could not run: say why rather than "found nothing" */
+        char why[600];
+        snprintf(r->fallback_note, sizeof r->fallback_note,
+                 "the instrumented model does not reproduce the mismatch, and the fallback "
+                 "bisection failed: %s",
+                 onp_error_format(&e2, why, sizeof why));
+        return 0;
+    }
     snprintf(r->fallback_note, sizeof r->fallback_note,
              "the mismatch needs an optimization above disable that exposing the "
              "intermediates blocks, and no single exposed value shows it either; name the "
