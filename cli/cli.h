@@ -44,6 +44,19 @@ int cli_flag(char **argv, int i, const char *name);
 int cli_double(const char *cmd, const char *name, const char *s, double *out);
 int cli_int(const char *cmd, const char *name, const char *s, long *out);
 
+/* The end of a command's option loop: argv[i] is either an option nobody
+ * matched (usage error) or the command's one positional TARGET (a second
+ * one is a usage error).  0, or -1 after the message. */
+int cli_target_arg(char **argv, int i, const char **target);
+
+/* --quiet / --verbose: 1 when argv[i] is one of them (stored), else 0. */
+int cli_progress_opt(char **argv, int i, int *quiet, int *verbose);
+/* Progress goes to stderr only on a terminal or with --verbose, never with
+ * --quiet (CI logs stay clean). */
+int cli_progress_on(int quiet, int verbose);
+/* One progress line for a stage of a long run, under that rule. */
+void cli_stage(int quiet, int verbose, const char *what);
+
 /* Output format from --format. */
 typedef enum { FMT_TEXT = 0, FMT_JSON } cli_format;
 int cli_parse_format(const char *cmd, const char *s, cli_format *out);

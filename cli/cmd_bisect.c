@@ -76,11 +76,10 @@ bad:
            -1;
 }
 
-/* One line on stderr per stage of a long run: only on a terminal or with
- * --verbose, never with --quiet (CI logs stay clean). */
+/* One line on stderr per stage of a long run (cli_stage's rule). */
 static void stage(const opts *o, const char *what)
 {
-    if (!o->quiet && (o->verbose || isatty(STDERR_FILENO))) fprintf(stderr, "%s\n", what);
+    cli_stage(o->quiet, o->verbose, what);
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -117,16 +116,9 @@ static int parse_args(int argc, char **argv, opts *o)
                 return cli_usage_error(argv[0], "--chunk %s: expected N >= 1", v), -1;
         } else if ((r = cli_opt(argc, argv, &i, "max-exposed-bytes", &v))) {
             if (r < 0 || parse_bytes(argv[0], v, &o->max_exposed)) return -1;
-        } else if (cli_flag(argv, i, "quiet")) {
-            o->quiet = 1;
-        } else if (cli_flag(argv, i, "verbose")) {
-            o->verbose = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
-        } else if (!o->target) {
-            o->target = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
+        } else if (cli_target_arg(argv, i, &o->target)) {
+            return -1;
         }
     }
     if (!o->target)

@@ -125,10 +125,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
-        } else if (cli_flag(argv, i, "quiet")) {
-            o->quiet = 1;
-        } else if (cli_flag(argv, i, "verbose")) {
-            o->verbose = 1;
+        } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
         } else if ((r = cli_opt(argc, argv, &i, "shard", &v))) {
             char tail;
             if (r < 0) return -1;
@@ -140,12 +137,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_bisect = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
             o->no_lint = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
-        } else if (!o->target) {
-            o->target = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        } else if (cli_target_arg(argv, i, &o->target)) {
+            return -1;
         }
     }
     if (o->target && (o->model || o->n_data))
@@ -664,7 +657,7 @@ int cmd_check(int argc, char **argv)
     int failed = 0;
     /* progress on stderr only when it is a terminal (never in CI logs), or
      * with --verbose; --quiet silences it */
-    int progress = !o.quiet && (o.verbose || isatty(STDERR_FILENO));
+    int progress = cli_progress_on(o.quiet, o.verbose);
     for (size_t i = 0; res && i < o.n_data && !rc; i++)
         for (size_t j = 0; j < td[i].n && !rc; j++, pos++) {
             if (o.shard_n && (long)(pos % (size_t)o.shard_n) != o.shard_i) continue;

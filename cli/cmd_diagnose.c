@@ -42,11 +42,10 @@ typedef struct opts {
     int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
 
-/* One line on stderr per stage of a long run: only on a terminal or with
- * --verbose, never with --quiet (CI logs stay clean). */
+/* One line on stderr per stage of a long run (cli_stage's rule). */
 static void stage(const opts *o, const char *what)
 {
-    if (!o->quiet && (o->verbose || isatty(STDERR_FILENO))) fprintf(stderr, "%s\n", what);
+    cli_stage(o->quiet, o->verbose, what);
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -63,20 +62,13 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
-        } else if (cli_flag(argv, i, "quiet")) {
-            o->quiet = 1;
-        } else if (cli_flag(argv, i, "verbose")) {
-            o->verbose = 1;
+        } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
         } else if (cli_flag(argv, i, "no-sweep")) {
             o->no_sweep = 1;
         } else if (cli_flag(argv, i, "no-bisect")) {
             o->no_bisect = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
-        } else if (!o->target) {
-            o->target = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        } else if (cli_target_arg(argv, i, &o->target)) {
+            return -1;
         }
     }
     if (!o->target) return cli_usage_error(argv[0], "usage: onnxparity diagnose TARGET"), -1;

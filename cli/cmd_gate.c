@@ -61,12 +61,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
             o->record = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
-        } else if (!o->target) {
-            o->target = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        } else if (cli_target_arg(argv, i, &o->target)) {
+            return -1;
         }
     }
     if (!o->target || !o->criteria)

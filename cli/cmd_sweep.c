@@ -92,16 +92,9 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_search = 1;
         } else if (cli_flag(argv, i, "diff-graphs")) {
             o->diff_graphs = 1;
-        } else if (cli_flag(argv, i, "quiet")) {
-            o->quiet = 1;
-        } else if (cli_flag(argv, i, "verbose")) {
-            o->verbose = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
-        } else if (!o->target) {
-            o->target = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
+        } else if (cli_target_arg(argv, i, &o->target)) {
+            return -1;
         }
     }
     if (!o->target) return cli_usage_error(argv[0], "usage: onnxparity sweep TARGET"), -1;
@@ -450,9 +443,10 @@ int cmd_sweep(int argc, char **argv)
     po.diff_graphs = o.diff_graphs;
     po.save_optimized_dir = o.save_dir;
     onp_sweep_result *r;
-    if (!o.quiet && (o.verbose || isatty(STDERR_FILENO)))
-        fprintf(stderr, "sweep: every fixture at every optimization level%s\n",
-                o.no_search ? "" : ", then the optimizer search when a level breaks parity");
+    cli_stage(o.quiet, o.verbose,
+              o.no_search ? "sweep: every fixture at every optimization level"
+                          : "sweep: every fixture at every optimization level, then the "
+                            "optimizer search when a level breaks parity");
     if (onp_sweep_run_libs(orts, n_orts, model, fs, &po, &r, &e)) {
         rc = cli_report(&e);
         goto out;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "onnxparity/tensor.h"
@@ -91,6 +92,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_flag(char **argv, int i, const char *name)
 {
     return argv[i][0] == '-' && argv[i][1] == '-' && !strcmp(argv[i] + 2, name);
+}
+
+int cli_target_arg(char **argv, int i, const char **target)
+{
+    if (argv[i][0] == '-' && argv[i][1])
+        return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
+    if (*target)
+        return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+    *target = argv[i];
+    return 0;
+}
+
+int cli_progress_opt(char **argv, int i, int *quiet, int *verbose)
+{
+    if (cli_flag(argv, i, "quiet")) return *quiet = 1;
+    if (cli_flag(argv, i, "verbose")) return *verbose = 1;
+    return 0;
+}
+
+int cli_progress_on(int quiet, int verbose)
+{
+    return !quiet && (verbose || isatty(STDERR_FILENO));
+}
+
+void cli_stage(int quiet, int verbose, const char *what)
+{
+    if (cli_progress_on(quiet, verbose)) fprintf(stderr, "%s\n", what);
 }
 
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)

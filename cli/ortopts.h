@@ -15,10 +15,10 @@
 #define CLI_MAX_KV 64
 
 typedef struct cli_ort {
-    const char *lib;                   /* --ort-lib, or NULL to search */
-    onp_session_opts so;               /* what onp_session_open gets */
-    const char *config[CLI_MAX_KV];    /* --session-config entries */
-    const char *prov_opts[CLI_MAX_KV]; /* --provider-opt entries */
+    const char *lib;                     /* --ort-lib, or NULL to search */
+    onp_session_opts so;                 /* what onp_session_open gets */
+    const char *config[CLI_MAX_KV];      /* --session-config entries */
+    const char *prov_opts[CLI_MAX_KV];   /* --provider-opt entries */
     const char *custom_libs[CLI_MAX_KV]; /* --custom-op-lib entries */
 } cli_ort;
 
