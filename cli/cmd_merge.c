@@ -26,30 +26,6 @@
 
 #define MAX_DOCS 4096
 
-static cJSON *read_doc(const char *path, onp_error *e)
-{
-    FILE *f = cli_fopen_regular(path, e);
-    if (!f) return NULL;
-    onp_buf b;
-    onp_buf_init(&b, 1u << 30);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
-    int bad = ferror(f) || b.failed;
-    fclose(f);
-    if (bad) {
-        onp_buf_free(&b);
-        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read"), NULL;
-    }
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(b.n ? (const char *)b.p : "", b.n, &end, 0);
-    if (!doc)
-        onp_error_set(e, ONP_ERR_FORMAT, path, NULL,
-                      end && b.p ? (int64_t)(end - (const char *)b.p) : 0, "not valid JSON");
-    onp_buf_free(&b);
-    return doc;
-}
-
 static const char *str_at(const cJSON *o, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
@@ -135,7 +111,7 @@ int cmd_merge(int argc, char **argv)
     onp_error_clear(&e);
     long shard_n = -2; /* -2 unknown yet, -1 unsharded */
     for (size_t i = 0; i < n && !rc; i++) {
-        if (!(docs[i] = read_doc(files[i], &e))) {
+        if (!(docs[i] = cli_read_json(files[i], ONP_ERR_FORMAT, "not valid JSON", &e))) {
             rc = cli_report(&e);
             break;
         }

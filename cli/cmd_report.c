@@ -31,31 +31,6 @@ typedef struct doc {
     cJSON *root;
 } doc;
 
-static cJSON *read_doc(const char *path, onp_error *e)
-{
-    FILE *f = cli_fopen_regular(path, e);
-    if (!f) return NULL;
-    onp_buf b;
-    onp_buf_init(&b, 1u << 30);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
-    int bad = ferror(f) || b.failed;
-    fclose(f);
-    if (bad) {
-        onp_buf_free(&b);
-        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read"), NULL;
-    }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(b.n ? (const char *)b.p : "", b.n, &end, 0);
-    if (!root)
-        onp_error_set(e, ONP_ERR_INPUT, path, NULL,
-                      end && b.p ? (int64_t)(end - (const char *)b.p) : 0,
-                      "not a JSON document of onnxparity");
-    onp_buf_free(&b);
-    return root;
-}
-
 /* ---- reading members (unknown members are ignored) --------------------- */
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -637,7 +612,8 @@ int cmd_report(int argc, char **argv)
     size_t nd = 0;
     for (; nd < n; nd++) {
         docs[nd].path = paths[nd];
-        docs[nd].root = read_doc(paths[nd], &e);
+        docs[nd].root =
+            cli_read_json(paths[nd], ONP_ERR_INPUT, "not a JSON document of onnxparity", &e);
         if (!docs[nd].root) {
             rc = cli_report(&e);
             break;

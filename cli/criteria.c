@@ -171,18 +171,10 @@ int criteria_parse(const char *text, size_t n, const char *path, criteria *c, on
 int criteria_read(const char *path, criteria *c, onp_error *e)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = cli_fopen_regular(path, e);
-    if (!f) return -1;
     onp_buf b;
-    onp_buf_init(&b, CRIT_MAX_FILE);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr || b.failed) {
+    if (cli_read_file(path, CRIT_MAX_FILE, " the criteria file", &b, e)) {
         onp_buf_free(&b);
-        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read the criteria file");
+        return -1;
     }
     int rc = criteria_parse((const char *)b.p, b.n, path, c, e);
     onp_buf_free(&b);

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "infile.h"
 
 FILE *cli_fopen_regular(const char *path, onp_error *e)
@@ -37,4 +39,34 @@ FILE *cli_fopen_regular(const char *path, onp_error *e)
         onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "%s", why);
     }
     return f;
+}
+
+int cli_read_file(const char *path, size_t cap, const char *what, onp_buf *b, onp_error *e)
+{
+    onp_buf_init(b, cap);
+    FILE *f = cli_fopen_regular(path, e);
+    if (!f) return -1;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(b, chunk, n);
+    int bad = ferror(f) || b->failed;
+    fclose(f);
+    if (bad) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read%s", what);
+    return 0;
+}
+
+cJSON *cli_read_json(const char *path, onp_errcode bad_code, const char *bad_msg, onp_error *e)
+{
+    onp_buf b;
+    if (cli_read_file(path, 1u << 30, "", &b, e)) {
+        onp_buf_free(&b);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(b.n ? (const char *)b.p : "", b.n, &end, 0);
+    if (!doc)
+        onp_error_set(e, bad_code, path, NULL, end && b.p ? (int64_t)(end - (const char *)b.p) : 0,
+                      "%s", bad_msg);
+    onp_buf_free(&b);
+    return doc;
 }
