@@ -84,6 +84,19 @@ static double curve_x(size_t i, size_t n)
     return n <= 1 ? CL + pw / 2 : CL + pw * (double)i / (double)(n - 1);
 }
 
+/* The y of an error value on the curve's log axis [10^dlo, 10^dhi] (plot
+ * height ph): non-finite at the top, zero (or below) at the bottom, the
+ * rest clamped to the axis. */
+static double curve_y(double v, double dlo, double dhi, double ph)
+{
+    if (!isfinite(v)) return CT;
+    if (v <= 0) return CT + ph;
+    double d = log10(v);
+    if (d < dlo) d = dlo;
+    if (d > dhi) d = dhi;
+    return CT + (dhi - d) / (dhi - dlo) * ph;
+}
+
 void html_svg_curve(onp_buf *b, const html_point *p, size_t n, long mark)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -135,34 +148,14 @@ void html_svg_curve(onp_buf *b, const html_point *p, size_t n, long mark)
     if (n) {
         html_put(b, "<polyline fill=\"none\" stroke=\"#1565c0\" stroke-width=\"2\" points=\"");
         for (size_t i = 0; i < n; i++) {
-            double v = p[i].y, y;
-            if (!isfinite(v))
-                y = CT;
-            else if (v <= 0)
-                y = CT + ph;
-            else {
-                double d = log10(v);
-                if (d < dlo) d = dlo;
-                if (d > dhi) d = dhi;
-                y = CT + (dhi - d) / (dhi - dlo) * ph;
-            }
+            double y = curve_y(p[i].y, dlo, dhi, ph);
             html_printf(b, "%s%.1f,%.1f", i ? " " : "", curve_x(i, n), y);
         }
         html_put(b, "\"/>\n");
     }
     double r = n > 300 ? 1.5 : 4;
     for (size_t i = 0; i < n; i++) {
-        double v = p[i].y, y;
-        if (!isfinite(v))
-            y = CT;
-        else if (v <= 0)
-            y = CT + ph;
-        else {
-            double d = log10(v);
-            if (d < dlo) d = dlo;
-            if (d > dhi) d = dhi;
-            y = CT + (dhi - d) / (dhi - dlo) * ph;
-        }
+        double v = p[i].y, y = curve_y(v, dlo, dhi, ph);
         html_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"><title>",
                     curve_x(i, n), y, r, p[i].pass ? "#2e7d32" : "#c62828");
         html_printf(b, "%zu: ", i);
