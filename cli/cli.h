@@ -45,9 +45,10 @@ int cli_double(const char *cmd, const char *name, const char *s, double *out);
 int cli_int(const char *cmd, const char *name, const char *s, long *out);
 
 /* The end of a command's option loop: argv[i] is either an option nobody
- * matched (usage error) or the command's one positional TARGET (a second
- * one is a usage error).  0, or -1 after the message. */
-int cli_target_arg(char **argv, int i, const char **target);
+ * matched (usage error) or the command's one positional argument, a `what`
+ * ("target", "model"; a second one is a usage error).  0, or -1 after the
+ * message. */
+int cli_target_arg(char **argv, int i, const char *what, const char **target);
 
 /* --quiet / --verbose: 1 when argv[i] is one of them (stored), else 0. */
 int cli_progress_opt(char **argv, int i, int *quiet, int *verbose);

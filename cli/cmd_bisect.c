@@ -117,7 +117,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "max-exposed-bytes", &v))) {
             if (r < 0 || parse_bytes(argv[0], v, &o->max_exposed)) return -1;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
-        } else if (cli_target_arg(argv, i, &o->target)) {
+        } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }

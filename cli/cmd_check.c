@@ -137,7 +137,7 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_bisect = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
             o->no_lint = 1;
-        } else if (cli_target_arg(argv, i, &o->target)) {
+        } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }

@@ -61,7 +61,7 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
             o->record = 1;
-        } else if (cli_target_arg(argv, i, &o->target)) {
+        } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }

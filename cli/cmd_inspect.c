@@ -278,12 +278,8 @@ int cmd_inspect(int argc, char **argv)
         if (r < 0) return EXIT_USAGE;
         if (r) {
             if (cli_parse_format(argv[0], v, &fmt)) return EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one model at a time ('%s' is extra)", argv[i]);
+        } else if (cli_target_arg(argv, i, "model", &path)) {
+            return EXIT_USAGE;
         }
     }
     if (!path)

@@ -339,12 +339,8 @@ int cmd_lint(int argc, char **argv)
                 return cli_usage_error(argv[0], "--format is text, json or sarif, not '%s'", v);
         } else if (cli_flag(argv, i, "list-rules")) {
             list = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error(argv[0], "one model at a time ('%s' is extra)", argv[i]);
+        } else if (cli_target_arg(argv, i, "model", &path)) {
+            return EXIT_USAGE;
         }
     }
     if (list) {

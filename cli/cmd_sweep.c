@@ -93,7 +93,7 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (cli_flag(argv, i, "diff-graphs")) {
             o->diff_graphs = 1;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
-        } else if (cli_target_arg(argv, i, &o->target)) {
+        } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }

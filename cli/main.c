@@ -94,12 +94,12 @@ int cli_flag(char **argv, int i, const char *name)
     return argv[i][0] == '-' && argv[i][1] == '-' && !strcmp(argv[i] + 2, name);
 }
 
-int cli_target_arg(char **argv, int i, const char **target)
+int cli_target_arg(char **argv, int i, const char *what, const char **target)
 {
     if (argv[i][0] == '-' && argv[i][1])
         return cli_usage_error(argv[0], "unknown option '%s'", argv[i]), -1;
     if (*target)
-        return cli_usage_error(argv[0], "one target at a time ('%s' is extra)", argv[i]), -1;
+        return cli_usage_error(argv[0], "one %s at a time ('%s' is extra)", what, argv[i]), -1;
     *target = argv[i];
     return 0;
 }
