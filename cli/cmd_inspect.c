@@ -119,7 +119,6 @@ static int cmp_ops(const void *a, const void *b)
 
 static void dims_text(const onp_type *t, char *buf, size_t n)
 {
-    size_t k = 0;
     buf[0] = '\0';
     if (t->kind != ONP_TYPE_TENSOR && t->kind != ONP_TYPE_SPARSE_TENSOR) {
         snprintf(buf, n, "%s", t->kind == ONP_TYPE_NONE ? "(no type)" : "(non-tensor)");
@@ -129,18 +128,9 @@ static void dims_text(const onp_type *t, char *buf, size_t n)
         snprintf(buf, n, "%s (rank unknown)", onp_dtype_name(t->elem_type));
         return;
     }
-    k += (size_t)snprintf(buf + k, n - k, "%s [", onp_dtype_name(t->elem_type));
-    for (size_t i = 0; i < t->rank && k < n; i++) {
-        const onp_dim *d = &t->dims[i];
-        const char *sep = i ? ", " : "";
-        if (d->param && d->param[0])
-            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
-        else if (d->value >= 0)
-            k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
-        else
-            k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
-    }
-    if (k < n) snprintf(buf + k, n - k, "]");
+    char shape[1024];
+    snprintf(buf, n, "%s %s", onp_dtype_name(t->elem_type),
+             onp_type_shape_str(t, shape, sizeof shape));
 }
 
 static cJSON *type_json(const onp_type *t)

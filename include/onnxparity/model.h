@@ -268,6 +268,10 @@ const onp_node *onp_graph_producer(const onp_graph *g, const char *name, size_t 
  * (kind TENSOR with its dims).  Returns 0 when found. */
 int onp_graph_value_type(const onp_graph *g, const char *name, onp_type *out);
 
+/* "[1, N, ?]": a type's dims (symbolic names as written, "?" for a dim with
+ * neither value nor name) into buf, truncated to n bytes; returns buf. */
+char *onp_type_shape_str(const onp_type *t, char *buf, size_t n);
+
 /* Find an attribute of a node by name, or NULL. */
 const onp_attr *onp_node_attr(const onp_node *n, const char *name);
 

@@ -15,22 +15,6 @@
 
 #include "lint/lint_int.h"
 
-static void shape_text(const onp_type *t, char *buf, size_t n)
-{
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (size_t i = 0; i < t->rank && k < n; i++) {
-        const onp_dim *d = &t->dims[i];
-        const char *sep = i ? ", " : "";
-        if (d->param && d->param[0])
-            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
-        else if (d->value >= 0)
-            k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
-        else
-            k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
-    }
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
 void lint_check_inputs(lint_ctx *c, const lint_scope *main)
 {
     const onp_graph *g = main->g;
@@ -45,7 +29,7 @@ void lint_check_inputs(lint_ctx *c, const lint_scope *main)
         for (size_t k = 0; k < t->rank; k++)
             if ((t->dims[k].param && t->dims[k].param[0]) || t->dims[k].value < 0) all_static = 0;
         char shape[512];
-        shape_text(t, shape, sizeof shape);
+        onp_type_shape_str(t, shape, sizeof shape);
         onp_lint_location loc = {ONP_LINT_LOC_INPUT, "", vi->name, "", (int64_t)i, "", -1};
         lint_emit(c, R_STATIC_BATCH_INPUT, &loc, LINT_ORDER(LINT_SEC_INPUT, i),
                   "input '%s' has shape %s: dim 0 (the batch) is fixed at %" PRId64

@@ -912,3 +912,21 @@ const char **onp_model_node_values(const onp_model *m, size_t *n)
     *n = k;
     return v;
 }
+
+char *onp_type_shape_str(const onp_type *t, char *buf, size_t n)
+{
+    if (!n) return buf;
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (size_t i = 0; i < t->rank && k < n; i++) {
+        const onp_dim *d = &t->dims[i];
+        const char *sep = i ? ", " : "";
+        if (d->param && d->param[0])
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", sep, d->param);
+        else if (d->value >= 0)
+            k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, sep, d->value);
+        else
+            k += (size_t)snprintf(buf + k, n - k, "%s?", sep);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
