@@ -50,9 +50,7 @@ int measure_fixture(onp_session *s, const onp_fixture *f, const meas_opts *o, me
     if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
         r->status = 2;
         onp_error_format(&re, r->msg, sizeof r->msg);
-        r->runtime = strstr(re.field, "[crashed]")   ? "crashed"
-                     : strstr(re.field, "[timeout]") ? "timeout"
-                                                     : NULL;
+        r->runtime = onp_ort_lost_worker(&re);
         for (size_t k = 0; k < f->n_outputs; k++)
             snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
         goto done;

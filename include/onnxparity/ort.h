@@ -365,4 +365,9 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                     onp_error *e);
 
+/* For an error from an isolated session: "crashed" when its worker process
+ * died in the call, "timeout" when it passed timeout_ms and was killed,
+ * else NULL (an ordinary error, ORT's refusal included). */
+const char *onp_ort_lost_worker(const onp_error *e);
+
 #endif

@@ -51,6 +51,19 @@ enum { CH_OK = 0, CH_EOF = -10, CH_TIMEOUT = -11, CH_ERR = -12, CH_BAD = -13, CH
  * memory) was read and dropped; the stream is still in step and e says why. */
 enum { MSG_RUN = 0x4e55522e /* ".RUN" */ };
 
+/* The suffix of e->field that marks a call lost with its worker (the rest
+ * of the field is the call: "Run", "CreateSession"). */
+#define LOST_CRASHED "[crashed]"
+#define LOST_TIMEOUT "[timeout]"
+
+const char *onp_ort_lost_worker(const onp_error *e)
+{
+    if (e->code != ONP_ERR_RUNTIME) return NULL;
+    if (strstr(e->field, LOST_CRASHED)) return "crashed";
+    if (strstr(e->field, LOST_TIMEOUT)) return "timeout";
+    return NULL;
+}
+
 typedef struct onp_worker onp_worker;
 
 struct onp_worker {
@@ -502,13 +515,13 @@ static int worker_lost(onp_worker *w, int why, const char *call, onp_error *e)
     char field[160];
     const char *file = w->label;
     if (why == CH_TIMEOUT) {
-        snprintf(field, sizeof field, "%s [timeout]", call);
+        snprintf(field, sizeof field, "%s " LOST_TIMEOUT, call);
         return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
                              "ONNX Runtime did not finish within %d ms; its worker process was "
                              "killed",
                              w->opts.timeout_ms);
     }
-    snprintf(field, sizeof field, "%s [crashed]", call);
+    snprintf(field, sizeof field, "%s " LOST_CRASHED, call);
     if (why == CH_BAD)
         return onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1,
                              "the worker process running ONNX Runtime sent a malformed answer "
