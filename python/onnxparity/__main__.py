@@ -114,6 +114,19 @@ def _sizes(s):
     return sizes
 
 
+def _reference64(s):
+    v = s.strip().lower()
+    if v in ("all", "off"):
+        return v
+    try:
+        k = int(v, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a count, all or off") from None
+    if k < 0:
+        raise argparse.ArgumentTypeError(f"{s!r}: the count must be >= 0")
+    return k
+
+
 def parser():
     p = argparse.ArgumentParser(prog="python3 -m onnxparity", description=(
         "PyTorch side of onnxparity: export a model and capture its eager truth as a bundle."))
@@ -135,6 +148,9 @@ def parser():
     c.add_argument("--allow-training", action="store_true")
     c.add_argument("--large-model", action="store_true", help="weights as external data")
     c.add_argument("--eval", action="store_true", help="call model.eval() on the factory's model first")
+    c.add_argument("--reference64", type=_reference64, default=2, metavar="K|all|off",
+                   help="float64 reference pass on the first K fixtures of each shape group "
+                        "(default 2), on every fixture (all), or none (off)")
     return p
 
 
@@ -161,7 +177,8 @@ def main(argv=None):
                       output_names=args.output_names,
                       dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,
                       exporter=args.exporter, intermediates=not args.no_intermediates,
-                      allow_training=args.allow_training, large_model=args.large_model)
+                      allow_training=args.allow_training, large_model=args.large_model,
+                      reference64=args.reference64)
     except (UsageError, CaptureError) as e:
         print(f"onnxparity: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -173,8 +190,15 @@ def main(argv=None):
     print(f"wrote {args.out}: {len(doc['fixtures'])} fixture(s), exporter {doc['exporter']} opset "
           f"{doc['opset']}, {m['leaf_mapped']}/{m['leaf_modules']} leaf modules mapped, "
           f"{len(doc['warnings'])} export warning(s) ({tracer} TracerWarning), eager "
-          f"{'deterministic' if doc['deterministic'] else 'NOT deterministic'}")
+          f"{'deterministic' if doc['deterministic'] else 'NOT deterministic'}, float64 reference "
+          f"{_reference_summary(doc['noise'])}")
     return EXIT_OK
+
+
+def _reference_summary(noise):
+    if noise["reference"] is None:
+        return f"none ({noise['reason']})"
+    return f"on {len(noise['fixtures_covered'])} fixture(s) ({noise['seconds']:.2f} s)"
 
 
 if __name__ == "__main__":

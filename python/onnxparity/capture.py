@@ -7,6 +7,7 @@ import json
 import platform
 import shutil
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -14,6 +15,7 @@ import torch
 
 from . import __version__
 from . import _export, _fixtures, _mapping
+from . import _reference64 as _r64
 from ._staging import Staging
 from ._tensors import bitwise_equal, dtype_name, safe_stem, write_pb
 from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,
@@ -24,7 +26,8 @@ _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for
 
 
 def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
-            opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False):
+            opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False,
+            reference64=_r64.DEFAULT_PER_GROUP):
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
@@ -35,11 +38,13 @@ def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dy
     name} or [dims]} as torch.onnx.export takes it, or None (all static).
     exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
     or "dynamo".  allow_training: export modules left in training mode as they
-    are (to reproduce that bug) instead of refusing."""
+    are (to reproduce that bug) instead of refusing.  reference64: the float64
+    reference pass runs on the first K fixtures of each shape group (an int K,
+    True = 2, False/0 = off, "all" = every fixture)."""
     return _capture(model, fixtures, out_dir, dict(
         input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
         exporter=exporter, intermediates=intermediates, allow_training=allow_training,
-        large_model=large_model), source=None)
+        large_model=large_model, reference64=reference64), source=None)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -99,9 +104,27 @@ def _state_kept(model, needed):
                 model.load_state_dict(saved)
 
 
-def _forward(model, fx, k, form, grad=False):
+# the RNG seed of fixture K's eager passes (the truth, its intermediates and
+# the float64 reference) and of its determinism rerun (another seed, so a
+# forward that draws random numbers shows as nondeterministic)
+_SEED, _SEED_RERUN = 0x6f6e7000, 0x6f6e7800
+
+
+@contextlib.contextmanager
+def _seeded(seed):
+    """Run with the torch CPU RNG seeded to ``seed`` (None: as it is); the
+    caller's RNG state is put back afterwards."""
+    if seed is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def _forward(model, fx, k, form, grad=False, seed=None):
     try:
-        with (torch.enable_grad() if grad else torch.no_grad()):
+        with _seeded(seed), (torch.enable_grad() if grad else torch.no_grad()):
             return model(*fx.args, **fx.kwargs)
     except Exception as e:
         hint = ""
@@ -201,6 +224,7 @@ def _capture(model, fixtures, out_dir, o, source):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
     fxs, form = _fixtures.normalize(fixtures)
     _fixtures.check_consistent(fxs)
+    policy64 = _r64.parse_policy(o["reference64"])
     flags, on = _training_modules(model)
     if on and not o["allow_training"]:
         _refuse_training(model, on)
@@ -229,14 +253,17 @@ def _capture(model, fixtures, out_dir, o, source):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
 
+    # the float64 copy is taken before any forward, from the model as given
+    ref64 = _r64.Pass(model, policy64, flat_inputs)
+
     # eager truth: each fixture twice, compared bit for bit
     eager, det = [], []
     with _modes(model, flags, eval_all=export_training):
         for k, fx in enumerate(fxs):
-            raw1 = _forward(model, fx, k, form)
+            raw1 = _forward(model, fx, k, form, seed=_SEED + k)
             flat1 = _outputs(raw1, k)
             out1 = [t.detach().clone() for _, _, t in flat1]
-            flat2 = _outputs(_forward(model, fx, k, form), k)
+            flat2 = _outputs(_forward(model, fx, k, form, seed=_SEED_RERUN + k), k)
             det.append(all(bitwise_equal(a, t) for a, (_, _, t) in zip(out1, flat2)))
             if k == 0:
                 first_out, first_flat = raw1, flat1
@@ -326,7 +353,7 @@ def _capture(model, fixtures, out_dir, o, source):
 
             def hooked(grad):
                 with _mapping.Recorder(model, style, dataflow=True) as r:
-                    out = _forward(model, fx, example, form, grad=grad)
+                    out = _forward(model, fx, example, form, grad=grad, seed=_SEED + example)
                 return r.calls, out, _mapping.build(r.calls, mp, style, input_ids, types)
 
             traced_calls, traced_out, mapping = hooked(False)
@@ -349,7 +376,7 @@ def _capture(model, fixtures, out_dir, o, source):
             taken = set()
             stems = {v: safe_stem(v, taken) for v in mapping.primary}
 
-            fixtures_doc = []
+            fixtures_doc, index_files = [], []
             for k, fxk in enumerate(fxs):
                 d = tmp / f"test_data_set_{k}"
                 d.mkdir()
@@ -368,21 +395,28 @@ def _capture(model, fixtures, out_dir, o, source):
                     else:
                         keep = set(mapping.primary.values())
                         with _mapping.Recorder(model, style, keep=keep) as rk:
-                            outk = _forward(model, fxk, k, form, grad=grad_mode)
+                            outk = _forward(model, fxk, k, form, grad=grad_mode, seed=_SEED + k)
                         if not grad_mode:
                             det[k] = entry["deterministic"] = det[k] and all(
                                 bitwise_equal(a, t) for a, (_, _, t) in
                                 zip(eager[k], _fixtures.flatten_outputs(outk)))
                         calls = rk.calls
+                calls64 = _reference_fixture(ref64, d, k, fxk, eager[k], g_out, bool(o["intermediates"]),
+                                             grad_mode if o["intermediates"] else False, index_files)
+                if o["intermediates"]:
                     if [c.path for c in calls] != call_seq:
                         entry["intermediates"] = 0
                         entry["intermediates_skipped"] = (
                             "the forward called other modules than on the traced fixture "
                             f"{example} (data-dependent control flow)")
                     else:
-                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems)
+                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems, calls64)
+                        if calls64 is not None:
+                            index_files.append(d / "intermediates" / "index.json")
                 fixtures_doc.append(entry)
+                del calls64
         del traced_calls, traced_out
+        ref64.release()
 
         doc = {
             "schema": SCHEMA,
@@ -418,6 +452,7 @@ def _capture(model, fixtures, out_dir, o, source):
                               "index": "intermediates/index.json", "values": len(stems),
                               "forward_grad_enabled": grad_mode},
             "eager_vs_trace": {"same_modules_called": path_note is None, "note": path_note},
+            "noise": ref64.doc(),
         }
         if source is not None:
             doc["source"] = source
@@ -430,7 +465,57 @@ def _json_axes(axes):
     return {n: {str(d): a for d, a in sorted(dims.items())} for n, dims in axes.items()}
 
 
-def _write_intermediates(d, k, mapping, calls, stems):
+def _reference_fixture(ref64, d, k, fx, eager_k, g_out, calls_needed, grad, index_files):
+    """The float64 pass on fixture ``k`` when it is covered: writes
+    ``reference64/output_J.pb`` (floating outputs) and the fixture's document,
+    and returns {(module path, call number): float64 output} for the
+    intermediates' statistics (None when not covered or when the pass
+    failed; a failure removes what earlier fixtures wrote, the reference is
+    then off for the whole bundle)."""
+    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _SEED + k), calls_needed)
+    if got is None:
+        if not ref64.active:
+            _drop_reference(d.parent, index_files)
+        return None
+    outs64, calls64 = got
+    if len(outs64) != len(eager_k):
+        ref64.fail(f"the float64 forward returned {len(outs64)} output tensors on fixture {k}, the "
+                   f"float32 one {len(eager_k)}")
+        _drop_reference(d.parent, index_files)
+        return None
+    rdir = d / "reference64"
+    rdir.mkdir()
+    outputs = []
+    for j, (t32, t64) in enumerate(zip(eager_k, outs64)):
+        if _r64.counterpart(t32, t64):
+            write_pb(rdir / f"output_{j}.pb", t64, g_out[j])
+            outputs.append(dict({"name": g_out[j], "file": f"reference64/output_{j}.pb"},
+                                **_r64.noise_stats(t32, t64)))
+    ref64.fixtures.append({"fixture": k, "dir": d.name, "outputs": outputs})
+    return calls64
+
+
+def _drop_reference(root, index_files):
+    """Undo what the float64 pass wrote: reference64/ folders and the
+    intermediates' "noise" keys."""
+    for rdir in root.glob("test_data_set_*/reference64"):
+        shutil.rmtree(rdir, ignore_errors=True)
+    for path in index_files:
+        idx = json.loads(path.read_text())
+        for e in idx["entries"]:
+            e.pop("noise", None)
+        _json_dump(path, idx)
+    index_files.clear()
+
+
+def _forward_plain(model, fx, grad, seed):
+    """A forward like the eager truth's (no_grad unless ``grad``, seeded),
+    letting any exception through."""
+    with _seeded(seed), (torch.enable_grad() if grad else torch.no_grad()):
+        return model(*fx.args, **fx.kwargs)
+
+
+def _write_intermediates(d, k, mapping, calls, stems, calls64=None):
     idir = d / "intermediates"
     idir.mkdir()
     entries = []
@@ -444,12 +529,15 @@ def _write_intermediates(d, k, mapping, calls, stems):
         stem = stems[v]
         write_pb(idir / f"{stem}.pb", t, v)
         members = sorted(claim.get(v, []))
-        entries.append({
-            "file": f"{stem}.pb", "value": v, "module": calls[primary].path,
-            "call": calls[primary].call_no,
-            "modules": [{"module": calls[i].path, "call": calls[i].call_no, "kind": mapping.kind[i]}
-                        for i in members],
-            "dtype": dtype_name(t), "shape": list(t.shape)})
+        e = {"file": f"{stem}.pb", "value": v, "module": calls[primary].path,
+             "call": calls[primary].call_no,
+             "modules": [{"module": calls[i].path, "call": calls[i].call_no, "kind": mapping.kind[i]}
+                         for i in members],
+             "dtype": dtype_name(t), "shape": list(t.shape)}
+        t64 = calls64.get((calls[primary].path, calls[primary].call_no)) if calls64 is not None else None
+        if t64 is not None and _r64.counterpart(t, t64):
+            e["noise"] = _r64.noise_stats(t, t64)
+        entries.append(e)
     entries.sort(key=lambda e: e["file"])
     _json_dump(idir / "index.json", {"schema": "onnxparity.intermediates/1", "fixture": k,
                                       "entries": entries})
@@ -482,7 +570,8 @@ def export_submodules(model, fixtures, out_dir, names, **options):
             raise CaptureError(f"no submodule {n!r} (children: {children})")
         subs[n] = known[n]
     opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
-                intermediates=True, allow_training=False, large_model=False)
+                intermediates=True, allow_training=False, large_model=False,
+                reference64=_r64.DEFAULT_PER_GROUP)
     bad = set(options) - set(opts)
     if bad:
         raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")

@@ -1,0 +1,201 @@
+"""The float64 reference: a second eager pass of a deep copy of the model in
+float64, on a bounded subset of the fixtures, and float32 eager's deviation
+from it (the float noise the judge holds ONNX Runtime's error against).
+
+Which fixtures: the first K of each shape group (fixtures whose flattened
+input shapes are all equal), K from the ``reference64`` option.  The pass
+runs like the float32 truth (eval, the same grad mode, the same RNG seed per
+fixture) with forward hooks on the same modules, so an intermediate pairs
+with its float64 counterpart by module path and call number.  The layout and
+the statistics are documented in docs/capture.md ("The float64 reference").
+"""
+import copy
+import math
+import time
+
+import numpy as np
+import torch
+
+from . import _fixtures, _mapping
+from .errors import CaptureError
+
+_clock = time.perf_counter
+
+_FLOATING = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+DEFAULT_PER_GROUP = 2
+
+
+def parse_policy(value):
+    """``reference64`` option -> ('per_shape_group', K) or ('all', None).
+    True is the default K, False/0/None/'off' is off."""
+    if value is True:
+        return ("per_shape_group", DEFAULT_PER_GROUP)
+    if value is False or value is None:
+        return ("per_shape_group", 0)
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "all":
+            return ("all", None)
+        if v == "off":
+            return ("per_shape_group", 0)
+        try:
+            value = int(v, 10)
+        except ValueError:
+            raise CaptureError(f"reference64 must be a count, 'all' or 'off', not {value!r}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise CaptureError(f"reference64 must be >= 0, not {value}")
+        return ("per_shape_group", value)
+    raise CaptureError(f"reference64 must be a count, True, False or 'all', not {value!r}")
+
+
+def policy_doc(policy):
+    kind, k = policy
+    return {"all": True} if kind == "all" else {"per_shape_group": k}
+
+
+def covered_fixtures(policy, flat_inputs):
+    """Fixture indices the float64 pass runs on: the first K of each shape
+    group, in fixture order (every fixture for 'all')."""
+    kind, k = policy
+    if kind == "all":
+        return list(range(len(flat_inputs)))
+    seen, out = {}, []
+    for i, flat in enumerate(flat_inputs):
+        key = tuple(tuple(t.shape) for _, t in flat)
+        if seen.get(key, 0) < k:
+            seen[key] = seen.get(key, 0) + 1
+            out.append(i)
+    return out
+
+
+def is_floating(t):
+    return isinstance(t, torch.Tensor) and t.dtype in _FLOATING
+
+
+def to_float64(x):
+    """A fixture value with every floating tensor cast to float64 (others as
+    they are); nested tuples and dicts kept."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().to(torch.float64) if x.dtype in _FLOATING else x.detach().clone()
+    if isinstance(x, tuple):
+        return tuple(to_float64(v) for v in x)
+    if isinstance(x, dict):
+        return {k: to_float64(v) for k, v in x.items()}
+    return x
+
+
+def make_model64(model):
+    """A deep copy of ``model`` in float64 and eval mode, or raises."""
+    m = copy.deepcopy(model)
+    m.double()
+    m.eval()
+    return m
+
+
+def noise_stats(e32, e64):
+    """float32 eager's deviation from float64 eager, all in float64:
+    dev = e32 - e64 over the elements where both are finite; max_abs, rms,
+    q999 (99.9th percentile of |dev|, linear) over those; scale_max and
+    scale_rms over the finite elements of e64; count = all elements,
+    nonfinite = elements where either side is not finite.  All zero for an
+    empty tensor."""
+    a = e32.detach().cpu().to(torch.float64).numpy().reshape(-1)
+    b = e64.detach().cpu().to(torch.float64).numpy().reshape(-1)
+    count = int(a.size)
+    zero = {"max_abs": 0.0, "rms": 0.0, "q999": 0.0, "scale_max": 0.0, "scale_rms": 0.0,
+            "count": count, "nonfinite": 0}
+    if count == 0:
+        return zero
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    both = fa & fb
+    dev = np.abs(a[both] - b[both])
+    scale = np.abs(b[fb])
+    out = dict(zero, nonfinite=int(count - int(both.sum())))
+    if dev.size:
+        out["max_abs"] = float(dev.max())
+        out["rms"] = float(math.sqrt(float(np.mean(dev * dev))))
+        out["q999"] = float(np.quantile(dev, 0.999))
+    if scale.size:
+        out["scale_max"] = float(scale.max())
+        out["scale_rms"] = float(math.sqrt(float(np.mean(scale * scale))))
+    return out
+
+
+def counterpart(t32, t64):
+    """Whether float64 tensor ``t64`` is the counterpart of eager tensor
+    ``t32``: both floating, t64 in float64, the same shape."""
+    return (is_floating(t32) and isinstance(t64, torch.Tensor) and t64.dtype == torch.float64
+            and tuple(t32.shape) == tuple(t64.shape))
+
+
+def one_line(e):
+    msg = " ".join(str(e).split())
+    if len(msg) > 400:
+        msg = msg[:397] + "..."
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+class Pass:
+    """The float64 pass of one capture: the model's float64 copy, the covered
+    fixtures, what was recorded, the time it took, and why it stopped (a
+    failure turns the whole reference off: ``reason`` holds the exception)."""
+
+    def __init__(self, model, policy, flat_inputs):
+        self.policy = policy
+        self.covered = covered_fixtures(policy, flat_inputs)
+        self.model64 = None
+        self.reason = None
+        self.seconds = 0.0
+        self.fixtures = []  # one document per covered fixture written
+        if not self.covered:
+            self.reason = "off (reference64 = 0)" if policy[1] == 0 else "no fixture covered"
+            return
+        t0 = _clock()
+        try:
+            self.model64 = make_model64(model)
+        except Exception as e:  # any failure: the capture goes on without a reference
+            self.fail(e, "copying the model to float64 failed")
+        self.seconds += _clock() - t0
+
+    @property
+    def active(self):
+        return self.model64 is not None
+
+    def fail(self, e, what="the float64 forward raised"):
+        self.reason = f"{what}: {one_line(e)}" if isinstance(e, BaseException) else str(e)
+        self.model64 = None
+        self.fixtures = []
+
+    def run(self, k, fx, forward, calls_needed=True):
+        """The float64 pass on fixture ``k`` (a Fixture) when it is covered:
+        (flat outputs, {(module path, call number): output}), or None (not
+        covered, or the pass failed: see ``reason``).  ``forward(model, fx)``
+        runs the model like the float32 truth (grad mode, RNG seed)."""
+        if not self.active or k not in self.covered:
+            return None
+        t0 = _clock()
+        try:
+            fx64 = _fixtures.Fixture(to_float64(fx.args), to_float64(fx.kwargs))
+            keep = None if calls_needed else set()
+            with _mapping.Recorder(self.model64, _mapping.LegacyScopes(), keep=keep) as r:
+                out = forward(self.model64, fx64)
+            flat = [t for _, _, t in _fixtures.flatten_outputs(out)]
+            calls = {(c.path, c.call_no): c.output for c in r.calls if c.output is not None}
+        except Exception as e:  # the reference is optional by design
+            self.fail(e, f"the float64 forward raised on fixture {k}")
+            return None
+        finally:
+            self.seconds += _clock() - t0
+        return flat, calls
+
+    def release(self):
+        """Drop the float64 copy (the recorded documents stay)."""
+        self.model64 = None
+
+    def doc(self):
+        ok = self.reason is None
+        return {"reference": "float64" if ok else None, "reason": None if ok else self.reason,
+                "policy": policy_doc(self.policy),
+                "fixtures_covered": [f["fixture"] for f in self.fixtures] if ok else [],
+                "seconds": round(self.seconds, 6), "fixtures": self.fixtures if ok else []}
