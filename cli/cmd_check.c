@@ -18,6 +18,7 @@
  * 4 ONNX Runtime cannot load the model.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,9 @@ typedef struct opts {
     double rtol, atol; /* < 0: the dtype's default */
     tol_override tols[MAX_TOLS];
     size_t n_tols;
-    int topk; /* 0 off, -1 auto, K */
+    int topk; /* 0 off, -1 auto (the default), K */
+    int strict_tol;  /* --strict-tol: beyond the tolerance fails even inside the noise */
+    int no_estimate; /* --no-noise-estimate: never rerun on perturbed inputs */
     int no_bisect;
     int no_lint;
     cli_format fmt;
@@ -88,6 +91,7 @@ static int parse_args(int argc, char **argv, opts *o)
     const char *v;
     cli_ort_init(&o->ort);
     o->rtol = o->atol = -1;
+    o->topk = -1;
     for (int i = 1; i < argc; i++) {
         int r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
@@ -112,8 +116,10 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0) return -1;
             if (!strcmp(v, "auto"))
                 o->topk = -1;
-            else if (cli_int(argv[0], "top-k", v, &k) || k < 1)
-                return cli_usage_error(argv[0], "--top-k wants auto or K >= 1"), -1;
+            else if (!strcmp(v, "off"))
+                o->topk = 0;
+            else if (cli_int_in(argv[0], "top-k", v, 1, INT_MAX, &k))
+                return -1;
             else
                 o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
@@ -135,6 +141,10 @@ static int parse_args(int argc, char **argv, opts *o)
                        -1;
         } else if (cli_flag(argv, i, "no-bisect")) {
             o->no_bisect = 1;
+        } else if (cli_flag(argv, i, "strict-tol")) {
+            o->strict_tol = 1;
+        } else if (cli_flag(argv, i, "no-noise-estimate")) {
+            o->no_estimate = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
             o->no_lint = 1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
@@ -165,35 +175,87 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     onp_shape_str(rank, dims, buf, n);
 }
 
+/* Compared outputs whose judgment is v / that are vacuous. */
+static size_t count_verdict(const onp_fixture_verdict *res, size_t n, onp_verdict v)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_out; k++)
+            c += res[i].outs[k].compared && res[i].outs[k].j.verdict == v;
+    return c;
+}
+
+static size_t count_vacuous(const onp_fixture_verdict *res, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_out; k++)
+            c += res[i].outs[k].compared && res[i].outs[k].j.vacuous != ONP_VACUOUS_NO;
+    return c;
+}
+
 /* Fixtures whose run was lost to a crash or a timeout of ONNX Runtime. */
-static size_t count_runtime(const meas_fixture *res, size_t n)
+static size_t count_runtime(const onp_fixture_verdict *res, size_t n)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) k += res[i].runtime != NULL;
     return k;
 }
 
+/* The lines under an output row that say what the noise rule saw: beyond
+ * the tolerance (within or beyond the noise, against what reference), and
+ * a vacuous comparison. */
+static void print_judgment_text(const onp_output_verdict *x)
+{
+    const onp_judgment *j = &x->j;
+    char a[16], b[16], c[16], d[16];
+    if (j->vacuous == ONP_VACUOUS_BELOW_ATOL)
+        printf("%-18s   vacuous: every |expected| is below atol (largest %s): judged with atol = "
+               "rtol x that scale = %s instead\n",
+               "", report_fmt(j->scale_max, a, sizeof a), report_fmt(j->tol_used.atol, b, sizeof b));
+    else if (j->vacuous == ONP_VACUOUS_CONSTANT)
+        printf("%-18s   vacuous: every row of the batch is identical in eager: the output does not "
+               "depend on the sample here\n",
+               "");
+    if (j->verdict != ONP_VERDICT_WITHIN_NOISE && j->verdict != ONP_VERDICT_BEYOND_NOISE) return;
+    if (j->has_ref)
+        printf("%-18s   %s: ORT vs float64 %s, eager vs float64 %s (float64 reference); gap %s, "
+               "envelope %s\n",
+               "", j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
+               report_fmt(j->ort_err_max, a, sizeof a), report_fmt(j->eager_err_max, b, sizeof b),
+               report_fmt(j->gap_max, c, sizeof c), report_fmt(j->envelope_max, d, sizeof d));
+    else
+        printf("%-18s   %s: gap %s, envelope %s (noise %s from %s)\n", "",
+               j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
+               report_fmt(j->gap_max, a, sizeof a), report_fmt(j->envelope_max, b, sizeof b),
+               report_fmt(j->noise.max_abs, c, sizeof c), onp_noise_src_name(j->noise.src));
+    if (j->verdict == ONP_VERDICT_WITHIN_NOISE)
+        printf("%-18s   the export is as accurate as float32 eager; atol %s covers its float "
+               "noise (--strict-tol makes the tolerance bind)\n",
+               "", report_fmt(j->suggest_atol, a, sizeof a));
+}
+
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const meas_fixture *res, size_t n, int failed,
+                       onp_session *s, const onp_fixture_verdict *res, size_t n, int failed,
                        int lint_errors)
 {
     const onp_session_desc *d = onp_session_describe(s);
     printf("model    %s (sha256 %.12s)\n", model, sha);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), d->provider,
            onp_ort_opt_level_name(d->opt_level));
-    printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s\n", "FIXTURE", "OUTPUT", "DTYPE",
-           "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "RESULT");
+    printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %-9s %s\n", "FIXTURE", "OUTPUT", "DTYPE",
+           "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "ENVELOPE", "RESULT");
     long outs = 0, out_failed = 0;
     for (size_t i = 0; i < n; i++) {
-        const meas_fixture *r = &res[i];
+        const onp_fixture_verdict *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
         if (r->status == 2) {
             printf("%-18s %-22s ERROR: %s\n", fx, "-", r->msg);
             continue;
         }
         for (size_t k = 0; k < r->n_out; k++) {
-            const meas_out *x = &r->outs[k];
-            char sh[64] = "-", ma[16] = "-", mr[16] = "-", mm[32] = "-", t1[24] = "-";
+            const onp_output_verdict *x = &r->outs[k];
+            char sh[64] = "-", ma[16] = "-", mr[16] = "-", mm[32] = "-", t1[24] = "-", ev[16] = "-";
             outs++;
             if (!x->pass) out_failed++;
             if (x->compared) {
@@ -206,9 +268,16 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
             if (x->has_topk)
                 snprintf(t1, sizeof t1, "%lld/%lld", (long long)x->tk.top1_agree,
                          (long long)x->tk.rows);
-            printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %s%s%s\n", fx, x->name,
+            if (x->compared && x->j.noise.src != ONP_NOISE_NONE)
+                report_fmt(x->j.envelope_max, ev, sizeof ev);
+            const char *res_word = !x->pass ? "FAIL"
+                                   : x->compared && x->j.verdict == ONP_VERDICT_WITHIN_NOISE
+                                       ? "ok (float noise)"
+                                       : "ok";
+            printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %-9s %s%s%s\n", fx, x->name,
                    x->compared ? onp_dtype_name(x->m.expected_dtype) : "-", sh, ma, mr, mm, t1,
-                   x->pass ? "ok" : "FAIL", x->note[0] ? ": " : "", x->note);
+                   ev, res_word, x->note[0] ? ": " : "", x->note);
+            if (x->compared) print_judgment_text(x);
             if (x->compared && !x->pass && x->m.worst_index >= 0 && x->m.shape_ok) {
                 char we[16], wa[16], nr[16], na[16];
                 printf("%-18s   worst at index %lld: expected %s, got %s; passes with rtol %s or "
@@ -238,7 +307,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const meas_fixture *res, size_t n, int failed)
+                       onp_session *s, const onp_fixture_verdict *res, size_t n, int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -253,7 +322,7 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {
-        const meas_fixture *r = &res[i];
+        const onp_fixture_verdict *r = &res[i];
         cJSON *f = cJSON_CreateObject();
         cJSON_AddNumberToObject(f, "index", r->index);
         cJSON_AddStringToObject(f, "dir", r->dir);
@@ -265,7 +334,7 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
         if (r->runtime) cJSON_AddStringToObject(f, "runtime_failure", r->runtime);
         cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
         for (size_t k = 0; r->status != 2 && k < r->n_out; k++) {
-            const meas_out *x = &r->outs[k];
+            const onp_output_verdict *x = &r->outs[k];
             cJSON *oj = cJSON_CreateObject();
             outs++;
             if (!x->pass) out_failed++;
@@ -278,6 +347,7 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                 for (int j = 0; j < x->rank; j++)
                     cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)x->dims[j]));
                 report_metrics_json(oj, &x->m);
+                report_judgment_json(oj, &x->j);
             }
             if (x->has_topk) {
                 cJSON *t = cJSON_AddObjectToObject(oj, "topk");
@@ -286,6 +356,11 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                 cJSON_AddNumberToObject(t, "top1_agree", (double)x->tk.top1_agree);
                 cJSON_AddNumberToObject(t, "flipped", (double)x->tk.flipped);
                 cJSON_AddNumberToObject(t, "topk_agree", (double)x->tk.topk_agree);
+                cJSON_AddNumberToObject(t, "noise_driven_flips", (double)x->noise_flips);
+                if (isfinite(x->min_margin))
+                    report_num(t, "min_margin", x->min_margin);
+                else
+                    cJSON_AddNullToObject(t, "min_margin");
                 rows += x->tk.rows;
                 agree += x->tk.top1_agree;
                 topk_agree += x->tk.topk_agree;
@@ -299,6 +374,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON_AddNumberToObject(sum, "fixtures_failed", failed);
     cJSON_AddNumberToObject(sum, "outputs_compared", (double)outs);
     cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
+    cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)count_verdict(res, n, ONP_VERDICT_WITHIN_NOISE));
+    cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)count_vacuous(res, n));
     if (rows) {
         cJSON *t = cJSON_AddObjectToObject(sum, "topk");
         cJSON_AddNumberToObject(t, "rows", (double)rows);
@@ -360,11 +437,89 @@ static size_t collect_causes(const onp_lint_result *l, int failed, const onp_bis
     return n;
 }
 
-static cJSON *causes_json(const onp_lint_result *l, int failed, const onp_bisect_result *bis)
+/* The float-noise cause: outputs beyond their tolerance but inside their
+ * noise envelope, while nothing fails.  Confidence follows the weakest
+ * noise source among them: float64 high, float64-scaled medium, an ORT-side
+ * estimate low. */
+typedef struct noise_cause {
+    size_t n;                   /* outputs within noise */
+    const onp_fixture_verdict *f; /* the one with the largest gap */
+    const onp_output_verdict *x;
+    onp_noise_src weakest;
+    double suggest_atol; /* the largest over them */
+} noise_cause;
+
+static noise_cause find_noise_cause(const onp_fixture_verdict *res, size_t n_fix)
+{
+    noise_cause nc = {0, NULL, NULL, ONP_NOISE_FLOAT64, 0};
+    for (size_t i = 0; res && i < n_fix; i++)
+        for (size_t k = 0; k < res[i].n_out; k++) {
+            const onp_output_verdict *x = &res[i].outs[k];
+            if (!x->compared || x->j.verdict != ONP_VERDICT_WITHIN_NOISE) continue;
+            nc.n++;
+            if (!nc.x || x->j.gap_max > nc.x->j.gap_max) nc.f = &res[i], nc.x = x;
+            if (x->j.noise.src > nc.weakest) nc.weakest = x->j.noise.src;
+            if (x->j.suggest_atol > nc.suggest_atol) nc.suggest_atol = x->j.suggest_atol;
+        }
+    return nc;
+}
+
+static const char *noise_confidence(onp_noise_src s)
+{
+    return s == ONP_NOISE_FLOAT64 ? "high" : s == ONP_NOISE_SCALED ? "medium" : "low";
+}
+
+static void noise_evidence(const noise_cause *nc, char *buf, size_t n)
+{
+    char a[16], b[16], c[16], d[16], fx[128], name[200];
+    const onp_judgment *j = &nc->x->j;
+    const char *slash = strrchr(nc->f->dir, '/');
+    snprintf(fx, sizeof fx, "%.127s", slash ? slash + 1 : nc->f->dir);
+    snprintf(name, sizeof name, "%.199s", nc->x->name);
+    if (j->has_ref)
+        snprintf(buf, n,
+                 "%zu output(s) beyond the tolerance but inside float noise; largest: %s output "
+                 "%s, ORT vs float64 %s, eager float32 vs float64 %s (gap %s, envelope %s)",
+                 nc->n, fx, name, report_fmt(j->ort_err_max, a, sizeof a),
+                 report_fmt(j->eager_err_max, b, sizeof b), report_fmt(j->gap_max, c, sizeof c),
+                 report_fmt(j->envelope_max, d, sizeof d));
+    else
+        snprintf(buf, n,
+                 "%zu output(s) beyond the tolerance but inside float noise; largest: %s output "
+                 "%s, gap %s, envelope %s (noise from %s)",
+                 nc->n, fx, name, report_fmt(j->gap_max, a, sizeof a),
+                 report_fmt(j->envelope_max, b, sizeof b), onp_noise_src_name(j->noise.src));
+}
+
+static void noise_fix(const noise_cause *nc, char *buf, size_t n)
+{
+    char a[16];
+    snprintf(buf, n,
+             "none needed: the export is as accurate as float32 eager; to make the tolerance "
+             "itself pass, use --atol %s (or --tol NAME=RTOL,ATOL per output)",
+             report_fmt(nc->suggest_atol, a, sizeof a));
+}
+
+static cJSON *causes_json(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
+                          const noise_cause *nc)
 {
     cause cs[16];
     size_t n = collect_causes(l, failed, bis, cs, 16);
     cJSON *arr = cJSON_CreateArray();
+    if (!failed && nc->n) {
+        char buf[1400];
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "id", "float-noise");
+        cJSON_AddStringToObject(c, "confidence", noise_confidence(nc->weakest));
+        cJSON_AddNullToObject(c, "node");
+        cJSON *ev = cJSON_AddArrayToObject(c, "evidence");
+        noise_evidence(nc, buf, sizeof buf);
+        cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
+        noise_fix(nc, buf, sizeof buf);
+        cJSON_AddStringToObject(c, "fix", buf);
+        report_num(c, "suggested_atol", nc->suggest_atol);
+        cJSON_AddItemToArray(arr, c);
+    }
     for (size_t k = 0; k < n; k++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "id", cs[k].id);
@@ -427,10 +582,18 @@ static cJSON *lint_json(const onp_lint_result *l)
     return o;
 }
 
-static void print_causes_text(const onp_lint_result *l, int failed, const onp_bisect_result *bis)
+static void print_causes_text(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
+                              const noise_cause *nc)
 {
     cause cs[16];
     size_t n = collect_causes(l, failed, bis, cs, 16);
+    if (!failed && nc->n) {
+        char buf[1400];
+        noise_evidence(nc, buf, sizeof buf);
+        printf("cause    float-noise (%s confidence): %s\n", noise_confidence(nc->weakest), buf);
+        noise_fix(nc, buf, sizeof buf);
+        printf("         fix: %s\n", buf);
+    }
     for (size_t k = 0; k < n; k++) {
         const onp_lint_finding *f = cs[k].first;
         printf("cause    %s (%s confidence)", cs[k].id, cs[k].confidence);
@@ -450,7 +613,7 @@ static void print_causes_text(const onp_lint_result *l, int failed, const onp_bi
  * failed fixture to name the first divergent node.  Best effort: any
  * problem (no intermediates, ORT refusing the instrumented model) leaves
  * *out NULL and the check's verdict as it is. */
-static void find_first_divergent(const opts *o, onp_ort *ort, const meas_fixture *res, size_t n,
+static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_verdict *res, size_t n,
                                  onp_bisect_result **out)
 {
     *out = NULL;
@@ -479,7 +642,7 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const meas_fixture
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const meas_fixture *res, size_t n, const onp_lint_result *l)
+static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n, const onp_lint_result *l)
 {
     junit j;
     junit_init(&j);
@@ -492,11 +655,11 @@ static int write_junit(const opts *o, const meas_fixture *res, size_t n, const o
         junit_case(&j, "lint", name, JUNIT_FAIL, f->message, f->rule->fix);
     }
     for (size_t i = 0; i < n; i++) {
-        const meas_fixture *r = &res[i];
+        const onp_fixture_verdict *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
         if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
-            const meas_out *x = &r->outs[k];
+            const onp_output_verdict *x = &r->outs[k];
             char msg[1536], txt[2048] = "";
             if (x->pass) {
                 junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
@@ -651,8 +814,17 @@ int cmd_check(int argc, char **argv)
         }
         goto out_lint;
     }
-    meas_fixture *res = calloc(n_fix ? n_fix : 1, sizeof *res);
-    meas_opts mo = {tol_for, &o, o.topk};
+    onp_noisebook *noise = NULL;
+    if (o.target && (rc = measure_noisebook(o.target, &noise))) goto out_session;
+    onp_fixture_verdict *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    onp_judge_fixture_opts mo;
+    onp_judge_fixture_opts_init(&mo);
+    mo.tol = tol_for;
+    mo.tol_ctx = &o;
+    mo.topk = o.topk;
+    mo.strict = o.strict_tol;
+    mo.no_estimate = o.no_estimate;
+    mo.noise = noise;
     size_t k = 0, pos = 0;
     int failed = 0;
     /* progress on stderr only when it is a terminal (never in CI logs), or
@@ -665,7 +837,7 @@ int cmd_check(int argc, char **argv)
                 fprintf(stderr,
                         o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
                         k + 1, n_fix, td[i].sets[j].dir);
-            if (measure_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
+            if (onp_judge_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
                 rc = cli_report(&e);
             else if (res[k - 1].status)
                 failed++;
@@ -680,13 +852,14 @@ int cmd_check(int argc, char **argv)
     onp_bisect_result *bis = NULL;
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
     int lint_errors = (int)lint.counts[ONP_LINT_ERROR];
+    noise_cause nc = find_noise_cause(res, n_fix);
     int html_rc = 0;
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
-            cJSON_ReplaceItemInObject(doc, "causes", causes_json(&lint, failed, bis));
+            cJSON_ReplaceItemInObject(doc, "causes", causes_json(&lint, failed, bis, &nc));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -712,7 +885,7 @@ int cmd_check(int argc, char **argv)
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
-            print_causes_text(&lint, failed, bis);
+            print_causes_text(&lint, failed, bis, &nc);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -725,7 +898,8 @@ int cmd_check(int argc, char **argv)
              : failed || lint_errors   ? EXIT_FAIL
                                        : EXIT_PASS;
         if (html_rc) rc = html_rc;
-        if (o.junit && write_junit(&o, res, n_fix, &lint)) rc = EXIT_IO;
+        int junit_rc = o.junit ? write_junit(&o, res, n_fix, &lint) : 0;
+        if (junit_rc) rc = junit_rc;
         if (o.sarif) { /* the lint findings for code scanning */
             cJSON *doc = lint_sarif_doc(model, &lint);
             char *txt = doc ? cJSON_Print(doc) : NULL;
@@ -740,8 +914,10 @@ int cmd_check(int argc, char **argv)
         }
     }
     onp_bisect_free(bis);
-    for (size_t i = 0; res && i < n_fix; i++) free(res[i].outs);
+    for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);
+    onp_noisebook_free(noise);
+out_session:
     onp_session_close(s);
     onp_ort_close(ort);
 out_lint:

@@ -33,6 +33,7 @@ typedef struct opts {
     cli_ort ort;
     const char *target, *criteria, *junit;
     int record;
+    int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
     double margin, rtol, atol;
     cli_format fmt;
 } opts;
@@ -61,6 +62,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
             o->record = 1;
+        } else if (cli_flag(argv, i, "allow-failing")) {
+            o->allow_failing = 1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
@@ -104,16 +107,59 @@ static void limit_num(cJSON *o, const char *key, double measured, double margin)
         cJSON_AddNullToObject(o, key); /* inf needed_rtol: no limit can be recorded */
 }
 
+/* A bundle that fails (some output beyond its tolerance and its noise, a
+ * flipped label) or has an error-level lint finding is not a baseline:
+ * say why on stderr and return 1; 0 when it may be recorded. */
+static int refuse_failing(const meas_result *r)
+{
+    size_t failing = 0;
+    const onp_fixture_verdict *ff = NULL;
+    const onp_output_verdict *fo = NULL;
+    for (size_t i = 0; i < r->n_fix; i++) {
+        if (r->fix[i].status != ONP_FIXTURE_FAIL) continue;
+        if (!failing++) {
+            ff = &r->fix[i];
+            for (size_t k = 0; !fo && k < ff->n_out; k++)
+                if (!ff->outs[k].pass) fo = &ff->outs[k];
+        }
+    }
+    size_t lint_errors = r->lint.counts[ONP_LINT_ERROR];
+    if (!failing && !lint_errors) return 0;
+    if (failing) {
+        char ga[16], en[16];
+        fprintf(stderr,
+                "onnxparity gate: not recording criteria: %zu of %zu fixtures fail (first: %s, "
+                "output %s: %s%s%s, max_abs %s, noise envelope %s); fix the export, or pass "
+                "--allow-failing to record a failing baseline on purpose\n",
+                failing, r->n_fix, base(ff->dir), fo ? fo->name : "?",
+                fo ? onp_verdict_name(fo->j.verdict) : "?", fo && fo->note[0] ? ", " : "",
+                fo ? fo->note : "", report_fmt(fo ? fo->m.max_abs : NAN, ga, sizeof ga),
+                report_fmt(fo ? fo->j.envelope_max : NAN, en, sizeof en));
+    } else {
+        const onp_lint_finding *f = NULL;
+        for (size_t i = 0; !f && i < r->lint.n; i++)
+            if (r->lint.findings[i].rule->severity == ONP_LINT_ERROR) f = &r->lint.findings[i];
+        fprintf(stderr,
+                "onnxparity gate: not recording criteria: %zu error-level lint finding(s) (first: "
+                "%s %s at %s); fix the export, or pass --allow-failing to record a failing "
+                "baseline on purpose\n",
+                lint_errors, f->rule->id, f->rule->name,
+                f->loc.name && f->loc.name[0] ? f->loc.name : "(model)");
+    }
+    return 1;
+}
+
 static int record(const opts *o, const meas_result *r)
 {
     for (size_t i = 0; i < r->n_fix; i++)
-        if (r->fix[i].error) {
+        if ((r->fix[i].status == ONP_FIXTURE_ERROR)) {
             fprintf(stderr,
                     "onnxparity gate: %s: %s: not recording criteria for a bundle that "
                     "does not run\n",
                     r->fix[i].dir, r->fix[i].msg);
             return EXIT_FAIL;
         }
+    if (!o->allow_failing && refuse_failing(r)) return EXIT_FAIL;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", CRIT_SCHEMA);
     cJSON_AddStringToObject(root, "model_sha256", r->sha256);
@@ -129,7 +175,7 @@ static int record(const opts *o, const meas_result *r)
     cJSON *outs = cJSON_AddObjectToObject(root, "outputs");
     for (size_t i = 0; i < r->n_fix; i++)
         for (size_t k = 0; k < r->fix[i].n_out; k++) {
-            const meas_out *x = &r->fix[i].outs[k];
+            const onp_output_verdict *x = &r->fix[i].outs[k];
             if (!x->compared || cJSON_GetObjectItemCaseSensitive(outs, x->name)) continue;
             double max_abs = 0, max_rel = 0, nr = 0, na = 0, mf = 0;
             int64_t rows = 0, agree = 0;
@@ -139,7 +185,7 @@ static int record(const opts *o, const meas_result *r)
             shapes = cJSON_CreateArray();
             for (size_t j = i; j < r->n_fix; j++)
                 for (size_t q = 0; q < r->fix[j].n_out; q++) {
-                    const meas_out *y = &r->fix[j].outs[q];
+                    const onp_output_verdict *y = &r->fix[j].outs[q];
                     if (!y->compared || strcmp(y->name, x->name)) continue;
                     max_abs = fmax(max_abs, y->m.max_abs);
                     max_rel = fmax(max_rel, y->m.max_rel);
@@ -247,11 +293,11 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         snprintf(g->msg, sizeof g->msg, "fixtures: %zu present, criteria require %ld", r->n_fix,
                  c->fixtures);
     for (size_t i = 0; i < r->n_fix; i++) {
-        const meas_fixture *f = &r->fix[i];
-        if (f->error && (g = reg_add(l, base(f->dir), NULL, "error", NAN, NAN)))
+        const onp_fixture_verdict *f = &r->fix[i];
+        if ((f->status == ONP_FIXTURE_ERROR) && (g = reg_add(l, base(f->dir), NULL, "error", NAN, NAN)))
             snprintf(g->msg, sizeof g->msg, "%.200s: does not run: %.900s", base(f->dir), f->msg);
-        for (size_t k = 0; !f->error && k < f->n_out; k++) {
-            const meas_out *x = &f->outs[k];
+        for (size_t k = 0; !(f->status == ONP_FIXTURE_ERROR) && k < f->n_out; k++) {
+            const onp_output_verdict *x = &f->outs[k];
             const crit_out *co = criteria_find(c, x->name);
             if (!co) continue; /* an output the criteria do not cover */
             if (!x->compared || !x->m.shape_ok || !x->m.dtype_ok) {
@@ -284,7 +330,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         int have[CRIT_MAX_SHAPES] = {0};
         for (size_t i = 0; i < r->n_fix; i++)
             for (size_t k = 0; k < r->fix[i].n_out; k++) {
-                const meas_out *x = &r->fix[i].outs[k];
+                const onp_output_verdict *x = &r->fix[i].outs[k];
                 if (strcmp(x->name, co->name)) continue;
                 seen++;
                 if (x->has_topk) rows += x->tk.rows, agree += x->tk.top1_agree;
@@ -332,9 +378,9 @@ static int write_junit(const opts *o, const meas_result *r, const reglist *l)
     junit j;
     junit_init(&j);
     for (size_t i = 0; i < r->n_fix; i++) {
-        const meas_fixture *f = &r->fix[i];
+        const onp_fixture_verdict *f = &r->fix[i];
         for (size_t k = 0; k < f->n_out; k++) {
-            const meas_out *x = &f->outs[k];
+            const onp_output_verdict *x = &f->outs[k];
             char msg[2048] = "", txt[4096] = "";
             for (size_t q = 0; q < l->n; q++) {
                 const regression *g = &l->r[q];
@@ -349,7 +395,7 @@ static int write_junit(const opts *o, const meas_result *r, const reglist *l)
                 continue;
             }
             if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
-            junit_case(&j, base(f->dir), x->name, f->error ? JUNIT_ERROR : JUNIT_FAIL, msg,
+            junit_case(&j, base(f->dir), x->name, (f->status == ONP_FIXTURE_ERROR) ? JUNIT_ERROR : JUNIT_FAIL, msg,
                        txt[0] ? txt : msg);
         }
     }
@@ -376,7 +422,11 @@ int cmd_gate(int argc, char **argv)
     if (!o.record && criteria_read(o.criteria, &c, &e)) return cli_report(&e);
     tol_ctx tc = {&o, o.record ? NULL : &c};
     meas_result r;
-    int rc = measure_run(&o.ort, o.target, tol_for, &tc, &r);
+    onp_judge_fixture_opts jo;
+    onp_judge_fixture_opts_init(&jo);
+    jo.tol = tol_for;
+    jo.tol_ctx = &tc;
+    int rc = measure_run(&o.ort, o.target, &jo, &r);
     if (rc) goto out;
     if (o.record) {
         rc = record(&o, &r);
@@ -435,7 +485,8 @@ int cmd_gate(int argc, char **argv)
                    c.n_out, o.criteria);
     }
     rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
-    if (o.junit && write_junit(&o, &r, &l)) rc = EXIT_IO;
+    int junit_rc = o.junit ? write_junit(&o, &r, &l) : 0;
+    if (junit_rc) rc = junit_rc;
     free(l.r);
 out:
     measure_free(&r);

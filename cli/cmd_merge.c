@@ -196,6 +196,7 @@ int cmd_merge(int argc, char **argv)
             if (!fd && cJSON_IsObject(f)) fd = cJSON_Duplicate(f, 1);
         }
         long fixtures = 0, fx_failed = 0, outs = 0, out_failed = 0, rows = 0, agree = 0, tka = 0;
+        long in_noise = 0, vacuous = 0;
         const cJSON *f, *o;
         cJSON_ArrayForEach(f, merged)
         {
@@ -206,6 +207,10 @@ int cmd_merge(int argc, char **argv)
             {
                 outs++;
                 out_failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pass"));
+                const char *jv = str_at(o, "judgment", "verdict");
+                const char *jq = str_at(o, "judgment", "vacuous");
+                in_noise += jv && !strcmp(jv, "within-noise");
+                vacuous += jq && strcmp(jq, "no");
                 if (num_at(o, "topk", "rows") > 0) {
                     rows += num_at(o, "topk", "rows");
                     agree += num_at(o, "topk", "top1_agree");
@@ -229,6 +234,8 @@ int cmd_merge(int argc, char **argv)
         cJSON_AddNumberToObject(sum, "fixtures_failed", (double)fx_failed);
         cJSON_AddNumberToObject(sum, "outputs_compared", (double)outs);
         cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
+        cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)in_noise);
+        cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)vacuous);
         if (rows) {
             cJSON *t = cJSON_AddObjectToObject(sum, "topk");
             cJSON_AddNumberToObject(t, "rows", (double)rows);

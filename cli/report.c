@@ -68,6 +68,44 @@ void report_metrics_json(cJSON *o, const onp_metrics *m)
         cJSON_AddItemToArray(h, cJSON_CreateNumber((double)m->hist[k]));
 }
 
+void report_judgment_json(cJSON *o, const onp_judgment *j)
+{
+    cJSON *g = cJSON_AddObjectToObject(o, "judgment");
+    cJSON_AddStringToObject(g, "verdict", onp_verdict_name(j->verdict));
+    cJSON_AddBoolToObject(g, "pass", j->pass);
+    cJSON_AddStringToObject(g, "vacuous", onp_vacuity_name(j->vacuous));
+    cJSON *t = cJSON_AddObjectToObject(g, "tolerance_applied");
+    report_num(t, "rtol", j->tol_used.rtol);
+    report_num(t, "atol", j->tol_used.atol);
+    cJSON_AddStringToObject(g, "noise_source", onp_noise_src_name(j->noise.src));
+    if (j->noise.src == ONP_NOISE_NONE) {
+        cJSON_AddNullToObject(g, "envelope");
+    } else {
+        cJSON *n = cJSON_AddObjectToObject(g, "noise");
+        report_num(n, "max_abs", j->noise.max_abs);
+        report_num(n, "rms", j->noise.rms);
+        report_num(n, "scale_max", j->noise.scale_max);
+        report_num(n, "scale_rms", j->noise.scale_rms);
+        cJSON *env = cJSON_AddObjectToObject(g, "envelope");
+        report_num(env, "max_abs", j->envelope_max);
+        report_num(env, "rms", j->envelope_rms);
+        report_num(env, "floor", j->floor);
+        report_num(g, "ratio", j->ratio);
+    }
+    report_num(g, "gap_max", j->gap_max);
+    report_num(g, "gap_rms", j->gap_rms);
+    if (j->has_ref) {
+        cJSON *r = cJSON_AddObjectToObject(g, "ort_vs_float64");
+        report_num(r, "max_abs", j->ort_err_max);
+        report_num(r, "rms", j->ort_err_rms);
+        r = cJSON_AddObjectToObject(g, "eager_vs_float64");
+        report_num(r, "max_abs", j->eager_err_max);
+        report_num(r, "rms", j->eager_err_rms);
+    }
+    report_num(g, "needed_atol", j->needed_atol);
+    report_num(g, "suggested_atol", j->suggest_atol);
+}
+
 const char *report_fmt(double v, char *buf, size_t n)
 {
     if (isnan(v))

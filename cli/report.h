@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "onnxparity/compare.h"
+#include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
 
 /* A number member; non-finite values become strings. */
@@ -21,6 +22,10 @@ void report_metrics_json(cJSON *o, const onp_metrics *m);
 
 /* "1.23e-05", "nan", "inf". */
 const char *report_fmt(double v, char *buf, size_t n);
+
+/* o["judgment"]: the noise rule's verdict, envelope and reference errors
+ * (docs/cli.md, the check document). */
+void report_judgment_json(cJSON *o, const onp_judgment *j);
 
 /* The environment fingerprint every result document carries: onnxparity
  * version, ORT version and library, provider, optimization level, threads,

@@ -26,6 +26,7 @@ _FLAGS = {
     "provider_options": ("--provider-opt", "kv"), "threads": ("--threads", "value"),
     "inter_threads": ("--inter-threads", "value"), "session_config": ("--session-config", "kv"),
     "ort_lib": ("--ort-lib", "value"), "deterministic": ("--deterministic", "switch"),
+    "strict_tol": ("--strict-tol", "switch"),
 }
 
 

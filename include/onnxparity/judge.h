@@ -1,0 +1,137 @@
+/*
+ * judge.h — the domain layer: one fixture loop and one per-output judgment,
+ * used by check and gate (and by any other client: a Python binding, a
+ * service), so that every command calls the same things pass, noise or a
+ * defect.
+ *
+ * onp_judge_fixture() runs one test_data_set_K through an ORT session and
+ * judges every output_J.pb against graph output J with the noise rule
+ * (noise.h): the tolerance first, then the value's float noise — from the
+ * fixture's float64 eager reference (test_data_set_K/reference64/output_J.pb,
+ * written by the capture), else from the bundle's float64 statistics of
+ * other fixtures scaled to this one (the noise book, read from parity.json),
+ * else, when an output is beyond its tolerance, estimated on ORT's side by
+ * running the fixture again with every floating input moved by one ulp.
+ * Classifier outputs ([N, C], C >= 2, or every rank-1/2 output with an
+ * explicit K) also get top-K agreement: a flipped label fails the output
+ * whatever the noise says, and each flip is classed noise-driven when the
+ * eager margin between the two labels is inside the noise envelope.
+ *
+ * Worked example (error checks shortened):
+ *     onp_noisebook *nb;  onp_noisebook_read("bundle/parity.json", &nb, &e);
+ *     onp_judge_fixture_opts o;  onp_judge_fixture_opts_init(&o);
+ *     o.noise = nb;
+ *     onp_fixture_verdict r;
+ *     onp_judge_fixture(session, &td.sets[0], &o, &r, &e);
+ *     for (size_t k = 0; k < r.n_out; k++)
+ *         printf("%s %s\n", r.outs[k].name, onp_verdict_name(r.outs[k].j.verdict));
+ *     onp_fixture_verdict_release(&r);
+ *     onp_noisebook_free(nb);
+ *
+ * The library never prints; the CLI formats these structs.
+ */
+#ifndef ONNXPARITY_JUDGE_H
+#define ONNXPARITY_JUDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/error.h"
+#include "onnxparity/noise.h"
+#include "onnxparity/ort.h"
+#include "onnxparity/tfile.h"
+
+// --- the noise book: float64 statistics recorded by the capture --------------
+
+typedef struct onp_noisebook onp_noisebook;
+
+/* Read the "noise" section of a capture's parity.json.  A file without one
+ * (an older bundle, another tool's) gives an empty book (*out non-NULL,
+ * onp_noisebook_reference() NULL).  Errors: ONP_ERR_IO unreadable,
+ * ONP_ERR_FORMAT not JSON or a malformed "noise" member (named). */
+int onp_noisebook_read(const char *parity_json, onp_noisebook **out, onp_error *e);
+
+/* "float64" when the capture ran a float64 pass, else NULL; why not (or NULL). */
+const char *onp_noisebook_reference(const onp_noisebook *nb);
+const char *onp_noisebook_reason(const onp_noisebook *nb);
+
+/* Fixtures the float64 pass covered. */
+size_t onp_noisebook_covered(const onp_noisebook *nb);
+
+/* The noise of output `name` in fixture `fixture`: src FLOAT64 when that
+ * fixture was covered; else SCALED from the covered fixtures of the same
+ * output (relative to scale: the caller's value statistics `vs` of this
+ * fixture's expected tensor give the absolute numbers); else 0 (nothing
+ * known).  Returns 1 when *out was filled. */
+int onp_noisebook_lookup(const onp_noisebook *nb, int fixture, const char *name,
+                         const onp_value_stats *vs, onp_noise *out);
+
+/* Accepts NULL. */
+void onp_noisebook_free(onp_noisebook *nb);
+
+// --- one fixture ---------------------------------------------------------------
+
+/* Tolerance for output `name` of dtype `dtype`. */
+typedef onp_tol (*onp_tol_fn)(void *ctx, const char *name, int32_t dtype);
+
+typedef struct onp_judge_fixture_opts {
+    onp_tol_fn tol; /* NULL: onp_tol_default */
+    void *tol_ctx;
+    int topk;       /* 0 off; -1 top-1 on outputs shaped [N, C], C >= 2; K: top-K on every
+                       rank-1/2 output */
+    int strict;     /* the tolerance binds: within-noise fails */
+    int no_estimate; /* 1: never rerun with perturbed inputs (no ORT-side estimate) */
+    const onp_noisebook *noise; /* or NULL */
+} onp_judge_fixture_opts;
+
+/* tol NULL, topk -1, not strict, estimate on, no book. */
+void onp_judge_fixture_opts_init(onp_judge_fixture_opts *o);
+
+typedef struct onp_output_verdict {
+    char name[256]; /* graph output name ("?" when the graph has none for output_K.pb) */
+    int compared;   /* m, j, rank, dims valid */
+    int pass;       /* compared, j.pass, no top-k label flipped */
+    onp_metrics m;  /* ORT vs eager under j.tol_used */
+    onp_judgment j;
+    int rank;
+    int64_t dims[ONP_MAX_RANK];
+    int has_topk;
+    onp_topk tk;
+    int64_t noise_flips; /* flipped rows whose eager margin is inside the envelope */
+    double min_margin;   /* smallest eager top-1/top-2 margin over rows (has_topk) */
+    char note[1024];     /* why it failed when not by the numbers alone, or "" */
+} onp_output_verdict;
+
+typedef enum onp_fixture_status {
+    ONP_FIXTURE_PASS = 0,
+    ONP_FIXTURE_FAIL,
+    ONP_FIXTURE_ERROR, /* not run, or nothing to compare */
+    ONP_FIXTURE_STATUS_COUNT
+} onp_fixture_status;
+
+/* "pass", "fail", "error". */
+const char *onp_fixture_status_name(onp_fixture_status s);
+
+typedef struct onp_fixture_verdict {
+    char dir[1024];
+    int index;
+    onp_fixture_status status;
+    const char *runtime; /* ERROR: "crashed"/"timeout" when ORT's worker died, else NULL */
+    char msg[1024];      /* why, when ERROR */
+    int estimated;       /* the fixture was rerun with one-ulp perturbed inputs */
+    size_t n_out;
+    onp_output_verdict *outs; /* [n_out], owned: onp_fixture_verdict_release */
+} onp_fixture_verdict;
+
+/* Run fixture f through s and judge every output.  A run ORT refuses or
+ * loses is not an error here: status ERROR with msg.  Returns -1 (e set)
+ * only when a fixture file cannot be read or memory runs out; r is then
+ * still safe to release. */
+int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
+                      onp_fixture_verdict *r, onp_error *e);
+
+/* Free r->outs; accepts a zeroed struct. */
+void onp_fixture_verdict_release(onp_fixture_verdict *r);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * noise.h — bug or float noise: the per-value judgment behind every verdict,
+ * bisection and gate (docs/compare.md, "The noise rule").
+ *
+ * A fixed rtol/atol answers "is this a bug?" only for shallow models: a deep
+ * network's float32 eager output is itself off from the exact result, and
+ * ONNX Runtime's is off by about as much, in other bits.  So a value whose
+ * gap ORT-vs-eager exceeds the tolerance is held against that value's own
+ * float noise: how far a float32 computation of it strays from a
+ * higher-precision one.  The noise comes, best first, from
+ *   FLOAT64  the bundle's float64 eager run of the same fixture: a
+ *            reference tensor (reference64/output_J.pb: ORT's own error is
+ *            then measured against it) or statistics only (intermediates);
+ *   SCALED   float64 statistics of other fixtures of the same output, applied
+ *            to this fixture relative to its scale;
+ *   ORT      estimated on ORT's side by measurement: the spread of the same
+ *            session's outputs when every floating input moves by one ulp.
+ *
+ * The rule (onp_noise_rule; exact statement in docs/compare.md):
+ *   U (floor)   = ONP_NOISE_ULPS * eps(dtype) * scale_max
+ *   reference:  within noise  iff  |ORT - f64|max <= K |eager - f64|max + U
+ *                              and  |ORT - f64|rms <= K |eager - f64|rms + U
+ *   statistics: within noise  iff  gap_max <= (K+1) N_max + U
+ *                              and  gap_rms <= (K+1) N_rms + U
+ * with K = ONP_NOISE_FACTOR.  A value passes when it is within the tolerance,
+ * or (unless strict) within noise.  Shape, dtype, NaN/Inf and integer
+ * mismatches are never noise.  Vacuous comparisons are flagged: the
+ * tolerance exceeds the value's scale (every |expected| <= atol: judged again
+ * with atol = rtol * scale), or every row of the batch is identical.
+ *
+ * Worked example:
+ *     onp_metrics m;  onp_judgment j;  onp_error e;
+ *     onp_judge_opts o;  onp_judge_opts_init(&o);
+ *     o.tol = onp_tol_default(want.dtype);
+ *     if (onp_judge_value(&want, &got, ref64_or_NULL, stats_or_NULL, &o, &m, &j, &e) == 0)
+ *         printf("%s (gap %g, envelope %g)\n", onp_verdict_name(j.verdict),
+ *                j.gap_max, j.envelope_max);
+ *
+ * Depends on compare and tensor only; never prints.
+ */
+#ifndef ONNXPARITY_NOISE_H
+#define ONNXPARITY_NOISE_H
+
+#include <stdint.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/error.h"
+#include "onnxparity/tensor.h"
+
+/* K: ORT may be this many times as far from float64 as float32 eager is. */
+#define ONP_NOISE_FACTOR 4.0
+/* The floor, in units of the dtype's epsilon times the value's largest magnitude. */
+#define ONP_NOISE_ULPS 8.0
+
+/* Where a value's noise estimate came from. */
+typedef enum onp_noise_src {
+    ONP_NOISE_NONE = 0, /* no estimate: the tolerance alone decides */
+    ONP_NOISE_FLOAT64,  /* float64 eager of the same fixture (tensor or statistics) */
+    ONP_NOISE_SCALED,   /* float64 statistics of other fixtures, relative to scale */
+    ONP_NOISE_ORT,      /* ORT's spread under one-ulp input perturbation */
+    ONP_NOISE_SRC_COUNT
+} onp_noise_src;
+
+/* "none", "float64", "float64-scaled", "ort-perturbation"; "?" out of range. */
+const char *onp_noise_src_name(onp_noise_src s);
+
+/* Deviation of a float32 computation of one value from its reference, and
+ * the value's own scale (all >= 0; finite elements only). */
+typedef struct onp_noise {
+    onp_noise_src src;
+    double max_abs, rms, q999;   /* |float32 - reference|: max, root mean square, 99.9th pct */
+    double scale_max, scale_rms; /* |value|: max, root mean square */
+} onp_noise;
+
+/* The judgment of one value. */
+typedef enum onp_verdict {
+    ONP_VERDICT_WITHIN_TOL = 0, /* passes rtol/atol (the comparator's rule) */
+    ONP_VERDICT_WITHIN_NOISE,   /* beyond the tolerance, inside the noise envelope */
+    ONP_VERDICT_BEYOND_NOISE,   /* beyond both: a defect */
+    ONP_VERDICT_BEYOND_TOL,     /* beyond the tolerance, no noise estimate to weigh it */
+    ONP_VERDICT_NOT_NUMERIC,    /* shape, dtype, NaN/Inf or exact-type mismatch: never noise */
+    ONP_VERDICT_COUNT
+} onp_verdict;
+
+/* "within-tolerance", "within-noise", "beyond-noise", "beyond-tolerance",
+ * "not-numeric"; "?" when out of range. */
+const char *onp_verdict_name(onp_verdict v);
+
+/* Why a comparison proves little. */
+typedef enum onp_vacuity {
+    ONP_VACUOUS_NO = 0,
+    ONP_VACUOUS_BELOW_ATOL, /* every |expected| <= atol: re-judged with atol = rtol * scale */
+    ONP_VACUOUS_CONSTANT,   /* every row along dim 0 (N >= 2) is identical in expected */
+    ONP_VACUITY_COUNT
+} onp_vacuity;
+
+/* "no", "below-atol", "constant-across-batch"; "?" when out of range. */
+const char *onp_vacuity_name(onp_vacuity v);
+
+typedef struct onp_judge_opts {
+    onp_tol tol; /* the tolerance asked for */
+    int strict;  /* 1: the tolerance binds; within-noise fails */
+} onp_judge_opts;
+
+/* tol = float32 defaults, not strict. */
+void onp_judge_opts_init(onp_judge_opts *o);
+
+typedef struct onp_judgment {
+    onp_verdict verdict;
+    int pass;            /* WITHIN_TOL, or WITHIN_NOISE when not strict */
+    onp_vacuity vacuous; /* reported beside the verdict */
+    onp_tol tol_used;    /* the tolerance applied (atol replaced when BELOW_ATOL) */
+    onp_noise noise;     /* the estimate used (src NONE: none) */
+    double scale_max;    /* max |expected| over finite elements */
+    double floor;        /* U */
+    double gap_max, gap_rms;           /* |ORT - eager| */
+    double envelope_max, envelope_rms; /* the gap's bound: (K+1) N + U; 0 without noise */
+    double ratio;                      /* gap_max / envelope_max (0 without noise) */
+    int has_ref;                       /* a float64 reference tensor was given */
+    double ort_err_max, ort_err_rms;   /* |ORT - f64| (has_ref) */
+    double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
+    double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
+    double suggest_atol; /* an atol that covers the noise: max(needed_atol, envelope_max) */
+} onp_judgment;
+
+/* The value statistics the rule needs, from one tensor: largest and RMS
+ * magnitude over finite elements, and whether every row along dim 0 is
+ * bytewise identical (rank >= 1, dims[0] >= 2, count > 0). */
+typedef struct onp_value_stats {
+    double scale_max, scale_rms;
+    int constant_rows;
+} onp_value_stats;
+
+void onp_value_stats_of(const onp_tensor *t, onp_value_stats *s);
+
+/* The machine epsilon of a floating dtype (float32 2^-23, float16 2^-10,
+ * bfloat16 2^-7, float64 2^-52; complex as its parts); 0 for others. */
+double onp_dtype_eps(int32_t dtype);
+
+/* The rule on numbers alone (what the unit tests drive with golden values).
+ * m: ORT vs eager under j->tol_used (already set by the caller, as are
+ * vacuous and the reference errors when has_ref).  Fills verdict, pass,
+ * floor, gap, envelope, ratio, needed/suggested atol.  `eps` is the
+ * expected dtype's epsilon (0: an exact type). */
+void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int strict,
+                    onp_judgment *j);
+
+/* Judge ORT's `actual` against eager `expected`.  ref64 (float64 eager of
+ * the same fixture, same shape) or NULL; stats (a noise estimate) or NULL —
+ * ref64 wins when both are given.  Fills *m (the comparator's metrics under
+ * the tolerance applied) and *j.  Returns 0, or -1 with *e set when the
+ * tensors cannot be compared at all (strings vs numbers, out of memory). */
+int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const onp_tensor *ref64,
+                    const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
+                    onp_judgment *j, onp_error *e);
+
+/* Noise from two computations of the same value that differ only by float
+ * rounding (ORT on inputs and on one-ulp perturbed inputs): max, RMS and the
+ * scale of `a`; src ORT. */
+int onp_noise_spread(const onp_tensor *a, const onp_tensor *b, onp_noise *out, onp_error *e);
+
+/* Move every element of a floating tensor by one ulp, up or down by a fixed
+ * pseudo-random sign per element (seeded by `seed`); other dtypes are left
+ * as they are.  In place; the tensor must own writable data. */
+void onp_perturb_ulp(onp_tensor *t, uint64_t seed);
+
+#endif

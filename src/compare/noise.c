@@ -1,0 +1,277 @@
+/*
+ * noise.c — the noise rule (noise.h): is a gap beyond the tolerance float
+ * noise or a defect?  Pure functions of tensors and numbers; the callers
+ * (the CLI's fixture loop, bisect) find the float64 references and
+ * statistics and pass them in.  Depends on compare and tensor only.
+ */
+#include "onnxparity/noise.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "onnxparity/dtype.h"
+
+static const char *const src_names[] = {"none", "float64", "float64-scaled", "ort-perturbation"};
+_Static_assert(sizeof src_names / sizeof *src_names == ONP_NOISE_SRC_COUNT, "src_names");
+
+static const char *const verdict_names[] = {"within-tolerance", "within-noise", "beyond-noise",
+                                            "beyond-tolerance", "not-numeric"};
+_Static_assert(sizeof verdict_names / sizeof *verdict_names == ONP_VERDICT_COUNT,
+               "verdict_names");
+
+static const char *const vacuity_names[] = {"no", "below-atol", "constant-across-batch"};
+_Static_assert(sizeof vacuity_names / sizeof *vacuity_names == ONP_VACUITY_COUNT,
+               "vacuity_names");
+
+const char *onp_noise_src_name(onp_noise_src s)
+{
+    return (unsigned)s < ONP_NOISE_SRC_COUNT ? src_names[s] : "?";
+}
+
+const char *onp_verdict_name(onp_verdict v)
+{
+    return (unsigned)v < ONP_VERDICT_COUNT ? verdict_names[v] : "?";
+}
+
+const char *onp_vacuity_name(onp_vacuity v)
+{
+    return (unsigned)v < ONP_VACUITY_COUNT ? vacuity_names[v] : "?";
+}
+
+void onp_judge_opts_init(onp_judge_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tol = onp_tol_default(ONP_FLOAT);
+}
+
+double onp_dtype_eps(int32_t dtype)
+{
+    switch (dtype) {
+    case ONP_FLOAT:
+    case ONP_COMPLEX64:
+        return 0x1p-23;
+    case ONP_DOUBLE:
+    case ONP_COMPLEX128:
+        return 0x1p-52;
+    case ONP_FLOAT16:
+        return 0x1p-10;
+    case ONP_BFLOAT16:
+        return 0x1p-7;
+    default:
+        return 0.0;
+    }
+}
+
+static int is_floating(int32_t dtype)
+{
+    return onp_dtype_eps(dtype) > 0;
+}
+
+// --- value statistics ----------------------------------------------------------
+
+void onp_value_stats_of(const onp_tensor *t, onp_value_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!t || t->dtype == ONP_STRING || t->count <= 0 || !t->data) return;
+    double mx = 0, ss = 0;
+    int64_t n = 0;
+    if (t->dtype == ONP_FLOAT) {
+        const float *p = t->data;
+        for (int64_t i = 0; i < t->count; i++) {
+            double v = fabs((double)p[i]);
+            if (!isfinite(v)) continue;
+            if (v > mx) mx = v;
+            ss += v * v;
+            n++;
+        }
+    } else {
+        for (int64_t i = 0; i < t->count; i++) {
+            double v = fabs(onp_tensor_get_f64(t, i));
+            if (!isfinite(v)) continue;
+            if (v > mx) mx = v;
+            ss += v * v;
+            n++;
+        }
+    }
+    s->scale_max = mx;
+    s->scale_rms = n ? sqrt(ss / (double)n) : 0.0;
+    if (t->rank >= 1 && t->dims[0] >= 2 && t->nbytes > 0) {
+        size_t row = t->nbytes / (size_t)t->dims[0];
+        const unsigned char *p = t->data;
+        int same = row > 0;
+        for (int64_t r = 1; same && r < t->dims[0]; r++)
+            same = memcmp(p, p + (size_t)r * row, row) == 0;
+        s->constant_rows = same;
+    }
+}
+
+// --- the rule ------------------------------------------------------------------
+
+void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int strict,
+                    onp_judgment *j)
+{
+    j->gap_max = m->max_abs;
+    j->gap_rms = m->rms;
+    j->needed_atol = m->needed_atol;
+    j->suggest_atol = m->needed_atol;
+    j->floor = 0;
+    j->envelope_max = j->envelope_rms = j->ratio = 0;
+    if (n) j->noise = *n;
+    else memset(&j->noise, 0, sizeof j->noise);
+    if (!m->shape_ok || !m->dtype_ok || m->nan_mismatch || m->inf_mismatch ||
+        (!m->pass && eps <= 0)) {
+        j->verdict = ONP_VERDICT_NOT_NUMERIC;
+        j->pass = 0;
+        return;
+    }
+    if (m->pass) {
+        j->verdict = ONP_VERDICT_WITHIN_TOL;
+        j->pass = 1;
+    }
+    if (!n || n->src == ONP_NOISE_NONE) {
+        if (!m->pass) j->verdict = ONP_VERDICT_BEYOND_TOL, j->pass = 0;
+        return;
+    }
+    const double K = ONP_NOISE_FACTOR;
+    double U = ONP_NOISE_ULPS * eps * n->scale_max;
+    j->floor = U;
+    j->envelope_max = (K + 1) * n->max_abs + U;
+    j->envelope_rms = (K + 1) * n->rms + U;
+    j->ratio = j->envelope_max > 0 ? j->gap_max / j->envelope_max : (j->gap_max > 0 ? INFINITY : 0);
+    if (j->envelope_max > j->suggest_atol) j->suggest_atol = j->envelope_max;
+    if (m->pass) return;
+    int within;
+    if (j->has_ref)
+        within = j->ort_err_max <= K * j->eager_err_max + U &&
+                 j->ort_err_rms <= K * j->eager_err_rms + U;
+    else
+        within = j->gap_max <= j->envelope_max && j->gap_rms <= j->envelope_rms;
+    j->verdict = within ? ONP_VERDICT_WITHIN_NOISE : ONP_VERDICT_BEYOND_NOISE;
+    j->pass = within && !strict;
+}
+
+// --- tensors -------------------------------------------------------------------
+
+int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const onp_tensor *ref64,
+                    const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
+                    onp_judgment *j, onp_error *e)
+{
+    memset(j, 0, sizeof *j);
+    onp_value_stats vs;
+    onp_value_stats_of(expected, &vs);
+    j->scale_max = vs.scale_max;
+    j->tol_used = o->tol;
+    int floating = is_floating(expected->dtype);
+    if (floating && expected->count > 0 && vs.scale_max <= o->tol.atol && vs.scale_max > 0) {
+        j->vacuous = ONP_VACUOUS_BELOW_ATOL;
+        j->tol_used.atol = o->tol.rtol * vs.scale_max;
+    } else if (vs.constant_rows) {
+        j->vacuous = ONP_VACUOUS_CONSTANT;
+    }
+    if (onp_compare(expected, actual, j->tol_used, m, e)) return -1;
+    onp_noise n;
+    memset(&n, 0, sizeof n);
+    onp_metrics rm;
+    if (floating && ref64 && m->shape_ok && ref64->rank == expected->rank &&
+        ref64->count == expected->count && is_floating(ref64->dtype)) {
+        onp_tol zero = {0, 0};
+        if (onp_compare(ref64, actual, zero, &rm, e)) return -1;
+        j->ort_err_max = rm.max_abs;
+        j->ort_err_rms = rm.rms;
+        if (onp_compare(ref64, expected, zero, &rm, e)) return -1;
+        j->eager_err_max = rm.max_abs;
+        j->eager_err_rms = rm.rms;
+        j->has_ref = 1;
+        n.src = ONP_NOISE_FLOAT64;
+        n.max_abs = rm.max_abs;
+        n.rms = rm.rms;
+    } else if (floating && stats && stats->src != ONP_NOISE_NONE) {
+        n = *stats;
+    }
+    if (n.src != ONP_NOISE_NONE && n.scale_max <= 0) {
+        n.scale_max = vs.scale_max;
+        n.scale_rms = vs.scale_rms;
+    }
+    onp_noise_rule(m, n.src != ONP_NOISE_NONE ? &n : NULL, onp_dtype_eps(expected->dtype),
+                   o->strict, j);
+    return 0;
+}
+
+int onp_noise_spread(const onp_tensor *a, const onp_tensor *b, onp_noise *out, onp_error *e)
+{
+    memset(out, 0, sizeof *out);
+    onp_metrics m;
+    onp_tol zero = {0, 0};
+    if (onp_compare(a, b, zero, &m, e)) return -1;
+    onp_value_stats vs;
+    onp_value_stats_of(a, &vs);
+    out->src = ONP_NOISE_ORT;
+    out->max_abs = m.max_abs;
+    out->rms = m.rms;
+    out->scale_max = vs.scale_max;
+    out->scale_rms = vs.scale_rms;
+    return 0;
+}
+
+// --- one-ulp perturbation ------------------------------------------------------
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* One step of a 16-bit float's magnitude (half or bfloat16), keeping it
+ * finite and nonzero; exp_mask marks the exponent bits. */
+static uint16_t step16(uint16_t v, int up, uint16_t exp_mask)
+{
+    uint16_t mag = v & 0x7fff, sign = v & 0x8000;
+    if (!mag || (mag & exp_mask) == exp_mask) return v; /* zero, inf, NaN */
+    uint16_t nm = up ? (uint16_t)(mag + 1) : (uint16_t)(mag - 1);
+    if (!nm || (nm & exp_mask) == exp_mask) return v;
+    return (uint16_t)(sign | nm);
+}
+
+void onp_perturb_ulp(onp_tensor *t, uint64_t seed)
+{
+    if (!t || !t->data || t->count <= 0) return;
+    uint64_t s = seed ? seed : 1;
+    uint64_t bits = 0;
+    int left = 0;
+    for (int64_t i = 0; i < t->count; i++) {
+        if (!left) bits = splitmix(&s), left = 64;
+        int up = (int)(bits & 1);
+        bits >>= 1, left--;
+        switch (t->dtype) {
+        case ONP_FLOAT: {
+            float *p = (float *)t->data + i;
+            if (*p != 0 && isfinite(*p)) {
+                float q = nextafterf(*p, up ? INFINITY : -INFINITY);
+                if (isfinite(q)) *p = q;
+            }
+            break;
+        }
+        case ONP_DOUBLE: {
+            double *p = (double *)t->data + i;
+            if (*p != 0 && isfinite(*p)) {
+                double q = nextafter(*p, up ? INFINITY : -INFINITY);
+                if (isfinite(q)) *p = q;
+            }
+            break;
+        }
+        case ONP_FLOAT16:
+        case ONP_BFLOAT16: {
+            uint16_t v;
+            unsigned char *p = (unsigned char *)t->data + 2 * (size_t)i;
+            memcpy(&v, p, 2);
+            v = step16(v, up, t->dtype == ONP_FLOAT16 ? 0x7c00 : 0x7f80);
+            memcpy(p, &v, 2);
+            break;
+        }
+        default:
+            return;
+        }
+    }
+}

@@ -1,0 +1,270 @@
+/*
+ * fixture.c — the one fixture loop (judge.h): run a test_data_set_K through
+ * an ORT session, judge each output with the noise rule, find the noise
+ * (float64 reference file, noise book, or a rerun on one-ulp perturbed
+ * inputs), and class top-1 flips.  check and gate both call it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnxparity/judge.h"
+
+static const char *const status_names[] = {"pass", "fail", "error"};
+_Static_assert(sizeof status_names / sizeof *status_names == ONP_FIXTURE_STATUS_COUNT,
+               "status_names");
+
+const char *onp_fixture_status_name(onp_fixture_status s)
+{
+    return (unsigned)s < ONP_FIXTURE_STATUS_COUNT ? status_names[s] : "?";
+}
+
+void onp_judge_fixture_opts_init(onp_judge_fixture_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->topk = -1;
+}
+
+void onp_fixture_verdict_release(onp_fixture_verdict *r)
+{
+    if (!r) return;
+    free(r->outs);
+    r->outs = NULL;
+    r->n_out = 0;
+}
+
+static onp_tol tol_of(const onp_judge_fixture_opts *o, const char *name, int32_t dtype)
+{
+    return o->tol ? o->tol(o->tol_ctx, name, dtype) : onp_tol_default(dtype);
+}
+
+static int is_floating(int32_t dtype)
+{
+    return onp_dtype_eps(dtype) > 0;
+}
+
+/* The float64 eager reference of output k, when the capture wrote one:
+ * DIR/reference64/output_K.pb.  1 read, 0 none, -1 unreadable (e set). */
+static int read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e)
+{
+    char path[1200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/reference64/output_%zu.pb", f->dir, k);
+    if (stat(path, &st) != 0) return 0;
+    return onp_tfile_read(path, NULL, t, e) ? -1 : 1;
+}
+
+/* Per row of an [N, C] (or [C]) float tensor pair: the smallest eager
+ * top-1/top-2 margin, and how many flipped rows (argmax differs) have an
+ * eager margin between the two labels at most `envelope`. */
+static void flip_margins(const onp_tensor *want, const onp_tensor *got, double envelope,
+                         onp_output_verdict *x)
+{
+    int64_t rows = want->rank == 2 ? want->dims[0] : 1;
+    int64_t cls = want->rank == 2 ? want->dims[1] : want->dims[0];
+    x->min_margin = INFINITY;
+    x->noise_flips = 0;
+    if (cls < 2 || !is_floating(want->dtype) || !is_floating(got->dtype)) return;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t ea = -1, aa = -1;
+        double e1 = -INFINITY, e2 = -INFINITY, a1 = -INFINITY;
+        for (int64_t c = 0; c < cls; c++) {
+            double ev = onp_tensor_get_f64(want, r * cls + c);
+            double av = onp_tensor_get_f64(got, r * cls + c);
+            if (!isnan(ev)) {
+                if (ea < 0 || ev > e1) e2 = e1, e1 = ev, ea = c;
+                else if (ev > e2) e2 = ev;
+            }
+            if (!isnan(av) && (aa < 0 || av > a1)) a1 = av, aa = c;
+        }
+        if (ea >= 0 && isfinite(e1 - e2) && e1 - e2 < x->min_margin) x->min_margin = e1 - e2;
+        if (ea >= 0 && aa >= 0 && ea != aa) {
+            double m = e1 - onp_tensor_get_f64(want, r * cls + aa);
+            if (envelope > 0 && m <= envelope) x->noise_flips++;
+        }
+    }
+}
+
+/* Top-K and the flip classes for output x (after its judgment). */
+static void judge_topk(const onp_judge_fixture_opts *o, const onp_tensor *want,
+                       const onp_tensor *got, onp_output_verdict *x)
+{
+    int is_cls = want->rank == 2 && want->dims[1] > 1 && x->m.shape_ok;
+    int k_top = o->topk == -1 ? (is_cls ? 1 : 0) : o->topk;
+    onp_error ce;
+    x->has_topk = 0;
+    if (k_top > 0 && x->m.shape_ok && (want->rank == 1 || want->rank == 2) &&
+        !onp_compare_topk(want, got, k_top, &x->tk, &ce)) {
+        x->has_topk = 1;
+        flip_margins(want, got, x->j.envelope_max, x);
+    }
+}
+
+/* Verdict, pass and note of x from its judgment and top-K. */
+static void settle(onp_output_verdict *x)
+{
+    x->pass = x->j.pass && !(x->has_topk && x->tk.flipped);
+    x->note[0] = 0;
+    if (!x->m.shape_ok)
+        snprintf(x->note, sizeof x->note, "shape differs");
+    else if (!x->m.dtype_ok)
+        snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
+                 onp_dtype_name(x->m.expected_dtype), onp_dtype_name(x->m.actual_dtype));
+    else if (x->has_topk && x->tk.flipped)
+        snprintf(x->note, sizeof x->note, "%lld of %lld top-1 labels flipped%s",
+                 (long long)x->tk.flipped, (long long)x->tk.rows,
+                 x->noise_flips == x->tk.flipped ? " (noise-driven: the eager margin is inside "
+                                                   "the noise envelope)"
+                                                 : "");
+}
+
+/* Rerun f with every floating input moved by one ulp; for each output still
+ * BEYOND_TOL (no noise known), take the spread as its noise and judge again. */
+static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tensor *in,
+                    size_t n_in, onp_tensor *want, onp_tensor *got, size_t n_run,
+                    const onp_judge_fixture_opts *o, onp_output_verdict *outs, int *did)
+{
+    *did = 0;
+    int any_float = 0;
+    for (size_t k = 0; k < n_in; k++) any_float |= is_floating(in[k].dtype);
+    if (!any_float) return 0;
+    onp_tensor *pin = calloc(n_in, sizeof *pin);
+    onp_tensor *got2 = calloc(n_run ? n_run : 1, sizeof *got2);
+    int rc = 0;
+    onp_error ce;
+    if (!pin || !got2) {
+        rc = -1;
+        goto done;
+    }
+    for (size_t k = 0; k < n_in; k++) { /* the inputs may be read-only views: copy */
+        if (onp_tensor_copy(&pin[k], &in[k], &ce)) {
+            rc = -1;
+            goto done;
+        }
+        onp_perturb_ulp(&pin[k], 0x6f6e7000u + k);
+    }
+    onp_error re;
+    onp_error_clear(&re);
+    if (onp_session_run(s, pin, n_in, NULL, 0, got2, &re))
+        goto done; /* no estimate: the outputs stay beyond the tolerance */
+    *did = 1;
+    for (size_t k = 0; k < r->n_out && k < n_run; k++) {
+        onp_output_verdict *x = &outs[k];
+        if (!x->compared || x->j.verdict != ONP_VERDICT_BEYOND_TOL) continue;
+        onp_noise n;
+        if (onp_noise_spread(&got[k], &got2[k], &n, &ce)) continue;
+        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict};
+        if (onp_judge_value(&want[k], &got[k], NULL, &n, &jo, &x->m, &x->j, &ce)) continue;
+        judge_topk(o, &want[k], &got[k], x);
+        settle(x);
+    }
+done:
+    for (size_t k = 0; pin && k < n_in; k++) onp_tensor_release(&pin[k]);
+    for (size_t k = 0; got2 && k < n_run; k++) onp_tensor_release(&got2[k]);
+    free(pin);
+    free(got2);
+    return rc;
+}
+
+int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
+                      onp_fixture_verdict *r, onp_error *e)
+{
+    size_t n_out = onp_session_output_count(s);
+    memset(r, 0, sizeof *r);
+    snprintf(r->dir, sizeof r->dir, "%s", f->dir);
+    r->index = f->index;
+    r->n_out = f->n_outputs;
+    r->outs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *r->outs);
+    onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
+    onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
+    onp_tensor *want = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *want);
+    int rc = 0, beyond = 0;
+    if (!r->outs || !in || !got || !want) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < f->n_outputs; k++)
+        snprintf(r->outs[k].name, sizeof r->outs[k].name, "%s",
+                 k < n_out ? onp_session_output(s, k)->name : "?");
+    if (!f->n_outputs) {
+        r->status = ONP_FIXTURE_ERROR;
+        snprintf(r->msg, sizeof r->msg, "no output_K.pb: nothing to compare");
+        goto done;
+    }
+    for (size_t k = 0; k < f->n_inputs; k++) {
+        if (onp_tfile_read(f->inputs[k], NULL, &in[k], e)) {
+            rc = -1;
+            goto done;
+        }
+        onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
+    }
+    onp_error re;
+    onp_error_clear(&re);
+    if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
+        r->status = ONP_FIXTURE_ERROR;
+        onp_error_format(&re, r->msg, sizeof r->msg);
+        r->runtime = onp_ort_lost_worker(&re);
+        for (size_t k = 0; k < f->n_outputs; k++)
+            snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
+        goto done;
+    }
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        onp_output_verdict *x = &r->outs[k];
+        if (k >= n_out) {
+            snprintf(x->note, sizeof x->note,
+                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
+            continue;
+        }
+        if (onp_tfile_read(f->outputs[k], NULL, &want[k], e)) {
+            rc = -1;
+            goto done;
+        }
+        x->rank = want[k].rank;
+        memcpy(x->dims, want[k].dims, sizeof want[k].dims);
+        onp_tensor ref;
+        memset(&ref, 0, sizeof ref);
+        int has_ref = is_floating(want[k].dtype) ? read_ref64(f, k, &ref, e) : 0;
+        if (has_ref < 0) {
+            rc = -1;
+            goto done;
+        }
+        onp_noise book;
+        onp_value_stats vs;
+        int has_book = 0;
+        if (!has_ref && o->noise && is_floating(want[k].dtype)) {
+            onp_value_stats_of(&want[k], &vs);
+            has_book = onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book);
+        }
+        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict};
+        onp_error ce;
+        int bad = onp_judge_value(&want[k], &got[k], has_ref ? &ref : NULL,
+                                  has_book ? &book : NULL, &jo, &x->m, &x->j, &ce);
+        onp_tensor_release(&ref);
+        if (bad) {
+            snprintf(x->note, sizeof x->note, "%s", ce.msg);
+            continue;
+        }
+        x->compared = 1;
+        judge_topk(o, &want[k], &got[k], x);
+        settle(x);
+        if (x->j.verdict == ONP_VERDICT_BEYOND_TOL) beyond = 1;
+    }
+    if (beyond && !o->no_estimate &&
+        estimate(s, r, in, f->n_inputs, want, got, n_out, o, r->outs, &r->estimated)) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    r->status = ONP_FIXTURE_PASS;
+    for (size_t k = 0; k < f->n_outputs; k++)
+        if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;
+done:
+    for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
+    for (size_t k = 0; got && k < n_out; k++) onp_tensor_release(&got[k]);
+    for (size_t k = 0; want && k < f->n_outputs; k++) onp_tensor_release(&want[k]);
+    free(in);
+    free(got);
+    free(want);
+    return rc;
+}

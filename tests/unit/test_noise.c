@@ -1,0 +1,248 @@
+/*
+ * test_noise.c — the noise rule (noise.h) on hand-made values: golden cases
+ * of onp_noise_rule whose verdicts are worked out by hand from the rule in
+ * docs/compare.md, then the tensor-level judgment (vacuity, the float64
+ * reference, the ORT-side spread) and the one-ulp perturbation.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "onnxparity/noise.h"
+#include "testhelp.h"
+
+#define EPS32 0x1p-23
+
+/* One golden case of the rule on numbers. */
+typedef struct rule_case {
+    const char *what;
+    int pass_tol, shape_ok, nan_mismatch;
+    double gap_max, gap_rms;
+    onp_noise_src src;
+    double n_max, n_rms, scale;
+    int has_ref;
+    double ort_err, ort_rms, eager_err, eager_rms;
+    double eps;
+    int strict;
+    onp_verdict want;
+    int want_pass;
+} rule_case;
+
+/* Envelope with K = 4: (K+1) N + 8 eps scale. */
+static const rule_case rule_cases[] = {
+    {"within the tolerance", 1, 1, 0, 1e-6, 1e-7, ONP_NOISE_NONE, 0, 0, 1, 0, 0, 0, 0, 0, EPS32,
+     0, ONP_VERDICT_WITHIN_TOL, 1},
+    {"beyond, no estimate", 0, 1, 0, 1e-3, 1e-4, ONP_NOISE_NONE, 0, 0, 1, 0, 0, 0, 0, 0, EPS32, 0,
+     ONP_VERDICT_BEYOND_TOL, 0},
+    /* envelope 5 * 1e-3 + 8 * 2^-23 * 10 = 5.0095e-3 */
+    {"deep net: gap 4e-3 inside 5.01e-3", 0, 1, 0, 4e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10,
+     0, 0, 0, 0, 0, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
+    {"gap 6e-3 beyond 5.01e-3", 0, 1, 0, 6e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10, 0, 0, 0, 0,
+     0, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+    /* rms envelope 5 * 1e-4 + 9.5e-6 = 5.095e-4: a few large errors spread wide */
+    {"max inside, rms beyond", 0, 1, 0, 4e-3, 6e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10, 0, 0, 0, 0,
+     0, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+    {"strict: inside noise still fails", 0, 1, 0, 4e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10, 0,
+     0, 0, 0, 0, EPS32, 1, ONP_VERDICT_WITHIN_NOISE, 0},
+    /* the FCN: ORT closer to float64 (2.3e-3) than eager is (4.0e-3) */
+    {"reference: ORT closer than eager", 0, 1, 0, 5e-3, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
+     2.3e-3, 2e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
+    /* 4 * 4e-3 + 9.5e-6 = 1.601e-2 < 2e-2 */
+    {"reference: ORT 5x worse than eager", 0, 1, 0, 2e-2, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
+     2e-2, 4e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+    {"reference: ORT 3.9x, inside", 0, 1, 0, 1.9e-2, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
+     1.56e-2, 4e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
+    {"shape mismatch is never noise", 0, 0, 0, 0, 0, ONP_NOISE_FLOAT64, 1, 1, 1, 0, 0, 0, 0, 0,
+     EPS32, 0, ONP_VERDICT_NOT_NUMERIC, 0},
+    {"NaN on one side is never noise", 0, 1, 1, 1e-9, 1e-9, ONP_NOISE_FLOAT64, 1, 1, 1, 0, 0, 0, 0,
+     0, EPS32, 0, ONP_VERDICT_NOT_NUMERIC, 0},
+    {"integer mismatch is never noise", 0, 1, 0, 1, 1, ONP_NOISE_FLOAT64, 5, 5, 10, 0, 0, 0, 0, 0,
+     0, 0, ONP_VERDICT_NOT_NUMERIC, 0},
+    /* exact eager (N = 0): floor 8 * 2^-23 * 1 = 9.54e-7 */
+    {"floor only: 5e-7 inside 9.5e-7", 0, 1, 0, 5e-7, 1e-7, ONP_NOISE_FLOAT64, 0, 0, 1, 0, 0, 0, 0,
+     0, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
+    {"floor only: 1e-6 beyond 9.5e-7", 0, 1, 0, 1e-6, 1e-7, ONP_NOISE_FLOAT64, 0, 0, 1, 0, 0, 0, 0,
+     0, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+    /* float16 floor 8 * 2^-10 * 2 = 1.5625e-2 */
+    {"float16 floor", 0, 1, 0, 1.5e-2, 1e-3, ONP_NOISE_ORT, 0, 0, 2, 0, 0, 0, 0, 0, 0x1p-10, 0,
+     ONP_VERDICT_WITHIN_NOISE, 1},
+    /* a training-mode BatchNorm: 71 against noise 3e-5 */
+    {"a defect: 71 against noise 3e-5", 0, 1, 0, 71, 9, ONP_NOISE_SCALED, 3e-5, 4e-6, 50, 0, 0, 0,
+     0, 0, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+};
+
+static void test_rule_golden(void)
+{
+    for (size_t i = 0; i < sizeof rule_cases / sizeof *rule_cases; i++) {
+        const rule_case *c = &rule_cases[i];
+        onp_metrics m;
+        memset(&m, 0, sizeof m);
+        m.shape_ok = c->shape_ok;
+        m.dtype_ok = 1;
+        m.pass = c->pass_tol;
+        m.max_abs = c->gap_max;
+        m.rms = c->gap_rms;
+        m.nan_mismatch = c->nan_mismatch;
+        m.needed_atol = c->gap_max;
+        onp_noise n = {c->src, c->n_max, c->n_rms, 0, c->scale, c->scale};
+        onp_judgment j;
+        memset(&j, 0, sizeof j);
+        j.has_ref = c->has_ref;
+        j.ort_err_max = c->ort_err, j.ort_err_rms = c->ort_rms;
+        j.eager_err_max = c->eager_err, j.eager_err_rms = c->eager_rms;
+        onp_noise_rule(&m, c->src == ONP_NOISE_NONE ? NULL : &n, c->eps, c->strict, &j);
+        CHECKF(j.verdict == c->want, "%s: %s, want %s", c->what, onp_verdict_name(j.verdict),
+               onp_verdict_name(c->want));
+        CHECKF(j.pass == c->want_pass, "%s: pass %d", c->what, j.pass);
+        if (c->src != ONP_NOISE_NONE && c->shape_ok && !c->nan_mismatch && c->eps > 0) {
+            double env = (ONP_NOISE_FACTOR + 1) * c->n_max + ONP_NOISE_ULPS * c->eps * c->scale;
+            CHECKF(fabs(j.envelope_max - env) <= 1e-15 * (1 + env), "%s: envelope %g want %g",
+                   c->what, j.envelope_max, env);
+            CHECK(j.suggest_atol >= j.envelope_max);
+        }
+    }
+}
+
+static void fill_f32(onp_tensor *t, int rank, const int64_t *dims, const float *v)
+{
+    onp_error e;
+    CHECK(onp_tensor_alloc(t, ONP_FLOAT, rank, dims, &e) == 0);
+    memcpy(t->data, v, t->nbytes);
+}
+
+static void test_vacuous(void)
+{
+    int64_t d[2] = {2, 3};
+    float tiny[6] = {1e-13f, 2e-13f, 3e-13f, 4e-13f, 5e-13f, 6e-13f};
+    float half[6] = {0.5e-13f, 1e-13f, 1.5e-13f, 2e-13f, 2.5e-13f, 3e-13f};
+    onp_tensor e_, a_;
+    fill_f32(&e_, 2, d, tiny);
+    fill_f32(&a_, 2, d, half);
+    onp_judge_opts o;
+    onp_judge_opts_init(&o);
+    onp_metrics m;
+    onp_judgment j;
+    onp_error err;
+    /* at atol 1e-5 anything this small passes: vacuous, judged at rtol x scale */
+    CHECK(onp_judge_value(&e_, &a_, NULL, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.vacuous == ONP_VACUOUS_BELOW_ATOL);
+    CHECK(fabs(j.tol_used.atol - 1e-4 * 6e-13) < 1e-20);
+    CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_TOL);
+    /* the same tiny values agreeing to 1e-7 relative pass, still flagged */
+    onp_tensor_release(&a_);
+    float close[6];
+    for (int i = 0; i < 6; i++) close[i] = tiny[i] * (1 + 1e-7f);
+    fill_f32(&a_, 2, d, close);
+    CHECK(onp_judge_value(&e_, &a_, NULL, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.vacuous == ONP_VACUOUS_BELOW_ATOL && j.pass && j.verdict == ONP_VERDICT_WITHIN_TOL);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+    /* identical rows: constant across the batch */
+    float rows[6] = {1, 2, 3, 1, 2, 3};
+    fill_f32(&e_, 2, d, rows);
+    fill_f32(&a_, 2, d, rows);
+    CHECK(onp_judge_value(&e_, &a_, NULL, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.vacuous == ONP_VACUOUS_CONSTANT && j.pass);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+    /* one row only: not constant-across-batch */
+    int64_t d1[2] = {1, 3};
+    fill_f32(&e_, 2, d1, rows);
+    fill_f32(&a_, 2, d1, rows);
+    CHECK(onp_judge_value(&e_, &a_, NULL, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.vacuous == ONP_VACUOUS_NO);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+}
+
+static void test_reference(void)
+{
+    int64_t d[1] = {4};
+    float ev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float av[4] = {1.001f, 2.0f, 3.0f, 4.0f};
+    onp_tensor e_, a_, r_;
+    fill_f32(&e_, 1, d, ev);
+    fill_f32(&a_, 1, d, av);
+    onp_error err;
+    CHECK(onp_tensor_alloc(&r_, ONP_DOUBLE, 1, d, &err) == 0);
+    double rv[4] = {1.0008, 2.0, 3.0, 4.0}; /* the truth sits near ORT */
+    memcpy(r_.data, rv, sizeof rv);
+    onp_judge_opts o;
+    onp_judge_opts_init(&o);
+    onp_metrics m;
+    onp_judgment j;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.has_ref && j.noise.src == ONP_NOISE_FLOAT64);
+    CHECKF(fabs(j.eager_err_max - 8e-4) < 1e-9, "eager err %g", j.eager_err_max);
+    CHECKF(fabs(j.ort_err_max - ((double)1.001f - 1.0008)) < 1e-9, "ort err %g", j.ort_err_max);
+    CHECK(j.verdict == ONP_VERDICT_WITHIN_NOISE && j.pass);
+    /* the truth at eager: ORT's 1e-3 is 4x beyond an exact eager's floor */
+    rv[0] = 1.0;
+    memcpy(r_.data, rv, sizeof rv);
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.verdict == ONP_VERDICT_BEYOND_NOISE && !j.pass);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+    onp_tensor_release(&r_);
+}
+
+static void test_perturb(void)
+{
+    int64_t d[1] = {64};
+    onp_tensor t, u;
+    onp_error e;
+    CHECK(onp_tensor_alloc(&t, ONP_FLOAT, 1, d, &e) == 0);
+    float *p = t.data;
+    for (int i = 0; i < 64; i++) p[i] = (float)(i - 32) * 0.37f;
+    CHECK(onp_tensor_copy(&u, &t, &e) == 0);
+    onp_perturb_ulp(&u, 42);
+    const float *q = u.data;
+    int up = 0, down = 0;
+    for (int i = 0; i < 64; i++) {
+        if (p[i] == 0) {
+            CHECK(q[i] == 0);
+            continue;
+        }
+        CHECK(q[i] == nextafterf(p[i], INFINITY) || q[i] == nextafterf(p[i], -INFINITY));
+        up += q[i] > p[i], down += q[i] < p[i];
+    }
+    CHECK(up > 10 && down > 10); /* both directions */
+    onp_noise n;
+    CHECK(onp_noise_spread(&t, &u, &n, &e) == 0);
+    CHECK(n.src == ONP_NOISE_ORT && n.max_abs > 0 && n.max_abs <= 11.84 * EPS32 * 2);
+    /* the same seed moves the same way */
+    onp_tensor w;
+    CHECK(onp_tensor_copy(&w, &t, &e) == 0);
+    onp_perturb_ulp(&w, 42);
+    CHECK(!memcmp(w.data, u.data, u.nbytes));
+    onp_tensor_release(&t);
+    onp_tensor_release(&u);
+    onp_tensor_release(&w);
+    /* float16: one unit of the bit pattern; 0 and inf kept; int64 untouched */
+    CHECK(onp_tensor_alloc(&t, ONP_FLOAT16, 1, d, &e) == 0);
+    uint16_t *h = t.data;
+    h[0] = 0x3c00; /* 1.0 */
+    h[1] = 0x0000;
+    h[2] = 0x7c00; /* inf */
+    onp_perturb_ulp(&t, 7);
+    CHECK(h[0] == 0x3c01 || h[0] == 0x3bff);
+    CHECK(h[1] == 0 && h[2] == 0x7c00);
+    onp_tensor_release(&t);
+    CHECK(onp_tensor_alloc(&t, ONP_INT64, 1, d, &e) == 0);
+    ((int64_t *)t.data)[3] = 5;
+    onp_perturb_ulp(&t, 7);
+    CHECK(((int64_t *)t.data)[3] == 5);
+    onp_tensor_release(&t);
+}
+
+static void test_names(void)
+{
+    CHECK(!strcmp(onp_verdict_name(ONP_VERDICT_WITHIN_NOISE), "within-noise"));
+    CHECK(!strcmp(onp_verdict_name(ONP_VERDICT_COUNT), "?"));
+    CHECK(!strcmp(onp_noise_src_name(ONP_NOISE_FLOAT64), "float64"));
+    CHECK(!strcmp(onp_vacuity_name(ONP_VACUOUS_CONSTANT), "constant-across-batch"));
+    CHECK(onp_dtype_eps(ONP_FLOAT) == EPS32 && onp_dtype_eps(ONP_INT32) == 0);
+    CHECK(onp_dtype_eps(ONP_BFLOAT16) == 0x1p-7 && onp_dtype_eps(ONP_DOUBLE) == 0x1p-52);
+}
+
+TEST_MAIN(test_rule_golden, test_vacuous, test_reference, test_perturb, test_names)
