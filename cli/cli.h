@@ -6,6 +6,7 @@
 #ifndef ONP_CLI_H
 #define ONP_CLI_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "onnxparity/error.h"
@@ -39,10 +40,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_flag(char **argv, int i, const char *name);
 
-/* Parse a double / a non-negative int for option `name`; -1 + message on
- * bad input. */
+/* The one parser of numeric option values (cli/main.c): the whole value
+ * must be a decimal number (no leading space, no trailing text, no NaN,
+ * no infinity, no overflow).  cli_double: finite and >= 0; cli_int_in: an
+ * integer within [lo, hi]; cli_int: within [0, INT_MAX] (every count the
+ * tool takes is an int).  0, or -1 after one usage line naming --`name`. */
 int cli_double(const char *cmd, const char *name, const char *s, double *out);
+int cli_int_in(const char *cmd, const char *name, const char *s, long lo, long hi, long *out);
 int cli_int(const char *cmd, const char *name, const char *s, long *out);
+/* "RTOL,ATOL" (--tol NAME=RTOL,ATOL) under the same rules, both >= 0; 0, or
+ * -1 with no message (the caller names the option). */
+int cli_tol_pair(const char *s, double *rtol, double *atol);
 
 /* The end of a command's option loop: argv[i] is either an option nobody
  * matched (usage error) or the command's one positional argument, a `what`

@@ -47,6 +47,8 @@ typedef struct opts {
     int reference;      /* onp_bisect_ref; AUTO unless --reference */
     long chunk;         /* --chunk N; 0: automatic */
     unsigned long long max_exposed; /* --max-exposed-bytes; 0: the library's default */
+    int no_noise;   /* --no-noise-estimate: no perturbed rerun without float64 statistics */
+    int strict_tol; /* --strict-tol: the tolerance binds, noise or not */
 } opts;
 
 /* "1073741824", "512M", "2G", "64K" (binary units) into *out; -1 + usage
@@ -117,6 +119,10 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "max-exposed-bytes", &v))) {
             if (r < 0 || parse_bytes(argv[0], v, &o->max_exposed)) return -1;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
+        } else if (cli_flag(argv, i, "no-noise-estimate")) {
+            o->no_noise = 1;
+        } else if (cli_flag(argv, i, "strict-tol")) {
+            o->strict_tol = 1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
@@ -179,17 +185,36 @@ static const char *local_verdict(const onp_bisect_local *L)
 
 static void print_point(size_t i, const onp_bisect_point *p, int mark)
 {
-    char ma[16] = "-", mr[16] = "-";
+    char ma[16] = "-", mr[16] = "-", ev[16] = "-", jp[16] = "-";
     if (p->compared) {
         report_fmt(p->max_abs, ma, sizeof ma);
         report_fmt(p->max_rel, mr, sizeof mr);
+        if (p->noise.src != ONP_NOISE_NONE) report_fmt(p->envelope_max, ev, sizeof ev);
+        report_fmt(p->jump, jp, sizeof jp);
     }
-    printf("%s%4zu  %-20s %-28s %-10s %-10s %s%s%s\n  %6s%s\n", mark ? "> " : "  ", i, p->op_type,
-           p->module[0] ? p->module : "-", ma, mr,
-           !p->compared ? "-"
-           : p->pass    ? "ok"
-                        : "FAIL",
+    printf("%s%4zu  %-20s %-28s %-10s %-10s %-10s %-9s %s%s%s\n  %6s%s\n", mark ? "> " : "  ", i,
+           p->op_type, p->module[0] ? p->module : "-", ma, mr, ev, jp,
+           !p->compared                              ? "-"
+           : !p->pass                                ? "FAIL"
+           : p->verdict == ONP_VERDICT_WITHIN_NOISE ? "ok (noise)"
+                                                     : "ok",
            p->note[0] ? ": " : "", p->note, "", p->value);
+}
+
+/* Where the noise estimates came from, in words. */
+static const char *noise_words(const onp_bisect_result *r, char *buf, size_t n)
+{
+    if (r->n_noise_float64 && !r->n_noise_ort)
+        snprintf(buf, n, "float64 statistics of the capture (%zu fixture%s)", r->n_noise_float64,
+                 r->n_noise_float64 == 1 ? "" : "s");
+    else if (r->n_noise_ort)
+        snprintf(buf, n,
+                 "estimated on ORT's side: the spread of each value under one-ulp input "
+                 "perturbation (%zu fixture%s without float64 statistics)",
+                 r->n_noise_ort, r->n_noise_ort == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "none: the tolerance alone decides");
+    return buf;
 }
 
 /* One line: does the first divergent node own its error? */
@@ -246,20 +271,34 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         compared += r->points[i].compared > 0;
         failed += r->points[i].compared && !r->points[i].pass;
     }
+    char ev[16], jp[16], nw[256];
     if (f)
-        printf("first divergent: node %s (%s), output %s, module %s: max_abs %s, max_rel %s "
-               "(fixture %d); %s\n",
+        printf("first divergent: node %s (%s), output %s, module %s: max_abs %s, max_rel %s, "
+               "noise envelope %s, error grown %sx over its inputs (fixture %d); %s\n",
                f->node[0] ? f->node : "(unnamed)", f->op_type, f->value,
                f->module[0] ? f->module : "-", report_fmt(f->max_abs, ma, sizeof ma),
-               report_fmt(f->max_rel, mr, sizeof mr), f->fail_fixture,
-               inputs_agree(r) ? "its inputs agree: the divergence starts here"
+               report_fmt(f->max_rel, mr, sizeof mr),
+               f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
+               report_fmt(f->jump, jp, sizeof jp), f->fail_fixture,
+               inputs_agree(r) ? "its inputs are inside their tolerance or noise: the value leaves "
+                                 "its envelope here"
                                : "an input has no eager reference: it may start upstream");
     else if (inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it\n",
                compared, ref_words(r));
     else
-        printf("agrees: all %zu values compared agree with %s\n", compared, ref_words(r));
+        printf("agrees: all %zu values compared agree with %s: no value leaves its tolerance or "
+               "its noise envelope\n",
+               compared, ref_words(r));
+    if (r->jump_point >= 0) {
+        const onp_bisect_point *jpt = &r->points[r->jump_point];
+        printf("biggest error jump: node %s (%s), module %s: relative error %s, %sx its inputs'\n",
+               jpt->node[0] ? jpt->node : "(unnamed)", jpt->op_type,
+               jpt->module[0] ? jpt->module : "-", report_fmt(jpt->rel_err, ma, sizeof ma),
+               report_fmt(jpt->jump, jp, sizeof jp));
+    }
+    printf("noise    %s\n", noise_words(r, nw, sizeof nw));
     if (f) print_local(r);
     print_verify(r);
     printf("model    %s (sha256 %.12s)\n", r->model, r->sha256);
@@ -297,8 +336,8 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                                                                : r->n_points;
     }
     printf("curve (topological order%s):\n", f ? ", around the first divergent" : "");
-    printf("  %4s  %-20s %-28s %-10s %-10s %s\n", "#", "OP", "MODULE", "MAX_ABS", "MAX_REL",
-           "RESULT");
+    printf("  %4s  %-20s %-28s %-10s %-10s %-10s %-9s %s\n", "#", "OP", "MODULE", "MAX_ABS",
+           "MAX_REL", "ENVELOPE", "JUMP", "RESULT");
     if (lo) printf("  ... %zu before\n", lo);
     for (size_t i = lo; i < hi; i++) print_point(i, &r->points[i], (long)i == r->first);
     if (hi < r->n_points)
@@ -382,6 +421,22 @@ static void add_local(cJSON *fd, const onp_bisect_result *r)
     if (L->note[0]) cJSON_AddStringToObject(l, "note", L->note);
 }
 
+/* A curve point's noise judgment: verdict, envelope, ratio, jump. */
+static void point_noise_json(cJSON *c, const onp_bisect_point *p)
+{
+    cJSON_AddStringToObject(c, "verdict", onp_verdict_name(p->verdict));
+    cJSON_AddStringToObject(c, "noise_source", onp_noise_src_name(p->noise.src));
+    if (p->noise.src != ONP_NOISE_NONE) {
+        report_num(c, "envelope_max", p->envelope_max);
+        report_num(c, "ratio", p->ratio);
+    } else {
+        cJSON_AddNullToObject(c, "envelope_max");
+        cJSON_AddNullToObject(c, "ratio");
+    }
+    report_num(c, "rel_err", p->rel_err);
+    report_num(c, "jump", p->jump);
+}
+
 static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
     cJSON *root = doc_base(o,
@@ -418,6 +473,7 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
             report_num(c, "max_abs", p->max_abs);
             report_num(c, "max_rel", p->max_rel);
             cJSON_AddBoolToObject(c, "pass", p->pass);
+            point_noise_json(c, p);
         } else {
             cJSON_AddNullToObject(c, "max_abs");
             cJSON_AddNullToObject(c, "max_rel");
@@ -431,6 +487,22 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
     cJSON_AddNumberToObject(sum, "values_compared", (double)compared);
     cJSON_AddNumberToObject(sum, "values_failed", (double)failed);
     cJSON_AddNumberToObject(sum, "references_unmatched", (double)r->n_unmatched);
+    cJSON *nz = cJSON_AddObjectToObject(root, "noise");
+    cJSON_AddNumberToObject(nz, "fixtures_float64", (double)r->n_noise_float64);
+    cJSON_AddNumberToObject(nz, "fixtures_estimated", (double)r->n_noise_ort);
+    if (r->jump_point >= 0) {
+        const onp_bisect_point *jpt = &r->points[r->jump_point];
+        cJSON *bj = cJSON_AddObjectToObject(root, "biggest_jump");
+        cJSON_AddNumberToObject(bj, "index", (double)r->jump_point);
+        cJSON_AddStringToObject(bj, "node", jpt->node);
+        cJSON_AddStringToObject(bj, "op_type", jpt->op_type);
+        cJSON_AddStringToObject(bj, "output", jpt->value);
+        cJSON_AddStringToObject(bj, "module", jpt->module);
+        report_num(bj, "rel_err", jpt->rel_err);
+        report_num(bj, "jump", jpt->jump);
+    } else {
+        cJSON_AddNullToObject(root, "biggest_jump");
+    }
     if (r->first >= 0) {
         const onp_bisect_point *f = &r->points[r->first];
         cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
@@ -443,6 +515,7 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         cJSON_AddNumberToObject(fd, "fixture", f->fail_fixture);
         cJSON_AddNumberToObject(fd, "index", (double)r->first);
         cJSON_AddBoolToObject(fd, "inputs_agree", inputs_agree(r));
+        point_noise_json(fd, f);
         if (f->note[0]) cJSON_AddStringToObject(fd, "note", f->note);
         cJSON *ins = cJSON_AddArrayToObject(fd, "inputs");
         for (size_t k = 0; k < r->n_inputs; k++) {
@@ -511,6 +584,8 @@ int cmd_bisect(int argc, char **argv)
     bo.reference = (onp_bisect_ref)o.reference;
     bo.chunk = (size_t)o.chunk;
     bo.max_exposed_bytes = o.max_exposed;
+    bo.no_noise = o.no_noise;
+    bo.strict = o.strict_tol;
     onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");

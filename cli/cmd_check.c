@@ -609,24 +609,27 @@ static void print_causes_text(const onp_lint_result *l, int failed, const onp_bi
     }
 }
 
-/* On a failed check of a bundle with eager intermediates, bisect the first
- * failed fixture to name the first divergent node.  Best effort: any
- * problem (no intermediates, ORT refusing the instrumented model) leaves
- * *out NULL and the check's verdict as it is. */
-static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_verdict *res, size_t n,
-                                 onp_bisect_result **out)
+/* On a failed check of a bundle, bisect it the way `onnxparity bisect
+ * TARGET` does (the same routine and defaults: every fixture, the noise
+ * rule, eager intermediates or ORT at opt-level disable), so both name the
+ * same first divergent node.  Best effort: any problem (ORT refusing the
+ * instrumented model) leaves *out NULL and the check's verdict as it is. */
+static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_verdict *res,
+                                 size_t n, onp_bisect_result **out)
 {
     *out = NULL;
-    int fixture = -1;
-    for (size_t i = 0; i < n && fixture < 0; i++)
-        if (res[i].status && !res[i].runtime) fixture = res[i].index;
-    if (fixture < 0) return; /* only crashes and timeouts: nothing to bisect */
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= res[i].status == ONP_FIXTURE_FAIL;
+    if (!any) return; /* only crashes and timeouts: nothing to bisect */
     onp_bisect_opts bo;
     onp_bisect_opts_init(&bo);
     bo.session = o->ort.so;
     bo.rtol = o->rtol;
     bo.atol = o->atol;
-    bo.fixture = fixture;
+    bo.fixture = -1;
+    bo.reference = ONP_BISECT_REF_AUTO;
+    bo.strict = o->strict_tol;
+    bo.no_noise = o->no_estimate;
     onp_error e;
     onp_error_clear(&e);
     onp_bisect_result *r = NULL;
@@ -868,6 +871,14 @@ int cmd_check(int argc, char **argv)
                 cJSON_AddStringToObject(fd, "op_type", p->op_type);
                 cJSON_AddStringToObject(fd, "output", p->value);
                 cJSON_AddStringToObject(fd, "module", p->module);
+                cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
+                report_num(fd, "max_abs", p->max_abs);
+                if (p->noise.src != ONP_NOISE_NONE)
+                    report_num(fd, "envelope_max", p->envelope_max);
+                else
+                    cJSON_AddNullToObject(fd, "envelope_max");
+                report_num(fd, "jump", p->jump);
+                cJSON_AddNumberToObject(fd, "fixture", p->fail_fixture);
                 cJSON_ReplaceItemInObject(doc, "first_divergent", fd);
             }
             cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",

@@ -5,7 +5,11 @@
  * declare it in cli.h, add one row to `commands` below, and document its
  * flags and exit codes in docs/cli.md.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "onnxparity/outpath.h"
 #include "onnxparity/tensor.h"
 
 static const cli_cmd commands[] = {
@@ -139,27 +144,74 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
     return 1;
 }
 
+// --- numeric option values: the one parser ---------------------------------------
+
+/* The whole of s as a decimal number: a digit first (after an optional
+ * '-'), so that strtod's leading spaces, "nan", "inf" and hex are refused,
+ * nothing after it, and a finite value (an overflow to infinity is
+ * refused; an underflow to a tiny value is not).  0, or -1. */
+static int parse_real(const char *s, double *out)
+{
+    const char *p = s + (*s == '-');
+    if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1]))) return -1;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The whole of s as a decimal integer within [lo, hi]; 0, or -1. */
+static int parse_integer(const char *s, long lo, long hi, long *out)
+{
+    const char *p = s + (*s == '-');
+    if (!isdigit((unsigned char)*p)) return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno == ERANGE || v < lo || v > hi) return -1;
+    *out = (long)v;
+    return 0;
+}
+
 int cli_double(const char *cmd, const char *name, const char *s, double *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || v != v || v < 0) {
-        cli_usage_error(cmd, "--%s wants a non-negative number, not '%s'", name, s);
+    double v;
+    if (parse_real(s, &v) || v < 0) {
+        cli_usage_error(cmd, "--%s wants a finite number >= 0, not '%s'", name, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-int cli_int(const char *cmd, const char *name, const char *s, long *out)
+int cli_int_in(const char *cmd, const char *name, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 0) {
-        cli_usage_error(cmd, "--%s wants a non-negative integer, not '%s'", name, s);
+    if (parse_integer(s, lo, hi, out)) {
+        cli_usage_error(cmd, "--%s wants an integer from %ld to %ld, not '%s'", name, lo, hi, s);
         return -1;
     }
-    *out = v;
+    return 0;
+}
+
+int cli_int(const char *cmd, const char *name, const char *s, long *out)
+{
+    return cli_int_in(cmd, name, s, 0, INT_MAX, out);
+}
+
+int cli_tol_pair(const char *s, double *rtol, double *atol)
+{
+    const char *comma = strchr(s, ',');
+    char first[64];
+    if (!comma || (size_t)(comma - s) >= sizeof first) return -1;
+    memcpy(first, s, (size_t)(comma - s));
+    first[comma - s] = '\0';
+    double r, a;
+    if (parse_real(first, &r) || parse_real(comma + 1, &a) || r < 0 || a < 0) return -1;
+    *rtol = r;
+    *atol = a;
     return 0;
 }
 
@@ -208,6 +260,7 @@ static int parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
+    if (!isdigit((unsigned char)*s) && *s != '.') return -1; /* strtod skips spaces */
     double v = strtod(s, &end);
     if (end == s || errno || !(v > 0)) return -1;
     double mul = 1;
@@ -267,25 +320,43 @@ static int take_max_memory(int *argc, char **argv)
     return 0;
 }
 
+/* Everything written to stdout must have reached it: a full disk, /dev/full
+ * or a failed close makes the run exit 3 (a command that already failed
+ * keeps its own code), never 0 with a truncated document. */
+static int finish_stdout(int rc)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    /* EBADF: stdout was closed before the start and nothing was written */
+    if (fclose(stdout) != 0 && !bad && errno != EBADF) bad = 1, err = errno;
+    if (!bad) return rc;
+    fprintf(stderr, "onnxparity: standard output: cannot write: %s\n", strerror(err));
+    return rc == EXIT_PASS || rc == EXIT_FAIL ? EXIT_IO : rc;
+}
+
 int main(int argc, char **argv)
 {
+    /* a temporary being written is removed if the run is interrupted */
+    onp_out_cleanup_on_signals();
+    /* past `ulimit -f`, write() fails with EFBIG (exit 3) instead of a kill */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return EXIT_PASS;
+        return finish_stdout(EXIT_PASS);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         printf("onnxparity %s\n", ONP_VERSION);
-        return EXIT_PASS;
+        return finish_stdout(EXIT_PASS);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             int sub_argc = argc - 1;
             if (take_max_memory(&sub_argc, argv + 1)) return EXIT_USAGE;
-            return commands[i].run(sub_argc, argv + 1);
+            return finish_stdout(commands[i].run(sub_argc, argv + 1));
         }
     fprintf(stderr, "onnxparity: unknown command '%s' (see onnxparity --help)\n", argv[1]);
     return EXIT_USAGE;

@@ -73,6 +73,7 @@
 
 #include "onnxparity/compare.h"
 #include "onnxparity/error.h"
+#include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
 
 /* What the configuration under test is compared against, node by node. */
@@ -105,6 +106,9 @@ typedef struct onp_bisect_opts {
     int no_local;    /* 1: skip the local-vs-inherited rerun of the first divergent node */
     int no_verify;   /* 1: skip the plain-model run (instrumented_reproduces) */
     int no_fallback; /* 1: never rerun at ORT_DISABLE_ALL when the check fails */
+    int no_noise;    /* 1: no ORT-side noise estimate (no perturbed rerun) for fixtures whose
+                        index.json has no float64 statistics: the tolerance alone decides */
+    int strict;      /* 1: the tolerance binds (a value within noise still fails) */
 } onp_bisect_opts;
 
 /* rtol = atol = -1, fixture -1, reference EAGER, automatic chunks, every
@@ -129,12 +133,21 @@ typedef struct onp_bisect_point {
     const char *module;  /* module path from index.json ("path#N" for call N > 0), or "" */
     size_t node_index;   /* position of the node in graph.node */
     int compared;        /* fixtures in which it was compared (0: no reference) */
-    int pass;            /* compared and passed in every such fixture */
+    int pass;            /* compared and, in every such fixture, within its tolerance or its
+                            noise envelope (noise.h) */
     double max_abs;      /* worst over the compared fixtures */
     double max_rel;
     int fail_fixture; /* first fixture index in which it failed, -1 */
     onp_metrics m;    /* full metrics of the fixture with the largest max_abs */
     const char *note; /* why it failed when not by numbers ("shape differs"), or "" */
+    onp_verdict verdict; /* the noise rule's verdict in the fixture with the largest ratio */
+    onp_noise noise;     /* that fixture's noise estimate (src NONE: the tolerance alone) */
+    double envelope_max; /* its envelope (0 without noise) */
+    double ratio;        /* worst gap / envelope over the fixtures (0 without noise) */
+    double scale_max;    /* largest |reference| over the fixtures */
+    double rel_err;      /* max_abs / scale_max: the error relative to the value's scale */
+    double jump;         /* rel_err / max(rel_err of the node's compared inputs, 2^-23):
+                            how much this node grew the error; 0 when not compared */
 } onp_bisect_point;
 
 /* Where an input of the first divergent node comes from. */
@@ -212,6 +225,11 @@ typedef struct onp_bisect_result {
     onp_bisect_input *inputs; /* [n_inputs] the inputs of points[first].node */
 
     onp_bisect_ref reference; /* EAGER or DISABLE: what the values were compared with */
+
+    /* the noise rule (noise.h): a value diverges when it leaves its envelope */
+    size_t n_noise_float64;  /* fixtures whose values had float64 statistics (index.json) */
+    size_t n_noise_ort;      /* fixtures whose noise was estimated by a perturbed rerun */
+    long jump_point;         /* index into points[] of the largest jump, -1 */
 
     /* chunks: values exposed per instrumented session */
     size_t chunk;                       /* the most values one session exposed */

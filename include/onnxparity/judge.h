@@ -100,6 +100,8 @@ typedef struct onp_output_verdict {
     onp_topk tk;
     int64_t noise_flips; /* flipped rows whose eager margin is inside the envelope */
     double min_margin;   /* smallest eager top-1/top-2 margin over rows (has_topk) */
+    int unreproducible;  /* the ORT-side estimate was refused: a one-ulp input change moved
+                            the output beyond ONP_NOISE_SPREAD_MAX_REL of its scale */
     char note[1024];     /* why it failed when not by the numbers alone, or "" */
 } onp_output_verdict;
 

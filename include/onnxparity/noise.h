@@ -154,9 +154,15 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
                     const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
                     onp_judgment *j, onp_error *e);
 
+/* An ORT-side spread above this fraction of the value's scale is not float
+ * noise: the outputs are not reproducible (a random op) or ill-conditioned. */
+#define ONP_NOISE_SPREAD_MAX_REL 1e-3
+
 /* Noise from two computations of the same value that differ only by float
  * rounding (ORT on inputs and on one-ulp perturbed inputs): max, RMS and the
- * scale of `a`; src ORT. */
+ * scale of `a`; src ORT.  A spread above ONP_NOISE_SPREAD_MAX_REL of the
+ * scale is refused as an estimate: src NONE, and 1 is returned (0 when
+ * accepted, -1 with e set when the tensors cannot be compared). */
 int onp_noise_spread(const onp_tensor *a, const onp_tensor *b, onp_noise *out, onp_error *e);
 
 /* Move every element of a floating tensor by one ulp, up or down by a fixed

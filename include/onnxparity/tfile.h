@@ -119,4 +119,9 @@ typedef struct onp_testdata {
 int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e);
 void onp_testdata_free(onp_testdata *td);
 
+/* The float64 eager reference of output k that the capture writes beside a
+ * fixture (DIR/reference64/output_K.pb, docs/capture.md): its path into
+ * buf; 1 when the file exists, else 0. */
+int onp_fixture_ref64_path(const onp_fixture *f, size_t k, char *buf, size_t n);
+
 #endif

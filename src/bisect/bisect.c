@@ -19,11 +19,13 @@
 #include "onnxparity/bisect.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "onnxparity/json.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
 #include "util/arena.h"
@@ -80,7 +82,8 @@ typedef struct fixref {
     const onp_fixture *f;
     onp_strmap map;    /* value -> i */
     const char **file; /* [n] reference .pb paths */
-    size_t n;
+    onp_noise *noise;  /* [n] float64 statistics from index.json (src NONE: none) */
+    size_t n, n_noise; /* n_noise: entries with statistics */
 } fixref;
 
 /* Every referenced value over the fixtures, with the module that produced it. */
@@ -122,6 +125,25 @@ static int safe_name(const char *s)
     return s[0] && s[0] != '.' && !strchr(s, '/') && !strchr(s, '\\');
 }
 
+/* An entry's "noise" statistics (float32 eager vs float64 eager, written by
+ * the capture): absent -> src NONE; malformed -> -1. */
+static int read_noise(const cJSON *o, onp_noise *n)
+{
+    memset(n, 0, sizeof *n);
+    if (!o || cJSON_IsNull(o)) return 0;
+    if (!cJSON_IsObject(o)) return -1;
+    static const char *const keys[] = {"max_abs", "rms", "scale_max", "scale_rms"};
+    double v[4];
+    for (int k = 0; k < 4; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0) return -1;
+        v[k] = x->valuedouble;
+    }
+    n->src = ONP_NOISE_FLOAT64;
+    n->max_abs = v[0], n->rms = v[1], n->scale_max = v[2], n->scale_rms = v[3];
+    return 0;
+}
+
 /* Read dir/intermediates/index.json into r (strings in the arena) and add
  * its values to u.  A fixture without the file gets r->n == 0. */
 static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, onp_error *e)
@@ -142,7 +164,8 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
     }
     int n = cJSON_GetArraySize(entries), rc = 0;
     r->file = onp_arena_array(a, (size_t)n + 1, sizeof *r->file);
-    if (!r->file) rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    r->noise = onp_arena_array(a, (size_t)n + 1, sizeof *r->noise);
+    if (!r->file || !r->noise) rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     for (int i = 0; !rc && i < n; i++) {
         const cJSON *it = cJSON_GetArrayItem(entries, i);
         const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "file"));
@@ -178,6 +201,13 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
             rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
             break;
         }
+        if (read_noise(cJSON_GetObjectItemCaseSensitive(it, "noise"), &r->noise[r->n])) {
+            rc = onp_error_set(e, ONP_ERR_FORMAT, path, field, -1,
+                               "'noise' needs finite numbers >= 0: max_abs, rms, scale_max, "
+                               "scale_rms");
+            break;
+        }
+        r->n_noise += r->noise[r->n].src != ONP_NOISE_NONE;
         r->file[r->n++] = fs;
     }
     cJSON_Delete(doc);
@@ -228,16 +258,22 @@ static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
     return t;
 }
 
-/* Compare `got` with `want` into *m; returns "" or why it failed when not
+/* Judge `got` against `want` with the noise rule (noise.h) into *m and *j:
+ * `noise` (float64 statistics or an ORT-side spread) or NULL, `ref64` (a
+ * float64 reference tensor) or NULL.  Returns "" or why it failed when not
  * by numbers (in the arena when it is compare's own message). */
-static const char *compare_one(onp_arena *a, const onp_bisect_opts *o, const onp_tensor *want,
-                               const onp_tensor *got, onp_metrics *m)
+static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, const onp_tensor *want,
+                             const onp_tensor *got, const onp_noise *noise,
+                             const onp_tensor *ref64, onp_metrics *m, onp_judgment *j)
 {
     onp_error ce;
     onp_error_clear(&ce);
     memset(m, 0, sizeof *m);
+    memset(j, 0, sizeof *j);
     const char *note = "";
-    if (onp_compare(want, got, tol_for(o, want->dtype), m, &ce))
+    onp_judge_opts jo = {tol_for(o, want->dtype), o->strict};
+    if (onp_judge_value(want, got, ref64, noise && noise->src != ONP_NOISE_NONE ? noise : NULL,
+                        &jo, m, j, &ce))
         note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));
     else if (!m->shape_ok)
         note = "shape differs";
@@ -246,14 +282,22 @@ static const char *compare_one(onp_arena *a, const onp_bisect_opts *o, const onp
     return note ? note : "?";
 }
 
-/* Fold one fixture's comparison of point p into it. */
-static void fold(onp_bisect_point *p, const onp_metrics *m, int fixture, const char *note)
+/* Fold one fixture's judgment of point p into it. */
+static void fold(onp_bisect_point *p, const onp_metrics *m, const onp_judgment *j, int fixture,
+                 const char *note)
 {
-    int pass = m->pass && !note[0];
+    int pass = j->pass && !note[0];
     if (!p->compared || m->max_abs > p->max_abs) {
         p->m = *m;
         p->max_abs = m->max_abs;
     }
+    if (!p->compared || j->ratio > p->ratio || (!pass && p->pass)) {
+        p->verdict = j->verdict;
+        p->noise = j->noise;
+        p->envelope_max = j->envelope_max;
+        p->ratio = j->ratio;
+    }
+    if (j->scale_max > p->scale_max) p->scale_max = j->scale_max;
     if (!p->compared || m->max_rel > p->max_rel) p->max_rel = m->max_rel;
     p->pass = (p->compared ? p->pass : 1) && pass;
     if (!pass && p->fail_fixture < 0) p->fail_fixture = fixture;
@@ -267,9 +311,9 @@ typedef struct vacc {
     double max_abs, max_rel;
 } vacc;
 
-static void vacc_add(vacc *v, const onp_metrics *m, const char *note)
+static void vacc_add(vacc *v, const onp_metrics *m, const onp_judgment *j, const char *note)
 {
-    int pass = m->pass && !note[0];
+    int pass = j->pass && !note[0];
     if (!v->compared) v->pass = 1;
     v->pass = v->pass && pass;
     if (m->max_abs > v->max_abs || note[0]) v->max_abs = note[0] ? 1.0 / 0.0 : m->max_abs;
@@ -322,9 +366,11 @@ static void release_all(onp_tensor *t, size_t n)
     for (size_t i = 0; t && i < n; i++) onp_tensor_release(&t[i]);
 }
 
-/* Run fixture f on session s, fetching names[n] into out[n]. */
-static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char *const *names,
-                  size_t n, onp_tensor *out, onp_error *e)
+/* Run fixture f on session s, fetching names[n] into out[n]; with
+ * `perturb`, every floating input moved by one ulp first (the ORT-side
+ * noise estimate, noise.h). */
+static int run_on_as(const ctx *c, onp_session *s, const onp_fixture *f, const char *const *names,
+                     size_t n, onp_tensor *out, int perturb, onp_error *e)
 {
     onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
     if (!in) return onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
@@ -333,6 +379,17 @@ static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char
         return -1;
     }
     int rc = 0;
+    for (size_t k = 0; perturb && k < f->n_inputs; k++) { /* inputs may be read-only views */
+        onp_tensor t;
+        if (onp_tensor_copy(&t, &in[k], e)) {
+            release_all(in, f->n_inputs);
+            free(in);
+            return -1;
+        }
+        onp_tensor_release(&in[k]);
+        in[k] = t;
+        onp_perturb_ulp(&in[k], 0x6f6e7000u + k);
+    }
     if (onp_session_run(s, in, f->n_inputs, names, n, out, e)) {
         onp_error_set_file(e, f->dir);
         rc = -1;
@@ -340,6 +397,45 @@ static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char
     release_all(in, f->n_inputs);
     free(in);
     return rc;
+}
+
+static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char *const *names,
+                  size_t n, onp_tensor *out, onp_error *e)
+{
+    return run_on_as(c, s, f, names, n, out, 0, e);
+}
+
+/* The noise of value `v` in fixture fr: its float64 statistics, else the
+ * spread between `a` and `b` (the run and the perturbed run) when `b` ran;
+ * src NONE otherwise. */
+static onp_noise noise_of(const fixref *fr, const char *v, const onp_tensor *a,
+                          const onp_tensor *b)
+{
+    onp_noise n;
+    size_t j;
+    memset(&n, 0, sizeof n);
+    if (fr && onp_strmap_get(&fr->map, v, &j) && fr->noise[j].src != ONP_NOISE_NONE)
+        return fr->noise[j];
+    onp_error e;
+    if (b && b->dtype == a->dtype && b->count == a->count && onp_noise_spread(a, b, &n, &e) != 0)
+        memset(&n, 0, sizeof n); /* refused (not reproducible) or not comparable: no estimate */
+    return n;
+}
+
+/* Does fixture fr need the ORT-side estimate (no float64 statistics)? */
+static int needs_spread(const ctx *c, const fixref *fr)
+{
+    return !c->o->no_noise && (!fr || fr->n_noise == 0);
+}
+
+/* The float64 reference of final output j of fixture f, when the capture
+ * wrote one: 1 read into *t, 0 none (or unreadable: then judged without). */
+static int read_ref64(const onp_fixture *f, size_t j, onp_tensor *t)
+{
+    char path[4200];
+    onp_error e;
+    memset(t, 0, sizeof *t);
+    return onp_fixture_ref64_path(f, j, path, sizeof path) && !onp_tfile_read(path, NULL, t, &e);
 }
 
 /* Fill r's fingerprint from the first session opened. */
@@ -479,9 +575,10 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
     const char **names = calloc(n + g->n_outputs + 1, sizeof *names);
     size_t *out_at = calloc(g->n_outputs + 1, sizeof *out_at);
     onp_tensor *got = calloc(n + g->n_outputs + 1, sizeof *got);
+    onp_tensor *got2 = calloc(n + g->n_outputs + 1, sizeof *got2); /* the perturbed run */
     onp_tensor *want = calloc(n + g->n_outputs + 1, sizeof *want);
     int rc = -1;
-    if (!names || !out_at || !got || !want) {
+    if (!names || !out_at || !got || !got2 || !want) {
         onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
         goto done;
     }
@@ -507,29 +604,38 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
     for (size_t fi = 0; fi < c->n_runs; fi++) {
         const fixref *fr = &c->runs[fi];
         const onp_fixture *f = fr->f;
+        int spread = needs_spread(c, fr);
         if (run_on(c, s, f, names, n_fetch, got, e)) goto done;
         if (rs && run_on(c, rs, f, names, n_fetch, want, e)) {
             release_all(got, n_fetch);
             goto done;
         }
+        if (spread && run_on_as(c, s, f, names, n_fetch, got2, 1, e)) goto fail_run;
         /* the final outputs first: they may also be chunk points */
         for (size_t j = 0; j < g->n_outputs; j++) {
-            onp_tensor ref;
+            onp_tensor ref, r64;
             const onp_tensor *w = NULL;
             memset(&ref, 0, sizeof ref);
+            int has64 = 0;
             if (rs) {
                 w = &want[out_at[j]];
             } else if (j < f->n_outputs) {
                 if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) goto fail_run;
                 w = &ref;
+                has64 = read_ref64(f, j, &r64);
             }
             if (w) {
                 onp_metrics m;
-                const char *note = compare_one(c->a, c->o, w, &got[out_at[j]], &m);
-                vacc_add(&c->inst, &m, note);
+                onp_judgment jd;
+                onp_noise nz = noise_of(fr, g->outputs[j].name, &got[out_at[j]],
+                                        spread ? &got2[out_at[j]] : NULL);
+                const char *note =
+                    judge_one(c->a, c->o, w, &got[out_at[j]], &nz, has64 ? &r64 : NULL, &m, &jd);
+                vacc_add(&c->inst, &m, &jd, note);
                 any = 1;
-                if (!(m.pass && !note[0])) this_pass = 0;
+                if (!(jd.pass && !note[0])) this_pass = 0;
             }
+            if (has64) onp_tensor_release(&r64);
             onp_tensor_release(&ref);
         }
         unsigned long long run_bytes = 0;
@@ -538,27 +644,31 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
             size_t j;
             if (got[i].nbytes > *largest) *largest = got[i].nbytes;
             run_bytes += got[i].nbytes + want[i].nbytes;
+            onp_noise nz = noise_of(rs ? NULL : fr, p->value, &got[i], spread ? &got2[i] : NULL);
+            onp_metrics m;
+            onp_judgment jd;
             if (rs) {
-                onp_metrics m;
-                const char *note = compare_one(c->a, c->o, &want[i], &got[i], &m);
-                fold(p, &m, f->index, note);
+                const char *note = judge_one(c->a, c->o, &want[i], &got[i], &nz, NULL, &m, &jd);
+                fold(p, &m, &jd, f->index, note);
             } else if (onp_strmap_get(&fr->map, p->value, &j)) {
                 onp_tensor w;
                 if (onp_tfile_read(fr->file[j], NULL, &w, e)) goto fail_run;
-                onp_metrics m;
-                const char *note = compare_one(c->a, c->o, &w, &got[i], &m);
-                fold(p, &m, f->index, note);
+                const char *note = judge_one(c->a, c->o, &w, &got[i], &nz, NULL, &m, &jd);
+                fold(p, &m, &jd, f->index, note);
                 onp_tensor_release(&w);
             }
             onp_tensor_release(&got[i]); /* compared or not, its memory goes now */
+            onp_tensor_release(&got2[i]);
             onp_tensor_release(&want[i]);
         }
         if (run_bytes > r->measured_bytes) r->measured_bytes = run_bytes;
         release_all(got, n_fetch);
+        release_all(got2, n_fetch);
         release_all(want, n_fetch);
         continue;
     fail_run:
         release_all(got, n_fetch);
+        release_all(got2, n_fetch);
         release_all(want, n_fetch);
         goto done;
     }
@@ -573,6 +683,7 @@ done:
     free(names);
     free(out_at);
     free(got);
+    free(got2);
     free(want);
     return rc;
 }
@@ -590,8 +701,9 @@ static int run_plain(ctx *c, vacc *plain, onp_error *e)
     const uint8_t *bytes = onp_model_bytes(c->mm, &nb);
     const char **names = calloc(n + 1, sizeof *names);
     onp_tensor *got = calloc(n + 1, sizeof *got), *want = calloc(n + 1, sizeof *want);
+    onp_tensor *got2 = calloc(n + 1, sizeof *got2);
     int rc = -1;
-    if (!names || !got || !want) {
+    if (!names || !got || !want || !got2) {
         onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
         goto done;
     }
@@ -604,32 +716,47 @@ static int run_plain(ctx *c, vacc *plain, onp_error *e)
                      : onp_session_open_bytes(c->ort, bytes, nb, r->model, &c->ref_so, &rs, e)))
         goto done;
     for (size_t fi = 0; fi < c->n_runs; fi++) {
-        const onp_fixture *f = c->runs[fi].f;
+        const fixref *fr = &c->runs[fi];
+        const onp_fixture *f = fr->f;
+        int spread = needs_spread(c, fr);
         if (run_on(c, s, f, names, n, got, e)) goto done;
         if (rs && run_on(c, rs, f, names, n, want, e)) {
             release_all(got, n);
             goto done;
         }
+        if (spread && run_on_as(c, s, f, names, n, got2, 1, e)) {
+            release_all(got, n);
+            release_all(want, n);
+            goto done;
+        }
         for (size_t j = 0; j < n; j++) {
-            onp_tensor ref;
+            onp_tensor ref, r64;
             memset(&ref, 0, sizeof ref);
+            int has64 = 0;
             const onp_tensor *w = rs ? &want[j] : NULL;
             if (!rs && j < f->n_outputs) {
                 if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) {
                     release_all(got, n);
+                    release_all(got2, n);
                     release_all(want, n);
                     goto done;
                 }
                 w = &ref;
+                has64 = read_ref64(f, j, &r64);
             }
             if (w) {
                 onp_metrics m;
-                const char *note = compare_one(c->a, c->o, w, &got[j], &m);
-                vacc_add(plain, &m, note);
+                onp_judgment jd;
+                onp_noise nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
+                const char *note =
+                    judge_one(c->a, c->o, w, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
+                vacc_add(plain, &m, &jd, note);
             }
+            if (has64) onp_tensor_release(&r64);
             onp_tensor_release(&ref);
         }
         release_all(got, n);
+        release_all(got2, n);
         release_all(want, n);
     }
     rc = 0;
@@ -638,6 +765,7 @@ done:
     onp_session_close(rs);
     free(names);
     free(got);
+    free(got2);
     free(want);
     return rc;
 }
@@ -797,9 +925,14 @@ static void local_check(ctx *c)
         open_session(c->ort, r->model, r->external, &sub, &c->o->session, &s, &e) ||
         onp_session_run(s, feed, n_feed, &p->value, 1, &out, &e))
         goto ort_failed;
-    const char *note = compare_one(c->a, c->o, want, &out, &L->m);
+    /* the node alone is judged against the value's own envelope: its noise
+     * in this fixture (float64 statistics), else the one the full run used */
+    onp_noise nz = noise_of(c->disable ? NULL : fr, p->value, &out, NULL);
+    if (nz.src == ONP_NOISE_NONE) nz = p->noise;
+    onp_judgment jd;
+    const char *note = judge_one(c->a, c->o, want, &out, &nz, NULL, &L->m, &jd);
     L->ran = 1;
-    L->local = !(L->m.pass && !note[0]);
+    L->local = !(jd.pass && !note[0]);
     L->max_abs = note[0] ? 1.0 / 0.0 : L->m.max_abs;
     L->max_rel = L->m.max_rel;
     L->mismatches = (long long)L->m.mismatches;
@@ -920,6 +1053,35 @@ static int not_tensor(const onp_graph *g, const onp_node *nd, const char *v)
     return 0;
 }
 
+/* Each compared point's error relative to its scale, and how much its node
+ * grew it over the node's compared inputs (graph inputs, weights and
+ * constants count as exact); the largest growth names r->jump_point. */
+static void error_jumps(const onp_graph *g, const onp_strmap *point_of, onp_bisect_result *r)
+{
+    const double floor_rel = 0x1p-23;
+    r->jump_point = -1;
+    for (size_t i = 0; i < r->n_points; i++) {
+        onp_bisect_point *p = &r->points[i];
+        if (!p->compared) continue;
+        p->rel_err = p->scale_max > 0 ? p->max_abs / p->scale_max : (p->max_abs > 0 ? 1 : 0);
+    }
+    for (size_t i = 0; i < r->n_points; i++) {
+        onp_bisect_point *p = &r->points[i];
+        if (!p->compared || p->node_index >= g->n_nodes) continue;
+        const onp_node *nd = &g->nodes[p->node_index];
+        double in_rel = 0;
+        for (size_t k = 0; k < nd->n_inputs; k++) {
+            size_t q;
+            if (nd->inputs[k][0] && onp_strmap_get(point_of, nd->inputs[k], &q) &&
+                r->points[q].compared && r->points[q].rel_err > in_rel)
+                in_rel = r->points[q].rel_err;
+        }
+        p->jump = p->rel_err / (in_rel > floor_rel ? in_rel : floor_rel);
+        if (!isfinite(p->jump)) p->jump = INFINITY;
+        if (r->jump_point < 0 || p->jump > r->points[r->jump_point].jump) r->jump_point = (long)i;
+    }
+}
+
 /* One bisection with the options given (onp_bisect_run adds the fallback). */
 /* The single-exposure search: one value per session, binary search for the
  * first that fails (assuming that once a value diverges, later ones do).
@@ -972,6 +1134,7 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     }
     r->priv = a;
     r->first = -1;
+    r->jump_point = -1;
     snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
 
     /* fixtures, and the references each has */
@@ -1116,6 +1279,11 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
 
     for (size_t i = 0; i < r->n_points && r->first < 0; i++)
         if (r->points[i].compared && !r->points[i].pass) r->first = (long)i;
+    error_jumps(g, &point_of, r);
+    for (size_t i = 0; i < c.n_runs; i++) {
+        if (c.runs[i].n_noise) r->n_noise_float64++;
+        else if (needs_spread(&c, &c.runs[i])) r->n_noise_ort++;
+    }
     r->status = r->first >= 0 ? ONP_BISECT_DIVERGES : ONP_BISECT_AGREES;
     if (r->first >= 0 && describe_inputs(a, g, &point_of, r)) {
         onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");

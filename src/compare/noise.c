@@ -210,6 +210,11 @@ int onp_noise_spread(const onp_tensor *a, const onp_tensor *b, onp_noise *out, o
     out->rms = m.rms;
     out->scale_max = vs.scale_max;
     out->scale_rms = vs.scale_rms;
+    if (!m.shape_ok || m.nan_mismatch || m.inf_mismatch ||
+        m.max_abs > ONP_NOISE_SPREAD_MAX_REL * vs.scale_max) {
+        out->src = ONP_NOISE_NONE;
+        return 1;
+    }
     return 0;
 }
 

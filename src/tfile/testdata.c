@@ -162,3 +162,9 @@ void onp_testdata_free(onp_testdata *td)
     free(td->sets);
     memset(td, 0, sizeof *td);
 }
+
+int onp_fixture_ref64_path(const onp_fixture *f, size_t k, char *buf, size_t n)
+{
+    int w = snprintf(buf, n, "%s/reference64/output_%zu.pb", f->dir, k);
+    return w > 0 && (size_t)w < n && access(buf, F_OK) == 0;
+}

@@ -34,7 +34,9 @@ typedef struct onp_piece {
     size_t n;
 } onp_piece;
 
-/* Write the pieces, in order, to `path` atomically. */
+/* Write the pieces, in order, to `path` under the output-path rule
+ * (include/onnxparity/outpath.h): refused when it would replace a file read,
+ * in place for a character device or FIFO, else temporary + fsync + rename. */
 int onp_write_atomic(const char *path, const onp_piece *pieces, size_t n, onp_error *e);
 
 /* 1 if path is a directory. */
