@@ -118,8 +118,8 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->topk = -1;
             else if (!strcmp(v, "off"))
                 o->topk = 0;
-            else if (cli_int_in(argv[0], "top-k", v, 1, INT_MAX, &k))
-                return -1;
+            else if (cli_int(argv[0], "top-k", v, &k) || k < 1)
+                return cli_usage_error(argv[0], "--top-k wants auto, off or K >= 1"), -1;
             else
                 o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
