@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "onnxparity/json.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
 #include "util/arena.h"
@@ -156,6 +155,7 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
     if (onp_map_open(path, &mp, e)) return -1;
     cJSON *doc = cJSON_ParseWithLength((const char *)mp->p, mp->n);
     onp_map_unref(mp);
+    if (!doc) return -1;
     const cJSON *entries = doc ? cJSON_GetObjectItemCaseSensitive(doc, "entries") : NULL;
     if (!cJSON_IsArray(entries)) {
         cJSON_Delete(doc);
