@@ -70,8 +70,7 @@ static int parse_tol(const char *cmd, const char *v, tol_override *t)
 {
     const char *eq = strrchr(v, '=');
     double r, a;
-    char tail;
-    if (!eq || eq == v || sscanf(eq + 1, "%lf,%lf%c", &r, &a, &tail) != 2 || r < 0 || a < 0)
+    if (!eq || eq == v || cli_tol_pair(eq + 1, &r, &a))
         return cli_usage_error(cmd, "--tol wants NAME=RTOL,ATOL, not '%s'", v), -1;
     static char names[MAX_TOLS][256];
     static size_t used;
@@ -118,8 +117,8 @@ static int parse_args(int argc, char **argv, opts *o)
                 o->topk = -1;
             else if (!strcmp(v, "off"))
                 o->topk = 0;
-            else if (cli_int(argv[0], "top-k", v, &k) || k < 1)
-                return cli_usage_error(argv[0], "--top-k wants auto, off or K >= 1"), -1;
+            else if (cli_int_in(argv[0], "top-k", v, 1, INT_MAX, &k))
+                return -1;
             else
                 o->topk = (int)k;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {

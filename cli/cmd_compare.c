@@ -23,11 +23,15 @@ typedef struct pair {
     char *key;      /* name shown */
     char *expected; /* spec */
     char *actual;   /* spec, or NULL when missing */
+    long ie, ia;    /* member indices in pairs.ze / pairs.za, or -1: read by spec */
 } pair;
 
 typedef struct pairs {
     pair *v;
     size_t n, cap;
+    /* two archives compared member by member: opened (and indexed) once,
+     * so the cost is linear in the number of members */
+    onp_npz *ze, *za;
 } pairs;
 
 static int add_pair(pairs *p, const char *key, const char *e, const char *a)
@@ -43,6 +47,7 @@ static int add_pair(pairs *p, const char *key, const char *e, const char *a)
     x->key = strdup(key);
     x->expected = strdup(e);
     x->actual = a ? strdup(a) : NULL;
+    x->ie = x->ia = -1;
     if (!x->key || !x->expected || (a && !x->actual)) return -1;
     p->n++;
     return 0;
@@ -56,6 +61,8 @@ static void free_pairs(pairs *p)
         free(p->v[i].actual);
     }
     free(p->v);
+    onp_npz_close(p->ze);
+    onp_npz_close(p->za);
 }
 
 static int is_dir(const char *p)
@@ -155,12 +162,8 @@ static int pair_dirs(const char *E, const char *A, pairs *p)
 
 static int pair_npz(const char *E, const char *A, pairs *p, onp_error *e)
 {
-    onp_npz *ze, *za;
-    if (onp_npz_open(E, NULL, &ze, e)) return -1;
-    if (onp_npz_open(A, NULL, &za, e)) {
-        onp_npz_close(ze);
-        return -1;
-    }
+    if (onp_npz_open(E, NULL, &p->ze, e) || onp_npz_open(A, NULL, &p->za, e)) return -1;
+    onp_npz *ze = p->ze, *za = p->za;
     int rc = 0;
     for (size_t i = 0; !rc && i < onp_npz_count(ze); i++) {
         const char *name = onp_npz_name(ze, i);
@@ -171,15 +174,24 @@ static int pair_npz(const char *E, const char *A, pairs *p, onp_error *e)
         else {
             snprintf(se, ne, "%s:%s", E, name);
             snprintf(sa, na, "%s:%s", A, name);
-            rc = add_pair(p, name, se, onp_npz_find(za, name) >= 0 ? sa : NULL);
+            long ia = onp_npz_find(za, name);
+            rc = add_pair(p, name, se, ia >= 0 ? sa : NULL);
+            if (!rc) {
+                p->v[p->n - 1].ie = (long)i;
+                p->v[p->n - 1].ia = ia;
+            }
         }
         free(se);
         free(sa);
     }
-    onp_npz_close(ze);
-    onp_npz_close(za);
     if (rc) onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     return rc;
+}
+
+/* One side of a pair: member `i` of the archive held open, or the spec. */
+static int read_side(onp_npz *z, long i, const char *spec, onp_tensor *t, onp_error *e)
+{
+    return z && i >= 0 ? onp_npz_read(z, (size_t)i, t, e) : onp_tfile_read(spec, NULL, t, e);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -247,8 +259,8 @@ int cmd_compare(int argc, char **argv)
         char shape[300] = "", dt[16] = "";
         if (!x->actual) {
             result = "missing in ACTUAL";
-        } else if (onp_tfile_read(x->expected, NULL, &te, &e) ||
-                   onp_tfile_read(x->actual, NULL, &ta, &e)) {
+        } else if (read_side(p.ze, x->ie, x->expected, &te, &e) ||
+                   read_side(p.za, x->ia, x->actual, &ta, &e)) {
             onp_tensor_release(&te);
             free_pairs(&p);
             cJSON_Delete(root);

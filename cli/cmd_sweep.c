@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -67,6 +68,13 @@ static int parse_args(int argc, char **argv, opts *o)
         }
         if ((r = cli_opt(argc, argv, &i, "save-optimized", &v))) {
             if (r < 0) return -1;
+            /* sweep saves one model per level into a folder: an existing
+             * file here would make every save fail */
+            struct stat st;
+            if (stat(v, &st) == 0 && !S_ISDIR(st.st_mode))
+                return cli_usage_error(argv[0], "--save-optimized wants a folder; '%s' is a file",
+                                       v),
+                       -1;
             o->save_dir = v;
             continue;
         }
@@ -484,6 +492,11 @@ int cmd_sweep(int argc, char **argv)
         sweep_print_text(r);
         printf("verdict: %s\n",
                pass ? "pass — every level agrees with eager" : "FAIL — see the levels above");
+    }
+    if (o.save_dir && r->graph_note[0]) { /* asked to save, and a save failed */
+        fprintf(stderr, "onnxparity: --save-optimized %s: cannot save: %s\n", o.save_dir,
+                r->graph_note);
+        if (rc == EXIT_PASS || rc == EXIT_FAIL) rc = EXIT_IO;
     }
     onp_sweep_free(r);
 out:

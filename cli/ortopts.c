@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "onnxparity/model.h"
+#include "onnxparity/outpath.h"
 #include "ortopts.h"
 
 void cli_ort_init(cli_ort *o)
@@ -35,6 +36,7 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
     onp_error e;
     if ((r = cli_opt(argc, argv, i, "ort-lib", &v))) {
         if (r > 0) o->lib = v;
+        onp_out_note_read(v); /* loaded code: no output may replace it */
         return r;
     }
     if ((r = cli_opt(argc, argv, i, "opt-level", &v))) {
@@ -70,6 +72,7 @@ int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
         if (o->so.n_custom_op_libs >= CLI_MAX_KV)
             return cli_usage_error(argv[0], "at most %d --custom-op-lib", CLI_MAX_KV), -1;
         o->custom_libs[o->so.n_custom_op_libs++] = v;
+        onp_out_note_read(v);
         return 1;
     }
     if ((r = cli_opt(argc, argv, i, "timeout", &v))) {
@@ -120,6 +123,12 @@ int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_m
         onp_buf_free(&up);
         return cli_usage_error("onnxparity",
                                "--timeout needs the worker process: drop --no-isolate");
+    }
+    /* ONNX Runtime writes --save-optimized itself: the output rule is
+     * checked here, once the model and its data have been noted as read */
+    if (o->so.optimized_model_path && onp_out_check(o->so.optimized_model_path, &e)) {
+        onp_buf_free(&up);
+        return cli_report(&e);
     }
     int rc = onp_ort_open(o->lib, ort, &e);
     if (!rc)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "onnxparity/tfile.h"
+#include "onnxparity/outpath.h"
 #include "util/fsio.h"
 
 /* Parse "PREFIX<digits>SUFFIX" exactly; returns the number or -1.  The
@@ -135,6 +136,7 @@ int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e)
         onp_fixture *f = &td->sets[td->n];
         memset(f, 0, sizeof *f);
         f->dir = sub;
+        onp_out_note_tree(sub); /* no output may land among the fixtures */
         f->index = (int)k;
         td->n++;
         if (list_numbered(sub, "input_", &f->inputs, &f->n_inputs, e) ||
