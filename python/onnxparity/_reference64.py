@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 
-from . import _fixtures, _mapping
+from . import _fixtures, _mapping, _state
 from .errors import CaptureError
 
 _clock = time.perf_counter
@@ -75,9 +75,9 @@ def is_floating(t):
 
 def to_float64(x):
     """A fixture value with every floating tensor cast to float64 (others as
-    they are); nested tuples and dicts kept."""
+    they are), always a copy; nested tuples and dicts kept."""
     if isinstance(x, torch.Tensor):
-        return x.detach().to(torch.float64) if x.dtype in _FLOATING else x.detach().clone()
+        return x.detach().to(torch.float64, copy=True) if x.dtype in _FLOATING else x.detach().clone()
     if isinstance(x, tuple):
         return tuple(to_float64(v) for v in x)
     if isinstance(x, dict):
@@ -154,6 +154,7 @@ class Pass:
         t0 = _clock()
         try:
             self.model64 = make_model64(model)
+            self.snap = _state.Snapshot(self.model64)
         except Exception as e:  # any failure: the capture goes on without a reference
             self.fail(e, "copying the model to float64 failed")
         self.seconds += _clock() - t0
@@ -176,7 +177,7 @@ class Pass:
             return None
         t0 = _clock()
         try:
-            fx64 = _fixtures.Fixture(to_float64(fx.args), to_float64(fx.kwargs))
+            fx64 = _fixtures.Fixture(to_float64(fx.args), to_float64(fx.kwargs))  # copies
             keep = None if calls_needed else set()
             with _mapping.Recorder(self.model64, _mapping.LegacyScopes(), keep=keep) as r:
                 out = forward(self.model64, fx64)
@@ -186,6 +187,8 @@ class Pass:
             self.fail(e, f"the float64 forward raised on fixture {k}")
             return None
         finally:
+            if self.model64 is not None:
+                self.snap.restore()  # every covered fixture from the same state, as the truth
             self.seconds += _clock() - t0
         return flat, calls
 

@@ -5,19 +5,19 @@ docs/capture.md."""
 import contextlib
 import json
 import platform
+import re
 import shutil
 import sys
-import time
 
 import numpy as np
 import onnx
 import torch
 
 from . import __version__
-from . import _export, _fixtures, _mapping
+from . import _eager, _export, _fixtures, _mapping, _state
 from . import _reference64 as _r64
 from ._staging import Staging
-from ._tensors import bitwise_equal, dtype_name, safe_stem, write_pb
+from ._tensors import dtype_name, safe_stem, write_pb
 from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,
                      TrainingModeError)
 
@@ -89,57 +89,6 @@ def _modes(model, flags, eval_all):
         for name, m in model.named_modules():
             if name in flags:
                 m.training = flags[name]
-
-
-@contextlib.contextmanager
-def _state_kept(model, needed):
-    """Tracing a model in training mode updates BatchNorm running statistics;
-    put parameters and buffers back afterwards."""
-    saved = {k: v.detach().clone() for k, v in model.state_dict().items()} if needed else None
-    try:
-        yield
-    finally:
-        if saved is not None:
-            with torch.no_grad():
-                model.load_state_dict(saved)
-
-
-# the RNG seed of fixture K's eager passes (the truth, its intermediates and
-# the float64 reference) and of its determinism rerun (another seed, so a
-# forward that draws random numbers shows as nondeterministic)
-_SEED, _SEED_RERUN = 0x6f6e7000, 0x6f6e7800
-
-
-@contextlib.contextmanager
-def _seeded(seed):
-    """Run with the torch CPU RNG seeded to ``seed`` (None: as it is); the
-    caller's RNG state is put back afterwards."""
-    if seed is None:
-        yield
-        return
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        yield
-
-
-def _forward(model, fx, k, form, grad=False, seed=None):
-    try:
-        with _seeded(seed), (torch.enable_grad() if grad else torch.no_grad()):
-            return model(*fx.args, **fx.kwargs)
-    except Exception as e:
-        hint = ""
-        if isinstance(e, TypeError) and "argument" in str(e):
-            hint = (" (each fixture is the model's input: a top-level list is a sequence of fixtures, a "
-                    "tuple is one fixture with several inputs; for a DataLoader of (input, label) pairs "
-                    "pass (x for x, _ in loader))") if form == "sequence" else ""
-        raise ForwardError(f"fixture {k}: the forward raised {type(e).__name__}: {e}{hint}") from e
-
-
-def _outputs(out, k):
-    try:
-        return _fixtures.flatten_outputs(out)
-    except OutputError as e:
-        raise OutputError(f"fixture {k}: {e}") from None
 
 
 def _resolve_axes(mode, names, tensors_per_fixture):
@@ -228,7 +177,6 @@ def _capture(model, fixtures, out_dir, o, source):
     flags, on = _training_modules(model)
     if on and not o["allow_training"]:
         _refuse_training(model, on)
-    export_training = bool(on)
     which = _export.resolve_exporter(o["exporter"])
 
     key_order = _fixtures.keyword_order(model.forward, fxs[0].kwargs)
@@ -252,49 +200,95 @@ def _capture(model, fixtures, out_dir, o, source):
     if len(in_names) != len(flat_inputs[0]):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
+    plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, key_order=key_order,
+                 flat_inputs=flat_inputs, in_names=in_names, policy64=policy64)
+    # the model as given: whatever happens below, it is put back
+    snap = _state.Snapshot(model)
+    try:
+        return _capture_bundle(model, plan, snap, out_dir, o, source)
+    finally:
+        snap.restore()
+
+
+class _Plan:
+    """What the capture knows before its first forward."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _input_axes(mode, in_names, flat_inputs):
+    """The dynamic axes of the inputs alone (to pick the traced fixture before
+    any forward); the full resolution, outputs included, comes later."""
+    if isinstance(mode, dict):
+        mode = {n: d for n, d in mode.items() if n in in_names}
+    return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs])
+
+
+def _eager_truth(model, plan, eager, example, keep_calls):
+    """The truth of every fixture (see _eager): the traced fixture's forward
+    records the call tree with data flow (for the module map), the others
+    every module output while the budget lasts (for the intermediates)."""
+    truths, budget, structure = [], _eager.Budget(), None
+    for k, fx in enumerate(plan.fxs):
+        if k == example:
+            rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
+        else:
+            rec = _mapping.Recorder(model, _mapping.LegacyScopes()) if keep_calls else None
+        t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget)
+        s = _fixtures.output_structure(t.flat)
+        if k == 0:
+            structure = s
+        elif s != structure:
+            raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure, dtype or "
+                              f"rank: {s} vs {structure}")
+        if k:
+            t.raw = t.flat = None  # fixture 0's name the outputs; the others' are not needed
+        truths.append(t)
+    return truths
+
+
+def _restyle(calls, style):
+    """Scope names of recorded calls for the exporter actually used."""
+    for c in calls:
+        c.raw = style.raw(calls[c.parent].raw if c.parent is not None else "", c.path)
+
+
+def _capture_bundle(model, plan, snap, out_dir, o, source):
+    fxs, form, flags, on, key_order = plan.fxs, plan.form, plan.flags, plan.on, plan.key_order
+    flat_inputs, in_names, which = plan.flat_inputs, plan.in_names, plan.which
+    export_training = bool(on)
+    example = _pick_example(_input_axes(o["dynamic_axes"], in_names, flat_inputs), in_names, flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
-    ref64 = _r64.Pass(model, policy64, flat_inputs)
-
-    # eager truth: each fixture twice, compared bit for bit
-    eager, det = [], []
+    ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
+    eager = _eager.Eager(model, snap, form, key_order, in_names)
     with _modes(model, flags, eval_all=export_training):
-        for k, fx in enumerate(fxs):
-            raw1 = _forward(model, fx, k, form, seed=_SEED + k)
-            flat1 = _outputs(raw1, k)
-            out1 = [t.detach().clone() for _, _, t in flat1]
-            flat2 = _outputs(_forward(model, fx, k, form, seed=_SEED_RERUN + k), k)
-            det.append(all(bitwise_equal(a, t) for a, (_, _, t) in zip(out1, flat2)))
-            if k == 0:
-                first_out, first_flat = raw1, flat1
-                structure = _fixtures.output_structure(flat1)
-            elif _fixtures.output_structure(flat1) != structure:
-                raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure, "
-                                  f"dtype or rank: {_fixtures.output_structure(flat1)} vs {structure}")
-            eager.append(out1)
+        truths = _eager_truth(model, plan, eager, example, bool(o["intermediates"]))
+    eager_out = [t.outputs for t in truths]
+    det = [t.deterministic for t in truths]
+    first_out, first_flat = truths[0].raw, truths[0].flat
     out_names = list(o["output_names"]) if o["output_names"] else \
         _fixtures.default_output_names(first_out, first_flat)
-    if len(out_names) != len(eager[0]):
-        raise CaptureError(f"output_names has {len(out_names)} names for {len(eager[0])} output tensors")
+    if len(out_names) != len(eager_out[0]):
+        raise CaptureError(f"output_names has {len(out_names)} names for {len(eager_out[0])} output tensors")
     clash = set(in_names) & set(out_names)
     if clash:
         raise CaptureError(f"names used for both an input and an output: {', '.join(sorted(clash))}")
 
     all_names = in_names + out_names
-    per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager)]
+    per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager_out)]
     axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture)
     risks = _shape_risks(all_names, axes, per_fixture)
-    in_axes = {n: axes[n] for n in in_names if n in axes}
-    example = _pick_example(in_axes, in_names, flat_inputs)
     large = bool(o["large_model"]) or _model_bytes(model) > _LARGE
 
     with Staging(out_dir) as stage:
         tmp = stage.tmp
         onnx_path = tmp / "model.onnx"
         caught, fallback, used, export_args = [], None, which, {}
-        fx = fxs[example]
-        with _modes(model, flags, eval_all=False), _state_kept(model, export_training), \
-                torch.random.fork_rng(devices=[]):
+        # the exporter traces its own copy of the fixture, from the snapshot
+        fx = _state.copy_fixture(fxs[example])
+        with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
             try:
                 with _export.recording_warnings(caught):
                     if which == "dynamo":
@@ -311,6 +305,8 @@ def _capture(model, fixtures, out_dir, o, source):
                             used = "legacy"
                             for p in tmp.iterdir():
                                 shutil.rmtree(p) if p.is_dir() else p.unlink()
+                            snap.restore()
+                            fx = _state.copy_fixture(fxs[example])
                     if used == "legacy":
                         export_args = _export.export_legacy(
                             model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
@@ -320,6 +316,9 @@ def _capture(model, fixtures, out_dir, o, source):
                 raise
             except Exception as e:
                 raise ExportError(f"torch.onnx.export ({used}) failed: {type(e).__name__}: {e}") from e
+            finally:
+                export_changed = snap.changes()
+                snap.restore()
         if not onnx_path.exists():
             raise ExportError("torch.onnx.export wrote no model.onnx")
 
@@ -347,34 +346,34 @@ def _capture(model, fixtures, out_dir, o, source):
         # module -> ONNX value map, from the traced fixture's eager call tree
         style = _mapping.DynamoScopes() if used == "dynamo" else _mapping.LegacyScopes()
         leaf_paths = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
+        types = _mapping.value_types(mp)
+
+        def build(calls, fx_copy):
+            _restyle(calls, style)
+            flat_copy = _fixtures.flatten_inputs(fx_copy, key_order)
+            input_ids = {id(flat_copy[i][1]): g_in[j] for j, i in enumerate(feed)}
+            return _mapping.build(calls, mp, style, input_ids, types)
+
         with _modes(model, flags, eval_all=export_training):
-            input_ids = {id(flat_inputs[example][i][1]): g_in[j] for j, i in enumerate(feed)}
-            types = _mapping.value_types(mp)
-
-            def hooked(grad):
-                with _mapping.Recorder(model, style, dataflow=True) as r:
-                    out = _forward(model, fx, example, form, grad=grad, seed=_SEED + example)
-                return r.calls, out, _mapping.build(r.calls, mp, style, input_ids, types)
-
-            traced_calls, traced_out, mapping = hooked(False)
+            traced_calls = truths[example].calls
+            mapping = build(traced_calls, truths[example].fx)
             grad_mode, path_note = False, None
             if mapping.paths_differ:
                 # torch's exporter traces with autograd on; some modules (the
                 # TransformerEncoderLayer fast path) take another path under no_grad
-                calls_g, out_g, mapping_g = hooked(True)
+                rec = _mapping.Recorder(model, style, dataflow=True)
+                _, fx_g = eager.run(example, fxs[example], _eager.SEED + example, rec, grad=True)
+                mapping_g = build(rec.calls, fx_g)
                 path_note = ("under torch.no_grad() the eager forward calls other modules than the "
                              "traced (autograd-enabled) forward: a fast path or a grad-dependent branch")
                 if len(mapping_g.value) > len(mapping.value):
-                    traced_calls, traced_out, mapping, grad_mode = calls_g, out_g, mapping_g, True
+                    traced_calls, mapping, grad_mode = rec.calls, mapping_g, True
                     path_note += "; intermediates come from a forward with autograd enabled, as traced"
-            if not grad_mode:
-                det[example] = det[example] and all(
-                    bitwise_equal(a, t) for a, (_, _, t) in
-                    zip(eager[example], _fixtures.flatten_outputs(traced_out)))
             call_seq = [c.path for c in traced_calls]
             summary = _mapping.leaf_summary(model, mapping)
             taken = set()
             stems = {v: safe_stem(v, taken) for v in mapping.primary}
+            keep = set(mapping.primary.values())
 
             fixtures_doc, index_files = [], []
             for k, fxk in enumerate(fxs):
@@ -382,26 +381,30 @@ def _capture(model, fixtures, out_dir, o, source):
                 d.mkdir()
                 for j, i in enumerate(feed):
                     write_pb(d / f"input_{j}.pb", flat_inputs[k][i][1], g_in[j])
-                for j, t in enumerate(eager[k]):
+                for j, t in enumerate(eager_out[k]):
                     write_pb(d / f"output_{j}.pb", t, g_out[j])
+                tk = truths[k]
                 entry = {"dir": d.name, "deterministic": det[k],
                          "inputs": [{"name": g_in[j], "dtype": dtype_name(flat_inputs[k][i][1]),
                                      "shape": list(flat_inputs[k][i][1].shape)} for j, i in enumerate(feed)],
                          "outputs": [{"name": g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
-                                     for j, t in enumerate(eager[k])]}
+                                     for j, t in enumerate(eager_out[k])],
+                         "inputs_written": tk.written,
+                         "state_changed": [c["name"] for c in tk.changed],
+                         "state_drift": tk.drift}
+                calls = None
                 if o["intermediates"]:
                     if k == example:
                         calls = traced_calls
-                    else:
-                        keep = set(mapping.primary.values())
-                        with _mapping.Recorder(model, style, keep=keep) as rk:
-                            outk = _forward(model, fxk, k, form, grad=grad_mode, seed=_SEED + k)
+                    elif not grad_mode and tk.calls is not None:
+                        calls = tk.calls
+                    else:  # a second forward, from the same state with the same seed
+                        rk = _mapping.Recorder(model, style, keep=keep)
+                        outk, _ = eager.run(k, fxk, _eager.SEED + k, rk, grad=grad_mode)
                         if not grad_mode:
-                            det[k] = entry["deterministic"] = det[k] and all(
-                                bitwise_equal(a, t) for a, (_, _, t) in
-                                zip(eager[k], _fixtures.flatten_outputs(outk)))
+                            det[k] = entry["deterministic"] = det[k] and eager.same(eager_out[k], outk)
                         calls = rk.calls
-                calls64 = _reference_fixture(ref64, d, k, fxk, eager[k], g_out, bool(o["intermediates"]),
+                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, bool(o["intermediates"]),
                                              grad_mode if o["intermediates"] else False, index_files)
                 if o["intermediates"]:
                     if [c.path for c in calls] != call_seq:
@@ -414,9 +417,11 @@ def _capture(model, fixtures, out_dir, o, source):
                         if calls64 is not None:
                             index_files.append(d / "intermediates" / "index.json")
                 fixtures_doc.append(entry)
-                del calls64
-        del traced_calls, traced_out
+                tk.calls = None
+                del calls, calls64
+        del traced_calls
         ref64.release()
+        warnings_doc = [_export.warning_record(w) for w in caught]
 
         doc = {
             "schema": SCHEMA,
@@ -442,7 +447,9 @@ def _capture(model, fixtures, out_dir, o, source):
                          ("as-is" if export_training else "EVAL"),
                          "eager_mode": "eval", "flags": flags},
             "deterministic": all(det),
-            "warnings": [_export.warning_record(w) for w in caught],
+            "determinism": _determinism_doc(det, truths),
+            "state": _state_doc(snap, truths, flat_inputs[0], in_names, export_changed, warnings_doc),
+            "warnings": warnings_doc,
             "fixtures": fixtures_doc,
             "module_map": {c.path if c.call_no == 0 else f"{c.path}#{c.call_no}": mapping.value[c.index]
                            for c in mapping.calls[1:] if c.index in mapping.value},
@@ -461,6 +468,56 @@ def _capture(model, fixtures, out_dir, o, source):
     return doc
 
 
+def _determinism_doc(det, truths):
+    """How the eager truth reproduces: 'nondeterministic' when a rerun from
+    the restored state differs, else 'state-drift' when a forward from the
+    state an earlier forward left differs, else 'deterministic'."""
+    nondet = [k for k, d in enumerate(det) if not d]
+    drift = [k for k, t in enumerate(truths) if t.drift]
+    verdict = "nondeterministic" if nondet else ("state-drift" if drift else "deterministic")
+    return {"verdict": verdict, "nondeterministic_fixtures": nondet, "state_drift_fixtures": drift,
+            "rerun": "each fixture again from the restored state, with another RNG seed"}
+
+
+_REMOVED_MUTATION = re.compile(r"Removing mutation from node (\S+) on block input: '([^']*)'")
+
+
+def _state_doc(snap, truths, flat0, in_names, export_changed, warnings_doc):
+    """parity.json "state": what the forward wrote (inputs, parameters,
+    buffers, attributes) over the fixtures, what the export's trace changed,
+    what the exporter froze (its "Removing mutation" warnings)."""
+    written, changed = {}, {}
+    for k, t in enumerate(truths):
+        for n in t.written:
+            written.setdefault(n, []).append(k)
+        for c in t.changed:
+            changed.setdefault((c["name"], c["kind"], c["how"]), []).append(k)
+    paths = {n: p for n, (p, _) in zip(in_names, flat0)}
+    kinds = {_state_name(s): s[3] for s in snap.tensors}
+    frozen, seen = [], set()
+    for i, w in enumerate(warnings_doc):
+        m = _REMOVED_MUTATION.search(w["message"])
+        if m and (m.group(1), m.group(2)) not in seen:
+            seen.add((m.group(1), m.group(2)))
+            frozen.append({"name": m.group(2), "op": m.group(1), "kind": kinds.get(m.group(2), "input"),
+                           "warning": i})
+    return {
+        "restored": True,
+        "snapshot": dict(snap.counts(), not_copied=snap.skipped),
+        "inputs_written": [{"name": n, "path": paths[n], "fixtures": ks} for n, ks in written.items()],
+        "changed_by_forward": [{"name": n, "kind": kind, "how": how, "fixtures": ks}
+                               for (n, kind, how), ks in changed.items()],
+        "changed_by_export": export_changed,
+        "frozen_by_export": frozen,
+        "state_drift": any(t.drift for t in truths),
+    }
+
+
+def _state_name(entry):
+    _, path, name, _, _, _ = entry
+    return f"{path}.{name}" if path else name
+
+
 def _json_axes(axes):
     return {n: {str(d): a for d, a in sorted(dims.items())} for n, dims in axes.items()}
 
@@ -472,7 +529,7 @@ def _reference_fixture(ref64, d, k, fx, eager_k, g_out, calls_needed, grad, inde
     intermediates' statistics (None when not covered or when the pass
     failed; a failure removes what earlier fixtures wrote, the reference is
     then off for the whole bundle)."""
-    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _SEED + k), calls_needed)
+    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), calls_needed)
     if got is None:
         if not ref64.active:
             _drop_reference(d.parent, index_files)
@@ -511,7 +568,7 @@ def _drop_reference(root, index_files):
 def _forward_plain(model, fx, grad, seed):
     """A forward like the eager truth's (no_grad unless ``grad``, seeded),
     letting any exception through."""
-    with _seeded(seed), (torch.enable_grad() if grad else torch.no_grad()):
+    with _eager.seeded(seed), (torch.enable_grad() if grad else torch.no_grad()):
         return model(*fx.args, **fx.kwargs)
 
 
@@ -595,19 +652,37 @@ def export_submodules(model, fixtures, out_dir, names, **options):
         saved[n] = m.__dict__.get("forward")
         m.forward = forward
 
-    with _modes(model, flags, eval_all=bool(on)):
-        try:
-            for n, m in subs.items():
-                wrap(n, m)
-            for k, fx in enumerate(fxs):
-                _forward(model, fx, k, form)
-        finally:
-            for n, m in subs.items():
-                if n in saved:
-                    if saved[n] is None:
-                        del m.forward
-                    else:
-                        m.forward = saved[n]
+    # each forward on its own copy of the fixture, from the model as given
+    snap = _state.Snapshot(model)
+    changed = {}
+    try:
+        with _modes(model, flags, eval_all=bool(on)):
+            try:
+                for n, m in subs.items():
+                    wrap(n, m)
+                for k, fx in enumerate(fxs):
+                    try:
+                        _eager.forward(model, _state.copy_fixture(fx), k, form, seed=_eager.SEED + k)
+                        for c in snap.changes():
+                            changed.setdefault(c["name"], dict(c, fixtures=[]))["fixtures"].append(k)
+                    finally:
+                        snap.restore()
+            finally:
+                for n, m in subs.items():
+                    if n in saved:
+                        if saved[n] is None:
+                            del m.forward
+                        else:
+                            m.forward = saved[n]
+        return _submodule_bundles(model, subs, names, received, fxs, opts, out_dir, list(changed.values()))
+    finally:
+        snap.restore()
+
+
+def _submodule_bundles(model, subs, names, received, fxs, opts, out_dir, changed):
+    """One bundle per submodule from the activations it received, and
+    submodules.json (``changed``: what the parent's forwards changed in its
+    state, restored after each)."""
     for n in names:
         if not received[n]:
             raise CaptureError(f"submodule {n!r} was never called during the forward")
@@ -627,7 +702,8 @@ def export_submodules(model, fixtures, out_dir, names, **options):
                             "mapping_rate": sub_doc["mapping"]["rate"]})
         doc = {"schema": "onnxparity.submodules/1", "versions": _versions(),
                "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
-               "fixtures": len(fxs), "submodules": listing}
+               "fixtures": len(fxs), "submodules": listing,
+               "parent_state": {"restored": True, "changed_by_forward": changed}}
         _json_dump(stage.tmp / "submodules.json", doc)
         stage.commit()
     return doc

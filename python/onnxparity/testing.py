@@ -180,6 +180,16 @@ def _manifest_hints(bundle):
                      + ", ".join(w.get("where", "?") for w in tracer[:3]))
     if m.get("deterministic") is False:
         hints.append("parity.json: the eager model is not deterministic (two runs differ)")
+    st = m.get("state") or {}
+    for w in st.get("inputs_written", [])[:3]:
+        hints.append(f"parity.json: the forward writes to its input {w.get('name')} in place "
+                     f"({len(w.get('fixtures', []))} fixture(s)); the capture ran it on copies")
+    changed = [c.get("name", "?") for c in st.get("changed_by_forward", [])]
+    if changed:
+        hints.append(f"parity.json: the forward changes the model's state ({', '.join(changed[:6])}"
+                     f"{' ...' if len(changed) > 6 else ''}); the capture restored it after every forward"
+                     + ("; a forward from the changed state gives other outputs (state drift)"
+                        if st.get("state_drift") else ""))
     for r in m.get("shape_risks", [])[:3]:
         hints.append(f"parity.json: {r['name']} dim {r['dim']} takes sizes {r['sizes']} across "
                      "fixtures but was exported static")

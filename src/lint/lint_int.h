@@ -55,6 +55,9 @@ typedef enum lint_rule_ix {
     R_OUTPUT_SHAPELESS,         /* ONP503 */
     R_RANDOM_OP,                /* ONP601 */
     R_EAGER_NONDETERMINISTIC,   /* ONP602 */
+    R_STATE_MUTATION,           /* ONP701 */
+    R_INPUT_MUTATION,           /* ONP702 */
+    R_ATTRIBUTE_MUTATION,       /* ONP703 */
     R_COUNT
 } lint_rule_ix;
 
@@ -216,6 +219,8 @@ int lint_manifest_load(lint_ctx *c, const char *path, onp_error *e);
 void lint_manifest_sizes(lint_ctx *c, const lint_scope *main);
 void lint_check_manifest(lint_ctx *c, const lint_scope *main);
 void lint_manifest_free(lint_ctx *c);
+/* rules_state.c (called by lint_check_manifest; *pos is its order counter) */
+void lint_check_state(lint_ctx *c, const lint_scope *main, uint64_t *pos);
 
 /* The check tables (registry.c). */
 typedef struct lint_node_check {

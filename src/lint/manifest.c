@@ -5,14 +5,16 @@
  * could see: modules in training mode (ONP106), the exporter's warnings
  * (ONP107, ONP205, ONP414, ONP415), TracerWarnings with file:line (ONP301),
  * eager taking another module path than the trace (ONP302), dims that vary
- * across fixtures but were exported static (ONP204), and an eager model that
- * is not deterministic (ONP602).
+ * across fixtures but were exported static (ONP204), an eager model that
+ * is not deterministic (ONP602), and a forward that writes its inputs or its
+ * own state (ONP701-703, rules_state.c reads "state").
  *
  * Keys read (every one optional; a key of another type is ignored):
  *   training {any, modules_in_training[], export_mode}, module_map {path: value},
  *   warnings[] {category, category_module, message, file, line, code},
  *   shape_risks[] {name, dim, sizes[]}, eager_vs_trace {same_modules_called, note},
- *   deterministic, export_args {traced_fixture}, fixtures[] {inputs[] {name, shape[]}}.
+ *   deterministic, determinism {verdict}, export_args {traced_fixture},
+ *   fixtures[] {inputs[] {name, shape[]}}, and rules_state.c's keys.
  * A file that cannot be read, or that is not a JSON object, is an error
  * naming it.
  */
@@ -312,10 +314,15 @@ void lint_check_manifest(lint_ctx *c, const lint_scope *main)
                   "holds one branch of data-dependent control flow",
                   note ? ": " : "", note ? note : "");
     }
-    if (cJSON_IsFalse(get(c->manifest, "deterministic"))) {
+    /* a rerun from the restored state that differs; state drift (a forward
+     * from the state an earlier forward left) is ONP701's, not this rule's */
+    const char *verdict = get_str(get(c->manifest, "determinism"), "verdict");
+    if (cJSON_IsFalse(get(c->manifest, "deterministic")) &&
+        !(verdict && !strcmp(verdict, "state-drift"))) {
         onp_lint_location loc = {ONP_LINT_LOC_MODEL, "", "", "", -1, "", -1};
         lint_emit(c, R_EAGER_NONDETERMINISTIC, &loc, LINT_ORDER(LINT_SEC_MANIFEST, pos++),
                   "parity.json: two eager runs on the same fixture differed: the reference "
                   "itself moves, so no tolerance is safe until it is deterministic");
     }
+    lint_check_state(c, main, &pos);
 }

@@ -16,7 +16,8 @@
  *   4. test it firing and not firing in tests/unit/test_lint.c, and document
  *      it in docs/lint.md.
  * Ids: ONP1xx training-mode, 2xx baked-shape, 3xx traced-control-flow,
- * 4xx op-semantics, 5xx model hygiene, 6xx nondeterminism / reference.
+ * 4xx op-semantics, 5xx model hygiene, 6xx nondeterminism / reference,
+ * 7xx state-mutation.
  */
 #include <string.h>
 
@@ -168,6 +169,20 @@ static const onp_lint_rule rules[] = {
                                   "parity.json: two eager runs on the same input differed",
                                   "torch.use_deterministic_algorithms(True); remove randomness "
                                   "from forward"},
+    [R_STATE_MUTATION] = {"ONP701", "state-mutation", E, ONP_CAUSE_STATE_MUTATION,
+                          "parity.json: the forward changes the model's own state (a parameter, a "
+                          "buffer, or an attribute its outputs depend on): the graph freezes it",
+                          "make the state an explicit input and output of forward (take it, "
+                          "return the new value), or keep it outside forward"},
+    [R_INPUT_MUTATION] = {"ONP702", "input-mutation", W, ONP_CAUSE_STATE_MUTATION,
+                          "parity.json: the forward writes to one of its inputs in place",
+                          "compute on a new tensor (y = x * 2, not x.mul_(2)), or return the "
+                          "updated value as an explicit output"},
+    [R_ATTRIBUTE_MUTATION] = {"ONP703", "attribute-mutation", W, ONP_CAUSE_STATE_MUTATION,
+                              "parity.json: the forward changes a Python attribute of a module "
+                              "(a cache, a counter) that the graph cannot hold",
+                              "keep the state outside forward, or make it an explicit input and "
+                              "output"},
 };
 _Static_assert(sizeof rules / sizeof rules[0] == R_COUNT, "one row per lint_rule_ix");
 
@@ -241,10 +256,11 @@ const char *onp_lint_severity_name(onp_lint_severity s)
     return (unsigned)s < ONP_LINT_SEVERITY_COUNT ? severity_names[s] : "?";
 }
 
-static const char *const cause_names[] = {
-    "training-mode",  "baked-shape",        "traced-control-flow",
-    "op-semantics",   "graph-optimization", "execution-provider",
-    "nondeterminism", "reference",          "unknown"};
+static const char *const cause_names[] = {"training-mode",       "baked-shape",
+                                          "traced-control-flow", "op-semantics",
+                                          "graph-optimization",  "execution-provider",
+                                          "nondeterminism",      "reference",
+                                          "state-mutation",      "unknown"};
 _Static_assert(sizeof cause_names / sizeof cause_names[0] == ONP_CAUSE_COUNT, "one name per cause");
 
 const char *onp_cause_name(onp_cause c)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning",
 
 CAUSE_IDS = {"training-mode", "baked-shape", "traced-control-flow", "op-semantics",
              "graph-optimization", "execution-provider", "nondeterminism", "reference",
-             "unknown"}
+             "state-mutation", "unknown"}
 
 
 def images(*batches, size=16, seed=0):

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run
 
 CAUSES = {"training-mode", "baked-shape", "traced-control-flow", "op-semantics", "graph-optimization",
-          "execution-provider", "nondeterminism", "reference", "unknown"}
+          "execution-provider", "nondeterminism", "reference", "state-mutation", "unknown"}
 
 
 def lint(binary, target, *extra):

@@ -355,10 +355,11 @@ static void test_rule_table(void)
     CHECK(onp_lint_rule_find("ONP999") == NULL && onp_lint_rule_find(NULL) == NULL);
     CHECK(onp_lint_rule_find("ONP101")->severity == ONP_LINT_ERROR);
     CHECK(onp_lint_rule_find("ONP104")->cause == ONP_CAUSE_TRAINING_MODE);
-    static const char *const causes[] = {
-        "training-mode",  "baked-shape",        "traced-control-flow",
-        "op-semantics",   "graph-optimization", "execution-provider",
-        "nondeterminism", "reference",          "unknown"};
+    static const char *const causes[] = {"training-mode",       "baked-shape",
+                                         "traced-control-flow", "op-semantics",
+                                         "graph-optimization",  "execution-provider",
+                                         "nondeterminism",      "reference",
+                                         "state-mutation",      "unknown"};
     for (int c = 0; c < ONP_CAUSE_COUNT; c++)
         CHECK(!strcmp(onp_cause_name((onp_cause)c), causes[c]));
     CHECK(!strcmp(onp_cause_name(ONP_CAUSE_COUNT), "?"));
@@ -373,7 +374,8 @@ static void test_rule_table(void)
     for (size_t i = 0; i < n; i++) seen[onp_lint_rule_at(i)->cause]++;
     CHECK(seen[ONP_CAUSE_TRAINING_MODE] && seen[ONP_CAUSE_BAKED_SHAPE] &&
           seen[ONP_CAUSE_TRACED_CONTROL_FLOW] && seen[ONP_CAUSE_OP_SEMANTICS] &&
-          seen[ONP_CAUSE_NONDETERMINISM] && seen[ONP_CAUSE_REFERENCE]);
+          seen[ONP_CAUSE_NONDETERMINISM] && seen[ONP_CAUSE_REFERENCE] &&
+          seen[ONP_CAUSE_STATE_MUTATION]);
     onp_lint_result_free(NULL);
     onp_lint_result z;
     memset(&z, 0, sizeof z);
@@ -1225,6 +1227,81 @@ static void test_manifest_findings(void)
     }
 }
 
+/* parity.json "state": what the capture saw the forward change */
+static const char *const STATE =
+    "{\"state\": {\"changed_by_forward\": ["
+    "   {\"name\": \"calls\", \"kind\": \"buffer\", \"how\": \"values\", \"fixtures\": [0, 1]},"
+    "   {\"name\": \"head.cache\", \"kind\": \"attribute\", \"how\": \"added\", \"fixtures\": [1]},"
+    "   {\"kind\": \"buffer\"}, 7],"
+    "  \"inputs_written\": [{\"name\": \"x\", \"path\": \"args[0]\", \"fixtures\": [0]},"
+    "   {\"name\": \"gone\", \"fixtures\": []}],"
+    "  \"state_drift\": %s},"
+    " \"warnings\": [{\"category\": \"UserWarning\", \"message\": \"ONNX Preprocess - Removing "
+    "mutation from node aten::add_ on block input: 'calls'. This changes graph semantics.\"}],"
+    " \"deterministic\": %s, \"determinism\": {\"verdict\": \"%s\"}}";
+
+static void test_state_findings(void)
+{
+    char text[2048];
+    gb b;
+    /* no drift seen: the buffer is an error, the attribute and the input warnings */
+    snprintf(text, sizeof text, STATE, "false", "true", "deterministic");
+    base(&b);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    linted l = lint_graph(&b, 13, text);
+    EXPECT(l, "ONP701", 1, "calls");
+    EXPECT(l, "ONP702", 2, "x");
+    EXPECT(l, "ONP703", 1, "head.cache");
+    EXPECT(l, "ONP602", 0, NULL);
+    const onp_lint_finding *f = find(&l, "ONP701");
+    if (f) {
+        CHECK(f->rule->severity == ONP_LINT_ERROR && f->rule->cause == ONP_CAUSE_STATE_MUTATION);
+        CHECK(f->loc.kind == ONP_LINT_LOC_MODULE);
+        CHECKF(strstr(f->message, "buffer 'calls'") && strstr(f->message, "fixtures 0, 1") &&
+                   strstr(f->message, "(aten::add_)") && !strstr(f->message, "state drift"),
+               "%s", f->message);
+    }
+    f = find(&l, "ONP702");
+    if (f) {
+        CHECK(f->loc.kind == ONP_LINT_LOC_INPUT && f->loc.index == 0);
+        CHECK(f->rule->severity == ONP_LINT_WARNING && strstr(f->message, "fixture 0"));
+    }
+    f = find(&l, "ONP703");
+    if (f)
+        CHECK(strstr(f->message, "adds attribute 'head.cache'") &&
+              strstr(f->message, "same outputs"));
+    onp_lint_result_free(&l.r);
+    /* state drift: the attribute is an error too; deterministic false with
+     * the verdict state-drift is not eager nondeterminism */
+    snprintf(text, sizeof text, STATE, "true", "false", "state-drift");
+    base(&b);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    l = lint_graph(&b, 13, text);
+    EXPECT(l, "ONP701", 2, "calls");
+    EXPECT(l, "ONP703", 0, NULL);
+    EXPECT(l, "ONP602", 0, NULL);
+    if (find(&l, "ONP701")) CHECK(strstr(find(&l, "ONP701")->message, "(state drift)"));
+    onp_lint_result_free(&l.r);
+    /* a real nondeterminism verdict still fires ONP602 */
+    snprintf(text, sizeof text, STATE, "true", "false", "nondeterministic");
+    base(&b);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    l = lint_graph(&b, 13, text);
+    EXPECT(l, "ONP602", 1, NULL);
+    onp_lint_result_free(&l.r);
+    /* without a state record the exporter's warning alone names nothing: the
+     * export's trace mutates too (num_batches_tracked in training mode) */
+    base(&b);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    l = lint_graph(&b, 13,
+                   "{\"warnings\": [{\"message\": \"Removing mutation from node aten::add_ on "
+                   "block input: 'bn.num_batches_tracked'.\"}], \"state\": 3}");
+    EXPECT(l, "ONP701", 0, NULL);
+    EXPECT(l, "ONP702", 0, NULL);
+    EXPECT(l, "ONP703", 0, NULL);
+    onp_lint_result_free(&l.r);
+}
+
 static void test_manifest_errors(void)
 {
     struct {
@@ -1287,4 +1364,4 @@ TEST_MAIN(setup, test_rule_table, test_dropout_opset12plus, test_dropout_old_ops
           test_random, test_static_batch_input, test_batch_constants, test_constant_shape_dynamic,
           test_topk_argmax, test_resize_upsample_pad, test_div_mod, test_nan_round_cast,
           test_gridsample_nms_scatter, test_opset_and_outputs, test_subgraph_and_order,
-          test_manifest_findings, test_manifest_errors, teardown)
+          test_manifest_findings, test_state_findings, test_manifest_errors, teardown)

@@ -1,0 +1,186 @@
+"""The model and the inputs as given: a snapshot of everything a forward can
+change, the comparison that names what it changed, and the restore.
+
+What a snapshot holds, per module (shared modules once):
+  * every parameter and buffer: the tensor object itself and a clone of its
+    values (restore puts the same object back and copies the values into
+    it, so references held elsewhere, an optimizer's, stay valid);
+  * every plain data attribute: None, numbers, strings, tensors, and
+    dicts/lists/tuples/sets of those (a cache, a step counter, a stored
+    tensor), deep-copied.  torch.nn.Module's own bookkeeping and the private
+    attributes of torch's own module classes are left out; an attribute
+    that cannot be deep-copied is left out too.
+A forward's changes are found by comparing with the snapshot bit for bit
+(tensors) or by value (other data): values changed, a name rebound, an
+attribute added or removed.
+
+Fixtures: each forward gets copies of the fixture's tensors (``copy_fixture``);
+``written`` names the inputs whose copy the forward changed.
+"""
+import collections
+import copy
+
+import torch
+
+from ._fixtures import Fixture
+from ._tensors import bitwise_equal
+
+# torch.nn.Module's own attributes (hooks, flags, registries)
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
+_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_CONTAINERS = (dict, list, tuple, set, frozenset, collections.deque)
+
+
+def _is_data(v, depth=0):
+    if isinstance(v, _SCALARS) or (isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)):
+        return True
+    if depth >= 6 or not isinstance(v, _CONTAINERS):
+        return False
+    items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
+    return all(isinstance(k, _SCALARS + (tuple,)) and _is_data(x, depth + 1) for k, x in items)
+
+
+def _same(a, b):
+    """Equal data: tensors bit for bit, floats with NaN equal to NaN, containers
+    element by element (dicts by key)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, torch.Tensor):
+        return bitwise_equal(a, b)
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple, collections.deque)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # an ambiguous comparison: call it changed
+        return False
+
+
+def _attribute_names(m):
+    own = type(m).__module__.startswith("torch.")
+    return [n for n in vars(m) if n not in _MODULE_INTERNALS and n != "training"
+            and not (own and n.startswith("_"))]
+
+
+def _qual(path, name):
+    return f"{path}.{name}" if path else name
+
+
+class Snapshot:
+    """The state of ``model`` now.  ``changes()`` lists what differs from it,
+    ``restore()`` puts it back; both may be called any number of times."""
+
+    def __init__(self, model):
+        self.modules = []  # (path, module)
+        self.tensors = []  # (module, path, name, kind, tensor object, clone)
+        self.attrs = []    # (module, path, name, deep copy)
+        self.attr_names = {}  # id(module) -> set of snapshotted data attribute names
+        self.skipped = []  # qualified names of attributes that could not be copied
+        with torch.no_grad():
+            for path, m in model.named_modules():
+                self.modules.append((path, m))
+                for kind, items in (("parameter", m.named_parameters(recurse=False)),
+                                    ("buffer", m.named_buffers(recurse=False))):
+                    for name, t in items:
+                        self.tensors.append((m, path, name, kind, t, t.detach().clone()))
+                names = set()
+                for name in _attribute_names(m):
+                    v = vars(m)[name]
+                    if not _is_data(v):
+                        continue
+                    try:
+                        saved = copy.deepcopy(v)
+                    except Exception:
+                        self.skipped.append(_qual(path, name))
+                        continue
+                    self.attrs.append((m, path, name, saved))
+                    names.add(name)
+                self.attr_names[id(m)] = names
+        self.registered = {id(m): (set(dict(m.named_parameters(recurse=False))),
+                                   set(dict(m.named_buffers(recurse=False))))
+                           for _, m in self.modules}
+
+    def counts(self):
+        kinds = [k for _, _, _, k, _, _ in self.tensors]
+        return {"parameters": kinds.count("parameter"), "buffers": kinds.count("buffer"),
+                "attributes": len(self.attrs)}
+
+    def changes(self):
+        """[{name, kind, how}] of what differs from the snapshot: kind
+        parameter | buffer | attribute; how values | rebound | added | removed."""
+        out = []
+        for m, path, name, kind, t, saved in self.tensors:
+            store = dict(m.named_parameters(recurse=False)) if kind == "parameter" else \
+                dict(m.named_buffers(recurse=False))
+            now = store.get(name)
+            if now is None:
+                out.append({"name": _qual(path, name), "kind": kind, "how": "removed"})
+            elif not bitwise_equal(now.detach(), saved):
+                out.append({"name": _qual(path, name), "kind": kind,
+                            "how": "values" if now is t else "rebound"})
+        for path, m in self.modules:
+            params, buffers = self.registered[id(m)]
+            for kind, now, before in (("parameter", dict(m.named_parameters(recurse=False)), params),
+                                      ("buffer", dict(m.named_buffers(recurse=False)), buffers)):
+                for name in sorted(set(now) - before):
+                    out.append({"name": _qual(path, name), "kind": kind, "how": "added"})
+            known = self.attr_names[id(m)]
+            for name in _attribute_names(m):
+                if name not in known and _is_data(vars(m)[name]):
+                    out.append({"name": _qual(path, name), "kind": "attribute", "how": "added"})
+        for m, path, name, saved in self.attrs:
+            if name not in vars(m):
+                out.append({"name": _qual(path, name), "kind": "attribute", "how": "removed"})
+            elif not _same(vars(m)[name], saved):
+                out.append({"name": _qual(path, name), "kind": "attribute", "how": "values"})
+        return out
+
+    def restore(self):
+        """Put every snapshotted tensor object and value back, drop what was
+        added since."""
+        with torch.no_grad():
+            for path, m in self.modules:
+                params, buffers = self.registered[id(m)]
+                for name in set(dict(m.named_parameters(recurse=False))) - params:
+                    delattr(m, name)
+                for name in set(dict(m.named_buffers(recurse=False))) - buffers:
+                    delattr(m, name)
+                known = self.attr_names[id(m)]
+                for name in _attribute_names(m):
+                    if name not in known and _is_data(vars(m)[name]):
+                        delattr(m, name)
+            for m, path, name, kind, t, saved in self.tensors:
+                store = m._parameters if kind == "parameter" else m._buffers
+                if store.get(name) is not t:
+                    store[name] = t
+                if t.shape != saved.shape or t.dtype != saved.dtype:
+                    t.data = saved.clone()
+                elif not bitwise_equal(t.detach(), saved):
+                    t.copy_(saved)
+            for m, path, name, saved in self.attrs:
+                if name not in vars(m) or not _same(vars(m)[name], saved):
+                    setattr(m, name, copy.deepcopy(saved))
+
+
+def _clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, tuple):
+        return tuple(_clone(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
+    return x
+
+
+def copy_fixture(fx):
+    """A Fixture of fresh copies of ``fx``'s tensors (same nesting)."""
+    return Fixture(_clone(fx.args), _clone(fx.kwargs))
+
+
+def written(copied, original, names):
+    """Names (aligned with the flattened inputs) of the inputs whose copy
+    differs from the original: what the forward wrote to."""
+    return [n for n, (_, a), (_, b) in zip(names, copied, original) if not bitwise_equal(a, b)]

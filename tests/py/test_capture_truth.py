@@ -1,0 +1,431 @@
+"""The eager truth, exactly (issue #18): the capture never changes the
+caller's fixtures or model, records inputs and outputs that belong together,
+and names a forward that writes its inputs or its own state — in parity.json
+and, through the binary, as the cause state-mutation.
+
+Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
+     /usr/bin/python3 -m pytest -q tests/py/test_capture_truth.py
+"""
+import copy
+import hashlib
+import json
+import pathlib
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+np = pytest.importorskip("numpy")
+from onnx import numpy_helper  # noqa: E402
+
+import onnxparity  # noqa: E402
+from onnxparity import testing  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore::UserWarning")
+
+
+@pytest.fixture(scope="session")
+def binary(onnxparity):  # conftest's fixture: the binary's path (skips when it is not built)
+    return onnxparity
+
+
+def tensor_hash(h, t):
+    t = t.detach().contiguous()
+    h.update(f"{t.dtype}|{tuple(t.shape)}|".encode())
+    h.update(t.numpy().tobytes())
+
+
+def model_hash(model):
+    """Every parameter, buffer and plain attribute (by repr, tensors by bytes)."""
+    h = hashlib.sha256()
+    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+        h.update(name.encode())
+        tensor_hash(h, t)
+    for path, m in model.named_modules():
+        for k, v in sorted(vars(m).items()):
+            if k.startswith("_") or isinstance(v, torch.nn.Module):
+                continue
+            h.update(f"{path}.{k}=".encode())
+            if isinstance(v, torch.Tensor):
+                tensor_hash(h, v)
+            else:
+                h.update(repr(v).encode())
+    return h.hexdigest()
+
+
+def fixtures_hash(fixtures):
+    h = hashlib.sha256()
+    for fx in fixtures:
+        for t in (fx if isinstance(fx, tuple) else (fx,)):
+            tensor_hash(h, t)
+    return h.hexdigest()
+
+
+def batches(*sizes, seed=0, width=4):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(b, width, generator=g) for b in sizes]
+
+
+def load(path):
+    return numpy_helper.to_array(onnx.load_tensor(str(path)))
+
+
+def run_json(binary, *args):
+    p = subprocess.run([binary, *map(str, args), "--format", "json"], capture_output=True, text=True,
+                       timeout=600)
+    return p.returncode, json.loads(p.stdout)
+
+
+# ---------------------------------------------------------------- models that write
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+
+class InputMul(Linear):
+    def forward(self, x):
+        x.mul_(2)
+        return self.fc(x)
+
+
+class InputAdd(Linear):
+    def forward(self, x):
+        x.add_(1.5)
+        return self.fc(x)
+
+
+class InputIndexPut(Linear):
+    def forward(self, x):
+        x.index_put_((torch.arange(x.shape[0]), torch.zeros(x.shape[0], dtype=torch.long)),
+                     torch.tensor(3.0))
+        return self.fc(x)
+
+
+class InputSlice(Linear):
+    def forward(self, x):
+        x[:, 1] = 0.25
+        return self.fc(x)
+
+
+class InputCopy(Linear):
+    def forward(self, x):
+        x[:, :2].copy_(x[:, 2:] * 3 - 1)  # copy_ into a view of the input
+        return self.fc(x)
+
+
+class InputCopyWhole(Linear):
+    def forward(self, x):
+        x.copy_(x * 3 - 1)  # torch 1.13's exporter has no aten::copy for this one
+        return self.fc(x)
+
+
+class BufferCounter(Linear):
+    """A step counter: the buffer is incremented on every call."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.fc(x) + self.calls
+
+
+class ParameterUpdate(Linear):
+    def forward(self, x):
+        with torch.no_grad():
+            self.fc.bias.add_(0.5)
+        return self.fc(x)
+
+
+class DictCache(Linear):
+    """A cache-like dict: the previous output of the same shape is added in."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def forward(self, x):
+        y = self.fc(x)
+        past = self.cache.get("past")
+        if past is not None and past.shape == y.shape:
+            y = y + past
+        self.cache["past"] = y.detach()
+        return y
+
+
+INPUT_WRITERS = [InputMul, InputAdd, InputIndexPut, InputSlice, InputCopy]
+STATE_WRITERS = {BufferCounter: ("calls", "buffer"), ParameterUpdate: ("fc.bias", "parameter"),
+                 DictCache: ("cache", "attribute")}
+
+
+def capture(model_cls, tmp_path, sizes=(2, 2, 3), **kw):
+    torch.manual_seed(0)
+    model = model_cls().eval()
+    fresh = copy.deepcopy(model)  # the model as given, for the test's own truth
+    fixtures = batches(*sizes)
+    kept = [t.clone() for t in fixtures]
+    before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
+    doc = onnxparity.capture(model, fixtures, tmp_path / "b", **kw)
+    assert model_hash(model) == before_model, "the model changed"
+    assert fixtures_hash(fixtures) == before_fx, "the caller's fixtures changed"
+    return doc, fresh, kept
+
+
+def expected_output(fresh, x):
+    """One forward of a fresh copy of the model as given, on a copy of x."""
+    m = copy.deepcopy(fresh)
+    with torch.no_grad():
+        return m(x.clone())
+
+
+def assert_belong_together(bundle, fresh, kept):
+    for k, x in enumerate(kept):
+        d = pathlib.Path(bundle) / f"test_data_set_{k}"
+        np.testing.assert_array_equal(load(d / "input_0.pb"), x.numpy())
+        np.testing.assert_array_equal(load(d / "output_0.pb"), expected_output(fresh, x).numpy())
+
+
+# ---------------------------------------------------------------- inputs as given
+
+@pytest.mark.parametrize("model_cls", INPUT_WRITERS, ids=lambda c: c.__name__)
+def test_forward_writing_its_input(tmp_path, binary, model_cls):
+    doc, fresh, kept = capture(model_cls, tmp_path)
+    b = tmp_path / "b"
+    assert_belong_together(b, fresh, kept)
+    st = doc["state"]
+    assert st["inputs_written"] == [{"name": "x", "path": "args[0]", "fixtures": [0, 1, 2]}]
+    assert st["changed_by_forward"] == [] and st["state_drift"] is False
+    assert [f["inputs_written"] for f in doc["fixtures"]] == [["x"]] * 3
+    assert doc["deterministic"] is True and doc["determinism"]["verdict"] == "deterministic"
+    # the export is right: check passes, and names the write as a warning
+    rc, chk = run_json(binary, "check", b)
+    assert rc == 0 and chk["verdict"] == "pass", chk["summary"]
+    found = [f for f in chk["lint"]["findings"] if f["id"] == "ONP702"]
+    assert len(found) == 1 and found[0]["cause"] == "state-mutation" and "'x'" in found[0]["message"]
+    testing.assert_export_parity(b, binary=binary)
+
+
+def test_export_that_fails_leaves_fixtures_as_given(tmp_path):
+    torch.manual_seed(0)
+    model, fixtures = InputCopyWhole().eval(), batches(2, 3)
+    before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
+    with pytest.raises(onnxparity.ExportError, match="copy"):
+        onnxparity.capture(model, fixtures, tmp_path / "b")
+    assert model_hash(model) == before_model and fixtures_hash(fixtures) == before_fx
+    assert not (tmp_path / "b").exists()
+
+
+# ---------------------------------------------------------------- the model as given
+
+@pytest.mark.parametrize("model_cls", list(STATE_WRITERS), ids=lambda c: c.__name__)
+def test_forward_changing_its_state(tmp_path, binary, model_cls):
+    name, kind = STATE_WRITERS[model_cls]
+    doc, fresh, kept = capture(model_cls, tmp_path)
+    b = tmp_path / "b"
+    assert_belong_together(b, fresh, kept)
+    st = doc["state"]
+    assert st["restored"] is True and st["inputs_written"] == []
+    [changed] = st["changed_by_forward"]
+    assert changed["name"] == name and changed["kind"] == kind and changed["fixtures"] == [0, 1, 2]
+    assert all(f["state_changed"] == [name] for f in doc["fixtures"])
+    # a rerun from the restored state is the same: state drift, not nondeterminism
+    assert doc["deterministic"] is True
+    assert doc["determinism"]["verdict"] == "state-drift"
+    assert doc["determinism"]["state_drift_fixtures"] == [0, 1, 2] and st["state_drift"] is True
+    assert all(f["state_drift"] is True and f["deterministic"] is True for f in doc["fixtures"])
+    if kind != "attribute":  # the exporter warns of what it froze
+        assert {"name": name, "op": "aten::add_", "kind": kind} in \
+            [{k: v for k, v in f.items() if k != "warning"} for f in st["frozen_by_export"]]
+
+    rc, chk = run_json(binary, "check", b)
+    assert chk["verdict"] == "fail" and rc == 1
+    assert "ONP602" not in [f["id"] for f in chk["lint"]["findings"]]
+    [f701] = [f for f in chk["lint"]["findings"] if f["id"] == "ONP701"]
+    assert f701["severity"] == "error" and f"'{name}'" in f701["message"]
+    assert chk["causes"][0]["id"] == "state-mutation"
+
+    rc, diag = run_json(binary, "diagnose", b, "--no-sweep")
+    assert rc == 1
+    top = diag["causes"][0]
+    assert top["id"] == "state-mutation", diag["causes"]
+    assert any(f"'{name}'" in e and "state drift" in e for e in top["evidence"])
+    assert "explicit input and output" in top["fix"]
+    assert "reference" not in [c["id"] for c in diag["causes"]]
+
+
+def test_buffer_graph_freezes_the_traced_value(tmp_path, binary):
+    """The numbers: the eager truth is one forward from the buffer as given
+    (+1); the graph holds the buffer at the value the export's own trace
+    left (1), so it adds 2: the export is wrong, and that is the finding."""
+    doc, fresh, kept = capture(BufferCounter, tmp_path, sizes=(2, 3))
+    assert doc["state"]["changed_by_export"] == [{"name": "calls", "kind": "buffer", "how": "values"}]
+    rc, chk = run_json(binary, "check", tmp_path / "b")
+    worst = max(o["max_abs"] for fx in chk["fixtures"] for o in fx["outputs"])
+    assert worst == pytest.approx(1.0, abs=1e-5)
+
+
+def test_cache_is_empty_for_every_fixture(tmp_path, binary):
+    """Without the restore, fixture 1 (same shape as 0) would add fixture 0's
+    output: the recorded outputs would not belong to their inputs."""
+    doc, fresh, kept = capture(DictCache, tmp_path, sizes=(2, 2))
+    rc, chk = run_json(binary, "check", tmp_path / "b")
+    assert chk["summary"]["outputs_failed"] == 0  # only the lint error fails it
+    assert [f["id"] for f in chk["lint"]["findings"] if f["severity"] == "error"] == ["ONP701"]
+
+
+def test_attribute_change_without_drift_is_a_warning(tmp_path, binary):
+    class LastShape(Linear):
+        def forward(self, x):
+            self.last_shape = tuple(x.shape)  # bookkeeping that never feeds the output
+            return self.fc(x)
+
+    doc, fresh, kept = capture(LastShape, tmp_path)
+    [changed] = doc["state"]["changed_by_forward"]
+    assert changed == {"name": "last_shape", "kind": "attribute", "how": "added", "fixtures": [0, 1, 2]}
+    assert doc["determinism"]["verdict"] == "deterministic"
+    assert all(f["state_drift"] is False for f in doc["fixtures"])
+    rc, chk = run_json(binary, "check", tmp_path / "b")
+    assert rc == 0 and chk["verdict"] == "pass"
+    assert [f["id"] for f in chk["lint"]["findings"] if f["id"].startswith("ONP7")] == ["ONP703"]
+
+
+def test_plain_model_records_nothing(tmp_path, binary):
+    doc, fresh, kept = capture(lambda: torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()),
+                               tmp_path)
+    st = doc["state"]
+    assert st["inputs_written"] == [] and st["changed_by_forward"] == [] and st["frozen_by_export"] == []
+    assert st["snapshot"] == {"parameters": 2, "buffers": 0, "attributes": st["snapshot"]["attributes"],
+                              "not_copied": []}
+    assert all(f["state_drift"] is None and f["inputs_written"] == [] for f in doc["fixtures"])
+    rc, chk = run_json(binary, "check", tmp_path / "b")
+    assert rc == 0 and not [f for f in chk["lint"]["findings"] if f["id"].startswith("ONP7")]
+
+
+def test_nondeterministic_forward_is_not_state_drift(tmp_path, binary):
+    class Noisy(Linear):
+        def forward(self, x):
+            return self.fc(x) + torch.rand(x.shape[0], 3)
+
+    doc, fresh, kept = capture(Noisy, tmp_path)
+    assert doc["deterministic"] is False
+    assert doc["determinism"]["verdict"] == "nondeterministic"
+    assert doc["determinism"]["state_drift_fixtures"] == []
+    rc, chk = run_json(binary, "check", tmp_path / "b")
+    ids = [f["id"] for f in chk["lint"]["findings"]]
+    assert "ONP602" in ids and not [i for i in ids if i.startswith("ONP7")]
+
+
+def test_training_mode_export_leaves_running_stats(tmp_path):
+    class WithBN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 6)
+            self.bn = torch.nn.BatchNorm1d(6)
+
+        def forward(self, x):
+            return self.bn(self.fc(x))
+
+    torch.manual_seed(0)
+    model = WithBN().train()
+    before = model_hash(model)
+    doc = onnxparity.capture(model, batches(4, 5), tmp_path / "b", allow_training=True)
+    assert model_hash(model) == before and model.training and model.bn.training
+    # the export's trace in training mode updates the statistics; the eval forward does not
+    assert {c["name"] for c in doc["state"]["changed_by_export"]} >= {"bn.running_mean", "bn.num_batches_tracked"}
+    assert doc["state"]["changed_by_forward"] == []
+
+
+def test_model_restored_when_the_capture_fails(tmp_path):
+    class FailsOnSecond(BufferCounter):
+        def forward(self, x):
+            out = super().forward(x)
+            if x.shape[0] == 3:
+                raise ValueError("no batch of 3")
+            return out
+
+    torch.manual_seed(0)
+    model = FailsOnSecond().eval()
+    before = model_hash(model)
+    with pytest.raises(onnxparity.ForwardError, match="no batch of 3"):
+        onnxparity.capture(model, batches(2, 3), tmp_path / "b")
+    assert model_hash(model) == before and not (tmp_path / "b").exists()
+
+
+# ---------------------------------------------------------------- one truth per fixture
+
+def test_two_eager_forwards_per_fixture(tmp_path):
+    """The truth (outputs and intermediates from the same forward) and the
+    determinism rerun; the float64 pass runs on its own copy."""
+    counts = []
+
+    class Counted(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(4, 8)
+            self.b = torch.nn.Linear(8, 2)
+
+        def forward(self, x):
+            if not torch.is_grad_enabled():
+                counts.append(x.dtype)
+            return self.b(torch.relu(self.a(x)))
+
+    torch.manual_seed(0)
+    doc = onnxparity.capture(Counted().eval(), batches(2, 3, 3, 5), tmp_path / "b")
+    assert counts.count(torch.float32) == 2 * 4
+    assert counts.count(torch.float64) == len(doc["noise"]["fixtures_covered"]) == 4
+    assert all(f["intermediates"] > 0 for f in doc["fixtures"])
+
+
+# ---------------------------------------------------------------- submodules and the helper
+
+def test_export_submodules_keeps_model_and_fixtures(tmp_path, binary):
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            x.mul_(2)
+            return self.fc(x)
+
+    class Parent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = BufferCounter()
+            self.head = Head()
+
+        def forward(self, x):
+            return self.head(torch.relu(self.body(x)))
+
+    torch.manual_seed(0)
+    model = Parent().eval()
+    fixtures = batches(2, 3)
+    before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
+    doc = onnxparity.export_submodules(model, fixtures, tmp_path / "parts", ["body", "head"])
+    assert model_hash(model) == before_model and fixtures_hash(fixtures) == before_fx
+    assert doc["parent_state"]["changed_by_forward"][0]["name"] == "body.calls"
+    head = json.loads((tmp_path / "parts/head/parity.json").read_text())
+    assert head["state"]["inputs_written"][0]["fixtures"] == [0, 1]
+    body = json.loads((tmp_path / "parts/body/parity.json").read_text())
+    assert body["state"]["changed_by_forward"][0]["name"] == "calls"
+    # the head's recorded inputs are what it received in a forward from the state as given
+    fresh = Parent().eval()
+    fresh.load_state_dict(model.state_dict())
+    for k, x in enumerate(fixtures):
+        seen = torch.relu(copy.deepcopy(fresh.body)(x.clone())).detach()
+        np.testing.assert_array_equal(load(tmp_path / f"parts/head/test_data_set_{k}/input_0.pb"),
+                                      seen.numpy())
+    testing.assert_export_parity(tmp_path / "parts/head", binary=binary)
+
+
+def test_helper_names_the_state_in_its_message(tmp_path, binary):
+    capture(BufferCounter, tmp_path)
+    with pytest.raises(AssertionError) as e:
+        testing.assert_export_parity(tmp_path / "b", binary=binary)
+    msg = str(e.value)
+    assert "state-mutation" in msg
+    assert "changes the model's state (calls)" in msg and "state drift" in msg
