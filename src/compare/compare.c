@@ -625,12 +625,14 @@ static void *work(void *p)
 
 static int n_threads(int64_t n_blocks)
 {
+    /* under 4 Mi elements: one thread, and no sysconf (a read of
+     * /sys/devices/system/cpu/online per call: 70,000 small .npz members) */
+    if (n_blocks < 64) return 1;
     int t = g_threads;
     if (!t) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         t = c > 8 ? 8 : (c < 1 ? 1 : (int)c);
     }
-    if (n_blocks < 64) t = 1; /* under 4 Mi elements: one thread */
     if (t > n_blocks) t = (int)n_blocks;
     return t < 1 ? 1 : t;
 }
