@@ -191,8 +191,19 @@ def main(argv=None):
           f"{doc['opset']}, {m['leaf_mapped']}/{m['leaf_modules']} leaf modules mapped, "
           f"{len(doc['warnings'])} export warning(s) ({tracer} TracerWarning), eager "
           f"{'deterministic' if doc['deterministic'] else 'NOT deterministic'}, float64 reference "
-          f"{_reference_summary(doc['noise'])}")
+          f"{_reference_summary(doc['noise'])}{_state_summary(doc['state'])}")
     return EXIT_OK
+
+
+def _state_summary(state):
+    """'' when the forward wrote nothing, else what it wrote (the capture
+    restored it; parity.json "state" has the details)."""
+    parts = [f"input {w['name']}" for w in state["inputs_written"]]
+    parts += [f"{c['kind']} {c['name']}" for c in state["changed_by_forward"]]
+    if not parts:
+        return ""
+    shown = ", ".join(parts[:4]) + (", ..." if len(parts) > 4 else "")
+    return f"; the forward writes {shown}{' (state drift)' if state['state_drift'] else ''}"
 
 
 def _reference_summary(noise):

@@ -149,7 +149,7 @@ class Pass:
         self.seconds = 0.0
         self.fixtures = []  # one document per covered fixture written
         if not self.covered:
-            self.reason = "off (reference64 = 0)" if policy[1] == 0 else "no fixture covered"
+            self.reason = "reference64 is off" if policy[1] == 0 else "no fixture covered"
             return
         t0 = _clock()
         try:

@@ -230,7 +230,8 @@ def test_off(tmp_path, option):
     b = tmp_path / "b"
     doc = onnxparity.capture(mlp(), batches(2, 3), b, reference64=option)
     n = doc["noise"]
-    assert n["reference"] is None and n["reason"] and n["policy"] == {"per_shape_group": 0}
+    assert n["reference"] is None and n["reason"] == "reference64 is off"
+    assert n["policy"] == {"per_shape_group": 0}
     assert n["fixtures_covered"] == [] and n["fixtures"] == []
     assert reference_dirs(b) == [] and noise_keys(b) == 0
 

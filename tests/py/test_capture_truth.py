@@ -429,3 +429,31 @@ def test_helper_names_the_state_in_its_message(tmp_path, binary):
     msg = str(e.value)
     assert "state-mutation" in msg
     assert "changes the model's state (calls)" in msg and "state drift" in msg
+
+
+def test_command_line_says_what_the_forward_writes(tmp_path):
+    import os
+    import sys
+    (tmp_path / "stateful.py").write_text(
+        "import torch\n"
+        "class Counter(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(4, 3)\n"
+        "        self.register_buffer('calls', torch.zeros(()))\n"
+        "    def forward(self, x):\n"
+        "        self.calls.add_(1)\n"
+        "        return self.fc(x) + self.calls\n"
+        "def make():\n"
+        "    return Counter().eval()\n")
+    np.savez(tmp_path / "fx.npz", **{"fixture_0/input_0": np.ones((2, 4), np.float32),
+                                     "fixture_1/input_0": np.ones((3, 4), np.float32)})
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "python"), str(tmp_path)]),
+               PYTHONWARNINGS="ignore")
+    p = subprocess.run([sys.executable, "-m", "onnxparity", "capture", "stateful:make", "--fixtures",
+                        tmp_path / "fx.npz", "--out", tmp_path / "b", "--reference64", "off"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "the forward writes buffer calls (state drift)" in p.stdout
+    assert "float64 reference none (reference64 is off)" in p.stdout
