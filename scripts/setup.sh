@@ -5,7 +5,9 @@
 #   scripts/setup.sh deps     Debian packages for building and testing,
 #                             PyTorch/torchvision included (capture tests)
 #   scripts/setup.sh ort      ONNX Runtime into third_party/onnxruntime
-#   scripts/setup.sh all      deps + ort (what `make test` and `make demo` run)
+#   scripts/setup.sh all      deps + ort (what `make` and `make demo` run)
+#   scripts/setup.sh venv     the torch 2.x virtual environment in .venv-torch2/
+#                             (what `make test` adds; about 4 GB of downloads)
 #
 # Debian packages: checked with dpkg-query (npm: by command, it may come
 # from elsewhere); the missing ones are installed with
@@ -18,13 +20,21 @@
 # verified, and the C headers and the Linux x86-64 library are extracted to
 # third_party/onnxruntime/{include,lib}.  A stamp file makes a second run a
 # no-op that downloads nothing.
+#
+# torch 2.x: Debian's torch 1.13 has the legacy exporter only, so the capture
+# tests run a second time under torch 2.x (dynamo exporter) from a virtual
+# environment built over /usr/bin/python3 from scripts/requirements-torch2.txt
+# (exact versions, every wheel's sha256: pip --require-hashes).  VENV=DIR
+# puts it elsewhere (default .venv-torch2/ in the repository, ignored by git).
+# Its stamp DIR/.ok holds the lock file's sha256: a second run with the same
+# lock downloads nothing; a changed lock rebuilds the environment from scratch.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 tp="$top/third_party"
 
-DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libssl-dev zlib1g-dev
-      pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest
+DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libjansson-dev libssl-dev zlib1g-dev
+      pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv
       valgrind time chromium fonts-dejavu-core)
 TORCH=(python3-torch python3-torchvision)
 
@@ -92,9 +102,33 @@ setup_ort() {
     say "ONNX Runtime ready in $dst"
 }
 
+setup_venv() {
+    local venv="${VENV:-$top/.venv-torch2}"
+    local lock="$top/scripts/requirements-torch2.txt"
+    local want; want=$(sha256sum "$lock" | cut -d' ' -f1)
+    if [ -f "$venv/.ok" ] && [ "$(cat "$venv/.ok")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+        return 0
+    fi
+    install_pkgs python3-venv
+    # console scripts carry the folder's absolute path: build in place, and
+    # let only a complete environment get the stamp
+    rm -rf "$venv"
+    say "creating the torch 2.x environment in $venv (scripts/requirements-torch2.txt, about 4 GB to download)"
+    local t0=$SECONDS
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
+        --require-hashes --only-binary :all: -r "$lock"
+    "$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, polygraphy, numpy, pytest
+print("setup: torch", torch.__version__, "onnx", onnx.__version__, "onnxscript", onnxscript.__version__,
+      "onnxruntime", onnxruntime.__version__)' >&2
+    echo "$want" > "$venv/.ok"
+    say "torch 2.x environment ready in $((SECONDS - t0)) s: $(du -sh "$venv" | cut -f1) in $venv"
+}
+
 case "${1:-all}" in
     deps)  install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
     ort)   setup_ort ;;
     all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
-    *)     say "usage: scripts/setup.sh [deps|ort|all]"; exit 2 ;;
+    venv)  setup_venv ;;
+    *)     say "usage: scripts/setup.sh [deps|ort|all|venv]"; exit 2 ;;
 esac

@@ -8,12 +8,22 @@
   ``TrainingMode.PRESERVE`` and without constant folding, so the graph holds
   what the modules' flags say (live Dropout, batch-statistics BatchNorm).
 * dynamo: ``torch.onnx.export(..., dynamo=True, dynamic_shapes=...)`` (torch.export
-  underneath), used when torch >= 2.5 has it.
+  underneath), used when torch >= 2.5 has it.  Each dynamic axis is
+  ``Dim.DYNAMIC`` (torch >= 2.6: torch finds the range and the equalities
+  between inputs itself, and refuses to bake the dim in), else ``Dim.AUTO``,
+  else one named ``Dim`` per axis name.  The exported program's
+  nn_module_stack of every graph node is handed to the mapping
+  (value_scopes): the ONNX values carry the graph nodes' names.
+  torch.export's refusals become an ExportError that names the construct
+  (data-dependent control flow, a dynamic dim baked in, an operator without an
+  ONNX translation) and the fix.
 """
 import contextlib
 import inspect
 import linecache
+import os
 import re
+import traceback
 import warnings
 
 import torch
@@ -99,6 +109,8 @@ def _dim_factory():
     made = {}
 
     def make(name):
+        if hasattr(Dim, "DYNAMIC"):
+            return Dim.DYNAMIC  # torch finds ranges and equalities; refuses to specialize
         if hasattr(Dim, "AUTO"):
             return Dim.AUTO  # torch finds the ranges and the equalities itself
         ident = re.sub(r"\W", "_", name)
@@ -133,6 +145,9 @@ def dynamic_shapes_for(forward, args, kwargs, flat_dims):
 
 def export_dynamo(model, args, kwargs, path, *, input_names, output_names, flat_dims, opset,
                   large):
+    """Export with dynamo=True to ``path``.  Returns (export_args for
+    parity.json, value_scopes for _mapping.DynamoScopes).  Raises ExportError
+    with the construct and the fix when torch.export refuses the model."""
     params = _export_params()
     kw = {"dynamo": True}
     if kwargs:
@@ -147,8 +162,117 @@ def export_dynamo(model, args, kwargs, path, *, input_names, output_names, flat_
         kw["dynamic_shapes"] = shapes
     if "external_data" in params:
         kw["external_data"] = bool(large)
-    torch.onnx.export(model, tuple(args), str(path), **kw)
-    return {"dynamic_shapes": _shapes_json(shapes)}
+    try:
+        program = torch.onnx.export(model, tuple(args), str(path), **kw)
+    except Exception as e:
+        raise ExportError(explain_dynamo_failure(e)) from e
+    got = _program_opset(program)
+    if opset is not None and got is not None and got != int(opset):
+        warnings.warn(f"the dynamo exporter wrote opset {got}, not the opset {int(opset)} asked for "
+                      "(torch exports at its own opset and converts down only where its version "
+                      "converter can)", UserWarning, stacklevel=2)
+    return {"dynamic_shapes": _shapes_json(shapes)}, value_scopes(program)
+
+
+def _program_opset(program):
+    model = getattr(program, "model", None)
+    imports = getattr(model, "opset_imports", None)
+    try:
+        return int(imports[""]) if imports and "" in imports else None
+    except (TypeError, ValueError):
+        return None
+
+
+def value_scopes(program):
+    """{graph node name: scope} from the exported program torch.onnx.export
+    returned (an ONNXProgram); {} when it has none."""
+    from ._mapping import scope_of_module_stack
+    ep = getattr(program, "exported_program", None)
+    if ep is None:
+        return {}
+    out = {}
+    for node in ep.graph.nodes:
+        scope = scope_of_module_stack(node.meta.get("nn_module_stack"))
+        if scope is not None:
+            out[node.name] = scope
+    return out
+
+
+# --------------------------------------------------------------------------- why dynamo failed
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+def _chain(e):
+    seen = []
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return seen
+
+
+def _user_frame(excs):
+    """file:line and source of the innermost frame outside torch in the
+    tracebacks of ``excs`` (the user's code that torch.export stopped at)."""
+    best = None
+    for x in excs:
+        for fr in traceback.extract_tb(x.__traceback__):
+            f = fr.filename
+            if f.startswith(_TORCH_DIR) or f.startswith("<") or f == __file__ or "/onnxparity/" in f:
+                continue
+            best = fr
+    if best is None:
+        return ""
+    code = (best.line or "").strip()
+    return f" at {best.filename}:{best.lineno}" + (f" ({code})" if code else "")
+
+
+_FIRST_LINE = re.compile(r"[^\n]+")
+
+
+def _brief(x, limit=300):
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(x)).strip()
+    m = _FIRST_LINE.search(text)
+    one = m.group(0) if m else type(x).__name__
+    return one if len(one) <= limit else one[:limit] + "..."
+
+
+def explain_dynamo_failure(e):
+    """One message for a failed dynamo export: which construct torch.export or
+    the ONNX translation refused, where in the user's code, and the fix."""
+    excs = _chain(e)
+    names = {type(x).__name__ for x in excs}
+    text = "\n".join(str(x) for x in excs)
+    where = _user_frame(excs)
+    inner = excs[-1]
+    if "GuardOnDataDependentSymNode" in names or "data-dependent" in text:
+        return (f"dynamo export: data-dependent control flow{where}: Python branches on a tensor's "
+                f"value ({_brief(inner)}). Fix: torch.cond(pred, true_fn, false_fn, (x,)) for a branch, "
+                "torch.where for an elementwise choice, or exporter='legacy' to trace the one path the "
+                "example takes")
+    if "Constraints violated" in text or "ConstraintViolationError" in names:
+        detail = next((ln.strip(" -") for ln in text.splitlines() if "Not all values" in ln
+                       or "specialized" in ln), _brief(inner))
+        return (f"dynamo export: a dim declared dynamic cannot be dynamic{where}: {detail}. Fix: compute "
+                "sizes from x.shape (or -1) instead of literals, give the dim a range "
+                "(torch.export.Dim(name, min=..., max=...)) through dynamic_axes, or leave it static "
+                "(dynamic_axes=None or a dict without it)")
+    if "Unsupported" in names or "graph break" in text.lower():
+        return (f"dynamo export: torch.export cannot trace a construct{where} ({_brief(inner)}). Fix: "
+                "rewrite it with tensor operations (no Python side effects, no unsupported builtins), "
+                "or exporter='legacy'")
+    if "ConversionError" in names and re.search(r"Key '\w*running_(mean|var)\w*' does not match", text):
+        return ("dynamo export: BatchNorm in training mode: this torch's ONNX translation fails on the "
+                f"running-statistics update that a training-mode BatchNorm makes ({_brief(inner)}). Fix: "
+                "model.eval() before exporting (a deployment export), or exporter='legacy' to record "
+                "the training-mode graph")
+    op = re.search(r"(aten::[\w.]+|torch\.ops\.aten\.[\w.]+)", text)
+    if "DispatchError" in names or "ConversionError" in names or (op and "translat" in text.lower()):
+        what = f"operator {op.group(1)} has no ONNX translation at this opset" if op else \
+            "the translation of the exported program to ONNX failed"
+        return (f"dynamo export: {what}{where} ({_brief(inner)}). Fix: a newer opset, a "
+                "custom_translation_table entry for the operator, or exporter='legacy'")
+    return f"dynamo export failed{where}: {type(inner).__name__}: {_brief(inner)}"
 
 
 def _shapes_json(shapes):

@@ -12,13 +12,32 @@ same parent leaves nodes under ``.../relu_1/``.  Rebuilding those names from
 the eager call tree places every call; its output is the output of the last
 (non-Constant) node in its own scope or a descendant's.
 
+The dynamo exporter (torch >= 2.5) names values after the torch.export
+graph's nodes (``relu_1``, ``getitem_3``) and writes each node's module path
+in its metadata_props: ``pkg.torch.onnx.name_scopes`` (``['', 'layer1',
+'layer1.0', 'layer1.0.relu', 'relu_1']``: the module paths, then the graph
+node), beside ``pkg.torch.onnx.class_hierarchy``, ``namespace``,
+``pkg.torch.onnx.fx_node`` and ``pkg.torch.onnx.stack_trace``.  Two things
+it does not write: which *call* of a module a node belongs to (both ReLU calls
+of a ResNet block have the scope ``layer1.0.relu``), and anything at all on
+the nodes its optimizer rewrote (a Conv with a BatchNorm folded in).  The
+exported program's ``nn_module_stack`` has both (``layer1.0.relu@1`` for the
+second call), keyed by the graph node whose name the ONNX value carries, so
+DynamoScopes takes a node's scope from there when the export handed it over,
+and from the metadata otherwise.
+
 Calls that left no node of their own are resolved through the data flow:
 * output equal to the input (eval Dropout, Identity): the value of the input;
+  when that input comes from a functional call (``F.relu`` in the parent's
+  forward), the one value the parent's own nodes made between the calls
+  before and after it;
 * a BatchNorm whose input is a Conv's output: in EVAL mode the exporter folds
   BatchNorm into the Conv's weights, so the Conv node's output *is* the
   BatchNorm's output: the value belongs to the BatchNorm and the Conv is
   recorded as fused into it (its own pre-BatchNorm output exists nowhere in
-  the graph);
+  the graph).  The legacy exporter leaves the fused node in the Conv's scope,
+  the dynamo exporter's optimizer in the BatchNorm's: either way the pair is
+  recorded the same;
 * anything else was folded away and stays unmapped, with the reason.
 
 A mapping is kept only when it is unambiguous: scopes the graph has but the
@@ -64,11 +83,41 @@ class LegacyScopes:
     def under(scope, raw):
         return scope.startswith(raw + "/")
 
+    def node_scopes(self, nodes):
+        return [self.node_scope(n) for n in nodes]
+
+
+NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+
+
+def scope_of_module_stack(stack):
+    """The scope of a torch.export node from its ``nn_module_stack``
+    ({key: (module path, class)}, outermost first): the innermost module's
+    path, with ``@K`` for its call K > 0 as torch writes it in the key
+    (``L__self__layer1.0.relu@1``).  None for an empty stack."""
+    if not stack:
+        return None
+    key, val = list(stack.items())[-1]
+    path = val[0] if isinstance(val, (tuple, list)) and val else ""
+    path = "" if path in ("", "L__self__") else str(path)
+    call = 0
+    tail = str(key).rsplit("@", 1)
+    if len(tail) == 2 and tail[1].isdigit():
+        call = int(tail[1])
+    return path if call == 0 else f"{path}@{call}"
+
 
 class DynamoScopes:
-    """torch >= 2.5 (dynamo=True) records the module path of every node in its
-    ``pkg.torch.onnx.name_scopes`` metadata: ['', 'layer1', 'layer1.0', ..., node]."""
-    method = "dynamo-name-scopes"
+    """torch >= 2.5 (dynamo=True).  ``value_scopes`` ({ONNX value name: scope},
+    from the exported program's nn_module_stack, see scope_of_module_stack)
+    places a node by its first output; a node without an entry is placed by
+    its ``pkg.torch.onnx.name_scopes`` metadata (['', 'layer1', 'layer1.0',
+    ..., graph node]: the path is the second last), taking the call number of
+    the next node of the same path that has one."""
+    method = "dynamo-module-stack"
+
+    def __init__(self, value_scopes=None):
+        self.value_scopes = dict(value_scopes or {})
 
     def raw(self, parent_raw, path):
         return path
@@ -78,21 +127,45 @@ class DynamoScopes:
         return raw if k == 0 else f"{raw}@{k}"
 
     @staticmethod
-    def node_scope(node):
+    def base(scope):
+        head, _, k = scope.rpartition("@")
+        return head if head and k.isdigit() else scope
+
+    @staticmethod
+    def metadata_path(node):
+        """The module path in the node's name_scopes metadata, or None (no
+        metadata, or a node the exporter made outside any module)."""
         for p in getattr(node, "metadata_props", ()):  # onnx >= 1.16
-            if p.key == "pkg.torch.onnx.name_scopes":
+            if p.key == NAME_SCOPES:
                 try:
                     scopes = ast.literal_eval(p.value)
                 except (ValueError, SyntaxError):
                     return None
-                if isinstance(scopes, (list, tuple)) and len(scopes) >= 2:
+                if isinstance(scopes, (list, tuple)) and len(scopes) >= 2 and scopes[0] == "":
                     return str(scopes[-2])
                 return None
         return None
 
-    @staticmethod
-    def under(scope, raw):
-        return raw == "" or scope.startswith(raw + ".")
+    def node_scope(self, node):
+        out = node.output[0] if len(node.output) else None
+        if out in self.value_scopes:
+            return self.value_scopes[out]
+        return self.metadata_path(node)
+
+    def node_scopes(self, nodes):
+        got = [self.value_scopes.get(n.output[0]) if len(n.output) else None for n in nodes]
+        meta = [self.metadata_path(n) for n in nodes]
+        ahead = {}  # metadata path -> the scope with call number of the next node that has one
+        for i in range(len(nodes) - 1, -1, -1):
+            if got[i] is not None:
+                ahead[self.base(got[i])] = got[i]
+            elif meta[i] is not None:
+                got[i] = ahead.get(meta[i], meta[i])
+        return got
+
+    @classmethod
+    def under(cls, scope, raw):
+        return raw == "" or cls.base(scope).startswith(cls.base(raw) + ".")
 
 
 class Call:
@@ -297,13 +370,15 @@ def build(calls, model_proto, style, input_ids, types):
     m = Mapping(calls, style.method)
     present = set()
     own_last = {}
-    for i, n in enumerate(nodes):
-        s = style.node_scope(n)
+    own_first = {}
+    scopes = style.node_scopes(nodes)
+    for i, (n, s) in enumerate(zip(nodes, scopes)):
         if s is None:
             continue
         present.add(s)
         if n.op_type != "Constant" and n.output:
             own_last[s] = i
+            own_first.setdefault(s, i)
 
     # place every call: the k-th call of a scope path owns variant k
     by_raw = defaultdict(list)
@@ -341,17 +416,24 @@ def build(calls, model_proto, style, input_ids, types):
                                 + ", ".join(bad[:3]) + more + "): eager and export took different paths "
                                 "(a fast path or a data-dependent branch)")
 
-    # the last node of each call's subtree; a placement problem inside spreads up
-    last = {}
+    # the first and last node of each call's subtree; a placement problem
+    # inside spreads up
+    last, first = {}, {}
     for c in reversed(calls):
         best = own_last.get(variant.get(c.index), None) if c.index in variant else None
+        early = own_first.get(variant.get(c.index), None) if c.index in variant else None
         for ch in c.children:
             if ch in problem and c.index not in problem and c.index != 0:
                 problem[c.index] = f"submodule {calls[ch].path!r} inside it could not be placed"
             lc = last.get(ch)
             if lc is not None and (best is None or lc > best):
                 best = lc
+            fc = first.get(ch)
+            if fc is not None and (early is None or fc < early):
+                early = fc
         last[c.index] = best
+        first[c.index] = early
+    ctx = _Placed(calls, nodes, scopes, variant, first, last)
 
     # resolve in time order; producers: id(tensor) -> (value, call index)
     producers = {k: (v, None) for k, v in input_ids.items()}
@@ -379,7 +461,10 @@ def build(calls, model_proto, style, input_ids, types):
             m.source[i] = i
         else:
             prod = producers.get(c.in_id)
-            if prod is None and c.equal_to_input:
+            between = ctx.parent_value_before(c) if prod is None and c.equal_to_input else None
+            if between is not None:
+                m.value[i], m.kind[i], m.source[i] = between, "identity", i
+            elif prod is None and c.equal_to_input:
                 m.reason[i] = ("no ONNX node (it passes its input through) and its input comes from a "
                                "functional call, not a module, so there is no value to name")
             elif prod is None:
@@ -393,6 +478,8 @@ def build(calls, model_proto, style, input_ids, types):
                 m.kind[p], m.source[p] = "fused-into", i
             else:
                 m.reason[i] = "no ONNX node of its own: its computation was folded into its neighbours"
+
+    _fuse_rewritten_conv_bn(m, calls, nodes)
 
     # one eager tensor per value: the call whose own node made it, the fused
     # BatchNorm, else the first; others claiming it must agree bit for bit
@@ -420,6 +507,58 @@ def build(calls, model_proto, style, input_ids, types):
             continue
         m.primary[v] = primary
     return m
+
+
+class _Placed:
+    """Where the calls landed in the graph, for the identity rule: the node
+    index range each call's subtree spans (first, last) and each node's scope."""
+
+    def __init__(self, calls, nodes, scopes, variant, first, last):
+        self.calls, self.nodes, self.scopes = calls, nodes, scopes
+        self.variant, self.first, self.last = variant, first, last
+
+    def parent_value_before(self, c):
+        """For a pass-through call whose input no module made: the output of
+        the last non-Constant node of the parent's own scope that lies after
+        every node of the calls that returned before it and before every node
+        of the calls that start after it (the functional op feeding it).
+        None when there is no such node, or no call after it bounds the range."""
+        if c.parent is None or c.parent == 0 or c.parent not in self.variant:
+            return None
+        scope = self.variant[c.parent]
+        lo, hi = -1, None
+        for d in self.calls[1:]:
+            if d.end is not None and d.end < c.start and self.last.get(d.index) is not None:
+                lo = max(lo, self.last[d.index])
+            if d.start > c.end and self.first.get(d.index) is not None:
+                hi = self.first[d.index] if hi is None else min(hi, self.first[d.index])
+        if hi is None:
+            return None
+        for i in range(hi - 1, lo, -1):
+            n = self.nodes[i]
+            if self.scopes[i] == scope and n.op_type != "Constant" and len(n.output):
+                return n.output[0]
+        return None
+
+
+def _fuse_rewritten_conv_bn(m, calls, nodes):
+    """A BatchNorm whose own node is a Conv: the exporter's optimizer folded the
+    Conv feeding it into it (dynamo) and named the fused node after the
+    BatchNorm.  The Conv call, left without a node, is fused into it."""
+    made_by = {o: n for n in nodes for o in n.output}
+    for c in calls[1:]:
+        j = c.index
+        if not _is_bn(c.module) or m.kind.get(j) != "scope" or c.in_id is None:
+            continue
+        n = made_by.get(m.value[j])
+        if n is None or n.op_type != "Conv":
+            continue
+        for p in calls[1:]:
+            if (p.index not in m.value and _is_conv(p.module) and p.out_id == c.in_id
+                    and p.end is not None and p.end <= c.start):
+                m.value[p.index], m.kind[p.index], m.source[p.index] = m.value[j], "fused-into", j
+                m.reason.pop(p.index, None)
+                m.kind[j] = "fused"
 
 
 def _unmap(m, i, why):
@@ -456,7 +595,8 @@ def leaf_summary(model, m):
             unmapped.append({"module": name, "type": type(mod).__name__,
                              "reason": m.reason.get(idx[0], "unmapped")})
     n = len(leaves)
-    return {"method": m.method, "leaf_modules": n, "leaf_called": n - sum(
-                1 for u in unmapped if u["reason"] == "never called during the forward"),
+    called = n - sum(1 for u in unmapped if u["reason"] == "never called during the forward")
+    return {"method": m.method, "leaf_modules": n, "leaf_called": called,
             "leaf_mapped": mapped, "leaf_mapped_own_value": exact,
-            "rate": round(mapped / n, 4) if n else None, "fused": fused, "unmapped": unmapped}
+            "rate": round(mapped / n, 4) if n else None, "rate_called": round(mapped / called, 4)
+            if called else None, "fused": fused, "unmapped": unmapped}

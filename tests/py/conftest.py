@@ -1,6 +1,14 @@
 """Shared fixtures for the python tests: where the onnxparity binary, the
 test tools and Debian's ONNX test data are.  Tests needing something absent
-skip and say why; `make test` installs everything, so in CI nothing skips."""
+skip and say why; `make test` installs everything, so in CI nothing skips.
+
+Two torches: `make test` runs tests/py under Debian's torch 1.13 (legacy
+exporter only) and the capture, zoo and diagnosis tests again under the
+venv's torch 2.x with ONNXPARITY_EXPECT_EXPORTER=dynamo.  With that variable
+set, every capture made in a test (capture, export_submodules) must come out
+of that exporter: a capture under exporter="auto" that fell back to legacy
+fails the test that made it, unless the test is marked
+``@pytest.mark.exporter_fallback`` (it is about the fallback)."""
 import os
 import pathlib
 import subprocess
@@ -15,6 +23,46 @@ DATA = pathlib.Path("/usr/share/libonnx-testdata/data")
 # `make test` sets it, is the documented way; this covers a bare pytest run)
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
+
+
+def expected_exporter():
+    """The exporter capture(exporter="auto") must use here: the one named by
+    ONNXPARITY_EXPECT_EXPORTER, else what the installed torch offers."""
+    want = os.environ.get("ONNXPARITY_EXPECT_EXPORTER")
+    if want:
+        return want
+    from onnxparity import _export
+    return "dynamo" if _export.has_dynamo_exporter() else "legacy"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "exporter_fallback: the test expects capture(exporter='auto') "
+                                       "to fall back from dynamo to legacy")
+
+
+@pytest.fixture(autouse=True)
+def _no_silent_fallback(request, monkeypatch):
+    """Under ONNXPARITY_EXPECT_EXPORTER, a capture that used another exporter
+    than the one asked for (or than the expected one, under "auto") fails."""
+    want = os.environ.get("ONNXPARITY_EXPECT_EXPORTER")
+    if not want or request.node.get_closest_marker("exporter_fallback") or "torch" not in sys.modules:
+        yield
+        return
+    import importlib
+    cap = importlib.import_module("onnxparity.capture")
+    inner = cap._capture
+
+    def checked(model, fixtures, out_dir, o, source):
+        doc = inner(model, fixtures, out_dir, o, source)
+        asked = o["exporter"] if o["exporter"] != "auto" else want
+        if doc["exporter"] != asked or doc["exporter_fallback"] is not None:
+            pytest.fail(f"capture of {type(model).__name__} used the {doc['exporter']} exporter, "
+                        f"expected {asked} (ONNXPARITY_EXPECT_EXPORTER={want}); exporter_fallback: "
+                        f"{doc['exporter_fallback']}", pytrace=False)
+        return doc
+
+    monkeypatch.setattr(cap, "_capture", checked)
+    yield
 
 
 def _bin():

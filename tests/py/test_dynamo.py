@@ -1,0 +1,202 @@
+"""The capture under torch 2.x: the dynamo exporter (torch.onnx.export's
+default since torch 2.9) and the legacy one (dynamo=False) on the same torch.
+
+Needs a torch with the dynamo exporter: `make test` runs this file with the
+virtual environment's python (.venv-torch2, scripts/setup.sh venv); under
+Debian's torch 1.13 every test here skips and says so.
+
+Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
+     .venv-torch2/bin/python -m pytest -q tests/py/test_dynamo.py
+"""
+import json
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+onnx = pytest.importorskip("onnx")
+
+import onnxparity  # noqa: E402
+from onnxparity import ExportError, _export  # noqa: E402
+from onnxparity.testing import assert_export_parity, assert_intermediates_parity, run_check  # noqa: E402
+
+import test_capture_models as models  # noqa: E402
+
+pytestmark = [
+    pytest.mark.skipif(not _export.has_dynamo_exporter(),
+                       reason=f"torch {torch.__version__} has no dynamo exporter (make test runs this "
+                              "file under .venv-torch2's torch 2.x)"),
+    pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning"),
+]
+
+
+def images(*batches, size=32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(b, 3, size, size, generator=g) for b in batches]
+
+
+def manifest(bundle):
+    return json.loads((pathlib.Path(bundle) / "parity.json").read_text())
+
+
+def metadata(node):
+    return {p.key: p.value for p in node.metadata_props}
+
+
+@pytest.fixture(scope="session")
+def binary(onnxparity):  # conftest's fixture: the binary's path (skips when it is not built)
+    return onnxparity
+
+
+@pytest.fixture(scope="module")
+def resnet_dynamo(tmp_path_factory):
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    out = tmp_path_factory.mktemp("r18d") / "bundle"
+    onnxparity.capture(model, images(1, 3, size=64, seed=1), out, exporter="dynamo")
+    return out
+
+
+# ---------------------------------------------------------------- what the exporter writes
+
+def test_node_metadata_keys_are_the_ones_the_mapping_reads(resnet_dynamo):
+    """torch's dynamo exporter writes these keys on each node it translated;
+    nodes its optimizer rewrote (Conv with BatchNorm folded in) carry none."""
+    g = onnx.load(str(resnet_dynamo / "model.onnx")).graph
+    keys = set().union(*(metadata(n).keys() for n in g.node))
+    assert {"pkg.torch.onnx.name_scopes", "pkg.torch.onnx.class_hierarchy", "namespace",
+            "pkg.torch.onnx.fx_node", "pkg.torch.onnx.stack_trace"} <= keys
+    relu = next(n for n in g.node if n.op_type == "Relu" and "layer1.0.relu" in
+                metadata(n).get("pkg.torch.onnx.name_scopes", ""))
+    assert eval(metadata(relu)["pkg.torch.onnx.name_scopes"])[:4] == ["", "layer1", "layer1.0",
+                                                                       "layer1.0.relu"]
+    assert "torch.nn.modules.activation.ReLU" in metadata(relu)["pkg.torch.onnx.class_hierarchy"]
+    assert any(n.op_type == "Conv" and not metadata(n) for n in g.node)
+
+
+def test_dynamic_batch_is_symbolic_in_the_graph(resnet_dynamo):
+    g = onnx.load(str(resnet_dynamo / "model.onnx")).graph
+    dim0 = g.input[0].type.tensor_type.shape.dim[0]
+    assert dim0.dim_param and not dim0.HasField("dim_value")
+    m = manifest(resnet_dynamo)
+    assert m["exporter"] == "dynamo" and m["exporter_fallback"] is None
+    assert m["export_args"]["dynamic_shapes"] == {"x": {"0": str(torch.export.Dim.DYNAMIC)}}
+
+
+# ---------------------------------------------------------------- the module mapping
+
+def test_resnet18_maps_every_leaf_and_intermediates_agree(resnet_dynamo, binary):
+    m = manifest(resnet_dynamo)
+    s = m["mapping"]
+    assert s["method"] == "dynamo-module-stack"
+    assert s["leaf_modules"] == 52 and s["leaf_mapped"] / s["leaf_modules"] >= 0.9, s["unmapped"]
+    # the optimizer's Conv+BatchNorm: the BatchNorm owns the fused value, the Conv is fused into it
+    assert {"module": "layer2.0.downsample.0", "type": "Conv2d",
+            "fused_into": "layer2.0.downsample.1"} in s["fused"]
+    # two calls of one ReLU: two values (the call number comes from the exported program)
+    assert m["module_map"]["layer1.0.relu"] != m["module_map"]["layer1.0.relu#1"]
+    assert_export_parity(resnet_dynamo, binary=binary, top_k="auto")
+    for k in range(2):
+        res = assert_intermediates_parity(resnet_dynamo, k, binary=binary, rtol=1e-3, atol=1e-4)
+        assert len(res) >= 40
+
+
+def test_transformer_encoder_maps_every_called_leaf(tmp_path, binary):
+    model = models.transformer_encoder()
+    g = torch.Generator().manual_seed(3)
+    fixtures = [torch.randn(1, 6, 32, generator=g), torch.randn(4, 6, 32, generator=g),
+                torch.randn(2, 9, 32, generator=g)]
+    doc = onnxparity.capture(model, fixtures, tmp_path / "b", dynamic_axes="auto", exporter="dynamo")
+    s = doc["mapping"]
+    # MultiheadAttention uses out_proj's weights without calling it: no hook, no eager value
+    never = [u["module"] for u in s["unmapped"] if u["reason"] == "never called during the forward"]
+    assert never == ["layers.0.self_attn.out_proj", "layers.1.self_attn.out_proj"], s["unmapped"]
+    assert s["rate_called"] >= 0.9 and s["leaf_mapped"] == s["leaf_called"], s["unmapped"]
+    # eval Dropout after a functional ReLU: the parent's own value between the calls
+    made_by = {o: n.op_type for n in onnx.load(str(tmp_path / "b" / "model.onnx")).graph.node
+               for o in n.output}
+    assert made_by[doc["module_map"]["layers.0.dropout"]] == "Relu"
+    assert_export_parity(tmp_path / "b", binary=binary, rtol=1e-4, atol=1e-4)
+    for k in (0, 1):
+        assert_intermediates_parity(tmp_path / "b", k, binary=binary, rtol=1e-3, atol=1e-4)
+
+
+def test_submodule_bundles_under_dynamo(tmp_path, binary):
+    doc = onnxparity.export_submodules(models.backbone_head(), images(1, 5, size=16), tmp_path / "parts",
+                                       ["backbone", "head"], exporter="dynamo")
+    assert [s["exporter"] for s in doc["submodules"]] == ["dynamo", "dynamo"]
+    for name in ("backbone", "head"):
+        assert_export_parity(tmp_path / "parts" / name, binary=binary)
+        assert manifest(tmp_path / "parts" / name)["mapping"]["rate"] >= 0.9
+
+
+# ---------------------------------------------------------------- both exporters on torch 2.x
+
+def test_legacy_exporter_on_torch2(tmp_path, binary):
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    doc = onnxparity.capture(model, images(1, 3, size=64, seed=1), tmp_path / "b", exporter="legacy")
+    assert doc["exporter"] == "legacy" and doc["mapping"]["method"] == "legacy-scope-names"
+    assert doc["mapping"]["rate"] >= 0.9, doc["mapping"]["unmapped"]
+    assert doc["module_map"]["layer1.0.relu#1"] == "/layer1/layer1.0/relu_1/Relu_output_0"
+    assert_export_parity(tmp_path / "b", binary=binary, top_k="auto")
+    assert_intermediates_parity(tmp_path / "b", 1, binary=binary, rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------- what torch.export refuses
+
+def branch_line():
+    src = pathlib.Path(models.__file__).read_text().splitlines()
+    return next(i for i, s in enumerate(src, 1) if "BRANCH-LINE" in s)
+
+
+def test_data_dependent_branch_is_an_export_error_naming_line_and_fix(tmp_path):
+    with pytest.raises(ExportError) as e:
+        onnxparity.capture(models.Branchy().eval(), [torch.ones(2, 4), -torch.ones(3, 4)], tmp_path / "b",
+                           exporter="dynamo")
+    msg = str(e.value)
+    assert "data-dependent control flow" in msg and "torch.cond" in msg and "torch.where" in msg
+    assert f"test_capture_models.py:{branch_line()}" in msg and "x.sum() > 0" in msg
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.exporter_fallback
+def test_auto_falls_back_to_legacy_and_records_why(tmp_path):
+    doc = onnxparity.capture(models.Branchy().eval(), [torch.ones(2, 4), -torch.ones(3, 4)], tmp_path / "b")
+    assert doc["exporter"] == "legacy" and doc["exporter_requested"] == "auto"
+    assert "data-dependent control flow" in doc["exporter_fallback"]
+    assert f"test_capture_models.py:{branch_line()}" in doc["exporter_fallback"]
+
+
+def test_training_batchnorm_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(ExportError, match=r"BatchNorm in training mode.*model\.eval\(\)"):
+        onnxparity.capture(models.small_net_training(), images(2, 4, size=16), tmp_path / "b",
+                           allow_training=True, exporter="dynamo")
+
+
+class CondBranch(torch.nn.Module):
+    """The data-dependent branch written for torch.export: torch.cond."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t * 2.0, lambda t: t - 1.0, (self.lin(x),))
+
+
+def test_torch_cond_exports_to_an_if_and_both_branches_check(tmp_path, binary):
+    torch.manual_seed(0)
+    model = CondBranch().eval()
+    pos, neg = torch.full((2, 4), 3.0), torch.full((3, 4), -3.0)
+    doc = onnxparity.capture(model, [pos, neg], tmp_path / "b", exporter="dynamo")
+    g = onnx.load(str(tmp_path / "b" / "model.onnx")).graph
+    ops = {n.op_type for n in g.node}
+    # onnxscript may put the If inside a local function; look there too
+    funcs = onnx.load(str(tmp_path / "b" / "model.onnx")).functions
+    ops |= {n.op_type for f in funcs for n in f.node}
+    assert "If" in ops, ops
+    rc, res, err, _ = run_check(tmp_path / "b", binary=binary)
+    assert rc == 0 and [f["status"] for f in res["fixtures"]] == ["pass", "pass"], err
+    assert doc["module_map"]["lin"]
