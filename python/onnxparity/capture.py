@@ -285,7 +285,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     with Staging(out_dir) as stage:
         tmp = stage.tmp
         onnx_path = tmp / "model.onnx"
-        caught, fallback, used, export_args = [], None, which, {}
+        caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
         # the exporter traces its own copy of the fixture, from the snapshot
         fx = _state.copy_fixture(fxs[example])
         with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
@@ -294,7 +294,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                     if which == "dynamo":
                         try:
                             flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
-                            export_args = _export.export_dynamo(
+                            export_args, value_scopes = _export.export_dynamo(
                                 model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                                 input_names=in_names, output_names=out_names, flat_dims=flat_dims,
                                 opset=o["opset"], large=large)
@@ -344,7 +344,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
         opset_used = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
 
         # module -> ONNX value map, from the traced fixture's eager call tree
-        style = _mapping.DynamoScopes() if used == "dynamo" else _mapping.LegacyScopes()
+        style = _mapping.DynamoScopes(value_scopes) if used == "dynamo" else _mapping.LegacyScopes()
         leaf_paths = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
         types = _mapping.value_types(mp)
 
