@@ -277,8 +277,9 @@ def test_model_that_cannot_run_in_float64(tmp_path, binary):
     doc = onnxparity.capture(Float32Inside().eval(), batches(2, 3), b)
     n = doc["noise"]
     assert n["reference"] is None
-    assert n["reason"] == ("the float64 forward raised on fixture 0: RuntimeError: expected scalar type "
-                           "Double but found Float")
+    # torch 1.13: "expected scalar type Double but found Float"; 2.x words it otherwise
+    assert n["reason"].startswith("the float64 forward raised on fixture 0: RuntimeError: ")
+    assert "\n" not in n["reason"] and ("Double" in n["reason"] or "double" in n["reason"])
     assert n["fixtures_covered"] == [] and n["fixtures"] == []
     assert reference_dirs(b) == [] and noise_keys(b) == 0
     # the capture itself is whole: check reads it and passes

@@ -3,6 +3,11 @@ caller's fixtures or model, records inputs and outputs that belong together,
 and names a forward that writes its inputs or its own state — in parity.json
 and, through the binary, as the cause state-mutation.
 
+Every capture here asks for the legacy (TorchScript) exporter: what the C
+tool concludes depends on how the exporter treats a mutation (the legacy one
+freezes it and warns "Removing mutation"), so the expectations are that
+exporter's, under torch 1.13 and 2.x alike.
+
 Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      /usr/bin/python3 -m pytest -q tests/py/test_capture_truth.py
 """
@@ -169,6 +174,7 @@ def capture(model_cls, tmp_path, sizes=(2, 2, 3), **kw):
     fixtures = batches(*sizes)
     kept = [t.clone() for t in fixtures]
     before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
+    kw.setdefault("exporter", "legacy")
     doc = onnxparity.capture(model, fixtures, tmp_path / "b", **kw)
     assert model_hash(model) == before_model, "the model changed"
     assert fixtures_hash(fixtures) == before_fx, "the caller's fixtures changed"
@@ -214,7 +220,7 @@ def test_export_that_fails_leaves_fixtures_as_given(tmp_path):
     model, fixtures = InputCopyWhole().eval(), batches(2, 3)
     before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
     with pytest.raises(onnxparity.ExportError, match="copy"):
-        onnxparity.capture(model, fixtures, tmp_path / "b")
+        onnxparity.capture(model, fixtures, tmp_path / "b", exporter="legacy")
     assert model_hash(model) == before_model and fixtures_hash(fixtures) == before_fx
     assert not (tmp_path / "b").exists()
 
@@ -332,7 +338,7 @@ def test_training_mode_export_leaves_running_stats(tmp_path):
     torch.manual_seed(0)
     model = WithBN().train()
     before = model_hash(model)
-    doc = onnxparity.capture(model, batches(4, 5), tmp_path / "b", allow_training=True)
+    doc = onnxparity.capture(model, batches(4, 5), tmp_path / "b", allow_training=True, exporter="legacy")
     assert model_hash(model) == before and model.training and model.bn.training
     # the export's trace in training mode updates the statistics; the eval forward does not
     assert {c["name"] for c in doc["state"]["changed_by_export"]} >= {"bn.running_mean", "bn.num_batches_tracked"}
@@ -351,7 +357,7 @@ def test_model_restored_when_the_capture_fails(tmp_path):
     model = FailsOnSecond().eval()
     before = model_hash(model)
     with pytest.raises(onnxparity.ForwardError, match="no batch of 3"):
-        onnxparity.capture(model, batches(2, 3), tmp_path / "b")
+        onnxparity.capture(model, batches(2, 3), tmp_path / "b", exporter="legacy")
     assert model_hash(model) == before and not (tmp_path / "b").exists()
 
 
@@ -374,7 +380,7 @@ def test_two_eager_forwards_per_fixture(tmp_path):
             return self.b(torch.relu(self.a(x)))
 
     torch.manual_seed(0)
-    doc = onnxparity.capture(Counted().eval(), batches(2, 3, 3, 5), tmp_path / "b")
+    doc = onnxparity.capture(Counted().eval(), batches(2, 3, 3, 5), tmp_path / "b", exporter="legacy")
     assert counts.count(torch.float32) == 2 * 4
     assert counts.count(torch.float64) == len(doc["noise"]["fixtures_covered"]) == 4
     assert all(f["intermediates"] > 0 for f in doc["fixtures"])
@@ -405,7 +411,8 @@ def test_export_submodules_keeps_model_and_fixtures(tmp_path, binary):
     model = Parent().eval()
     fixtures = batches(2, 3)
     before_model, before_fx = model_hash(model), fixtures_hash(fixtures)
-    doc = onnxparity.export_submodules(model, fixtures, tmp_path / "parts", ["body", "head"])
+    doc = onnxparity.export_submodules(model, fixtures, tmp_path / "parts", ["body", "head"],
+                                       exporter="legacy")
     assert model_hash(model) == before_model and fixtures_hash(fixtures) == before_fx
     assert doc["parent_state"]["changed_by_forward"][0]["name"] == "body.calls"
     head = json.loads((tmp_path / "parts/head/parity.json").read_text())
@@ -452,7 +459,8 @@ def test_command_line_says_what_the_forward_writes(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "python"), str(tmp_path)]),
                PYTHONWARNINGS="ignore")
     p = subprocess.run([sys.executable, "-m", "onnxparity", "capture", "stateful:make", "--fixtures",
-                        tmp_path / "fx.npz", "--out", tmp_path / "b", "--reference64", "off"],
+                        tmp_path / "fx.npz", "--out", tmp_path / "b", "--reference64", "off",
+                        "--exporter", "legacy"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "the forward writes buffer calls (state drift)" in p.stdout
