@@ -244,6 +244,8 @@ def _eager_truth(model, plan, eager, example, keep_calls):
                               f"rank: {s} vs {structure}")
         if k:
             t.raw = t.flat = None  # fixture 0's name the outputs; the others' are not needed
+        if k != example:
+            t.fx = None  # the traced fixture's copy: its tensors' ids are the graph inputs
         truths.append(t)
     return truths
 
