@@ -73,8 +73,8 @@ def flat_outputs(out, k):
 class Budget:
     """Bytes of module outputs the truth forwards may keep."""
 
-    def __init__(self, limit=KEEP_BYTES):
-        self.left = limit
+    def __init__(self, limit=None):
+        self.left = KEEP_BYTES if limit is None else limit
 
     def take(self, calls):
         need = sum(c.output.numel() * c.output.element_size() for c in calls if c.output is not None)

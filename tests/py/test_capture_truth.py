@@ -386,6 +386,33 @@ def test_two_eager_forwards_per_fixture(tmp_path):
     assert all(f["intermediates"] > 0 for f in doc["fixtures"])
 
 
+def test_intermediates_beyond_the_memory_bound_are_the_same(tmp_path, monkeypatch):
+    """With no memory for module outputs, every fixture but the traced one
+    records its intermediates in a second forward from the same state and
+    seed: the files are byte for byte those of the one-forward capture."""
+    calls = []
+
+    def run(out):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)).eval()
+        model[0].register_forward_hook(
+            lambda m, i, o: calls.append(1) if i[0].dtype == torch.float32 and not torch.is_grad_enabled()
+            else None)
+        calls.clear()
+        doc = onnxparity.capture(model, batches(2, 3, 5), out, exporter="legacy", reference64="all")
+        return doc, len(calls)
+
+    (one, n_one) = run(tmp_path / "one")
+    monkeypatch.setattr(onnxparity._eager, "KEEP_BYTES", 0)
+    (two, n_two) = run(tmp_path / "two")
+    assert (n_one, n_two) == (2 * 3, 2 * 3 + 2)  # the truth and the rerun; + fixtures 1 and 2 again
+    assert one["fixtures"] == two["fixtures"] and one["noise"]["fixtures"] == two["noise"]["fixtures"]
+    for k in range(3):
+        for f in sorted((tmp_path / f"one/test_data_set_{k}/intermediates").iterdir()):
+            assert (tmp_path / f"two/test_data_set_{k}/intermediates" / f.name).read_bytes() == \
+                f.read_bytes(), f.name
+
+
 # ---------------------------------------------------------------- submodules and the helper
 
 def test_export_submodules_keeps_model_and_fixtures(tmp_path, binary):
