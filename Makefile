@@ -3,7 +3,9 @@
 # the sanitizer build, build-fuzz/ for libFuzzer targets).  No configure step.
 #
 #   make              build/libonnxparity.a and build/onnxparity
-#   make test         every test: C unit tests, python cross-checks, fuzz replay
+#   make test         every test: C unit tests, python cross-checks (under
+#                     Debian's torch 1.13 and the venv's torch 2.x), fuzz replay
+#   make venv         the torch 2.x virtual environment alone (.venv-torch2/)
 #   make asan         the C unit tests under AddressSanitizer + UBSan (after the
 #                     sanitizer canary: planted bugs that must be reported)
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS seconds
@@ -16,6 +18,11 @@ CC       ?= gcc
 CLANG    ?= clang-14
 BUILD    ?= build
 PY       := /usr/bin/python3
+# torch 2.x (dynamo exporter) for the second run of the capture tests: a
+# virtual environment that scripts/setup.sh builds from the hash-pinned lock.
+VENV     ?= .venv-torch2
+VENV_PY  := $(VENV)/bin/python
+VENV_OK  := $(VENV)/.ok
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
@@ -43,7 +50,7 @@ LIB      := $(BUILD)/libonnxparity.a
 BIN      := $(BUILD)/onnxparity
 SETUP    := $(BUILD)/.setup-ok
 
-.PHONY: all setup test test-c test-py test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
+.PHONY: all setup venv test test-c test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
 # Default: the library and the tool.
 all: $(SETUP) $(BIN)
@@ -93,7 +100,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # check, gate, report, bisect, lint, diagnose) against the sanitizer build of
 # the tool with leak checking, then the fuzz corpora replayed under the
 # sanitizers.
-test: all test-c test-py asan test-py-asan fuzz-replay
+test: all test-c test-py test-py-torch2 asan test-py-asan fuzz-replay
 
 test-c: $(TEST_BIN) $(BIN) $(BUILD)/tests/cmpsame
 	@bash tests/run_unit.sh $(TEST_BIN)
@@ -125,6 +132,24 @@ test-py: $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
+
+# The torch 2.x environment: created on first use (about 4 GB downloaded,
+# see README), rebuilt when the lock changes; its stamp holds the lock's hash.
+$(VENV_OK): scripts/requirements-torch2.txt scripts/setup.sh
+	VENV=$(abspath $(VENV)) bash scripts/setup.sh venv
+	@touch $@
+venv: $(VENV_OK)
+
+# The capture, zoo and diagnosis tests again under torch 2.x, whose
+# torch.onnx.export defaults to the dynamo exporter.  ONNXPARITY_EXPECT_EXPORTER
+# makes every capture that ends up with another exporter (a silent fallback
+# to legacy) fail its test (tests/py/conftest.py).
+TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/py/test_capture_testing.py \
+                   tests/py/test_zoo.py tests/py/test_diagnose.py $(sort $(wildcard tests/py/test_dynamo*.py))
+test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
+	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
+	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
+	    $(VENV_PY) -m pytest -q -p no:cacheprovider $(TORCH2_PY_TESTS)
 
 # The unit tests again under AddressSanitizer + UBSan, in build-asan/.
 asan: $(SETUP)

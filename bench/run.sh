@@ -16,6 +16,10 @@
 #   4. bisect on a resnet18 bundle with every intermediate: time and peak
 #      RSS against check, with one session and with --chunk N.
 #   5. sweep over the optimization levels against one check per level.
+#   6. capture with the float64 reference pass off, at its default and on
+#      every fixture (bench/capture64.py): resnet18 and a transformer.
+#   7. compare of two .npz archives of 70,000 one-element members against
+#      numpy (bench/npzbench.py): linear in the members, target under 2 s.
 #
 # BIN defaults to build/onnxparity; the library beside it
 # (BIN's directory/libonnxparity.a) is linked into the helper programs, and
@@ -267,6 +271,14 @@ done
 n_levels=$(echo $levels | wc -w)
 n_fix=$(ls -d "$rn"/test_data_set_* | wc -l)
 
+# --- 6. capture with and without the float64 reference --------------------------------
+echo "bench: capture, float64 reference off / default / every fixture" >&2
+cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quick" = 1 ] && echo 1 || echo 3)")
+
+# --- 7. compare of two .npz archives of many small members ---------------------------
+echo "bench: compare, two .npz archives of many one-element members" >&2
+npz=$($py bench/npzbench.py "$bin" "$out/npz" "$([ "$quick" = 1 ] && echo 7000 || echo 70000)")
+
 elapsed=$((SECONDS - started))
 
 # --- the document -------------------------------------------------------------------
@@ -415,6 +427,10 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "inferences: $(ratio "$t_sweep" "$t_checks")× the checks' time. Reading the model and the fixtures"
     echo "once saves the process starts and reads; ORT building $n_levels sessions and running resnet18"
     echo "is most of either figure."
+    echo
+    echo "$cap64"
+    echo
+    echo "$npz"
     echo
     echo "## Targets"
     echo

@@ -201,6 +201,20 @@ static void print_point(size_t i, const onp_bisect_point *p, int mark)
            p->note[0] ? ": " : "", p->note, "", p->value);
 }
 
+/* What the first divergent line says of where the divergence starts: one
+ * statement that the local rerun (printed below it) cannot contradict. */
+static const char *first_clause(const onp_bisect_result *r)
+{
+    if (!inputs_agree(r)) return "an input has no eager reference: it may start upstream";
+    if (r->local.ran && r->local.local)
+        return "its inputs are inside their tolerance or noise and the node alone fails: the "
+               "divergence starts here";
+    if (r->local.ran)
+        return "its inputs are inside their tolerance or noise, yet the node alone on reference "
+               "inputs agrees: it amplifies the small differences its inputs carry";
+    return "its inputs are inside their tolerance or noise: the value leaves its envelope here";
+}
+
 /* Where the noise estimates came from, in words. */
 static const char *noise_words(const onp_bisect_result *r, char *buf, size_t n)
 {
@@ -280,9 +294,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture,
-               inputs_agree(r) ? "its inputs are inside their tolerance or noise: the value leaves "
-                                 "its envelope here"
-                               : "an input has no eager reference: it may start upstream");
+               first_clause(r));
     else if (inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it\n",

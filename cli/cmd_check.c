@@ -825,6 +825,7 @@ int cmd_check(int argc, char **argv)
     mo.tol_ctx = &o;
     mo.topk = o.topk;
     mo.strict = o.strict_tol;
+    mo.atol_given = o.atol >= 0 || o.n_tols > 0;
     mo.no_estimate = o.no_estimate;
     mo.noise = noise;
     size_t k = 0, pos = 0;

@@ -104,6 +104,10 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
         get_num(it, "needed_rtol", 1, &o->needed_rtol, file, ctx, e) ||
         get_num(it, "needed_atol", 1, &o->needed_atol, file, ctx, e))
         return -1;
+    o->envelope_max = -1; /* optional: criteria recorded before the noise model have none */
+    if (cJSON_GetObjectItemCaseSensitive(it, "envelope_max") &&
+        get_num(it, "envelope_max", 1, &o->envelope_max, file, ctx, e))
+        return -1;
     if (o->top1_min > 1 || o->mismatch_frac_max > 1)
         return bad(e, file, ctx, "top1_min and mismatch_frac_max are fractions in [0, 1]");
     return get_shapes(it, o, file, ctx, e);

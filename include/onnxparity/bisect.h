@@ -43,6 +43,16 @@
  *            ("disable"), else one exposed value per session, binary search
  *            ("single"), else "none".
  *
+ * Noise (noise.h): every value is judged with the noise rule, not the
+ * tolerance alone.  Its float noise comes from the index.json entry's
+ * float64 statistics (the capture's reference64 pass), else, unless
+ * o->no_noise, from a second run of the same session on one-ulp perturbed
+ * inputs (an estimate refused when the spread exceeds
+ * ONP_NOISE_SPREAD_MAX_REL of the value's scale: not reproducible).  So the
+ * first divergent value is the first that leaves its own envelope; each
+ * point's `jump` (its relative error over its node's compared inputs')
+ * names where the error grows, and jump_point the largest.
+ *
  * Over several fixtures, each value's curve point holds its worst error
  * over the fixtures that have a reference for it, and it passes only when
  * every fixture passes.

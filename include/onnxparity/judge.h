@@ -81,6 +81,7 @@ typedef struct onp_judge_fixture_opts {
     int topk;       /* 0 off; -1 top-1 on outputs shaped [N, C], C >= 2; K: top-K on every
                        rank-1/2 output */
     int strict;     /* the tolerance binds: within-noise fails */
+    int atol_given; /* the user chose atol (noise.h: vacuous values are then not re-judged) */
     int no_estimate; /* 1: never rerun with perturbed inputs (no ORT-side estimate) */
     const onp_noisebook *noise; /* or NULL */
 } onp_judge_fixture_opts;

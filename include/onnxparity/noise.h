@@ -26,7 +26,8 @@
  * or (unless strict) within noise.  Shape, dtype, NaN/Inf and integer
  * mismatches are never noise.  Vacuous comparisons are flagged: the
  * tolerance exceeds the value's scale (every |expected| <= atol: judged again
- * with atol = rtol * scale), or every row of the batch is identical.
+ * with atol = rtol * scale, unless the caller says the user chose that atol),
+ * or every row of the batch is identical.
  *
  * Worked example:
  *     onp_metrics m;  onp_judgment j;  onp_error e;
@@ -98,8 +99,10 @@ typedef enum onp_vacuity {
 const char *onp_vacuity_name(onp_vacuity v);
 
 typedef struct onp_judge_opts {
-    onp_tol tol; /* the tolerance asked for */
-    int strict;  /* 1: the tolerance binds; within-noise fails */
+    onp_tol tol;    /* the tolerance asked for */
+    int strict;     /* 1: the tolerance binds; within-noise fails */
+    int atol_given; /* 1: the user chose atol: a value below it is reported vacuous but
+                       judged at that atol, as asked */
 } onp_judge_opts;
 
 /* tol = float32 defaults, not strict. */
@@ -117,6 +120,8 @@ typedef struct onp_judgment {
     double envelope_max, envelope_rms; /* the gap's bound: (K+1) N + U; 0 without noise */
     double ratio;                      /* gap_max / envelope_max (0 without noise) */
     int has_ref;                       /* a float64 reference tensor was given */
+    int noise_refused;                 /* an estimate was given but refused (beyond
+                                          ONP_NOISE_FLOAT64_MAX_REL of the scale) */
     double ort_err_max, ort_err_rms;   /* |ORT - f64| (has_ref) */
     double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
     double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
@@ -153,6 +158,11 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
 int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const onp_tensor *ref64,
                     const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
                     onp_judgment *j, onp_error *e);
+
+/* float32 eager farther than this fraction of the value's scale from its
+ * float64 twin is not rounding noise (the float64 run took another path, or
+ * the files do not belong together): such an estimate is refused. */
+#define ONP_NOISE_FLOAT64_MAX_REL 1e-2
 
 /* An ORT-side spread above this fraction of the value's scale is not float
  * noise: the outputs are not reproducible (a random op) or ill-conditioned. */

@@ -104,7 +104,12 @@ static void settle(onp_output_verdict *x)
 {
     x->pass = x->j.pass && !(x->has_topk && x->tk.flipped);
     x->note[0] = 0;
-    if (!x->m.shape_ok)
+    if (x->j.noise_refused && !x->j.pass)
+        snprintf(x->note, sizeof x->note,
+                 "no noise estimate: float32 eager is more than %g of the value's scale from the "
+                 "float64 reference (not rounding noise)",
+                 ONP_NOISE_FLOAT64_MAX_REL);
+    else if (!x->m.shape_ok)
         snprintf(x->note, sizeof x->note, "shape differs");
     else if (!x->m.dtype_ok)
         snprintf(x->note, sizeof x->note, "dtype differs: %s vs %s",
@@ -163,7 +168,7 @@ static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tens
             x->unreproducible = 1;
         }
         if (sp) continue;
-        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict};
+        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict, o->atol_given};
         if (onp_judge_value(&want[k], &got[k], NULL, &n, &jo, &x->m, &x->j, &ce)) continue;
         judge_topk(o, &want[k], &got[k], x);
         settle(x);
@@ -245,7 +250,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
             onp_value_stats_of(&want[k], &vs);
             has_book = onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book);
         }
-        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict};
+        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict, o->atol_given};
         onp_error ce;
         int bad = onp_judge_value(&want[k], &got[k], has_ref ? &ref : NULL,
                                   has_book ? &book : NULL, &jo, &x->m, &x->j, &ce);

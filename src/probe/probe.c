@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "onnxparity/noise.h"
 #include "onnxparity/tfile.h"
 
 // --- fixtures ----------------------------------------------------------------
@@ -31,6 +32,7 @@ typedef struct fx {
     size_t n_in, n_out;
     onp_tensor *in;  /* [n_in], unnamed: fed by position */
     onp_tensor *out; /* [n_out] expected */
+    onp_tensor *ref64; /* [n_out] the capture's float64 reference (count 0 when absent) */
 } fx;
 
 struct onp_fixset {
@@ -44,8 +46,11 @@ void onp_fixset_free(onp_fixset *fs)
     for (size_t i = 0; i < fs->n; i++) {
         for (size_t k = 0; k < fs->f[i].n_in; k++) onp_tensor_release(&fs->f[i].in[k]);
         for (size_t k = 0; k < fs->f[i].n_out; k++) onp_tensor_release(&fs->f[i].out[k]);
+        for (size_t k = 0; fs->f[i].ref64 && k < fs->f[i].n_out; k++)
+            onp_tensor_release(&fs->f[i].ref64[k]);
         free(fs->f[i].in);
         free(fs->f[i].out);
+        free(fs->f[i].ref64);
     }
     free(fs->f);
     free(fs);
@@ -85,7 +90,8 @@ int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
         x->index = f->index;
         x->in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *x->in);
         x->out = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *x->out);
-        if (!x->in || !x->out) {
+        x->ref64 = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *x->ref64);
+        if (!x->in || !x->out || !x->ref64) {
             rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
             break;
         }
@@ -93,8 +99,13 @@ int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
             if (onp_tfile_read(f->inputs[x->n_in], NULL, &x->in[x->n_in], e) ||
                 onp_tensor_set_name(&x->in[x->n_in], NULL, e))
                 rc = -1;
-        for (; x->n_out < f->n_outputs && !rc; x->n_out++)
+        for (; x->n_out < f->n_outputs && !rc; x->n_out++) {
+            char p64[4200];
             if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e)) rc = -1;
+            else if (onp_fixture_ref64_path(f, x->n_out, p64, sizeof p64) &&
+                     onp_tfile_read(p64, NULL, &x->ref64[x->n_out], e))
+                rc = -1;
+        }
     }
     onp_testdata_free(&td);
     if (rc) {
@@ -217,15 +228,58 @@ static double diff_abs(const onp_tensor *a, const onp_tensor *b)
 }
 
 /* Run every fixture on session s (twice when `twice`) and compare. */
+/* Fixture f run again with every floating input moved by one ulp, into
+ * out[] (the ORT-side noise estimate, noise.h).  -1 when it cannot run. */
+static int perturbed_run(onp_session *s, const fx *f, onp_tensor *out)
+{
+    onp_tensor *in = calloc(f->n_in ? f->n_in : 1, sizeof *in);
+    onp_error e;
+    int rc = in ? 0 : -1;
+    for (size_t k = 0; !rc && k < f->n_in; k++) {
+        if (onp_tensor_copy(&in[k], &f->in[k], &e)) rc = -1;
+        else onp_perturb_ulp(&in[k], 0x6f6e7000u + k);
+    }
+    if (!rc && onp_session_run(s, in, f->n_in, NULL, 0, out, &e)) rc = -1;
+    for (size_t k = 0; in && k < f->n_in; k++) onp_tensor_release(&in[k]);
+    free(in);
+    return rc;
+}
+
+/* Output k of fixture f judged as check judges it (noise.h): the tolerance,
+ * then the float64 reference or, lazily, the spread of a perturbed run (p,
+ * filled on first need; *p_state 0 not run, 1 ran, -1 failed). */
+static int judge_out(onp_session *s, const fx *f, size_t k, const onp_tensor *got,
+                     const onp_probe_opts *o, onp_tensor *p, int *p_state, double *max_abs)
+{
+    onp_metrics m;
+    onp_judgment j;
+    onp_error ce;
+    onp_judge_opts jo = {tol_of(o, f->out[k].dtype), 0, o->atol >= 0};
+    const onp_tensor *r64 = f->ref64 && f->ref64[k].count ? &f->ref64[k] : NULL;
+    if (onp_judge_value(&f->out[k], got, r64, NULL, &jo, &m, &j, &ce)) {
+        *max_abs = INFINITY;
+        return 0;
+    }
+    *max_abs = m.shape_ok ? m.max_abs : INFINITY;
+    if (j.verdict != ONP_VERDICT_BEYOND_TOL) return j.pass;
+    if (!*p_state) *p_state = perturbed_run(s, f, p) ? -1 : 1;
+    onp_noise n;
+    if (*p_state != 1 || onp_noise_spread(got, &p[k], &n, &ce) != 0) return 0;
+    if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, &m, &j, &ce)) return 0;
+    return j.pass;
+}
+
 static int eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opts *o, int twice,
                         evalres *r, onp_error *e)
 {
     size_t n_out = onp_session_output_count(s);
     onp_tensor *a = calloc(n_out ? n_out : 1, sizeof *a);
     onp_tensor *b = calloc(n_out ? n_out : 1, sizeof *b);
-    if (!a || !b) {
+    onp_tensor *pb = calloc(n_out ? n_out : 1, sizeof *pb); /* the perturbed run */
+    if (!a || !b || !pb) {
         free(a);
         free(b);
+        free(pb);
         return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     }
     r->pass = 1;
@@ -269,15 +323,11 @@ static int eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_op
                 }
             release_all(b, n_out);
         }
+        int p_state = 0;
         for (size_t k = 0; k < f->n_out; k++) {
-            onp_metrics m;
-            onp_error ce;
             int ok = 0;
             double ma = INFINITY;
-            if (k < n_out && !onp_compare(&f->out[k], &a[k], tol_of(o, f->out[k].dtype), &m, &ce)) {
-                ok = m.pass;
-                ma = m.shape_ok ? m.max_abs : INFINITY;
-            }
+            if (k < n_out) ok = judge_out(s, f, k, &a[k], o, pb, &p_state, &ma);
             if (!ok) st = 1;
             if (r->cells && k < r->n_cells) {
                 onp_sweep_cell *c = &r->cells[k];
@@ -291,8 +341,10 @@ static int eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_op
         if (st) r->pass = 0;
         if (r->fix_status) r->fix_status[i] = st;
         release_all(a, n_out);
+        if (p_state == 1) release_all(pb, n_out);
     }
     free(a);
+    free(pb);
     free(b);
     return 0;
 }

@@ -116,7 +116,8 @@ def test_training_mode_names_the_batchnorm(onnxparity, tmp_path):
     torch.manual_seed(0)
     m = trained_stats(ResNetish())
     m.stem[1].train()  # one BatchNorm left in training mode
-    capture(m, images(4, 4), tmp_path / "b", allow_training=True)
+    # legacy: torch 2.9's dynamo exporter refuses BatchNorm in training mode (test_dynamo.py)
+    capture(m, images(4, 4), tmp_path / "b", allow_training=True, exporter="legacy")
     rc, doc = diagnose(onnxparity, tmp_path / "b")
     assert rc == 1 and doc["verdict"] == "fail"
     top = doc["causes"][0]
@@ -128,7 +129,8 @@ def test_training_mode_names_the_batchnorm(onnxparity, tmp_path):
 
 def test_baked_shape_from_probes(onnxparity, tmp_path):
     torch.manual_seed(0)
-    capture(BakedView().eval(), images(4, 2, 4), tmp_path / "b")
+    # legacy: torch.export keeps int(y.shape[0]) symbolic, the defect is the tracer's
+    capture(BakedView().eval(), images(4, 2, 4), tmp_path / "b", exporter="legacy")
     rc, doc = diagnose(onnxparity, tmp_path / "b")
     assert rc == 1
     top = doc["causes"][0]
@@ -145,7 +147,7 @@ def test_traced_control_flow_from_fixture_dependence(onnxparity, tmp_path):
     torch.manual_seed(0)
     x = images(2, 2, 2, 2, seed=5)
     fixtures = [x[0].abs() + 0.1, -x[1].abs() - 0.1, x[2].abs() + 0.1, -x[3].abs() - 0.1]
-    capture(Branchy().eval(), fixtures, tmp_path / "b")
+    capture(Branchy().eval(), fixtures, tmp_path / "b", exporter="legacy")  # dynamo refuses the branch
     rc, doc = diagnose(onnxparity, tmp_path / "b")
     assert rc == 1
     top = doc["causes"][0]
@@ -243,7 +245,7 @@ def test_json_schema(onnxparity, healthy):
 
 def test_causes_shape_and_ids(onnxparity, tmp_path):
     torch.manual_seed(0)
-    capture(BakedView().eval(), images(4, 2), tmp_path / "b")
+    capture(BakedView().eval(), images(4, 2), tmp_path / "b", exporter="legacy")
     _, doc = diagnose(onnxparity, tmp_path / "b", "--no-sweep")
     assert doc["causes"]
     for c in doc["causes"]:
@@ -269,7 +271,8 @@ def test_local_error_strengthens_the_cause_at_that_node(onnxparity, tmp_path):
     torch.manual_seed(0)
     m = trained_stats(ResNetish())
     m.stem[1].train()
-    capture(m, images(4, 4), tmp_path / "b", allow_training=True)
+    # legacy: torch 2.9's dynamo exporter refuses BatchNorm in training mode (test_dynamo.py)
+    capture(m, images(4, 4), tmp_path / "b", allow_training=True, exporter="legacy")
     rc, doc = diagnose(onnxparity, tmp_path / "b", "--no-sweep")
     assert rc == 1
     fd = doc["first_divergent"]
@@ -331,4 +334,11 @@ def test_blocked_fusion_is_reported(onnxparity, healthy, tmp_path):
     assert go and any("a fusion the exposure blocks" in e and "fallback: single" in e
                       for e in go[0]["evidence"]), doc["causes"]
     # one value per session lets the fusion happen: the fused Add is named
-    assert doc["first_divergent"]["node"] == "/block/Add"
+    name = doc["first_divergent"]["node"]
+    if json.loads((healthy / "parity.json").read_text())["exporter"] == "legacy":
+        assert name == "/block/Add"
+    else:  # dynamo names nodes after torch.export's graph; the module is in the metadata
+        import onnx
+        node = next(n for n in onnx.load(str(b / "model.onnx")).graph.node if n.name == name)
+        scopes = {p.key: p.value for p in node.metadata_props}["pkg.torch.onnx.name_scopes"]
+        assert node.op_type == "Add" and scopes.startswith("['', 'block',"), (name, scopes)

@@ -4,6 +4,14 @@ what `onnxparity diagnose` must find on each: the verdict (exit 0 / 1), the
 top cause, the planted node (every string of the entry's "node" inside the
 top cause's node), and no high or medium cause on a healthy export.
 
+Under torch 2.x (make test's second run) the zoo is made with the dynamo
+exporter: its node names (``node_native_dropout__1``) carry no module path,
+so the planted node is identified by the named node's op_type and its
+pkg.torch.onnx.name_scopes metadata in the bundle's model.onnx; and every
+bundle must have come out of the exporter its entry expects (a fallback to
+legacy only where the entry says torch.export refuses the defect, with the
+construct named).
+
 Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      /usr/bin/python3 -m pytest -q tests/py/test_zoo.py
 """
@@ -55,7 +63,24 @@ def results(onnxparity, zoo):
     return res
 
 
-def judge(e, r):
+def node_words(bundle, name):
+    """The top cause's node as the test matches it: its name, and for a
+    dynamo export (whose names hold no module path) its op_type and the module
+    scopes of its metadata."""
+    if not name:
+        return name or ""
+    import onnx
+    g = onnx.load(str(bundle / "model.onnx"), load_external_data=False).graph
+    n = next((n for n in g.node if n.name == name), None)
+    if n is None:
+        return name
+    meta = {p.key: p.value for p in getattr(n, "metadata_props", ())}  # onnx >= 1.16
+    if "pkg.torch.onnx.name_scopes" not in meta:
+        return name
+    return " ".join([name, n.op_type, meta["pkg.torch.onnx.name_scopes"]])
+
+
+def judge(e, r, bundle=None):
     """The problems with one bundle's diagnosis (empty: right)."""
     try:
         doc = json.loads(r.stdout)
@@ -75,7 +100,10 @@ def judge(e, r):
     else:
         if top is None or top["id"] != e["cause"]:
             problems.append(f"top cause {top and top['id']}, want {e['cause']}")
-        missing = [n for n in e["node"] if n not in ((top or {}).get("node") or "")]
+        named = (top or {}).get("node") or ""
+        if bundle is not None:
+            named = node_words(bundle, named)
+        missing = [n for n in e["node"] if n not in named]
         if missing:
             problems.append(f"top cause node {top and top['node']!r} lacks {missing}")
     return doc, problems
@@ -101,7 +129,7 @@ def test_zoo_diagnoses(onnxparity, results, zoo, capsys):
             rows.append((e["name"], e["verdict"], e["cause"], "-", "-", f"{secs:.1f}s",
                          "SKIP: ORT at all is bitwise equal to disable on this CPU"))
             continue
-        doc, problems = judge(e, r)
+        doc, problems = judge(e, r, zoo["dir"] / e["name"])
         top = ((doc or {}).get("causes") or [None])[0]
         got = f"{top['id']} ({top['confidence']}) @ {top['node']}" if top else "-"
         want = f"{e['cause']} @ {'+'.join(e['node']) or '-'}" if e["cause"] else "-"
@@ -115,6 +143,28 @@ def test_zoo_diagnoses(onnxparity, results, zoo, capsys):
     with capsys.disabled():
         print(f"\nzoo: {len(rows)} bundles generated in {zoo['generate_s']:.1f}s, diagnosed in "
               f"{sum(x[2] for x in results):.1f}s\n" + "\n".join(lines))
+    assert not bad, "\n".join(bad)
+
+
+def test_zoo_exporters(zoo):
+    """Each bundle came out of the exporter its entry expects; a fallback from
+    dynamo to legacy only where expected, naming the construct."""
+    bad = []
+    for e in zoo["bundles"]:
+        if e.get("exporter") is None:  # parity.json removed (graph-optimization bundles)
+            continue
+        if e["exporter"] != e["expect_exporter"]:
+            bad.append(f"{e['name']}: exporter {e['exporter']}, expected {e['expect_exporter']} "
+                       f"(fallback: {e['exporter_fallback']})")
+        elif e["expect_fallback"] and e["expect_fallback"] not in (e["exporter_fallback"] or ""):
+            bad.append(f"{e['name']}: fallback {e['exporter_fallback']!r} does not name "
+                       f"{e['expect_fallback']!r}")
+        elif not e["expect_fallback"] and e["exporter_fallback"]:
+            bad.append(f"{e['name']}: fell back to legacy: {e['exporter_fallback']}")
+    want = os.environ.get("ONNXPARITY_EXPECT_EXPORTER")
+    if want:
+        healthy = [e for e in zoo["bundles"] if e["verdict"] == "pass" and e.get("exporter")]
+        assert healthy and all(e["exporter"] == want for e in healthy), healthy
     assert not bad, "\n".join(bad)
 
 

@@ -128,6 +128,11 @@ static void test_vacuous(void)
     CHECK(j.vacuous == ONP_VACUOUS_BELOW_ATOL);
     CHECK(fabs(j.tol_used.atol - 1e-4 * 6e-13) < 1e-20);
     CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_TOL);
+    /* an atol the user chose is honoured: still flagged vacuous, judged at it */
+    o.atol_given = 1;
+    CHECK(onp_judge_value(&e_, &a_, NULL, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.vacuous == ONP_VACUOUS_BELOW_ATOL && j.tol_used.atol == o.tol.atol && j.pass);
+    o.atol_given = 0;
     /* the same tiny values agreeing to 1e-7 relative pass, still flagged */
     onp_tensor_release(&a_);
     float close[6];
