@@ -179,6 +179,24 @@ int lint_value_used(const lint_scope *s, const char *name);
 void lint_for_consumers(const lint_scope *s, const char *name,
                         void (*fn)(const onp_node *consumer, void *arg), void *arg);
 
+/* Bounds over every element of a value: lo <= x <= hi, with -HUGE_VAL /
+ * HUGE_VAL for "unbounded" (finite bounds lie within +-2^53). */
+typedef struct lint_range {
+    double lo, hi;
+} lint_range;
+
+/* What the graph proves about the elements of `name`: constants,
+ * Shape/Size (non-negative), and the arithmetic, selection and casts that
+ * shape computations use (Add, Sub, Mul, Div, Mod, Gather, Concat, Cast,
+ * Clip, Max, Min, ...).  Unbounded when nothing is proven. */
+lint_range lint_value_range(lint_ctx *c, const lint_scope *s, const char *name);
+
+/* 1 when the shape of `name` is proven independent of every graph input's
+ * dims: it is computed from constants and from Shape/Size values through
+ * operators whose output shape follows from static operands (shape
+ * arithmetic, F.pad's pads vector).  Such a value never carries the batch. */
+int lint_static_extent(lint_ctx *c, const lint_scope *s, const char *name);
+
 /* Compute c->batchdyn over the main graph (inputs with a symbolic dim 0,
  * carried through operators that keep dim 0). */
 void lint_batchdyn_compute(lint_ctx *c, const lint_scope *main);

@@ -196,12 +196,19 @@ void lint_check_div_mod(lint_ctx *c, const lint_node *ln)
     lint_node_label(ln, lab, sizeof lab);
     onp_dkind k = kind_of(ln->s, n, 0, 1);
     if (lint_is_op(n, "Div")) {
-        if (k != ONP_KIND_SINT) return;
+        if (k != ONP_KIND_SINT || n->n_inputs < 2) return;
+        /* truncation and floor agree where the quotient cannot be negative
+         * (operands of one sign, as in shape arithmetic) or the divisor is +-1 */
+        lint_range a = lint_value_range(c, ln->s, n->inputs[0]);
+        lint_range b = lint_value_range(c, ln->s, n->inputs[1]);
+        if ((a.lo >= 0 && b.lo >= 0) || (a.hi <= 0 && b.hi <= 0)) return;
+        if ((b.lo == 1 && b.hi == 1) || (b.lo == -1 && b.hi == -1)) return;
+        const char *open = a.lo < 0 ? n->inputs[0] : n->inputs[1];
         lint_emit_node(c, R_INTEGER_DIV, ln,
-                       "Div %s divides %s integers: ONNX truncates toward zero, torch's // and "
-                       "div(rounding_mode='floor') floor, so results differ by one wherever the "
-                       "operands' signs differ",
-                       lab, dtype_of(ln->s, n->inputs[0]));
+                       "Div %s divides %s integers and '%s' is not proven non-negative: ONNX "
+                       "truncates toward zero, torch's // and div(rounding_mode='floor') floor, "
+                       "so results differ by one wherever the operands' signs differ",
+                       lab, dtype_of(ln->s, n->inputs[0]), open);
         return;
     }
     int64_t fmod = attr_int(n, "fmod", 0);
@@ -367,6 +374,131 @@ static int scatter_repeats(const onp_node *n, const onp_tensor *t)
     return rep;
 }
 
+/* A small constant integer vector into v[max]; its length, or -1. */
+static int64_t const_ints(lint_ctx *c, const lint_scope *s, const char *name, int64_t *v,
+                          int64_t max)
+{
+    onp_tensor t;
+    if (!name || !name[0] || !lint_const(c, s, name, max, &t, NULL)) return -1;
+    int64_t n = t.count;
+    for (int64_t i = 0; i < n; i++) v[i] = lint_i64(&t, i);
+    onp_tensor_release(&t);
+    return n;
+}
+
+/* 1 when `name` is a strictly monotonic 1-D integer sequence: a Range with
+ * a constant non-zero delta, seen through Identity, Cast and Slices of
+ * axis 0 with non-zero constant steps. */
+static int monotonic_1d(lint_ctx *c, const lint_scope *s, const char *name)
+{
+    for (int step = 0; step < 16 && name && name[0]; step++) {
+        const onp_node *p = lint_producer(s, name, &s);
+        int64_t v[4];
+        if (!p) return 0;
+        if (lint_is_op(p, "Range"))
+            return p->n_inputs >= 3 && const_ints(c, s, p->inputs[2], v, 1) == 1 && v[0] != 0;
+        if (lint_is_op(p, "Slice")) {
+            if (c->opset >= 0 && c->opset < 10) return 0;
+            int64_t na =
+                p->n_inputs > 3 && p->inputs[3][0] ? const_ints(c, s, p->inputs[3], v, 1) : 1;
+            if (na != 1 || (p->n_inputs > 3 && p->inputs[3][0] && v[0] != 0 && v[0] != -1))
+                return 0;
+            if (p->n_inputs > 4 && p->inputs[4][0] &&
+                (const_ints(c, s, p->inputs[4], v, 1) != 1 || v[0] == 0))
+                return 0;
+        } else if (!lint_is_op(p, "Identity") && !lint_is_op(p, "Cast")) {
+            return 0;
+        }
+        if (!p->n_inputs) return 0;
+        name = p->inputs[0];
+    }
+    return 0;
+}
+
+/* One index component of a slice assignment: Unsqueeze(-1) of
+ * Expand(Reshape(seq, [1, .., -1, .., 1]), shape) or of Expand(seq, shape). */
+typedef struct grid_part {
+    const char *base;   /* the value before Expand (the Reshape's output, or the sequence) */
+    const char *shape;  /* Expand's shape operand */
+    int64_t rank, axis; /* the axis (from the right) the sequence runs along */
+} grid_part;
+
+static int grid_component(lint_ctx *c, const lint_scope *s, const char *name, grid_part *g)
+{
+    int64_t v[8];
+    const onp_node *u = lint_producer(s, name, &s);
+    if (!u || !lint_is_op(u, "Unsqueeze") || !u->n_inputs) return 0;
+    const onp_attr *ax = onp_node_attr(u, "axes");
+    if (ax ? ax->n_ints != 1 || ax->ints[0] != -1
+           : u->n_inputs < 2 || const_ints(c, s, u->inputs[1], v, 1) != 1 || v[0] != -1)
+        return 0;
+    const onp_node *e = lint_producer(s, u->inputs[0], &s);
+    if (!e || !lint_is_op(e, "Expand") || e->n_inputs < 2) return 0;
+    g->base = e->inputs[0];
+    g->shape = e->inputs[1];
+    const onp_node *r = lint_producer(s, g->base, NULL);
+    if (r && lint_is_op(r, "Reshape") && r->n_inputs >= 2) {
+        int64_t k = const_ints(c, s, r->inputs[1], v, 8), moving = -1;
+        if (k < 1) return 0;
+        for (int64_t i = 0; i < k; i++)
+            if (v[i] != 1) {
+                if (moving >= 0) return 0;
+                moving = i;
+            }
+        if (moving < 0) return 0;
+        g->rank = k;
+        g->axis = k - 1 - moving;
+        return monotonic_1d(c, s, r->inputs[0]);
+    }
+    g->rank = 1;
+    g->axis = 0;
+    return monotonic_1d(c, s, g->base);
+}
+
+/* 1 when `v` is Shape(sum of exactly the bases), possibly inside torch's
+ * expand_as pattern Where(Equal(S, -1s), 1s, S): the grid's own extent. */
+static int grid_extent(const lint_scope *s, const char *v, const grid_part *g, size_t n)
+{
+    const onp_node *p = lint_producer(s, v, &s);
+    if (p && lint_is_op(p, "Where") && p->n_inputs == 3) p = lint_producer(s, p->inputs[2], &s);
+    if (!p || !lint_is_op(p, "Shape") || !p->n_inputs) return 0;
+    const onp_node *sum = lint_producer(s, p->inputs[0], NULL);
+    if (n == 1) return !strcmp(p->inputs[0], g[0].base);
+    if (!sum || !lint_is_op(sum, "Add") || sum->n_inputs != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < n; k++) seen |= !strcmp(sum->inputs[k], g[i].base);
+        if (!seen) return 0;
+    }
+    return 1;
+}
+
+/* 1 when ScatterND indices are the grid of a slice assignment
+ * (x[a:b, c:d] = v as torch exports it): one strictly monotonic sequence
+ * per axis of the grid, broadcast against each other: no index repeats. */
+static int slice_grid(lint_ctx *c, const lint_scope *s, const onp_node *n)
+{
+    enum { MAX_PARTS = 8 };
+    grid_part g[MAX_PARTS];
+    const char *idx = n->inputs[1];
+    const onp_node *cat = lint_producer(s, idx, NULL);
+    if (!lint_is_op(n, "ScatterND") || !cat || !lint_is_op(cat, "Concat")) return 0;
+    const onp_attr *axis = onp_node_attr(cat, "axis");
+    size_t parts = cat->n_inputs;
+    if (!axis || axis->i != -1 || parts < 1 || parts > MAX_PARTS) return 0;
+    uint32_t axes = 0;
+    for (size_t i = 0; i < parts; i++) {
+        if (!grid_component(c, s, cat->inputs[i], &g[i])) return 0;
+        if (g[i].rank > (int64_t)parts || g[i].axis >= (int64_t)parts || axes >> g[i].axis & 1)
+            return 0;
+        axes |= 1u << g[i].axis;
+    }
+    if (axes != (1u << parts) - 1) return 0;
+    for (size_t i = 0; i < parts; i++)
+        if (!grid_extent(s, g[i].shape, g, parts)) return 0;
+    return 1;
+}
+
 void lint_check_scatter(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
@@ -388,6 +520,8 @@ void lint_check_scatter(lint_ctx *c, const lint_node *ln)
                            n->op_type, lab, n->inputs[1]);
             return;
         }
+    } else if (slice_grid(c, ln->s, n)) {
+        return;
     }
     lint_emit_node(c, R_SCATTER_DUPLICATES, ln,
                    "%s %s without reduction: if indices '%s' repeat, which update wins is "

@@ -166,6 +166,10 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
     if (lint_is_op(n, "Slice") && n->n_inputs && is_shape_vector(ln->s, n->inputs[0])) return;
+    /* a Reshape keeps its data's element count: of a value whose shape is
+     * static (F.pad's pads vector, shape arithmetic) no dim is the batch */
+    if (lint_is_op(n, "Reshape") && n->n_inputs && lint_static_extent(c, ln->s, n->inputs[0]))
+        return;
     shape_operand ops[2];
     size_t nops = operands(c, n, ops);
     for (size_t k = 0; k < nops; k++) {

@@ -19,6 +19,7 @@
  *   14+    attribute training_mode (default 0); the extra outputs exist only
  *          with training_mode=1.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,21 @@ static int64_t effective_opset(const lint_ctx *c)
 }
 
 // --- Dropout ----------------------------------------------------------------------
+
+/* 1 when parity.json says the model was in training mode at export
+ * (training.any, modules_in_training, or the export mode TRAINING). */
+static int manifest_training(const lint_ctx *c)
+{
+    const cJSON *tr = cJSON_IsObject(c->manifest)
+                          ? cJSON_GetObjectItemCaseSensitive(c->manifest, "training")
+                          : NULL;
+    if (!cJSON_IsObject(tr)) return 0;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(tr, "modules_in_training");
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(tr, "export_mode");
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "any")) ||
+           (cJSON_IsArray(list) && cJSON_GetArraySize(list) > 0) ||
+           (cJSON_IsString(mode) && mode->valuestring && !strcmp(mode->valuestring, "TRAINING"));
+}
 
 /* The Dropout ratio: *known = 0 when it is computed. */
 static double dropout_ratio(lint_ctx *c, const lint_node *ln, int *known)
@@ -95,12 +111,16 @@ void lint_check_dropout(lint_ctx *c, const lint_node *ln)
         }
         int known;
         double ratio = dropout_ratio(c, ln, &known);
-        if (known && ratio == 0)
-            lint_emit_node(c, R_DROPOUT_TRAINING_NOOP, ln,
-                           "Dropout %s has training_mode '%s' = true but ratio 0: no effect, yet "
-                           "the model was exported in training mode",
-                           lab, tm);
-        else if (known)
+        /* ratio 0 changes nothing: F.dropout(x, p=0) (training=True by
+         * default) in an eval export writes this node too, so only the
+         * manifest can say the model was in training mode */
+        if (known && ratio == 0) {
+            if (manifest_training(c))
+                lint_emit_node(c, R_DROPOUT_TRAINING_NOOP, ln,
+                               "Dropout %s has training_mode '%s' = true but ratio 0: no effect, "
+                               "yet parity.json says the model was in training mode at export",
+                               lab, tm);
+        } else if (known)
             lint_emit_node(c, R_DROPOUT_TRAINING, ln,
                            "Dropout %s has training_mode '%s' = true (a constant%s): it zeroes "
                            "about %.0f%% of activations at random and scales the rest by "

@@ -388,7 +388,14 @@ static void test_rule_table(void)
  * 0 absent, 1 Constant true, 2 Constant false, 3 graph input, 4 computed,
  * 5 initializer true, 6 initializer false that is also a graph input,
  * 7 Identity of a Constant true.  ratio < 0: absent. */
+static linted dropout_m(int64_t opset, int tm, float ratio, const char *manifest);
+
 static linted dropout(int64_t opset, int tm, float ratio)
+{
+    return dropout_m(opset, tm, ratio, NULL);
+}
+
+static linted dropout_m(int64_t opset, int tm, float ratio, const char *manifest)
 {
     gb b;
     base(&b);
@@ -417,7 +424,7 @@ static linted dropout(int64_t opset, int tm, float ratio)
     }
     if (tm) strcat(ins, ",t");
     gb_node(&b, "drop", "Dropout", ins, "y");
-    return lint_graph(&b, opset, NULL);
+    return lint_graph(&b, opset, manifest);
 }
 
 static void test_dropout_opset12plus(void)
@@ -462,10 +469,10 @@ static void test_dropout_opset12plus(void)
     EXPECT(l, "ONP101", 1, "drop");
     if (find(&l, "ONP101")) CHECK(strstr(find(&l, "ONP101")->message, "10%"));
     onp_lint_result_free(&l.r);
-    l = dropout(13, 1, 0.0f); /* live but ratio 0 */
-    EXPECT(l, "ONP103", 1, "drop");
+    l = dropout(13, 1, 0.0f); /* live but ratio 0: F.dropout(p=0) writes it in eval too */
+    EXPECT(l, "ONP103", 0, NULL);
     EXPECT(l, "ONP101", 0, NULL);
-    CHECK(l.r.counts[ONP_LINT_ERROR] == 0 && l.r.counts[ONP_LINT_INFO] == 1);
+    CHECK(l.ok && l.r.n == 0);
     onp_lint_result_free(&l.r);
     l = dropout(0, 1, 0.5f); /* no opset import: newest semantics */
     EXPECT(l, "ONP101", 1, "drop");
@@ -1341,6 +1348,233 @@ static void test_manifest_errors(void)
     }
 }
 
+// --- precision: each rule only where its risk can apply --------------------------
+
+/* Nodes from a line of text, ';'-separated: "Op[:attr=INT]... OUT IN,IN".
+ * Scalars c0 c1 c2 c7 m10 (int64 0, 1, 2, 7, -10), vectors v0 v1 vm1
+ * ([0], [1], [-1]), pads2 ([-1, 2]) and col ([-1, 1]) are always there; so are x (float
+ * [N, 3, 4] or [2, 3, 4]) and k (an int64 input of unknown sign). */
+static void gb_spec(gb *b, const char *spec)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *line = strtok_r(buf, ";", &save); line;
+         line = strtok_r(NULL, ";", &save)) {
+        char *w[3] = {0}, *save2 = NULL;
+        int nw = 0;
+        for (char *t = strtok_r(line, " ", &save2); t && nw < 3; t = strtok_r(NULL, " ", &save2))
+            w[nw++] = t;
+        if (nw < 2) continue;
+        char *save3 = NULL, *op = strtok_r(w[0], ":", &save3);
+        onp_buf n;
+        node_begin(&n, w[1], op, nw > 2 ? w[2] : "", w[1]);
+        for (char *a = strtok_r(NULL, ":", &save3); a; a = strtok_r(NULL, ":", &save3)) {
+            char *eq = strchr(a, '=');
+            if (!eq) continue;
+            *eq = '\0';
+            if (strchr(eq + 1, '/')) { /* ints: 1/0/-1 */
+                int64_t v[8];
+                int k = 0;
+                for (char *q = eq + 1; k < 8; q++) {
+                    v[k++] = strtoll(q, &q, 10);
+                    if (*q != '/') break;
+                }
+                attr_ints(&n, a, k, v);
+            } else {
+                attr_i(&n, a, strtoll(eq + 1, NULL, 10));
+            }
+        }
+        gb_node_end(b, &n);
+    }
+}
+
+static const char *const D_234[] = {"2", "3", "4"};
+
+static linted spec_graph(const char *spec, int static_batch, const char *manifest)
+{
+    gb b;
+    gb_init(&b);
+    gb_input(&b, "x", ONP_FLOAT, 3, static_batch ? D_234 : D_N34);
+    gb_input(&b, "k", ONP_INT64, 1, D_N);
+    gb_output(&b, "y", 0, -1, NULL);
+    int64_t c0 = 0, c1 = 1, c2 = 2, c7 = 7, m10 = -10, m1 = -1, pads2[2] = {-1, 2};
+    int64_t col[2] = {-1, 1};
+    gb_const_tensor(&b, "c0", ONP_INT64, 0, NULL, &c0, 8);
+    gb_const_tensor(&b, "c1", ONP_INT64, 0, NULL, &c1, 8);
+    gb_const_tensor(&b, "c2", ONP_INT64, 0, NULL, &c2, 8);
+    gb_const_tensor(&b, "c7", ONP_INT64, 0, NULL, &c7, 8);
+    gb_const_tensor(&b, "m10", ONP_INT64, 0, NULL, &m10, 8);
+    gb_const_i64s(&b, "v0", 1, &c0);
+    gb_const_i64s(&b, "v1", 1, &c1);
+    gb_const_i64s(&b, "vm1", 1, &m1);
+    gb_const_i64s(&b, "pads2", 2, pads2);
+    gb_const_i64s(&b, "col", 2, col);
+    gb_spec(&b, spec);
+    return lint_graph(&b, 14, manifest);
+}
+
+/* ONP406: a Div whose operands the graph proves of one sign is shape
+ * arithmetic, not a rounding risk (Swin's window counts, ShuffleNet's
+ * channel halves, the heads of MultiheadAttention). */
+static void test_precision_integer_div(void)
+{
+    struct {
+        const char *spec;
+        int fires;
+    } cases[] = {
+        /* non-negative: Shape, Gather of it, constants, sums and products */
+        {"Shape s x; Gather:axis=0 d s,c1; Div y d,c2", 0},
+        {"Shape s x; Gather:axis=0 d s,v1; Add a d,c1; Div y a,c2", 0},
+        /* Swin: pad = (7 - H % 7) % 7, windows = (H + pad) / 7 */
+        {"Shape s x; Gather:axis=0 h s,c1; Mod:fmod=0 r h,c7; Sub p c7,r; Mod:fmod=0 q p,c7;"
+         " Add a h,q; Div y a,c7",
+         0},
+        {"Shape s x; Gather:axis=0 h s,c1; Div w h,c7; Cast:to=7 cw w; Mul m cw,cw;"
+         " Size n x; Div y n,m",
+         0},
+        {"Size n x; Sub a c0,n; Neg b c7; Div y a,b", 0}, /* both <= 0 */
+        {"Div y k,c1", 0},                                /* by one: exact */
+        {"Relu:dummy=0 r k; Div y r,c2", 0},              /* ReLU of an int */
+        {"Max a k,c0; Div y a,c7", 0},                    /* clamp at 0 */
+        {"Shape s x; Slice t s,v1,vm1,v0; Concat:axis=0 u t,v1; ReduceProd:keepdims=0 p u;"
+         " Div y p,c2",
+         0},
+        /* the sign is open: a real rounding risk */
+        {"Div y k,c2", 1},
+        {"Shape s x; Gather:axis=0 h s,c1; Sub a h,c7; Div y a,c2", 1}, /* H - 7 < 0 for H < 7 */
+        {"Shape s x; Gather:axis=0 h s,c1; Div y m10,h", 1},
+        /* a narrower int could wrap (a dim of 2^31 or more in int32) */
+        {"Shape s x; Gather:axis=0 h s,c1; Cast:to=6 h32 h; Div y h32,c2", 1},
+        {"Cast:to=7 i x; Div y i,c2", 1},                              /* a float cast to int64 */
+        {"Shape s x; Gather:axis=0 h s,c1; Sub z h,h; Div y c7,z", 1}, /* divisor may be 0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        linted l = spec_graph(cases[i].spec, 0, NULL);
+        CHECKF(count(&l, "ONP406") == (size_t)cases[i].fires, "div case %zu: %s", i, cases[i].spec);
+        if (count(&l, "ONP406") != (size_t)cases[i].fires) dump(&l);
+        if (cases[i].fires && find(&l, "ONP406"))
+            CHECK(strstr(find(&l, "ONP406")->message, "not proven non-negative"));
+        onp_lint_result_free(&l.r);
+    }
+}
+
+/* ONP202: a Reshape of a value whose shape is static (F.pad's pads vector)
+ * holds no batch, whatever its constant says; an Expand or a Reshape of
+ * batch-sized data still does. x is [2, 3, 4]: export-time batch 2. */
+static void test_precision_batch_constant(void)
+{
+    struct {
+        const char *spec;
+        int fires;
+    } cases[] = {
+        /* torch 1.13's F.pad with computed pads: Reshape(pads, [-1, 2]) */
+        {"Shape s x; Gather:axis=0 h s,c1; Mod:fmod=0 r h,c7; Unsqueeze u r,v0;"
+         " Concat:axis=0 p v0,v0,u,v0; Shape ps p; Gather:axis=0 n ps,c0; Sub m c7,n;"
+         " ConstantOfShape z m; Concat:axis=0 q p,z; Reshape y q,pads2",
+         0},
+        {"Concat:axis=0 q v0,v1,v0,v1; Reshape y q,pads2", 0},
+        {"Shape s x; Reshape y s,pads2", 0},
+        {"Reshape y x,pads2", 1}, /* the activations themselves */
+        {"Relu r x; Reshape y r,pads2", 1},
+        {"Shape s x; Gather:axis=0 b s,c0; Range t c0,b,c1; Reshape y t,pads2", 1}, /* batch long */
+        {"Shape s x; ConstantOfShape z s; Reshape y z,pads2", 1},
+        {"Expand y c7,pads2", 1}, /* a constant expanded to the batch: baked */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        linted l = spec_graph(cases[i].spec, 1, NULL);
+        CHECKF(count(&l, "ONP202") == (size_t)cases[i].fires, "batch-constant case %zu: %s", i,
+               cases[i].spec);
+        if (count(&l, "ONP202") != (size_t)cases[i].fires) dump(&l);
+        onp_lint_result_free(&l.r);
+    }
+}
+
+/* ONP103: a ratio-0 Dropout in training mode is what F.dropout(x, p=0)
+ * writes in an eval export; only the manifest can say the model was in
+ * training mode. */
+static void test_precision_dropout_noop(void)
+{
+    struct {
+        const char *manifest;
+        int fires;
+    } cases[] = {
+        {NULL, 0},
+        {"{\"training\": {\"any\": false, \"modules_in_training\": [], \"export_mode\": "
+         "\"EVAL\"}}",
+         0},
+        {"{\"training\": {\"any\": true}}", 1},
+        {"{\"training\": {\"export_mode\": \"TRAINING\"}}", 1},
+        {"{\"training\": {\"modules_in_training\": [\"drop\"]}}", 1},
+        {"{\"training\": true}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        linted l = dropout_m(13, 1, 0.0f, cases[i].manifest);
+        CHECKF(count(&l, "ONP103") == (size_t)cases[i].fires, "dropout-noop case %zu", i);
+        EXPECT(l, "ONP101", 0, NULL);
+        if (cases[i].fires && find(&l, "ONP103"))
+            CHECK(strstr(find(&l, "ONP103")->message, "parity.json says"));
+        onp_lint_result_free(&l.r);
+    }
+    /* a live ratio is an error whatever the manifest says */
+    linted l = dropout_m(13, 1, 0.1f, "{\"training\": {\"any\": false}}");
+    EXPECT(l, "ONP101", 1, "drop");
+    onp_lint_result_free(&l.r);
+}
+
+/* ONP413: x[a:b, c:d] = v as torch 1.13 exports it (Swin's attention mask):
+ * ScatterND indices from one Range per axis, broadcast into a grid, never
+ * repeat.  Grid parts are Unsqueeze(-1) of Expand(seq or Reshape(seq)) to
+ * the shape of the parts' sum. */
+static void test_precision_scatter_grid(void)
+{
+    /* rows: Range(0, H) sliced, as a column; cols: Range(0, W) as a row */
+#define GRID_SEQS                                                                                  \
+    "Shape s x; Gather:axis=0 h s,c1; Gather:axis=0 w2 s,c2; Range r0 c0,h,c1;"                    \
+    " Slice s0 r0,v0,vm1,v0,v1; Range r1 c0,w2,c1; "
+    struct {
+        const char *spec;
+        int fires;
+    } cases[] = {
+        {GRID_SEQS "Reshape a s0,col; Add g a,r1; Shape gs g; Expand ea a,gs; Expand eb r1,gs;"
+                   " Unsqueeze ua ea,vm1; Unsqueeze ub eb,vm1; Concat:axis=-1 idx ua,ub;"
+                   " ScatterND y x,idx,k",
+         0},
+        /* torch's expand_as: Where(Equal(S, -1s), 1s, S) */
+        {GRID_SEQS "Reshape a s0,col; Add g a,r1; Shape gs g; ConstantOfShape o gs;"
+                   " Equal e gs,o; Where ws e,o,gs; Expand ea a,ws; Expand eb r1,ws;"
+                   " Unsqueeze ua ea,vm1; Unsqueeze ub eb,vm1; Concat:axis=-1 idx ua,ub;"
+                   " ScatterND y x,idx,k",
+         0},
+        /* one axis: x[a:b] = v */
+        {GRID_SEQS "Shape gs s0; Expand ea s0,gs; Unsqueeze ua ea,vm1; Concat:axis=-1 idx ua;"
+                   " ScatterND y x,idx,k",
+         0},
+        /* both sequences along the same axis: (i, i) pairs along a line, but an
+         * Expand over the other axis repeats them */
+        {GRID_SEQS "Add g s0,r1; Shape gs g; Expand ea s0,gs; Expand eb r1,gs;"
+                   " Unsqueeze ua ea,vm1; Unsqueeze ub eb,vm1; Concat:axis=-1 idx ua,ub;"
+                   " ScatterND y x,idx,k",
+         1},
+        /* expanded to some other shape: a broadcast axis repeats indices */
+        {GRID_SEQS "Reshape a s0,col; Expand ea a,s; Expand eb r1,s; Unsqueeze ua ea,vm1;"
+                   " Unsqueeze ub eb,vm1; Concat:axis=-1 idx ua,ub; ScatterND y x,idx,k",
+         1},
+        /* a sequence that is not monotonic (delta computed) */
+        {"Shape s x; Gather:axis=0 h s,c1; Range r0 c0,h,k; Shape gs r0; Expand ea r0,gs;"
+         " Unsqueeze ua ea,vm1; Concat:axis=-1 idx ua; ScatterND y x,idx,k",
+         1},
+        /* indices that are a computed tensor of their own */
+        {"Cast:to=7 i x; ScatterND y x,i,k", 1},
+    };
+#undef GRID_SEQS
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        linted l = spec_graph(cases[i].spec, 0, NULL);
+        CHECKF(count(&l, "ONP413") == (size_t)cases[i].fires, "scatter case %zu", i);
+        if (count(&l, "ONP413") != (size_t)cases[i].fires) dump(&l);
+        onp_lint_result_free(&l.r);
+    }
+}
+
 // --- main ---------------------------------------------------------------------------
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -1364,4 +1598,6 @@ TEST_MAIN(setup, test_rule_table, test_dropout_opset12plus, test_dropout_old_ops
           test_random, test_static_batch_input, test_batch_constants, test_constant_shape_dynamic,
           test_topk_argmax, test_resize_upsample_pad, test_div_mod, test_nan_round_cast,
           test_gridsample_nms_scatter, test_opset_and_outputs, test_subgraph_and_order,
-          test_manifest_findings, test_state_findings, test_manifest_errors, teardown)
+          test_manifest_findings, test_state_findings, test_manifest_errors,
+          test_precision_integer_div, test_precision_batch_constant, test_precision_dropout_noop,
+          test_precision_scatter_grid, teardown)
