@@ -575,6 +575,18 @@ save("manifest", "every_key.json", J({
     "fixtures": [{"inputs": [{"name": "x", "shape": [1, 3]}]}, {"inputs": [{"name": "x", "shape": [4, 3]}]},
                  {"inputs": [{"name": "x", "shape": [-1, 1e20]}]}, {"inputs": None}, 3]}))
 save("manifest", "types_swapped.json", J({k: (7 if isinstance(v, dict) else {"a": v}) for k, v in t.items()}))
+# the capture's record of a forward that writes its inputs or its state (rules_state.c)
+save("manifest", "state.json", J({
+    "state": {"changed_by_forward": [{"name": "calls", "kind": "buffer", "how": "values", "fixtures": [0, 1]},
+                                     {"name": "cache", "kind": "attribute", "how": "added", "fixtures": [1, "x"]},
+                                     {"name": 5, "kind": None}, {"kind": "parameter"}, "calls"],
+              "inputs_written": [{"name": "x", "path": "args[0]", "fixtures": list(range(12))},
+                                 {"name": "", "fixtures": None}, 7],
+              "state_drift": True},
+    "warnings": [{"message": "Removing mutation from node aten::add_ on block input: 'calls'. x"},
+                 {"message": "Removing mutation from node  on block input: '"},
+                 {"message": "Removing mutation from node " + "a" * 300 + " on block input: 'cache'"}],
+    "deterministic": False, "determinism": {"verdict": "state-drift"}}))
 save("manifest", "empty_object.json", b"{}")
 save("manifest", "bad_array.json", b"[1, 2]")
 save("manifest", "bad_truncated.json", rd(os.path.join(ROOT, "examples", "training", "parity.json"))[:300])
