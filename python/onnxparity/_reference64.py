@@ -148,16 +148,23 @@ class Pass:
         self.reason = None
         self.seconds = 0.0
         self.fixtures = []  # one document per covered fixture written
+        self.snap = None    # a snapshot of model64 when the forward changes state
         if not self.covered:
             self.reason = "reference64 is off" if policy[1] == 0 else "no fixture covered"
             return
         t0 = _clock()
         try:
             self.model64 = make_model64(model)
-            self.snap = _state.Snapshot(self.model64)
         except Exception as e:  # any failure: the capture goes on without a reference
             self.fail(e, "copying the model to float64 failed")
         self.seconds += _clock() - t0
+
+    def keep_state(self, stateful):
+        """Before the first float64 forward: when the float32 forwards changed
+        the model's state, snapshot the copy so that every covered fixture
+        runs from the same state too (a stateless model needs no second copy)."""
+        if stateful and self.active and self.snap is None:
+            self.snap = _state.Snapshot(self.model64)
 
     @property
     def active(self):
@@ -187,7 +194,7 @@ class Pass:
             self.fail(e, f"the float64 forward raised on fixture {k}")
             return None
         finally:
-            if self.model64 is not None:
+            if self.model64 is not None and self.snap is not None:
                 self.snap.restore()  # every covered fixture from the same state, as the truth
             self.seconds += _clock() - t0
         return flat, calls

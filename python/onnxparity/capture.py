@@ -267,6 +267,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     eager = _eager.Eager(model, snap, form, key_order, in_names)
     with _modes(model, flags, eval_all=export_training):
         truths = _eager_truth(model, plan, eager, example, bool(o["intermediates"]))
+    ref64.keep_state(any(t.changed for t in truths))
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]
     first_out, first_flat = truths[0].raw, truths[0].flat

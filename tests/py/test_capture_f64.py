@@ -311,3 +311,21 @@ def test_model_that_cannot_be_copied(tmp_path):
     doc = onnxparity.capture(Uncopyable().eval(), batches(2), tmp_path / "b")
     assert doc["noise"]["reference"] is None
     assert doc["noise"]["reason"] == "copying the model to float64 failed: TypeError: no copies of this one"
+
+
+def test_stateful_model_every_covered_fixture_from_the_same_state(tmp_path):
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+            self.register_buffer("calls", torch.zeros(()))
+
+        def forward(self, x):
+            self.calls.add_(1)
+            return self.fc(x) * self.calls
+
+    torch.manual_seed(0)
+    doc = onnxparity.capture(Counter().eval(), batches(2, 2, 2), tmp_path / "b", reference64="all",
+                             exporter="legacy")
+    # float32 truth and float64 reference both from calls = 0: only float noise apart
+    assert [f["outputs"][0]["max_abs"] < 1e-5 for f in doc["noise"]["fixtures"]] == [True] * 3
