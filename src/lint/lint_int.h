@@ -213,6 +213,10 @@ typedef void (*lint_model_fn)(lint_ctx *c, const lint_scope *main);
 void lint_check_dropout(lint_ctx *c, const lint_node *ln);
 void lint_check_batchnorm(lint_ctx *c, const lint_node *ln);
 void lint_check_random(lint_ctx *c, const lint_node *ln);
+/* How many Dropouts of the model can drop: a training mode not provably
+ * false with a ratio not provably 0 (manifest.c: the exporter's dropout
+ * warning). */
+size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main);
 /* rules_shape.c */
 void lint_check_inputs(lint_ctx *c, const lint_scope *main);
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln);

@@ -215,7 +215,7 @@ static int same_warning(const cJSON *a, const cJSON *b)
            same_str(a, b, "message");
 }
 
-static void warnings(lint_ctx *c, uint64_t *pos)
+static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
 {
     const cJSON *list = get(c->manifest, "warnings"), *w;
     if (!cJSON_IsArray(list)) return;
@@ -235,6 +235,12 @@ static void warnings(lint_ctx *c, uint64_t *pos)
         if (!msg) msg = "";
         lint_rule_ix ix = classify(cat, mod ? mod : "", file ? file : "", msg);
         if (ix == R_COUNT) continue;
+        /* an assert fixes no path: the trace passed it, the graph only drops the check */
+        if (ix == R_TRACER_WARNING && code && !strncmp(code, "assert ", 7)) continue;
+        /* "operator 'dropout' is set to train=True" (F.dropout's default) matters
+         * only where a Dropout can drop: not when every live one has ratio 0 */
+        if (ix == R_EXPORTER_TRAINING && has(msg, "dropout") && !lint_live_dropouts(c, main))
+            continue;
         int64_t ln = cJSON_IsNumber(line) && line->valuedouble >= 0 && line->valuedouble < 9e15
                          ? (int64_t)line->valuedouble
                          : -1;
@@ -284,17 +290,24 @@ static void shape_risks(lint_ctx *c, const lint_scope *main)
                                       s->valuedouble);
             }
         }
-        size_t i;
+        size_t i, out = 0;
         int found = onp_strmap_get(&main->input, name, &i);
-        onp_lint_location loc = {ONP_LINT_LOC_INPUT, "", name, "", found ? (int64_t)i : -1, "", -1};
-        /* next to the input's own findings; manifest-only names after every input */
-        uint64_t order = found ? LINT_ORDER(LINT_SEC_INPUT, i)
-                               : LINT_ORDER(LINT_SEC_INPUT, main->g->n_inputs + k);
+        /* capture lists inputs and outputs alike: name an output as one */
+        while (!found && out < main->g->n_outputs && strcmp(main->g->outputs[out].name, name))
+            out++;
+        int is_out = !found && out < main->g->n_outputs;
+        onp_lint_location loc = {is_out ? ONP_LINT_LOC_OUTPUT : ONP_LINT_LOC_INPUT, "", name, "",
+                                 found ? (int64_t)i : is_out ? (int64_t)out : -1,   "", -1};
+        /* next to the value's own findings; manifest-only names after every input */
+        uint64_t order = found    ? LINT_ORDER(LINT_SEC_INPUT, i)
+                         : is_out ? LINT_ORDER(LINT_SEC_OUTPUT, out)
+                                  : LINT_ORDER(LINT_SEC_INPUT, main->g->n_inputs + k);
         k++;
         lint_emit(c, R_SHAPE_RISK, &loc, order,
-                  "parity.json: input '%s' dim %.0f takes sizes [%s] across the fixtures but was "
+                  "parity.json: %s '%s' dim %.0f takes sizes [%s] across the fixtures but was "
                   "exported static: the graph holds the traced size",
-                  name, cJSON_IsNumber(dim) ? dim->valuedouble : -1.0, txt);
+                  is_out ? "output" : "input", name, cJSON_IsNumber(dim) ? dim->valuedouble : -1.0,
+                  txt);
     }
 }
 
@@ -303,7 +316,7 @@ void lint_check_manifest(lint_ctx *c, const lint_scope *main)
     if (!c->manifest) return;
     uint64_t pos = 0;
     training(c, main, &pos);
-    warnings(c, &pos);
+    warnings(c, main, &pos);
     shape_risks(c, main);
     const cJSON *evt = get(c->manifest, "eager_vs_trace");
     if (cJSON_IsFalse(get(evt, "same_modules_called"))) {

@@ -151,6 +151,62 @@ void lint_check_dropout(lint_ctx *c, const lint_node *ln)
                    p ? p->name : "");
 }
 
+/* 1 when a graph (or one nested in it) holds a Dropout. */
+static int holds_dropout(const onp_graph *g, int depth)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onp_node *n = &g->nodes[i];
+        if (lint_is_op(n, "Dropout")) return 1;
+        for (size_t a = 0; a < n->n_attrs && depth < 16; a++) {
+            const onp_attr *at = &n->attrs[a];
+            if (at->g && holds_dropout(at->g, depth + 1)) return 1;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                if (at->graphs[k] && holds_dropout(at->graphs[k], depth + 1)) return 1;
+        }
+    }
+    return 0;
+}
+
+size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main)
+{
+    int64_t v = effective_opset(c);
+    size_t live = 0;
+    if (v >= 7 && v <= 11) return 0; /* defined for inference only */
+    for (size_t i = 0; i < main->g->n_nodes; i++) {
+        const onp_node *n = &main->g->nodes[i];
+        lint_node ln = {main, n, i, 0};
+        int known = 1;
+        double ratio;
+        if (!lint_is_op(n, "Dropout")) {
+            /* a Dropout inside a subgraph is not followed: count it */
+            for (size_t a = 0; a < n->n_attrs; a++) {
+                const onp_attr *at = &n->attrs[a];
+                live += at->g && holds_dropout(at->g, 1);
+                for (size_t k = 0; k < at->n_graphs; k++)
+                    live += at->graphs[k] && holds_dropout(at->graphs[k], 1);
+            }
+            continue;
+        }
+        if (v <= 6) {
+            const onp_attr *t = onp_node_attr(n, "is_test"), *r = onp_node_attr(n, "ratio");
+            live += !(t && t->i) && (r ? r->f : 0.5f) > 0;
+            continue;
+        }
+        if (n->n_inputs < 3 || !n->inputs[2][0]) continue;
+        onp_tensor t;
+        int over = 0;
+        if (lint_const(c, main, n->inputs[2], 16, &t, &over)) {
+            int on = 0;
+            for (int64_t k = 0; k < t.count; k++) on |= lint_i64(&t, k) != 0;
+            onp_tensor_release(&t);
+            if (!on && !over) continue;
+        }
+        ratio = dropout_ratio(c, &ln, &known);
+        live += !(known && ratio == 0);
+    }
+    return live;
+}
+
 // --- BatchNormalization -------------------------------------------------------------
 
 void lint_check_batchnorm(lint_ctx *c, const lint_node *ln)

@@ -1176,9 +1176,11 @@ static void test_manifest_findings(void)
 {
     gb b;
     base(&b);
-    gb_node(&b, "drop", "Dropout", "x", "y");
+    gb_const_bool(&b, "t", 1); /* a live Dropout: the exporter's train=True warning applies */
+    gb_node(&b, "drop", "Dropout", "x,,t", "y");
     linted l = lint_graph(&b, 13, MANIFEST);
     CHECK(l.r.manifest_read == 1);
+    EXPECT(l, "ONP101", 1, "drop");
     EXPECT(l, "ONP106", 1, "drop");
     EXPECT(l, "ONP301", 1, NULL); /* the repeated record is collapsed */
     EXPECT(l, "ONP414", 1, NULL);
@@ -1188,7 +1190,7 @@ static void test_manifest_findings(void)
     EXPECT(l, "ONP204", 1, "x");
     EXPECT(l, "ONP302", 1, NULL);
     EXPECT(l, "ONP602", 1, NULL);
-    CHECKF(l.r.n == 9, "%zu findings", l.r.n);
+    CHECKF(l.r.n == 10, "%zu findings", l.r.n);
     const onp_lint_finding *f = find(&l, "ONP106");
     if (f) {
         CHECK(f->loc.kind == ONP_LINT_LOC_MODULE && f->rule->severity == ONP_LINT_ERROR);
@@ -1206,11 +1208,12 @@ static void test_manifest_findings(void)
     f = find(&l, "ONP204");
     if (f) CHECK(f->loc.kind == ONP_LINT_LOC_INPUT && strstr(f->message, "[2, 3]"));
     /* the input's finding comes first, then the manifest's in their order */
-    if (l.r.n == 9) {
+    if (l.r.n == 10) {
         CHECK(!strcmp(l.r.findings[0].rule->id, "ONP204"));
-        CHECK(!strcmp(l.r.findings[1].rule->id, "ONP106"));
-        CHECK(!strcmp(l.r.findings[2].rule->id, "ONP301"));
-        CHECK(!strcmp(l.r.findings[8].rule->id, "ONP602"));
+        CHECK(!strcmp(l.r.findings[1].rule->id, "ONP101"));
+        CHECK(!strcmp(l.r.findings[2].rule->id, "ONP106"));
+        CHECK(!strcmp(l.r.findings[3].rule->id, "ONP301"));
+        CHECK(!strcmp(l.r.findings[9].rule->id, "ONP602"));
     }
     onp_lint_result_free(&l.r);
     /* training without a module list */
@@ -1575,6 +1578,76 @@ static void test_precision_scatter_grid(void)
     }
 }
 
+/* The manifest rules: an assert's TracerWarning fixes no path (ONP301),
+ * the exporter's "dropout is set to train=True" needs a Dropout that can
+ * drop (ONP107), and a shape risk on an output says so (ONP204). */
+static void test_precision_manifest(void)
+{
+    static const char *const W_ASSERT =
+        "{\"warnings\": [{\"category\": \"TracerWarning\", \"message\": \"Converting a tensor to "
+        "a Python boolean might cause the trace to be incorrect.\", \"file\": "
+        "\"/x/torch/nn/functional.py\", \"line\": 5039, \"code\": \"%s\"}]}";
+    static const char *const W_DROP =
+        "{\"warnings\": [{\"category\": \"UserWarning\", \"message\": \"ONNX export mode is set "
+        "to TrainingMode.EVAL, but operator 'dropout' is set to train=True. Exporting with "
+        "train=True.\", \"file\": \"/x/torch/onnx/utils.py\", \"line\": 1}]}";
+    struct {
+        const char *rule, *code;
+        int dropout; /* 0 none, 1 ratio 0 in training mode, 2 ratio 0.1, 3 ratio 0.1 with
+                        training_mode a graph input */
+        int fires;
+    } cases[] = {
+        {"ONP301", "assert key.shape == value.shape, f\\\"shapes\\\"", 0, 0},
+        {"ONP301", "if x.sum() > 0:", 0, 1},
+        {"ONP301", "q_scaled = q / math.sqrt(E)", 0, 1},
+        {"ONP107", NULL, 0, 0}, /* no Dropout at all */
+        {"ONP107", NULL, 1, 0}, /* F.dropout(p=0) in eval */
+        {"ONP107", NULL, 2, 1},
+        {"ONP107", NULL, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        if (cases[i].code)
+            snprintf(text, sizeof text, W_ASSERT, cases[i].code);
+        else
+            snprintf(text, sizeof text, "%s", W_DROP);
+        gb b;
+        base(&b);
+        if (cases[i].dropout) {
+            gb_const_f32(&b, "r", cases[i].dropout >= 2 ? 0.1f : 0.0f);
+            if (cases[i].dropout == 3)
+                gb_input(&b, "t", ONP_BOOL, 0, NULL);
+            else
+                gb_const_bool(&b, "t", 1);
+            gb_node(&b, "drop", "Dropout", "x,r,t", "y");
+        } else {
+            gb_node(&b, "relu", "Relu", "x", "y");
+        }
+        linted l = lint_graph(&b, 13, text);
+        CHECKF(count(&l, cases[i].rule) == (size_t)cases[i].fires, "manifest case %zu (%s)", i,
+               cases[i].rule);
+        onp_lint_result_free(&l.r);
+    }
+    /* shape_risks names inputs and outputs alike */
+    gb b;
+    base(&b);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    linted l = lint_graph(&b, 13,
+                          "{\"shape_risks\": [{\"name\": \"y\", \"dim\": 1, \"sizes\": [3, 5]},"
+                          " {\"name\": \"x\", \"dim\": 1, \"sizes\": [3, 5]},"
+                          " {\"name\": \"gone\", \"dim\": 1, \"sizes\": [3, 5]}]}");
+    EXPECT(l, "ONP204", 3, "x");
+    if (l.r.n == 3) {
+        const onp_lint_finding *f = l.r.findings;
+        CHECK(f[0].loc.kind == ONP_LINT_LOC_INPUT && strstr(f[0].message, "input 'x'"));
+        CHECK(f[1].loc.kind == ONP_LINT_LOC_INPUT && f[1].loc.index == -1 &&
+              strstr(f[1].message, "input 'gone'"));
+        CHECK(f[2].loc.kind == ONP_LINT_LOC_OUTPUT && f[2].loc.index == 0 &&
+              strstr(f[2].message, "output 'y'") && !strstr(f[2].message, "input"));
+    }
+    onp_lint_result_free(&l.r);
+}
+
 // --- main ---------------------------------------------------------------------------
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -1600,4 +1673,4 @@ TEST_MAIN(setup, test_rule_table, test_dropout_opset12plus, test_dropout_old_ops
           test_gridsample_nms_scatter, test_opset_and_outputs, test_subgraph_and_order,
           test_manifest_findings, test_state_findings, test_manifest_errors,
           test_precision_integer_div, test_precision_batch_constant, test_precision_dropout_noop,
-          test_precision_scatter_grid, teardown)
+          test_precision_scatter_grid, test_precision_manifest, teardown)
