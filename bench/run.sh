@@ -20,6 +20,9 @@
 #      every fixture (bench/capture64.py): resnet18 and a transformer.
 #   7. compare of two .npz archives of 70,000 one-element members against
 #      numpy (bench/npzbench.py): linear in the members, target under 2 s.
+#   8. peers: `polygraphy run --onnxrt` against check on the resnet18 bundle,
+#      same inputs, outputs, tolerances and ORT (bench/peers.py, run with the
+#      torch 2.x environment's python; skipped, and said so, without it).
 #
 # BIN defaults to build/onnxparity; the library beside it
 # (BIN's directory/libonnxparity.a) is linked into the helper programs, and
@@ -279,6 +282,16 @@ cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quic
 echo "bench: compare, two .npz archives of many one-element members" >&2
 npz=$($py bench/npzbench.py "$bin" "$out/npz" "$([ "$quick" = 1 ] && echo 7000 || echo 70000)")
 
+# --- 8. peers: Polygraphy against check ----------------------------------------
+venv_py="$top/.venv-torch2/bin/python"
+if [ -x "$venv_py" ]; then
+    echo "bench: polygraphy run against check" >&2
+    peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers.py "$bin" "$rn" "$reps" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
+else
+    peers=$'## Peers: Polygraphy against check\n\nSkipped: no .venv-torch2 (make venv builds it).'
+fi
+
 elapsed=$((SECONDS - started))
 
 # --- the document -------------------------------------------------------------------
@@ -431,6 +444,8 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "$cap64"
     echo
     echo "$npz"
+    echo
+    echo "$peers"
     echo
     echo "## Targets"
     echo
