@@ -9,6 +9,7 @@ JSON input and output files first (not timed).  Each command: best-of-REPS
 wall time and the peak RSS of one more run (GNU time).  Prints a markdown
 section on stdout.
 """
+import contextlib
 import json
 import pathlib
 import shutil
@@ -20,8 +21,10 @@ import time
 import onnx
 from onnx import numpy_helper
 from onnxparity import ortlib
-from polygraphy.comparator import IterationResult, RunResults
-from polygraphy.json import save_json
+
+with contextlib.redirect_stdout(sys.stderr):  # polygraphy logs to stdout; the markdown goes there
+    from polygraphy.comparator import IterationResult, RunResults
+    from polygraphy.json import save_json
 
 RTOL, ATOL = "1e-4", "1e-5"
 
@@ -61,10 +64,11 @@ def main():
     fx = fixtures(bundle)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="peers-"))
     try:
-        save_json([feed for feed, _ in fx], str(tmp / "inputs.json"))
-        results = RunResults()
-        results.append(("eager", [IterationResult(outputs=outs, runner_name="eager") for _, outs in fx]))
-        results.save(str(tmp / "outputs.json"))
+        with contextlib.redirect_stdout(sys.stderr):
+            save_json([feed for feed, _ in fx], str(tmp / "inputs.json"))
+            results = RunResults()
+            results.append(("eager", [IterationResult(outputs=outs, runner_name="eager") for _, outs in fx]))
+            results.save(str(tmp / "outputs.json"))
         # the same ONNX Runtime for both: the onnxruntime package's own library
         ours_cmd = [str(binary), "check", str(bundle), "--rtol", RTOL, "--atol", ATOL, "--format", "json",
                     "--ort-lib", str(ortlib.find()[0])]
