@@ -288,40 +288,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     with Staging(out_dir) as stage:
         tmp = stage.tmp
         onnx_path = tmp / "model.onnx"
-        caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
-        # the exporter traces its own copy of the fixture, from the snapshot
-        fx = _state.copy_fixture(fxs[example])
-        with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
-            try:
-                with _export.recording_warnings(caught):
-                    if which == "dynamo":
-                        try:
-                            flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
-                            export_args, value_scopes = _export.export_dynamo(
-                                model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
-                                input_names=in_names, output_names=out_names, flat_dims=flat_dims,
-                                opset=o["opset"], large=large)
-                        except Exception as e:
-                            if o["exporter"] != "auto":
-                                raise
-                            fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
-                            used = "legacy"
-                            for p in tmp.iterdir():
-                                shutil.rmtree(p) if p.is_dir() else p.unlink()
-                            snap.restore()
-                            fx = _state.copy_fixture(fxs[example])
-                    if used == "legacy":
-                        export_args = _export.export_legacy(
-                            model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
-                            input_names=in_names, output_names=out_names, dynamic_axes=axes,
-                            opset=o["opset"], training=export_training)
-            except CaptureError:
-                raise
-            except Exception as e:
-                raise ExportError(f"torch.onnx.export ({used}) failed: {type(e).__name__}: {e}") from e
-            finally:
-                export_changed = snap.changes()
-                snap.restore()
+        exp = _export_model(model, plan, snap, example, axes, out_names, o, tmp, large)
+        caught, fallback, used = exp.caught, exp.fallback, exp.used
+        export_args, value_scopes, export_changed = exp.export_args, exp.value_scopes, exp.changed
         if not onnx_path.exists():
             raise ExportError("torch.onnx.export wrote no model.onnx")
 
@@ -469,6 +438,50 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
         _json_dump(tmp / "parity.json", doc)
         stage.commit()
     return doc
+
+
+def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
+    """torch.onnx.export of the traced fixture (its own copy, from the
+    snapshot) into tmp/model.onnx, with every warning recorded; the state the
+    export's trace changed is recorded and put back.  Under exporter "auto" a
+    failed dynamo export falls back to legacy (``fallback`` says why)."""
+    fxs, flags, key_order, in_names, which = plan.fxs, plan.flags, plan.key_order, plan.in_names, plan.which
+    onnx_path = tmp / "model.onnx"
+    caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
+    fx = _state.copy_fixture(fxs[example])
+    with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
+        try:
+            with _export.recording_warnings(caught):
+                if which == "dynamo":
+                    try:
+                        flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
+                        export_args, value_scopes = _export.export_dynamo(
+                            model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
+                            input_names=in_names, output_names=out_names, flat_dims=flat_dims,
+                            opset=o["opset"], large=large)
+                    except Exception as e:
+                        if o["exporter"] != "auto":
+                            raise
+                        fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
+                        used = "legacy"
+                        for p in tmp.iterdir():
+                            shutil.rmtree(p) if p.is_dir() else p.unlink()
+                        snap.restore()
+                        fx = _state.copy_fixture(fxs[example])
+                if used == "legacy":
+                    export_args = _export.export_legacy(
+                        model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
+                        input_names=in_names, output_names=out_names, dynamic_axes=axes,
+                        opset=o["opset"], training=bool(plan.on))
+        except CaptureError:
+            raise
+        except Exception as e:
+            raise ExportError(f"torch.onnx.export ({used}) failed: {type(e).__name__}: {e}") from e
+        finally:
+            changed = snap.changes()
+            snap.restore()
+    return _Plan(caught=caught, fallback=fallback, used=used, export_args=export_args,
+                 value_scopes=value_scopes, changed=changed)
 
 
 def _determinism_doc(det, truths):
