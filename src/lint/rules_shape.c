@@ -162,6 +162,86 @@ static int is_shape_vector(const lint_scope *s, const char *name)
     return 0;
 }
 
+static int dim_not_batch(lint_ctx *c, const lint_scope *s, const char *name, int64_t k, int depth);
+
+/* The rank a graph input declares, or -1. */
+static int64_t input_rank(const lint_scope *s, const char *name)
+{
+    for (; s; s = s->parent) {
+        size_t i;
+        if (onp_strmap_get(&s->input, name, &i))
+            return s->g->inputs[i].type.kind == ONP_TYPE_TENSOR && s->g->inputs[i].type.has_shape
+                       ? (int64_t)s->g->inputs[i].type.rank
+                       : -1;
+    }
+    return -1;
+}
+
+/* The one-element integer constant `name`, or INT64_MIN. */
+static int64_t const_int(lint_ctx *c, const lint_scope *s, const char *name)
+{
+    onp_tensor t;
+    if (!lint_const(c, s, name, 1, &t, NULL)) return INT64_MIN;
+    int64_t v = t.count == 1 ? lint_i64(&t, 0) : INT64_MIN;
+    onp_tensor_release(&t);
+    return v;
+}
+
+/* 1 when the scalar `name` (through Cast, Identity, Unsqueeze) is a size
+ * that is not the batch: Gather(Shape(v), k) with dim k of v not the batch. */
+static int size_not_batch(lint_ctx *c, const lint_scope *s, const char *name, int depth)
+{
+    const onp_node *p = lint_producer(s, name, &s);
+    while (p && p->n_inputs &&
+           (lint_is_op(p, "Cast") || lint_is_op(p, "Identity") || lint_is_op(p, "Unsqueeze")))
+        p = lint_producer(s, p->inputs[0], &s);
+    if (!p || !lint_is_op(p, "Gather") || p->n_inputs < 2) return 0;
+    const onp_node *sh = lint_producer(s, p->inputs[0], NULL);
+    if (!sh || !lint_is_op(sh, "Shape") || !sh->n_inputs || onp_node_attr(sh, "start")) return 0;
+    int64_t k = const_int(c, s, p->inputs[1]);
+    return k != INT64_MIN && dim_not_batch(c, s, sh->inputs[0], k, depth + 1);
+}
+
+/* 1 when dim k of `name` is proven to be some other size than the batch:
+ * a dim other than 0 of a graph input, and what carries one along: the
+ * mask of x.new_zeros(x.shape[-2:]), an arange over its rows, slices of
+ * them, scatters into them.  A bound on such an axis is not the batch. */
+static int dim_not_batch(lint_ctx *c, const lint_scope *s, const char *name, int64_t k, int depth)
+{
+    for (int step = 0; step < 32 && depth < 8 && name && name[0]; step++) {
+        if (lint_is_graph_input(s, name)) {
+            int64_t rank = input_rank(s, name);
+            if (k < 0) k = rank > 0 ? k + rank : 0;
+            return k > 0 && (rank < 0 || k < rank);
+        }
+        const onp_node *p = lint_producer(s, name, &s);
+        if (!p || !p->n_inputs || (p->domain[0] && strcmp(p->domain, "ai.onnx"))) return 0;
+        /* output 0 has the shape of input 0, or a part of it along its axes */
+        if (lint_in_list("|Identity|Cast|Neg|Abs|Relu|Sigmoid|Tanh|Not|Slice|ScatterND|"
+                         "ScatterElements|Scatter|",
+                         p->op_type)) {
+            name = p->inputs[0];
+            continue;
+        }
+        /* ConstantOfShape(Concat(Unsqueeze(n0), Unsqueeze(n1), ...)): dim k is n_k */
+        if (lint_is_op(p, "ConstantOfShape")) {
+            const onp_node *cat = lint_producer(s, p->inputs[0], NULL);
+            if (!cat || !lint_is_op(cat, "Concat") || k < 0 || (size_t)k >= cat->n_inputs) return 0;
+            for (int64_t i = 0; i <= k; i++) {
+                const onp_node *u = lint_producer(s, cat->inputs[i], NULL);
+                if (!u || !lint_is_op(u, "Unsqueeze")) return 0; /* one entry each */
+            }
+            return size_not_batch(c, s, cat->inputs[k], depth + 1);
+        }
+        /* Range(0, n, 1) is n long */
+        if (lint_is_op(p, "Range") && p->n_inputs == 3 && (k == 0 || k == -1))
+            return const_int(c, s, p->inputs[0]) == 0 && const_int(c, s, p->inputs[2]) == 1 &&
+                   size_not_batch(c, s, p->inputs[1], depth + 1);
+        return 0;
+    }
+    return 0;
+}
+
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
@@ -169,6 +249,9 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
     /* a Reshape keeps its data's element count: of a value whose shape is
      * static (F.pad's pads vector, shape arithmetic) no dim is the batch */
     if (lint_is_op(n, "Reshape") && n->n_inputs && lint_static_extent(c, ln->s, n->inputs[0]))
+        return;
+    /* a Slice on the axis 0 of a value whose dim 0 is not the batch */
+    if (lint_is_op(n, "Slice") && n->n_inputs && dim_not_batch(c, ln->s, n->inputs[0], 0, 0))
         return;
     shape_operand ops[2];
     size_t nops = operands(c, n, ops);

@@ -1355,7 +1355,7 @@ static void test_manifest_errors(void)
 
 /* Nodes from a line of text, ';'-separated: "Op[:attr=INT]... OUT IN,IN".
  * Scalars c0 c1 c2 c7 m10 (int64 0, 1, 2, 7, -10), vectors v0 v1 vm1
- * ([0], [1], [-1]), pads2 ([-1, 2]) and col ([-1, 1]) are always there; so are x (float
+ * ([0], [1], [-1], [2]: v2), pads2 ([-1, 2]) and col ([-1, 1]) are always there; so are x (float
  * [N, 3, 4] or [2, 3, 4]) and k (an int64 input of unknown sign). */
 static void gb_spec(gb *b, const char *spec)
 {
@@ -1412,6 +1412,7 @@ static linted spec_graph(const char *spec, int static_batch, const char *manifes
     gb_const_i64s(&b, "vm1", 1, &m1);
     gb_const_i64s(&b, "pads2", 2, pads2);
     gb_const_i64s(&b, "col", 2, col);
+    gb_const_i64s(&b, "v2", 1, &c2);
     gb_spec(&b, spec);
     return lint_graph(&b, 14, manifest);
 }
@@ -1482,6 +1483,20 @@ static void test_precision_batch_constant(void)
         {"Shape s x; Gather:axis=0 b s,c0; Range t c0,b,c1; Reshape y t,pads2", 1}, /* batch long */
         {"Shape s x; ConstantOfShape z s; Reshape y z,pads2", 1},
         {"Expand y c7,pads2", 1}, /* a constant expanded to the batch: baked */
+        /* a Slice bound of 2 on an axis 0 that is x's dim 1 (a mask of
+         * x.new_zeros(x.shape[1:]), an arange over its rows) is no batch */
+        {"Shape s x; Gather:axis=0 h s,c1; Unsqueeze u h,v0; Concat:axis=0 sh u,u;"
+         " ConstantOfShape m sh; Slice y m,v0,v2,v0",
+         0},
+        {"Shape s x; Gather:axis=0 h s,c1; Unsqueeze u h,v0; Concat:axis=0 sh u,u;"
+         " ConstantOfShape m sh; Shape ms m; Gather:axis=0 w ms,c1; Range r c0,w,c1;"
+         " Slice y r,v0,v2,v0",
+         0},
+        {"Shape s x; Gather:axis=0 h s,c0; Unsqueeze u h,v0; Concat:axis=0 sh u,u;"
+         " ConstantOfShape m sh; Slice y m,v0,v2,v0",
+         1}, /* the mask's rows are the batch */
+        {"Shape s x; Gather:axis=0 b s,c0; Range r c0,b,c1; Slice y r,v0,v2,v0", 1},
+        {"Slice y x,v0,v2,v0", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         linted l = spec_graph(cases[i].spec, 1, NULL);
