@@ -18,8 +18,7 @@ from . import _eager, _export, _fixtures, _mapping, _state
 from . import _reference64 as _r64
 from ._staging import Staging
 from ._tensors import dtype_name, safe_stem, write_pb
-from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,
-                     TrainingModeError)
+from .errors import CaptureError, ExportError, FixtureError, OutputError, TrainingModeError
 
 SCHEMA = "onnxparity.capture/1"
 _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for the graph
