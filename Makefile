@@ -26,7 +26,7 @@ VENV_OK  := $(VENV)/.ok
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
-LDLIBS   ?= -lzip -lcjson -lcrypto -lz -lm -ldl -lpthread
+LDLIBS   ?= -lzip -lcjson -ljansson -lcrypto -lz -lm -ldl -lpthread
 
 # ONNX Runtime: headers only at build time (the library is dlopen'ed).
 # ORT_HOME=DIR replaces the copy that scripts/setup.sh downloads.
@@ -161,7 +161,8 @@ asan: $(SETUP)
 # allocation suppressed (tests/lsan.supp).
 ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
-                 tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py
+                 tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py \
+                 tests/py/test_outputs.py
 test-py-asan: asan $(TESTOPS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \

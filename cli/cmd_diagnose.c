@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "infile.h"
 #include "onnxparity/bisect.h"
+#include "onnxparity/json.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "onnxparity/probe.h"
@@ -75,33 +77,24 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* parity.json's export_args.traced_fixture, or -1. */
+/* parity.json's export_args.traced_fixture, or -1 (also when the file is
+ * missing or refused: the lint reports a bad parity.json itself). */
 static int traced_fixture(const char *manifest)
 {
-    FILE *f = manifest ? fopen(manifest, "rb") : NULL;
-    if (!f) return -1;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            char *nb = realloc(buf, cap = cap * 2 + 8192);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (!got) break;
-    }
-    fclose(f);
-    if (!buf) return -1;
-    buf[n] = '\0';
-    int k = -1;
-    cJSON *root = cJSON_Parse(buf);
-    cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "export_args"), "traced_fixture");
-    if (cJSON_IsNumber(t)) k = t->valueint;
+    if (!manifest) return -1;
+    onp_buf b;
+    onp_error e;
+    onp_error_clear(&e);
+    cJSON *root = NULL;
+    if (!cli_read_file(manifest, 1u << 30, "", &b, &e))
+        root = onp_json_parse(b.p, b.n, manifest, ONP_ERR_FORMAT, "not valid JSON", &e);
+    onp_buf_free(&b);
+    int64_t k = -1;
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "export_args"), "traced_fixture");
+    if (onp_json_int(t, 0, INT_MAX, &k)) k = -1;
     cJSON_Delete(root);
-    free(buf);
-    return k;
+    return (int)k;
 }
 
 // --- causes: the decision procedure (docs/diagnose.md) --------------------------

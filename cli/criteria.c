@@ -14,6 +14,7 @@
 
 #include "infile.h"
 #include "onnxparity/buf.h"
+#include "onnxparity/json.h"
 #include "onnxparity/lint.h"
 
 #define CRIT_MAX_FILE ((size_t)64 << 20)
@@ -157,15 +158,8 @@ static int from_json(const cJSON *root, const char *path, criteria *c, onp_error
 int criteria_parse(const char *text, size_t n, const char *path, criteria *c, onp_error *e)
 {
     memset(c, 0, sizeof *c);
-    const char *base = n ? text : "";
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(base, n, &end, 0);
-    if (!root) {
-        /* cJSON gives no separate code for running out of memory: a
-         * document that failed at its very start may be either */
-        int64_t off = end && end >= base && end <= base + n ? (int64_t)(end - base) : 0;
-        return onp_error_set(e, ONP_ERR_INPUT, path, NULL, off, "not valid JSON");
-    }
+    cJSON *root = onp_json_parse(text, n, path, ONP_ERR_INPUT, "not valid JSON", e);
+    if (!root) return -1;
     int rc = from_json(root, path, c, e);
     cJSON_Delete(root);
     if (rc) criteria_free(c);

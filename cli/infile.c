@@ -1,6 +1,7 @@
 /*
  * infile.c — opening the documents the tool reads itself (criteria files,
- * result documents for report and merge): regular files only (infile.h).
+ * result documents for report and merge): regular files only, noted as read
+ * so that no output replaces them, JSON read strictly (infile.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,8 @@
 #include <cjson/cJSON.h>
 
 #include "infile.h"
+#include "onnxparity/json.h"
+#include "onnxparity/outpath.h"
 
 FILE *cli_fopen_regular(const char *path, onp_error *e)
 {
@@ -37,6 +40,8 @@ FILE *cli_fopen_regular(const char *path, onp_error *e)
     if (!f) {
         close(fd);
         onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "%s", why);
+    } else {
+        onp_out_note_read(path); /* no output of this command may replace it */
     }
     return f;
 }
@@ -62,11 +67,7 @@ cJSON *cli_read_json(const char *path, onp_errcode bad_code, const char *bad_msg
         onp_buf_free(&b);
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(b.n ? (const char *)b.p : "", b.n, &end, 0);
-    if (!doc)
-        onp_error_set(e, bad_code, path, NULL, end && b.p ? (int64_t)(end - (const char *)b.p) : 0,
-                      "%s", bad_msg);
+    cJSON *doc = onp_json_parse(b.p, b.n, path, bad_code, bad_msg, e);
     onp_buf_free(&b);
     return doc;
 }

@@ -22,9 +22,11 @@ FILE *cli_fopen_regular(const char *path, onp_error *e);
  * "" or " the criteria file") when reading fails or the file passes cap. */
 int cli_read_file(const char *path, size_t cap, const char *what, onp_buf *b, onp_error *e);
 
-/* A JSON document from a regular file (up to 1 GiB); NULL with e set, and
- * `bad_code` / `bad_msg` (at the byte offset where parsing stopped) when it
- * does not parse.  The caller owns the result (cJSON_Delete). */
+/* A JSON document from a regular file (up to 1 GiB), read strictly
+ * (onp_json_parse: one value, no duplicate keys, no NUL in strings); NULL
+ * with e set, and `bad_code` / "`bad_msg`: reason" (at the byte offset where
+ * parsing stopped) when it is refused.  The caller owns the result
+ * (cJSON_Delete). */
 struct cJSON *cli_read_json(const char *path, onp_errcode bad_code, const char *bad_msg,
                             onp_error *e);
 

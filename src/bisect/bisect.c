@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "onnxparity/json.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
 #include "util/arena.h"
@@ -153,7 +154,7 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
     if (access(path, F_OK) != 0) return 0;
     onp_map *mp;
     if (onp_map_open(path, &mp, e)) return -1;
-    cJSON *doc = cJSON_ParseWithLength((const char *)mp->p, mp->n);
+    cJSON *doc = onp_json_parse(mp->p, mp->n, path, ONP_ERR_FORMAT, "not valid JSON", e);
     onp_map_unref(mp);
     if (!doc) return -1;
     const cJSON *entries = doc ? cJSON_GetObjectItemCaseSensitive(doc, "entries") : NULL;

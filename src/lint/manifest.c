@@ -24,19 +24,17 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "onnxparity/json.h"
 #include "util/fsio.h"
 
 int lint_manifest_load(lint_ctx *c, const char *path, onp_error *e)
 {
     onp_map *map;
     if (onp_map_open(path, &map, e)) return onp_error_set_file(e, path);
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts((const char *)map->p, map->n, &end, 0);
-    int64_t at = end ? (int64_t)(end - (const char *)map->p) : -1;
+    cJSON *doc = onp_json_parse(map->p, map->n, path, ONP_ERR_FORMAT,
+                                "not valid JSON (a parity.json manifest was expected)", e);
     onp_map_unref(map);
-    if (!doc)
-        return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, at,
-                             "not valid JSON (a parity.json manifest was expected)");
+    if (!doc) return -1;
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
         return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, -1,

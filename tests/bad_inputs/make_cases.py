@@ -29,10 +29,12 @@ How to add a case: write a function below that builds the files in `d`
 CASES at the bottom.  Keep every file small; use the real examples only by
 copying (examples/healthy).
 """
+import hashlib
 import json
 import os
 import pathlib
 import shutil
+import socket
 import struct
 import sys
 import zipfile
@@ -124,10 +126,14 @@ def npy_f4(n=4):
 # --- the table --------------------------------------------------------------------
 
 
-def case(cid, argv, code, regex, absent=(), valid=(), needs_ort=False, known_bug=None, timeout=None):
+def case(cid, argv, code, regex, absent=(), valid=(), needs_ort=False, known_bug=None, timeout=None,
+         unchanged=()):
+    """unchanged: files whose bytes the command must leave as they were (an
+    output aimed at an input); their sha256 is recorded here."""
     return {"id": cid, "argv": [str(a) for a in argv], "exit": code, "stderr": regex,
             "absent": [str(a) for a in absent], "valid": list(valid), "needs_ort": needs_ort,
-            "known_bug": known_bug, "timeout": timeout}
+            "known_bug": known_bug, "timeout": timeout,
+            "unchanged": [[str(f), hashlib.sha256(pathlib.Path(f).read_bytes()).hexdigest()] for f in unchanged]}
 
 
 def w(path, data):
@@ -699,9 +705,11 @@ def c_parity_deep(d):
 
 
 def c_parity_utf8(d):
+    # JSON is UTF-8 (RFC 8259, and Python's json refuses it too): refused
+    # where it is read, never repaired (issue 15, strict reading)
     b = bundle(d, BAD_UTF8)
-    return case("parity_json_invalid_utf8", ["onnxparity", "lint", b, "--format", "json"], 0, None,
-                valid=[{"path": "-", "kind": "json"}])
+    return case("parity_json_invalid_utf8", ["onnxparity", "lint", b, "--format", "json"], 3,
+                r"parity\.json: at byte \d+: not valid JSON.*unable to decode byte 0xff")
 
 
 CRIT = {"schema": "onnxparity.criteria/1", "fixtures": 3, "lint_clean": [],
@@ -723,7 +731,7 @@ def c_crit_nan(d):
 
 def c_crit_big_number(d):
     return gate("criteria_overflowing_number", d, json.dumps(CRIT).replace('"max_abs": null', '"max_abs": 1e999'),
-                2, r"c\.json: outputs\.logits\.max_abs: not a finite number")
+                2, r"c\.json: at byte \d+: not valid JSON: real number overflow")
 
 
 def c_crit_deep(d):
@@ -818,7 +826,7 @@ def c_report_hostile_every_schema(d):
                    "causes": causes, "first_divergent": fd, "sweep": sweep,
                    "probes": [{"id": H, "name": H, "status": H, "evidence": [H], "note": H}]},
     }
-    ps = [w(d / n, json.dumps(x).encode().replace(b"alert", b"al\xffrt")) for n, x in docs.items()]
+    ps = [w(d / n, json.dumps(x, ensure_ascii=False).encode()) for n, x in docs.items()]
     h = d / "r.html"
     return case("report_hostile_every_schema", ["onnxparity", "report", *ps, "--html", h], 0, None,
                 valid=[{"path": str(h), "kind": "html"}])
@@ -828,8 +836,8 @@ def c_report_invalid_utf8(d):
     doc = json.dumps(check_doc("NAME")).encode().replace(b"NAME", b"y\xff\xc3(\xed\xa0\x80z")
     p = w(d / "r.json", doc)
     h = d / "r.html"
-    return case("report_invalid_utf8_names", ["onnxparity", "report", p, "--html", h], 0, None,
-                valid=[{"path": str(h), "kind": "html"}])
+    return case("report_invalid_utf8_names", ["onnxparity", "report", p, "--html", h], 2,
+                r"r\.json: at byte \d+: not a JSON document.*unable to decode byte 0xff", absent=[h])
 
 
 HUGE = 1e300
@@ -937,27 +945,34 @@ def c_check_sarif_invalid_utf8(d):
     b = bundle(d, BAD_UTF8)
     sarif = d / "c.sarif"
     return case("check_sarif_invalid_utf8_manifest", ["onnxparity", "check", b, "--format", "json", "--sarif", sarif],
-                0, None, valid=[{"path": "-", "kind": "json"}, {"path": str(sarif), "kind": "json"}], needs_ort=True)
+                3, r"parity\.json: at byte \d+: not valid JSON.*0xff", absent=[sarif], needs_ort=True)
 
 
-def c_lint_sarif_invalid_utf8(d):
-    b = bundle(d, BAD_UTF8)
-    return case("lint_sarif_invalid_utf8_manifest", ["onnxparity", "lint", b, "--format", "sarif"], 0, None,
+HOSTILE_UTF8 = BAD_UTF8.replace(b"\xff\xfe bad \xc3", "</script>\\u001b[31m\u2028 \\\"'&".encode()).replace(b"m\xe9.py", "m\u00e9.py".encode())
+
+
+def c_lint_sarif_hostile_manifest(d):
+    b = bundle(d, HOSTILE_UTF8)
+    return case("lint_sarif_hostile_manifest", ["onnxparity", "lint", b, "--format", "sarif"], 0, None,
                 valid=[{"path": "-", "kind": "json"}])
 
 
 def c_gate_record_hostile_names(d):
     b = identity_bundle(d, HOSTILE.encode() + b"\xff")
     c = d / "crit.json"
-    return case("gate_record_hostile_names", ["onnxparity", "gate", b, "--criteria", c, "--record"], 0, None,
+    # the identity bundle fails on purpose (4 vs 5): recorded with --allow-failing
+    return case("gate_record_hostile_names", ["onnxparity", "gate", b, "--criteria", c, "--record", "--allow-failing"],
+                0, None,
                 valid=[{"path": str(c), "kind": "json"}], needs_ort=True)
 
 
 def c_gate_junit_hostile_names(d):
-    name = HOSTILE.encode() + b"\xff"
+    name = HOSTILE.encode()
     b = identity_bundle(d, name)
     crit = json.dumps(CRIT).replace('"fixtures": 3', '"fixtures": 1').replace('"max_abs": null', '"max_abs": 0')
-    crit = crit.encode().replace(b'"logits"', json.dumps(HOSTILE).encode()[:-1] + b'\xff"')
+    # JSON cannot carry invalid UTF-8 (refused: criteria_invalid_utf8), so the
+    # criteria name the model's output without the stray byte
+    crit = crit.encode().replace(b'"logits"', json.dumps(HOSTILE).encode())
     c = w(d / "crit.json", crit)
     j = d / "g.xml"
     return case("gate_junit_hostile_names", ["onnxparity", "gate", b, "--criteria", c, "--junit", j, "--format", "json"],
@@ -997,7 +1012,7 @@ def c_compare_npz_invalid_utf8(d):
 def c_merge_hostile_names(d):
     doc = check_doc(HOSTILE)
     doc["environment"]["model_sha256"] = "0" * 64
-    p = w(d / "a.json", json.dumps(doc).encode().replace(b"alert", b"al\xffrt"))
+    p = w(d / "a.json", json.dumps(doc, ensure_ascii=False).encode())
     return case("merge_json_hostile_names", ["onnxparity", "merge", p, p, "--format", "json"], 0, None,
                 valid=[{"path": "-", "kind": "json"}])
 
@@ -1274,6 +1289,192 @@ def c_testdata_index_past_2_64(d):
     shutil.copy(f, f.with_name("input_99999999999999999999999.pb"))
     return case("testdata_input_index_past_2_64", ["onnxparity", "check", b, "--format", "json"], 0, None,
                 valid=[{"path": "-", "kind": "json"}], needs_ort=True)
+
+
+# --- issue 15: outputs never destroy inputs; strict JSON; strict numbers ------------
+
+CHECK_DOC = json.dumps(check_doc("y"))
+SAME = r"is the same file as '.*', which this command reads"
+INSIDE = r"is inside the fixture folder '.*test_data_set_0', which this command reads"
+
+
+def c_output_onto_input(d):
+    """Every output flag aimed at a file the command reads: exit 2, one line
+    naming both paths, the input unchanged, no temporary beside it."""
+    b = bundle(d)
+    mdl, out0 = b / "model.onnx", b / "test_data_set_0" / "output_0.pb"
+    in0 = b / "test_data_set_0" / "input_0.pb"
+    new = b / "test_data_set_0" / "report.html"
+    crit = w(d / "crit.json", json.dumps(CRIT))
+    doc = w(d / "doc.json", json.dumps(check_doc("y")))
+    ib = d / "ib"
+    shutil.copytree(HEALTHY, ib)  # with intermediates, for bisect
+    ib_mdl = ib / "model.onnx"
+    run_in = d / "s" / "output_0.pb"
+    run_in.parent.mkdir()
+    shutil.copy(in0, run_in)
+    cases = []
+    for flag in ("--junit", "--html", "--sarif"):
+        cases.append(case(f"check_{flag[2:]}_onto_fixture_output", ["onnxparity", "check", b, flag, out0], 2,
+                          r"output_0\.pb: " + SAME, unchanged=[out0], needs_ort=True))
+        cases.append(case(f"check_{flag[2:]}_onto_model", ["onnxparity", "check", b, flag, mdl], 2,
+                          r"model\.onnx: " + SAME, unchanged=[mdl], needs_ort=True))
+    cases += [
+        case("check_html_new_file_in_fixture_folder", ["onnxparity", "check", b, "--html", new], 2,
+             r"report\.html: " + INSIDE, absent=[new], needs_ort=True),
+        case("check_save_optimized_onto_model", ["onnxparity", "check", b, "--save-optimized", mdl], 2,
+             r"model\.onnx: " + SAME, unchanged=[mdl], needs_ort=True),
+        case("check_save_optimized_onto_fixture", ["onnxparity", "check", b, "--save-optimized", in0], 2,
+             r"input_0\.pb: (" + SAME + "|" + INSIDE + ")", unchanged=[in0], needs_ort=True),
+        case("gate_junit_onto_criteria", ["onnxparity", "gate", b, "--criteria", crit, "--junit", crit], 2,
+             r"crit\.json: " + SAME, unchanged=[crit], needs_ort=True),
+        case("gate_record_criteria_onto_model", ["onnxparity", "gate", b, "--criteria", mdl, "--record"], 2,
+             r"model\.onnx: " + SAME, unchanged=[mdl], needs_ort=True),
+        case("bisect_html_onto_model", ["onnxparity", "bisect", ib, "--html", ib_mdl], 2,
+             r"model\.onnx: " + SAME, unchanged=[ib_mdl], needs_ort=True),
+        case("diagnose_html_onto_fixture", ["onnxparity", "diagnose", b, "--no-sweep", "--no-bisect", "--html", in0],
+             2, r"input_0\.pb: " + SAME, unchanged=[in0], needs_ort=True),
+        case("report_html_onto_its_input", ["onnxparity", "report", doc, "--html", doc], 2,
+             r"doc\.json: " + SAME, unchanged=[doc]),
+        case("convert_onto_its_input", ["onnxparity", "convert", in0, in0], 2,
+             r"input_0\.pb: " + SAME, unchanged=[in0]),
+        case("expose_onto_its_model", ["onnxparity", "expose", mdl, mdl, "--all"], 2,
+             r"model\.onnx: " + SAME, unchanged=[mdl]),
+        # run reads its input from S/output_0.pb and would save output 0 there
+        case("run_save_onto_its_input",
+             ["onnxparity", "run", mdl, "--input", f"image={run_in}", "--save", run_in.parent, "--save-format", "pb"],
+             2, r"output_0\.pb: " + SAME, unchanged=[run_in], needs_ort=True),
+    ]
+    return cases
+
+
+def c_output_onto_input_by_link(d):
+    """The same file under another name (a symlink, a hard link): by inode."""
+    t = w(d / "t.npy", npy_f4())
+    os.symlink("t.npy", d / "alias.npy")
+    os.link(t, d / "hard.npy")
+    return [case("convert_onto_input_via_symlink", ["onnxparity", "convert", t, d / "alias.npy"], 2,
+                 r"alias\.npy: " + SAME, unchanged=[t]),
+            case("convert_onto_input_via_hard_link", ["onnxparity", "convert", t, d / "hard.npy"], 2,
+                 r"hard\.npy: " + SAME, unchanged=[t])]
+
+
+def c_output_special_files(d):
+    """A socket is refused; a character device is written in place (never
+    renamed over: /dev/null stays a device).  FIFOs: tests/py/test_outputs.py."""
+    t = w(d / "t.npy", npy_f4())
+    doc = w(d / "doc.json", CHECK_DOC)
+    s = d / "sock.npy"
+    sk = socket.socket(socket.AF_UNIX)
+    sk.bind(str(s))
+    sk.close()
+    return [case("convert_output_is_socket", ["onnxparity", "convert", t, s], 2,
+                 r"sock\.npy: is not a regular file, a character device or a FIFO"),
+            case("report_html_dev_null", ["onnxparity", "report", doc, "--html", "/dev/null"], 0, None)]
+
+
+def c_sweep_save_optimized_file(d):
+    b = bundle(d)
+    f = w(d / "opt.onnx", b"not a folder")
+    return case("sweep_save_optimized_is_a_file", ["onnxparity", "sweep", b, "--once", "--save-optimized", f], 2,
+                r"--save-optimized wants a folder; '.*opt\.onnx' is a file", unchanged=[f], needs_ort=True)
+
+
+def c_json_trailing_documents(d):
+    """What `>>` leaves: a second document after the first; NUL bytes; text."""
+    fail = check_doc("y")
+    fail["verdict"] = "fail"
+    two = CHECK_DOC + "\n" + json.dumps(fail) + "\n"
+    m = w(d / "m.json", two)
+    r = w(d / "r.json", two)
+    b = bundle(d / "p1", json.dumps({"schema": "onnxparity.capture/1"}) + "\n" +
+               json.dumps({"schema": "onnxparity.capture/1", "training": {"any": True}}))
+    b2 = bundle(d / "p2", json.dumps({"schema": "onnxparity.capture/1"}).encode() + b"\0" * (1 << 20))
+    h = d / "r.html"
+    return [
+        case("merge_second_document", ["onnxparity", "merge", m], 3, r"m\.json: at byte \d+: not valid JSON"),
+        case("report_second_document", ["onnxparity", "report", r, "--html", h], 2,
+             r"r\.json: at byte \d+: not a JSON document", absent=[h]),
+        case("parity_json_second_document", ["onnxparity", "lint", b], 3,
+             r"parity\.json: at byte \d+: not valid JSON"),
+        case("parity_json_nul_bytes_after", ["onnxparity", "lint", b2], 3,
+             r"parity\.json: at byte \d+: not valid JSON"),
+        gate("criteria_text_after_object", d / "g", json.dumps(CRIT) + " trailing", 2,
+             r"c\.json: at byte \d+: not valid JSON"),
+    ]
+
+
+def c_json_duplicate_keys(d):
+    dup_crit = json.dumps(CRIT).replace('"fixtures": 3', '"fixtures": 3, "fixtures": 1')
+    dup_doc = CHECK_DOC.replace('"verdict": "pass"', '"verdict": "fail", "verdict": "pass"')
+    m = w(d / "m.json", dup_doc)
+    r = w(d / "r.json", dup_doc)
+    b = bundle(d / "p", '{"schema": "onnxparity.capture/1", "deterministic": true, "deterministic": false}')
+    h = d / "r.html"
+    return [
+        gate("criteria_duplicate_key", d / "g", dup_crit, 2, r"c\.json: at byte \d+: not valid JSON: duplicate"),
+        case("merge_duplicate_key", ["onnxparity", "merge", m], 3, r"m\.json: at byte \d+: not valid JSON: duplicate"),
+        case("report_duplicate_key", ["onnxparity", "report", r, "--html", h], 2,
+             r"r\.json: at byte \d+: not a JSON document of onnxparity: duplicate", absent=[h]),
+        case("parity_json_duplicate_key", ["onnxparity", "lint", b], 3,
+             r"parity\.json: at byte \d+: not valid JSON.*duplicate"),
+    ]
+
+
+def c_json_nul_escapes(d):
+    crit_schema = json.dumps(CRIT).replace('"onnxparity.criteria/1"', '"onnxparity.criteria/1\\u0000x"')
+    crit_name = json.dumps(CRIT).replace('"logits"', '"logits\\u0000other"')
+    nul_doc = CHECK_DOC.replace('"onnxparity.check/1"', '"onnxparity.check/1\\u0000"')
+    m = w(d / "m.json", nul_doc)
+    b = bundle(d / "p", '{"schema": "onnxparity.capture/1\\u0000"}')
+    return [
+        gate("criteria_nul_in_schema", d / "g1", crit_schema, 2, r"c\.json: at byte \d+: .*\\u0000 \(NUL\)"),
+        gate("criteria_nul_in_output_name", d / "g2", crit_name, 2, r"c\.json: at byte \d+: .*\\u0000 \(NUL\)"),
+        case("merge_nul_in_schema", ["onnxparity", "merge", m], 3, r"m\.json: at byte \d+: .*\\u0000 \(NUL\)"),
+        case("parity_json_nul_in_string", ["onnxparity", "lint", b], 3, r"parity\.json: at byte \d+: .*\\u0000"),
+    ]
+
+
+def c_intermediates_index_strict(d):
+    """bisect's intermediates index: a second document and a duplicate key."""
+    out = []
+    for cid, text in (("bisect_index_second_document", '{"entries": []}\n{"entries": []}'),
+                      ("bisect_index_duplicate_key", '{"entries": [], "entries": []}')):
+        ib = d / cid
+        shutil.copytree(HEALTHY, ib)
+        idx = ib / "test_data_set_0" / "intermediates" / "index.json"
+        idx.write_text(text)
+        out.append(case(cid, ["onnxparity", "bisect", ib], 3, r"index\.json: at byte \d+: not valid JSON",
+                        needs_ort=True))
+    return out
+
+
+def c_numeric_options(d):
+    """NaN, infinities, overflow, leading space and trailing text: refused, one line."""
+    b = bundle(d)
+    t = w(d / "t.npy", npy_f4())
+    chk = ["onnxparity", "check", b]
+    bad = [
+        ("tol_nan_atol", chk + ["--tol", "logits=0,nan"], r"--tol wants NAME=RTOL,ATOL, not 'logits=0,nan'"),
+        ("tol_inf_rtol", chk + ["--tol", "logits=inf,0"], r"--tol wants NAME=RTOL,ATOL"),
+        ("tol_trailing_text", chk + ["--tol", "logits=0,0x"], r"--tol wants NAME=RTOL,ATOL"),
+        ("rtol_nan", chk + ["--rtol", "nan"], r"--rtol wants a finite number >= 0, not 'nan'"),
+        ("atol_overflow", chk + ["--atol", "1e999"], r"--atol wants a finite number >= 0, not '1e999'"),
+        ("rtol_leading_space", chk + ["--rtol", " 1"], r"--rtol wants a finite number >= 0"),
+        ("top_k_past_int", chk + ["--top-k", "4294967301"], r"--top-k wants an integer from 1 to 2147483647"),
+        ("top_k_negative", chk + ["--top-k", "-1"], r"--top-k wants an integer from 1 to 2147483647, not '-1'"),
+        ("threads_past_int", chk + ["--threads", "4294967297"], r"--threads wants an integer from 0 to 2147483647"),
+        ("threads_trailing", chk + ["--threads", "2x"], r"--threads wants an integer"),
+        ("timeout_nan", chk + ["--timeout", "nan"], r"--timeout wants a finite number >= 0, not 'nan'"),
+        ("compare_rtol_inf", ["onnxparity", "compare", t, t, "--rtol", "inf"], r"--rtol wants a finite number"),
+        ("bisect_chunk_overflow", ["onnxparity", "bisect", b, "--chunk", "99999999999999999999"],
+         r"--chunk wants an integer from 0 to 2147483647"),
+        ("gate_margin_nan", ["onnxparity", "gate", b, "--criteria", d / "c.json", "--margin", "nan"],
+         r"--margin wants a finite number >= 0, not 'nan'"),
+        ("max_memory_leading_space", ["onnxparity", "inspect", b / "model.onnx", "--max-memory", " 1G"],
+         r"--max-memory wants a size"),
+    ]
+    return [case("option_" + cid, argv, 2, "^onnxparity [a-z]+: " + rx) for cid, argv, rx in bad]
 
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]

@@ -17,6 +17,7 @@ hostile text raw in them.  Cases marked known_bug (code owned elsewhere)
 are expected failures, except that a crash or a sanitizer report always
 fails.
 """
+import hashlib
 import html.parser
 import json
 import os
@@ -127,6 +128,11 @@ def _run_case(onnxparity, cid, c):
         assert not os.path.lexists(p), f"{cid}: partial output {p} left behind"
         left = [q.name for q in p.parent.glob(p.name + "*")] if p.parent.is_dir() else []
         left += [q.name for q in p.parent.glob("." + p.name + "*")] if p.parent.is_dir() else []
+        assert not left, f"{cid}: temporary files left behind: {left}"
+    for f, digest in c.get("unchanged", []):
+        assert hashlib.sha256(pathlib.Path(f).read_bytes()).hexdigest() == digest, \
+            f"{cid}: {f} was changed (an output replaced an input)"
+        left = [q.name for q in pathlib.Path(f).parent.glob("*.tmp.*")]
         assert not left, f"{cid}: temporary files left behind: {left}"
     if c["stderr"] is not None:
         lines = err.splitlines()
