@@ -329,3 +329,23 @@ def test_stateful_model_every_covered_fixture_from_the_same_state(tmp_path):
                              exporter="legacy")
     # float32 truth and float64 reference both from calls = 0: only float noise apart
     assert [f["outputs"][0]["max_abs"] < 1e-5 for f in doc["noise"]["fixtures"]] == [True] * 3
+
+
+def test_intermediates_paired_when_they_come_from_an_autograd_forward(tmp_path):
+    """TransformerEncoderLayer takes its fused fast path under no_grad; the
+    intermediates then come from a forward with autograd on, and the float64
+    pass runs the same way, so every intermediate still gets its statistics."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).eval()
+    g = torch.Generator().manual_seed(1)
+    fx = [torch.randn(2, 5, 16, generator=g), torch.randn(3, 5, 16, generator=g)]
+    doc = onnxparity.capture(model, fx, tmp_path / "b", exporter="legacy")
+    if torch.__version__.startswith("1."):  # torch 1.13's fast path; 2.x traces the same path
+        assert doc["intermediates"]["forward_grad_enabled"] is True
+    for k in (0, 1):
+        d = tmp_path / "b" / f"test_data_set_{k}"
+        idx = json.loads((d / "intermediates/index.json").read_text())
+        assert idx["entries"] and all("noise" in e for e in idx["entries"])
+        for e in idx["entries"]:
+            assert 0 <= e["noise"]["max_abs"] < 1e-4 and e["noise"]["count"] == int(np.prod(e["shape"]))

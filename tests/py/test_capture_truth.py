@@ -493,3 +493,56 @@ def test_command_line_says_what_the_forward_writes(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "the forward writes buffer calls (state drift)" in p.stdout
     assert "float64 reference none (reference64 is off)" in p.stdout
+
+
+# ---------------------------------------------------------------- the snapshot itself
+
+def test_snapshot_names_and_undoes_every_kind_of_change():
+    from onnxparity import _state
+
+    class Busy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3)
+            self.register_buffer("steps", torch.zeros(()))
+            self.history = [1, 2]
+            self.scale = 0.5
+
+        def forward(self, x):
+            self.steps = self.steps + 1                   # a buffer rebound to a new tensor
+            self.fc.weight.data.mul_(2)                   # .data: no version bump, still seen
+            self.register_buffer("extra", torch.ones(1))  # a buffer added
+            self.history.append(3)                        # a list changed in place
+            self.note = "seen"                            # an attribute added
+            del self.scale                                # an attribute removed
+            return self.fc(x)
+
+    torch.manual_seed(0)
+    m = Busy().eval()
+    steps, weight = m.steps, m.fc.weight
+    before = model_hash(m)
+    snap = _state.Snapshot(m)
+    with torch.no_grad():
+        m(torch.randn(2, 4))
+    got = {(c["name"], c["kind"], c["how"]) for c in snap.changes()}
+    assert got == {("steps", "buffer", "rebound"), ("fc.weight", "parameter", "values"),
+                   ("extra", "buffer", "added"), ("history", "attribute", "values"),
+                   ("note", "attribute", "added"), ("scale", "attribute", "removed")}
+    snap.restore()
+    assert snap.changes() == []
+    assert model_hash(m) == before and m.steps is steps and m.fc.weight is weight
+    assert "extra" not in dict(m.named_buffers()) and not hasattr(m, "note") and m.scale == 0.5
+    assert m.history == [1, 2]
+
+
+def test_snapshot_leaves_torch_internals_alone():
+    from onnxparity import _state
+    m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.1), torch.nn.BatchNorm1d(4)).eval()
+    snap = _state.Snapshot(m)
+    counts = snap.counts()
+    assert counts["parameters"] == 4 and counts["buffers"] == 3
+    handle = m[0].register_forward_hook(lambda *a: None)  # hooks are bookkeeping, not state
+    with torch.no_grad():
+        m(torch.randn(3, 4))
+    assert snap.changes() == []
+    handle.remove()
