@@ -197,6 +197,34 @@ static lint_rule_ix classify(const char *cat, const char *mod, const char *file,
     return R_EXPORTER_NOTE;
 }
 
+/* TracerWarnings whose converted value cannot change what the graph
+ * computes, by where they are raised: (file suffix, source line prefix,
+ * why).  To add one: the torch (or torchvision) line, and the reason no
+ * input can make the traced value differ. */
+static const struct benign_tracer {
+    const char *file, *code, *why;
+} benign_tracers[] = {
+    {"", "assert ", "a passed assert fixes no path: the graph only drops the check"},
+    {"", "assert(", "a passed assert fixes no path: the graph only drops the check"},
+    {"torch/_tensor.py", "return self.item().__format__(",
+     "a tensor formatted into a string (an assert's or a log's message)"},
+    {"torch/nn/functional.py", "q_scaled = q / math.sqrt(E)",
+     "multi_head_attention_forward's E is the head dim, embed_dim / num_heads, fixed by the "
+     "module"},
+};
+
+static int benign_tracer(const char *file, const char *code)
+{
+    size_t fl = file ? strlen(file) : 0;
+    for (size_t i = 0; code && i < sizeof benign_tracers / sizeof benign_tracers[0]; i++) {
+        const struct benign_tracer *b = &benign_tracers[i];
+        size_t bl = strlen(b->file);
+        if (bl && (fl < bl || strcmp(file + fl - bl, b->file))) continue;
+        if (!strncmp(code, b->code, strlen(b->code))) return 1;
+    }
+    return 0;
+}
+
 static int same_str(const cJSON *a, const cJSON *b, const char *key)
 {
     const char *x = get_str(a, key), *y = get_str(b, key);
@@ -233,8 +261,7 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
         if (!msg) msg = "";
         lint_rule_ix ix = classify(cat, mod ? mod : "", file ? file : "", msg);
         if (ix == R_COUNT) continue;
-        /* an assert fixes no path: the trace passed it, the graph only drops the check */
-        if (ix == R_TRACER_WARNING && code && !strncmp(code, "assert ", 7)) continue;
+        if (ix == R_TRACER_WARNING && benign_tracer(file, code)) continue;
         /* "operator 'dropout' is set to train=True" (F.dropout's default) matters
          * only where a Dropout can drop: not when every live one has ratio 0 */
         if (ix == R_EXPORTER_TRAINING && has(msg, "dropout") && !lint_live_dropouts(c, main))

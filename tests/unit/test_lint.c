@@ -1593,37 +1593,44 @@ static void test_precision_scatter_grid(void)
     }
 }
 
-/* The manifest rules: an assert's TracerWarning fixes no path (ONP301),
- * the exporter's "dropout is set to train=True" needs a Dropout that can
- * drop (ONP107), and a shape risk on an output says so (ONP204). */
+/* The manifest rules: a TracerWarning whose traced value cannot change
+ * the graph (a passed assert, a tensor formatted into a message, MHA's head
+ * dim) is not ONP301; the exporter's "dropout is set to train=True" needs a
+ * Dropout that can drop (ONP107); a shape risk on an output says so (ONP204). */
 static void test_precision_manifest(void)
 {
-    static const char *const W_ASSERT =
+    static const char *const W_TRACER =
         "{\"warnings\": [{\"category\": \"TracerWarning\", \"message\": \"Converting a tensor to "
         "a Python boolean might cause the trace to be incorrect.\", \"file\": "
-        "\"/x/torch/nn/functional.py\", \"line\": 5039, \"code\": \"%s\"}]}";
+        "\"%s\", \"line\": 5039, \"code\": \"%s\"}]}";
     static const char *const W_DROP =
         "{\"warnings\": [{\"category\": \"UserWarning\", \"message\": \"ONNX export mode is set "
         "to TrainingMode.EVAL, but operator 'dropout' is set to train=True. Exporting with "
         "train=True.\", \"file\": \"/x/torch/onnx/utils.py\", \"line\": 1}]}";
+    static const char *const FN = "/usr/lib/python3/dist-packages/torch/nn/functional.py";
     struct {
-        const char *rule, *code;
+        const char *rule, *file, *code;
         int dropout; /* 0 none, 1 ratio 0 in training mode, 2 ratio 0.1, 3 ratio 0.1 with
                         training_mode a graph input */
         int fires;
     } cases[] = {
-        {"ONP301", "assert key.shape == value.shape, f\\\"shapes\\\"", 0, 0},
-        {"ONP301", "if x.sum() > 0:", 0, 1},
-        {"ONP301", "q_scaled = q / math.sqrt(E)", 0, 1},
-        {"ONP107", NULL, 0, 0}, /* no Dropout at all */
-        {"ONP107", NULL, 1, 0}, /* F.dropout(p=0) in eval */
-        {"ONP107", NULL, 2, 1},
-        {"ONP107", NULL, 3, 1},
+        {"ONP301", FN, "assert key.shape == value.shape, f\\\"shapes\\\"", 0, 0},
+        {"ONP301", "/src/model.py", "assert(x.size(0) == 2)", 0, 0},
+        {"ONP301", "/src/model.py", "if x.sum() > 0:", 0, 1},
+        {"ONP301", "/src/model.py", "n = int(x.size(0))", 0, 1},
+        {"ONP301", FN, "q_scaled = q / math.sqrt(E)", 0, 0},
+        {"ONP301", "/src/model.py", "q_scaled = q / math.sqrt(E)", 0, 1}, /* not torch's E */
+        {"ONP301", "/x/torch/_tensor.py", "return self.item().__format__(format_spec)", 0, 0},
+        {"ONP301", "/src/model.py", "return self.item().__format__(format_spec)", 0, 1},
+        {"ONP107", NULL, NULL, 0, 0}, /* no Dropout at all */
+        {"ONP107", NULL, NULL, 1, 0}, /* F.dropout(p=0) in eval */
+        {"ONP107", NULL, NULL, 2, 1},
+        {"ONP107", NULL, NULL, 3, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];
         if (cases[i].code)
-            snprintf(text, sizeof text, W_ASSERT, cases[i].code);
+            snprintf(text, sizeof text, W_TRACER, cases[i].file, cases[i].code);
         else
             snprintf(text, sizeof text, "%s", W_DROP);
         gb b;
