@@ -194,10 +194,10 @@ static void print_point(size_t i, const onp_bisect_point *p, int mark)
     }
     printf("%s%4zu  %-20s %-28s %-10s %-10s %-10s %-9s %s%s%s\n  %6s%s\n", mark ? "> " : "  ", i,
            p->op_type, p->module[0] ? p->module : "-", ma, mr, ev, jp,
-           !p->compared                              ? "-"
-           : !p->pass                                ? "FAIL"
+           !p->compared                             ? "-"
+           : !p->pass                               ? "FAIL"
            : p->verdict == ONP_VERDICT_WITHIN_NOISE ? "ok (noise)"
-                                                     : "ok",
+                                                    : "ok",
            p->note[0] ? ": " : "", p->note, "", p->value);
 }
 
@@ -293,8 +293,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                f->module[0] ? f->module : "-", report_fmt(f->max_abs, ma, sizeof ma),
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
-               report_fmt(f->jump, jp, sizeof jp), f->fail_fixture,
-               first_clause(r));
+               report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
     else if (inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it\n",

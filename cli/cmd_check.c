@@ -53,7 +53,7 @@ typedef struct opts {
     double rtol, atol; /* < 0: the dtype's default */
     tol_override tols[MAX_TOLS];
     size_t n_tols;
-    int topk; /* 0 off, -1 auto (the default), K */
+    int topk;        /* 0 off, -1 auto (the default), K */
     int strict_tol;  /* --strict-tol: beyond the tolerance fails even inside the noise */
     int no_estimate; /* --no-noise-estimate: never rerun on perturbed inputs */
     int no_bisect;
@@ -211,7 +211,8 @@ static void print_judgment_text(const onp_output_verdict *x)
     if (j->vacuous == ONP_VACUOUS_BELOW_ATOL)
         printf("%-18s   vacuous: every |expected| is below atol (largest %s): judged with atol = "
                "rtol x that scale = %s instead\n",
-               "", report_fmt(j->scale_max, a, sizeof a), report_fmt(j->tol_used.atol, b, sizeof b));
+               "", report_fmt(j->scale_max, a, sizeof a),
+               report_fmt(j->tol_used.atol, b, sizeof b));
     else if (j->vacuous == ONP_VACUOUS_CONSTANT)
         printf("%-18s   vacuous: every row of the batch is identical in eager: the output does not "
                "depend on the sample here\n",
@@ -220,7 +221,8 @@ static void print_judgment_text(const onp_output_verdict *x)
     if (j->has_ref)
         printf("%-18s   %s: ORT vs float64 %s, eager vs float64 %s (float64 reference); gap %s, "
                "envelope %s\n",
-               "", j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
+               "",
+               j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
                report_fmt(j->ort_err_max, a, sizeof a), report_fmt(j->eager_err_max, b, sizeof b),
                report_fmt(j->gap_max, c, sizeof c), report_fmt(j->envelope_max, d, sizeof d));
     else
@@ -274,8 +276,8 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
                                        ? "ok (float noise)"
                                        : "ok";
             printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %-9s %s%s%s\n", fx, x->name,
-                   x->compared ? onp_dtype_name(x->m.expected_dtype) : "-", sh, ma, mr, mm, t1,
-                   ev, res_word, x->note[0] ? ": " : "", x->note);
+                   x->compared ? onp_dtype_name(x->m.expected_dtype) : "-", sh, ma, mr, mm, t1, ev,
+                   res_word, x->note[0] ? ": " : "", x->note);
             if (x->compared) print_judgment_text(x);
             if (x->compared && !x->pass && x->m.worst_index >= 0 && x->m.shape_ok) {
                 char we[16], wa[16], nr[16], na[16];
@@ -373,7 +375,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON_AddNumberToObject(sum, "fixtures_failed", failed);
     cJSON_AddNumberToObject(sum, "outputs_compared", (double)outs);
     cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
-    cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)count_verdict(res, n, ONP_VERDICT_WITHIN_NOISE));
+    cJSON_AddNumberToObject(sum, "outputs_within_noise",
+                            (double)count_verdict(res, n, ONP_VERDICT_WITHIN_NOISE));
     cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)count_vacuous(res, n));
     if (rows) {
         cJSON *t = cJSON_AddObjectToObject(sum, "topk");
@@ -441,7 +444,7 @@ static size_t collect_causes(const onp_lint_result *l, int failed, const onp_bis
  * noise source among them: float64 high, float64-scaled medium, an ORT-side
  * estimate low. */
 typedef struct noise_cause {
-    size_t n;                   /* outputs within noise */
+    size_t n;                     /* outputs within noise */
     const onp_fixture_verdict *f; /* the one with the largest gap */
     const onp_output_verdict *x;
     onp_noise_src weakest;
@@ -644,7 +647,8 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n, const onp_lint_result *l)
+static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
+                       const onp_lint_result *l)
 {
     junit j;
     junit_init(&j);

@@ -152,7 +152,7 @@ static int refuse_failing(const meas_result *r)
 static int record(const opts *o, const meas_result *r)
 {
     for (size_t i = 0; i < r->n_fix; i++)
-        if ((r->fix[i].status == ONP_FIXTURE_ERROR)) {
+        if (r->fix[i].status == ONP_FIXTURE_ERROR) {
             fprintf(stderr,
                     "onnxparity gate: %s: %s: not recording criteria for a bundle that "
                     "does not run\n",
@@ -308,9 +308,10 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
                  c->fixtures);
     for (size_t i = 0; i < r->n_fix; i++) {
         const onp_fixture_verdict *f = &r->fix[i];
-        if ((f->status == ONP_FIXTURE_ERROR) && (g = reg_add(l, base(f->dir), NULL, "error", NAN, NAN)))
+        if (f->status == ONP_FIXTURE_ERROR &&
+            (g = reg_add(l, base(f->dir), NULL, "error", NAN, NAN)))
             snprintf(g->msg, sizeof g->msg, "%.200s: does not run: %.900s", base(f->dir), f->msg);
-        for (size_t k = 0; !(f->status == ONP_FIXTURE_ERROR) && k < f->n_out; k++) {
+        for (size_t k = 0; f->status != ONP_FIXTURE_ERROR && k < f->n_out; k++) {
             const onp_output_verdict *x = &f->outs[k];
             const crit_out *co = criteria_find(c, x->name);
             if (!co) continue; /* an output the criteria do not cover */
@@ -421,7 +422,8 @@ static int write_junit(const opts *o, const meas_result *r, const reglist *l)
                 continue;
             }
             if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
-            junit_case(&j, base(f->dir), x->name, (f->status == ONP_FIXTURE_ERROR) ? JUNIT_ERROR : JUNIT_FAIL, msg,
+            junit_case(&j, base(f->dir), x->name,
+                       f->status == ONP_FIXTURE_ERROR ? JUNIT_ERROR : JUNIT_FAIL, msg,
                        txt[0] ? txt : msg);
         }
     }

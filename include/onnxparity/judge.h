@@ -78,10 +78,10 @@ typedef onp_tol (*onp_tol_fn)(void *ctx, const char *name, int32_t dtype);
 typedef struct onp_judge_fixture_opts {
     onp_tol_fn tol; /* NULL: onp_tol_default */
     void *tol_ctx;
-    int topk;       /* 0 off; -1 top-1 on outputs shaped [N, C], C >= 2; K: top-K on every
-                       rank-1/2 output */
-    int strict;     /* the tolerance binds: within-noise fails */
-    int atol_given; /* the user chose atol (noise.h: vacuous values are then not re-judged) */
+    int topk;        /* 0 off; -1 top-1 on outputs shaped [N, C], C >= 2; K: top-K on every
+                        rank-1/2 output */
+    int strict;      /* the tolerance binds: within-noise fails */
+    int atol_given;  /* the user chose atol (noise.h: vacuous values are then not re-judged) */
     int no_estimate; /* 1: never rerun with perturbed inputs (no ORT-side estimate) */
     const onp_noisebook *noise; /* or NULL */
 } onp_judge_fixture_opts;

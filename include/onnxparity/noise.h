@@ -110,19 +110,19 @@ void onp_judge_opts_init(onp_judge_opts *o);
 
 typedef struct onp_judgment {
     onp_verdict verdict;
-    int pass;            /* WITHIN_TOL, or WITHIN_NOISE when not strict */
-    onp_vacuity vacuous; /* reported beside the verdict */
-    onp_tol tol_used;    /* the tolerance applied (atol replaced when BELOW_ATOL) */
-    onp_noise noise;     /* the estimate used (src NONE: none) */
-    double scale_max;    /* max |expected| over finite elements */
-    double floor;        /* U */
-    double gap_max, gap_rms;           /* |ORT - eager| */
-    double envelope_max, envelope_rms; /* the gap's bound: (K+1) N + U; 0 without noise */
-    double ratio;                      /* gap_max / envelope_max (0 without noise) */
-    int has_ref;                       /* a float64 reference tensor was given */
-    int noise_refused;                 /* an estimate was given but refused (beyond
-                                          ONP_NOISE_FLOAT64_MAX_REL of the scale) */
-    double ort_err_max, ort_err_rms;   /* |ORT - f64| (has_ref) */
+    int pass;                            /* WITHIN_TOL, or WITHIN_NOISE when not strict */
+    onp_vacuity vacuous;                 /* reported beside the verdict */
+    onp_tol tol_used;                    /* the tolerance applied (atol replaced when BELOW_ATOL) */
+    onp_noise noise;                     /* the estimate used (src NONE: none) */
+    double scale_max;                    /* max |expected| over finite elements */
+    double floor;                        /* U */
+    double gap_max, gap_rms;             /* |ORT - eager| */
+    double envelope_max, envelope_rms;   /* the gap's bound: (K+1) N + U; 0 without noise */
+    double ratio;                        /* gap_max / envelope_max (0 without noise) */
+    int has_ref;                         /* a float64 reference tensor was given */
+    int noise_refused;                   /* an estimate was given but refused (beyond
+                                            ONP_NOISE_FLOAT64_MAX_REL of the scale) */
+    double ort_err_max, ort_err_rms;     /* |ORT - f64| (has_ref) */
     double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
     double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
     double suggest_atol; /* an atol that covers the noise: max(needed_atol, envelope_max) */

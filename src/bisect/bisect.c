@@ -166,7 +166,8 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
     int n = cJSON_GetArraySize(entries), rc = 0;
     r->file = onp_arena_array(a, (size_t)n + 1, sizeof *r->file);
     r->noise = onp_arena_array(a, (size_t)n + 1, sizeof *r->noise);
-    if (!r->file || !r->noise) rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    if (!r->file || !r->noise)
+        rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     for (int i = 0; !rc && i < n; i++) {
         const cJSON *it = cJSON_GetArrayItem(entries, i);
         const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "file"));
@@ -264,8 +265,8 @@ static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
  * float64 reference tensor) or NULL.  Returns "" or why it failed when not
  * by numbers (in the arena when it is compare's own message). */
 static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, const onp_tensor *want,
-                             const onp_tensor *got, const onp_noise *noise,
-                             const onp_tensor *ref64, onp_metrics *m, onp_judgment *j)
+                             const onp_tensor *got, const onp_noise *noise, const onp_tensor *ref64,
+                             onp_metrics *m, onp_judgment *j)
 {
     onp_error ce;
     onp_error_clear(&ce);
@@ -273,8 +274,8 @@ static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, const onp_t
     memset(j, 0, sizeof *j);
     const char *note = "";
     onp_judge_opts jo = {tol_for(o, want->dtype), o->strict, o->atol >= 0};
-    if (onp_judge_value(want, got, ref64, noise && noise->src != ONP_NOISE_NONE ? noise : NULL,
-                        &jo, m, j, &ce))
+    if (onp_judge_value(want, got, ref64, noise && noise->src != ONP_NOISE_NONE ? noise : NULL, &jo,
+                        m, j, &ce))
         note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));
     else if (!m->shape_ok)
         note = "shape differs";
@@ -409,8 +410,7 @@ static int run_on(const ctx *c, onp_session *s, const onp_fixture *f, const char
 /* The noise of value `v` in fixture fr: its float64 statistics, else the
  * spread between `a` and `b` (the run and the perturbed run) when `b` ran;
  * src NONE otherwise. */
-static onp_noise noise_of(const fixref *fr, const char *v, const onp_tensor *a,
-                          const onp_tensor *b)
+static onp_noise noise_of(const fixref *fr, const char *v, const onp_tensor *a, const onp_tensor *b)
 {
     onp_noise n;
     size_t j;
@@ -1282,8 +1282,10 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
         if (r->points[i].compared && !r->points[i].pass) r->first = (long)i;
     error_jumps(g, &point_of, r);
     for (size_t i = 0; i < c.n_runs; i++) {
-        if (c.runs[i].n_noise) r->n_noise_float64++;
-        else if (needs_spread(&c, &c.runs[i])) r->n_noise_ort++;
+        if (c.runs[i].n_noise)
+            r->n_noise_float64++;
+        else if (needs_spread(&c, &c.runs[i]))
+            r->n_noise_ort++;
     }
     r->status = r->first >= 0 ? ONP_BISECT_DIVERGES : ONP_BISECT_AGREES;
     if (r->first >= 0 && describe_inputs(a, g, &point_of, r)) {

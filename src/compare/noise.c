@@ -16,12 +16,10 @@ _Static_assert(sizeof src_names / sizeof *src_names == ONP_NOISE_SRC_COUNT, "src
 
 static const char *const verdict_names[] = {"within-tolerance", "within-noise", "beyond-noise",
                                             "beyond-tolerance", "not-numeric"};
-_Static_assert(sizeof verdict_names / sizeof *verdict_names == ONP_VERDICT_COUNT,
-               "verdict_names");
+_Static_assert(sizeof verdict_names / sizeof *verdict_names == ONP_VERDICT_COUNT, "verdict_names");
 
 static const char *const vacuity_names[] = {"no", "below-atol", "constant-across-batch"};
-_Static_assert(sizeof vacuity_names / sizeof *vacuity_names == ONP_VACUITY_COUNT,
-               "vacuity_names");
+_Static_assert(sizeof vacuity_names / sizeof *vacuity_names == ONP_VACUITY_COUNT, "vacuity_names");
 
 const char *onp_noise_src_name(onp_noise_src s)
 {
@@ -48,17 +46,12 @@ double onp_dtype_eps(int32_t dtype)
 {
     switch (dtype) {
     case ONP_FLOAT:
-    case ONP_COMPLEX64:
-        return 0x1p-23;
+    case ONP_COMPLEX64: return 0x1p-23;
     case ONP_DOUBLE:
-    case ONP_COMPLEX128:
-        return 0x1p-52;
-    case ONP_FLOAT16:
-        return 0x1p-10;
-    case ONP_BFLOAT16:
-        return 0x1p-7;
-    default:
-        return 0.0;
+    case ONP_COMPLEX128: return 0x1p-52;
+    case ONP_FLOAT16: return 0x1p-10;
+    case ONP_BFLOAT16: return 0x1p-7;
+    default: return 0.0;
     }
 }
 
@@ -116,8 +109,10 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
     j->suggest_atol = m->needed_atol;
     j->floor = 0;
     j->envelope_max = j->envelope_rms = j->ratio = 0;
-    if (n) j->noise = *n;
-    else memset(&j->noise, 0, sizeof j->noise);
+    if (n)
+        j->noise = *n;
+    else
+        memset(&j->noise, 0, sizeof j->noise);
     if (!m->shape_ok || !m->dtype_ok || m->nan_mismatch || m->inf_mismatch ||
         (!m->pass && eps <= 0)) {
         j->verdict = ONP_VERDICT_NOT_NUMERIC;
@@ -280,8 +275,7 @@ void onp_perturb_ulp(onp_tensor *t, uint64_t seed)
             memcpy(p, &v, 2);
             break;
         }
-        default:
-            return;
+        default: return;
         }
     }
 }

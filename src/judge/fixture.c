@@ -71,8 +71,10 @@ static void flip_margins(const onp_tensor *want, const onp_tensor *got, double e
             double ev = onp_tensor_get_f64(want, r * cls + c);
             double av = onp_tensor_get_f64(got, r * cls + c);
             if (!isnan(ev)) {
-                if (ea < 0 || ev > e1) e2 = e1, e1 = ev, ea = c;
-                else if (ev > e2) e2 = ev;
+                if (ea < 0 || ev > e1)
+                    e2 = e1, e1 = ev, ea = c;
+                else if (ev > e2)
+                    e2 = ev;
             }
             if (!isnan(av) && (aa < 0 || av > a1)) a1 = av, aa = c;
         }
@@ -124,8 +126,8 @@ static void settle(onp_output_verdict *x)
 
 /* Rerun f with every floating input moved by one ulp; for each output still
  * BEYOND_TOL (no noise known), take the spread as its noise and judge again. */
-static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tensor *in,
-                    size_t n_in, onp_tensor *want, onp_tensor *got, size_t n_run,
+static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tensor *in, size_t n_in,
+                    onp_tensor *want, onp_tensor *got, size_t n_run,
                     const onp_judge_fixture_opts *o, onp_output_verdict *outs, int *did)
 {
     *did = 0;
@@ -252,8 +254,8 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         }
         onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict, o->atol_given};
         onp_error ce;
-        int bad = onp_judge_value(&want[k], &got[k], has_ref ? &ref : NULL,
-                                  has_book ? &book : NULL, &jo, &x->m, &x->j, &ce);
+        int bad = onp_judge_value(&want[k], &got[k], has_ref ? &ref : NULL, has_book ? &book : NULL,
+                                  &jo, &x->m, &x->j, &ce);
         onp_tensor_release(&ref);
         if (bad) {
             snprintf(x->note, sizeof x->note, "%s", ce.msg);

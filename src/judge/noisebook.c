@@ -87,9 +87,12 @@ static int parse(onp_noisebook *nb, const cJSON *noise, const char *path, onp_er
     if (!cJSON_IsObject(noise)) return fmt_err(e, path, "noise", "not an object");
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(noise, "reference");
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(noise, "reason");
-    if (cJSON_IsString(ref)) nb->reference = onp_arena_strndup(&nb->a, ref->valuestring, strlen(ref->valuestring));
-    else if (ref && !cJSON_IsNull(ref)) return fmt_err(e, path, "noise.reference", "not a string or null");
-    if (cJSON_IsString(why)) nb->reason = onp_arena_strndup(&nb->a, why->valuestring, strlen(why->valuestring));
+    if (cJSON_IsString(ref))
+        nb->reference = onp_arena_strndup(&nb->a, ref->valuestring, strlen(ref->valuestring));
+    else if (ref && !cJSON_IsNull(ref))
+        return fmt_err(e, path, "noise.reference", "not a string or null");
+    if (cJSON_IsString(why))
+        nb->reason = onp_arena_strndup(&nb->a, why->valuestring, strlen(why->valuestring));
     const cJSON *fx = cJSON_GetObjectItemCaseSensitive(noise, "fixtures");
     if (!fx) return 0;
     if (!cJSON_IsArray(fx)) return fmt_err(e, path, "noise.fixtures", "not an array");

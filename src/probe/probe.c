@@ -30,8 +30,8 @@
 typedef struct fx {
     int index;
     size_t n_in, n_out;
-    onp_tensor *in;  /* [n_in], unnamed: fed by position */
-    onp_tensor *out; /* [n_out] expected */
+    onp_tensor *in;    /* [n_in], unnamed: fed by position */
+    onp_tensor *out;   /* [n_out] expected */
     onp_tensor *ref64; /* [n_out] the capture's float64 reference (count 0 when absent) */
 } fx;
 
@@ -101,7 +101,8 @@ int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
                 rc = -1;
         for (; x->n_out < f->n_outputs && !rc; x->n_out++) {
             char p64[4200];
-            if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e)) rc = -1;
+            if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e))
+                rc = -1;
             else if (onp_fixture_ref64_path(f, x->n_out, p64, sizeof p64) &&
                      onp_tfile_read(p64, NULL, &x->ref64[x->n_out], e))
                 rc = -1;
@@ -236,8 +237,10 @@ static int perturbed_run(onp_session *s, const fx *f, onp_tensor *out)
     onp_error e;
     int rc = in ? 0 : -1;
     for (size_t k = 0; !rc && k < f->n_in; k++) {
-        if (onp_tensor_copy(&in[k], &f->in[k], &e)) rc = -1;
-        else onp_perturb_ulp(&in[k], 0x6f6e7000u + k);
+        if (onp_tensor_copy(&in[k], &f->in[k], &e))
+            rc = -1;
+        else
+            onp_perturb_ulp(&in[k], 0x6f6e7000u + k);
     }
     if (!rc && onp_session_run(s, in, f->n_in, NULL, 0, out, &e)) rc = -1;
     for (size_t k = 0; in && k < f->n_in; k++) onp_tensor_release(&in[k]);

@@ -30,13 +30,13 @@ typedef struct rule_case {
 
 /* Envelope with K = 4: (K+1) N + 8 eps scale. */
 static const rule_case rule_cases[] = {
-    {"within the tolerance", 1, 1, 0, 1e-6, 1e-7, ONP_NOISE_NONE, 0, 0, 1, 0, 0, 0, 0, 0, EPS32,
-     0, ONP_VERDICT_WITHIN_TOL, 1},
+    {"within the tolerance", 1, 1, 0, 1e-6, 1e-7, ONP_NOISE_NONE, 0, 0, 1, 0, 0, 0, 0, 0, EPS32, 0,
+     ONP_VERDICT_WITHIN_TOL, 1},
     {"beyond, no estimate", 0, 1, 0, 1e-3, 1e-4, ONP_NOISE_NONE, 0, 0, 1, 0, 0, 0, 0, 0, EPS32, 0,
      ONP_VERDICT_BEYOND_TOL, 0},
     /* envelope 5 * 1e-3 + 8 * 2^-23 * 10 = 5.0095e-3 */
-    {"deep net: gap 4e-3 inside 5.01e-3", 0, 1, 0, 4e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10,
-     0, 0, 0, 0, 0, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
+    {"deep net: gap 4e-3 inside 5.01e-3", 0, 1, 0, 4e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10, 0,
+     0, 0, 0, 0, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
     {"gap 6e-3 beyond 5.01e-3", 0, 1, 0, 6e-3, 3e-4, ONP_NOISE_FLOAT64, 1e-3, 1e-4, 10, 0, 0, 0, 0,
      0, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
     /* rms envelope 5 * 1e-4 + 9.5e-6 = 5.095e-4: a few large errors spread wide */
@@ -48,8 +48,8 @@ static const rule_case rule_cases[] = {
     {"reference: ORT closer than eager", 0, 1, 0, 5e-3, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
      2.3e-3, 2e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
     /* 4 * 4e-3 + 9.5e-6 = 1.601e-2 < 2e-2 */
-    {"reference: ORT 5x worse than eager", 0, 1, 0, 2e-2, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
-     2e-2, 4e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
+    {"reference: ORT 5x worse than eager", 0, 1, 0, 2e-2, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10,
+     1, 2e-2, 4e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_BEYOND_NOISE, 0},
     {"reference: ORT 3.9x, inside", 0, 1, 0, 1.9e-2, 5e-4, ONP_NOISE_FLOAT64, 4e-3, 4e-4, 10, 1,
      1.56e-2, 4e-4, 4e-3, 4e-4, EPS32, 0, ONP_VERDICT_WITHIN_NOISE, 1},
     {"shape mismatch is never noise", 0, 0, 0, 0, 0, ONP_NOISE_FLOAT64, 1, 1, 1, 0, 0, 0, 0, 0,
