@@ -177,6 +177,8 @@ static lint_rule_ix classify(const char *cat, const char *mod, const char *file,
     if (!strcmp(cat, "TracerWarning")) return R_TRACER_WARNING;
     int onnx = !strncmp(mod, "torch.onnx", 10) || strstr(file, "torch/onnx") || has(msg, "onnx");
     if (!onnx) return R_COUNT;
+    /* an op left unfolded is computed at run time instead: same numbers */
+    if (has(msg, "Constant folding not applied")) return R_COUNT;
     if (!strcmp(cat, "DeprecationWarning") || !strcmp(cat, "FutureWarning") ||
         !strcmp(cat, "PendingDeprecationWarning"))
         return R_EXPORTER_NOTE;
@@ -231,9 +233,20 @@ static int same_str(const cJSON *a, const cJSON *b, const char *key)
     return x == y || (x && y && !strcmp(x, y));
 }
 
-/* Two records of the same warning (the exporter repeats some per node). */
+/* 1 when the warning was raised inside torch.onnx: its file:line is the
+ * exporter's own, nothing the user can act on. */
+static int in_exporter(const cJSON *w)
+{
+    const char *file = get_str(w, "file");
+    return file && strstr(file, "torch/onnx/");
+}
+
+/* Two records of the same warning (the exporter repeats some per node, and
+ * raises some from several of its own lines: one warning then). */
 static int same_warning(const cJSON *a, const cJSON *b)
 {
+    if (in_exporter(a) && in_exporter(b) && same_str(a, b, "category") && same_str(a, b, "message"))
+        return 1;
     const cJSON *la = get(a, "line"), *lb = get(b, "line");
     int same_line = cJSON_IsNumber(la) ? cJSON_IsNumber(lb) && la->valuedouble == lb->valuedouble
                                        : !cJSON_IsNumber(lb);

@@ -224,10 +224,12 @@ def test_swin_reports_only_the_window_padding_branch(docs):
     attention mask's slice assignments, ONP107 for the dropout warning.  What
     stays: the TracerWarnings where window padding is decided in Python
     (`if window_size[0] >= pad_H`), a real risk when the image size varies,
-    and the exporter's notes (info)."""
+    and one exporter note (info: "shape inference of prim::Constant type is
+    missing", raised from three of torch.onnx's lines, reported once; the
+    "constant folding not applied" notes are gone: no number changes)."""
     got = rules(docs["swin"])
     if TORCH_113:
-        assert got == {"ONP301": 2, "ONP415": 2}, got
+        assert got == {"ONP301": 2, "ONP415": 1}, got
     tracer = [f["message"] for f in docs["swin"]["findings"] if f["rule"] == "ONP301"]
     assert all("pad_" in m for m in tracer), tracer
     assert all(f["severity"] == "info" for f in docs["swin"]["findings"] if f["rule"] == "ONP415")
