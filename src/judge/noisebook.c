@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnxparity/json.h"
 #include "onnxparity/judge.h"
 #include "util/arena.h"
 #include "util/fsio.h"
@@ -148,11 +149,15 @@ int onp_noisebook_read(const char *parity_json, onp_noisebook **out, onp_error *
         free(nb);
         return onp_error_set_file(e, parity_json);
     }
-    cJSON *doc = cJSON_ParseWithLength((const char *)map->p, map->n);
+    cJSON *doc = onp_json_parse(map->p, map->n, parity_json, ONP_ERR_FORMAT,
+                                "not valid JSON (a parity.json manifest was expected)", e);
     onp_map_unref(map);
     int rc = 0;
-    if (!cJSON_IsObject(doc))
-        rc = fmt_err(e, parity_json, NULL, "not a JSON object (a parity.json manifest was expected)");
+    if (!doc)
+        rc = -1;
+    else if (!cJSON_IsObject(doc))
+        rc = fmt_err(e, parity_json, NULL,
+                     "not a JSON object (a parity.json manifest was expected)");
     const cJSON *noise = doc ? cJSON_GetObjectItemCaseSensitive(doc, "noise") : NULL;
     if (!rc && noise && !cJSON_IsNull(noise)) rc = parse(nb, noise, parity_json, e);
     cJSON_Delete(doc);
