@@ -433,7 +433,9 @@ void lint_batchdyn_compute(lint_ctx *c, const lint_scope *main)
 /* Bounds are doubles: ±infinity is "unbounded", and every finite bound is
  * kept within ±2^53, where doubles hold integers exactly, by widening
  * (a lower bound above 2^53 drops to 2^53, one below -2^53 to -infinity),
- * so the arithmetic below is sound for int64 shape values. */
+ * so the arithmetic below is sound for int64 shape values.  Finite bounds
+ * are whole numbers (float constants and quotients are widened to them), so
+ * Floor, Ceil, Round and casts to integers keep them. */
 #define EXACT 9007199254740992.0 /* 2^53 */
 #define INF HUGE_VAL
 
@@ -718,7 +720,9 @@ static lint_range range_node(fact_walk *w, const lint_scope *s, const onp_node *
     }
     if (!strcmp(op, "Clip")) {
         lint_range a = range_in(w, s, n, 0, depth);
-        double lo = clip_bound(w, s, n, 1, "min", 1), hi = clip_bound(w, s, n, 2, "max", 0);
+        /* whole-number bounds, as everywhere here: Floor or a cast may follow */
+        double lo = floor(clip_bound(w, s, n, 1, "min", 1));
+        double hi = ceil(clip_bound(w, s, n, 2, "max", 0));
         return mk_range(a.lo > lo ? a.lo : lo, a.hi < hi ? a.hi : hi);
     }
     if (!strcmp(op, "Cast"))
