@@ -9,6 +9,7 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      .venv-torch2/bin/python -m pytest -q tests/py/test_dynamo.py
 """
 import json
+import os
 import pathlib
 
 import pytest
@@ -167,6 +168,15 @@ def test_auto_falls_back_to_legacy_and_records_why(tmp_path):
     assert doc["exporter"] == "legacy" and doc["exporter_requested"] == "auto"
     assert "data-dependent control flow" in doc["exporter_fallback"]
     assert f"test_capture_models.py:{branch_line()}" in doc["exporter_fallback"]
+
+
+@pytest.mark.skipif(not os.environ.get("ONNXPARITY_EXPECT_EXPORTER"),
+                    reason="the fallback guard is on only under ONNXPARITY_EXPECT_EXPORTER "
+                           "(make test-py-torch2)")
+def test_a_silent_fallback_fails_the_test(tmp_path):
+    """conftest's guard: an unmarked test whose capture fell back to legacy fails."""
+    with pytest.raises(pytest.fail.Exception, match="used the legacy exporter, expected dynamo"):
+        onnxparity.capture(models.Branchy().eval(), [torch.ones(2, 4)], tmp_path / "b")
 
 
 def test_training_batchnorm_is_refused_with_the_fix(tmp_path):
