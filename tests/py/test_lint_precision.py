@@ -25,6 +25,7 @@ from conftest import run
 torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
+pytest.importorskip("torchvision")
 capture_pkg = pytest.importorskip("onnxparity")
 
 TORCH_113 = torch.__version__.startswith("1.13")
