@@ -30,6 +30,7 @@
 #include "junit.h"
 #include "measure.h"
 #include "onnxparity/bisect.h"
+#include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
@@ -390,175 +391,29 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     return root;
 }
 
-/* --- causes: what the lint findings, the numbers and bisect say together ---
+/* --- causes: the library's derivation (causes.h) over what check knows -----
  *
- * One cause per cause id among the error- and warning-level findings.
- * Confidence: "high" when an error-level finding meets failing numbers (or
- * its node is the first divergent one), "medium" for an error-level finding
- * while the numbers agree (the defect is there, the fixtures or the runtime
- * hide it: ORT removes a training-mode Dropout at ORT_ENABLE_ALL), "low" for
- * a warning-level finding when the numbers fail.  Failing numbers with no
- * finding give "unknown".  Warnings while the numbers agree are not causes
- * (they stay in the lint section). */
-typedef struct cause {
-    const char *id;
-    const char *confidence;
-    int rank; /* 0 high, 1 medium, 2 low */
-    const onp_lint_finding *first;
-    size_t n;
-} cause;
+ * The lint findings, the judged fixtures and, on a failure, bisect: the same
+ * record and the same rules as `diagnose`, which adds its probes and sweep. */
 
-static size_t collect_causes(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
-                             cause *out, size_t cap)
+static cJSON *causes_json(const onp_causes *cs)
 {
-    size_t n = 0;
-    const char *fd_node = bis ? bis->points[bis->first].node : NULL;
-    for (size_t i = 0; i < l->n; i++) {
-        const onp_lint_finding *f = &l->findings[i];
-        int rank = onp_lint_cause_rank(f, failed, fd_node);
-        if (rank < 0) continue;
-        const char *id = onp_cause_name(f->rule->cause);
-        size_t k = 0;
-        while (k < n && strcmp(out[k].id, id)) k++;
-        if (k == n) {
-            if (n == cap) continue;
-            out[n++] = (cause){id, NULL, rank, f, 0};
-        }
-        out[k].n++;
-        if (rank < out[k].rank) out[k].rank = rank, out[k].first = f;
-    }
-    if (failed && !n && cap) out[n++] = (cause){"unknown", NULL, 2, NULL, 0};
-    static const char *const conf[] = {"high", "medium", "low"};
-    for (size_t k = 0; k < n; k++) out[k].confidence = conf[out[k].rank];
-    for (size_t a = 1; a < n; a++) /* stable sort by rank */
-        for (size_t b = a; b > 0 && out[b].rank < out[b - 1].rank; b--) {
-            cause t = out[b];
-            out[b] = out[b - 1];
-            out[b - 1] = t;
-        }
-    return n;
-}
-
-/* The float-noise cause: outputs beyond their tolerance but inside their
- * noise envelope, while nothing fails.  Confidence follows the weakest
- * noise source among them: float64 high, float64-scaled medium, an ORT-side
- * estimate low. */
-typedef struct noise_cause {
-    size_t n;                     /* outputs within noise */
-    const onp_fixture_verdict *f; /* the one with the largest gap */
-    const onp_output_verdict *x;
-    onp_noise_src weakest;
-    double suggest_atol; /* the largest over them */
-} noise_cause;
-
-static noise_cause find_noise_cause(const onp_fixture_verdict *res, size_t n_fix)
-{
-    noise_cause nc = {0, NULL, NULL, ONP_NOISE_FLOAT64, 0};
-    for (size_t i = 0; res && i < n_fix; i++)
-        for (size_t k = 0; k < res[i].n_out; k++) {
-            const onp_output_verdict *x = &res[i].outs[k];
-            if (!x->compared || x->j.verdict != ONP_VERDICT_WITHIN_NOISE) continue;
-            nc.n++;
-            if (!nc.x || x->j.gap_max > nc.x->j.gap_max) nc.f = &res[i], nc.x = x;
-            if (x->j.noise.src > nc.weakest) nc.weakest = x->j.noise.src;
-            if (x->j.suggest_atol > nc.suggest_atol) nc.suggest_atol = x->j.suggest_atol;
-        }
-    return nc;
-}
-
-static const char *noise_confidence(onp_noise_src s)
-{
-    return s == ONP_NOISE_FLOAT64 ? "high" : s == ONP_NOISE_SCALED ? "medium" : "low";
-}
-
-static void noise_evidence(const noise_cause *nc, char *buf, size_t n)
-{
-    char a[16], b[16], c[16], d[16], fx[128], name[200];
-    const onp_judgment *j = &nc->x->j;
-    const char *slash = strrchr(nc->f->dir, '/');
-    snprintf(fx, sizeof fx, "%.127s", slash ? slash + 1 : nc->f->dir);
-    snprintf(name, sizeof name, "%.199s", nc->x->name);
-    if (j->has_ref)
-        snprintf(buf, n,
-                 "%zu output(s) beyond the tolerance but inside float noise; largest: %s output "
-                 "%s, ORT vs float64 %s, eager float32 vs float64 %s (gap %s, envelope %s)",
-                 nc->n, fx, name, report_fmt(j->ort_err_max, a, sizeof a),
-                 report_fmt(j->eager_err_max, b, sizeof b), report_fmt(j->gap_max, c, sizeof c),
-                 report_fmt(j->envelope_max, d, sizeof d));
-    else
-        snprintf(buf, n,
-                 "%zu output(s) beyond the tolerance but inside float noise; largest: %s output "
-                 "%s, gap %s, envelope %s (noise from %s)",
-                 nc->n, fx, name, report_fmt(j->gap_max, a, sizeof a),
-                 report_fmt(j->envelope_max, b, sizeof b), onp_noise_src_name(j->noise.src));
-}
-
-static void noise_fix(const noise_cause *nc, char *buf, size_t n)
-{
-    char a[16];
-    snprintf(buf, n,
-             "none needed: the export is as accurate as float32 eager; to make the tolerance "
-             "itself pass, use --atol %s (or --tol NAME=RTOL,ATOL per output)",
-             report_fmt(nc->suggest_atol, a, sizeof a));
-}
-
-static cJSON *causes_json(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
-                          const noise_cause *nc)
-{
-    cause cs[16];
-    size_t n = collect_causes(l, failed, bis, cs, 16);
     cJSON *arr = cJSON_CreateArray();
-    if (!failed && nc->n) {
-        char buf[1400];
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "id", "float-noise");
-        cJSON_AddStringToObject(c, "confidence", noise_confidence(nc->weakest));
-        cJSON_AddNullToObject(c, "node");
-        cJSON *ev = cJSON_AddArrayToObject(c, "evidence");
-        noise_evidence(nc, buf, sizeof buf);
-        cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
-        noise_fix(nc, buf, sizeof buf);
-        cJSON_AddStringToObject(c, "fix", buf);
-        report_num(c, "suggested_atol", nc->suggest_atol);
-        cJSON_AddItemToArray(arr, c);
-    }
-    for (size_t k = 0; k < n; k++) {
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "id", cs[k].id);
-        cJSON_AddStringToObject(c, "confidence", cs[k].confidence);
-        const onp_lint_finding *f = cs[k].first;
-        if (f && f->loc.name && f->loc.name[0])
-            cJSON_AddStringToObject(c, "node", f->loc.name);
-        else if (bis)
-            cJSON_AddStringToObject(c, "node", bis->points[bis->first].node);
+    for (size_t i = 0; i < cs->n; i++) {
+        const onp_cause_item *c = &cs->items[cs->order[i]];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", onp_cause_name(c->id));
+        cJSON_AddStringToObject(j, "confidence", onp_confidence_name(c->confidence));
+        if (c->node[0])
+            cJSON_AddStringToObject(j, "node", c->node);
         else
-            cJSON_AddNullToObject(c, "node");
-        cJSON *ev = cJSON_AddArrayToObject(c, "evidence");
-        for (size_t i = 0; i < l->n; i++) {
-            const onp_lint_finding *g = &l->findings[i];
-            if (g->rule->severity == ONP_LINT_INFO ||
-                strcmp(onp_cause_name(g->rule->cause), cs[k].id))
-                continue;
-            char buf[1400];
-            snprintf(buf, sizeof buf, "%s %s: %s", g->rule->id, g->rule->name, g->message);
-            cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
-        }
-        if (bis) {
-            const onp_bisect_point *p = &bis->points[bis->first];
-            char buf[1400];
-            snprintf(buf, sizeof buf, "bisect: first divergent node %s (%s), output %s%s%s",
-                     p->node, p->op_type, p->value, p->module[0] ? ", module " : "", p->module);
-            cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
-        }
-        if (!f)
-            cJSON_AddItemToArray(
-                ev,
-                cJSON_CreateString("outputs differ beyond tolerance; no lint rule explains it"));
-        cJSON_AddStringToObject(
-            c, "fix",
-            f ? f->rule->fix
-              : "bisect the bundle (onnxparity bisect) and inspect the first divergent node");
-        cJSON_AddItemToArray(arr, c);
+            cJSON_AddNullToObject(j, "node");
+        cJSON *ev = cJSON_AddArrayToObject(j, "evidence");
+        for (size_t k = 0; k < c->n_evidence; k++)
+            cJSON_AddItemToArray(ev, cJSON_CreateString(c->evidence[k]));
+        cJSON_AddStringToObject(j, "fix", c->fix);
+        if (c->id == ONP_CAUSE_FLOAT_NOISE) report_num(j, "suggested_atol", c->suggested_atol);
+        cJSON_AddItemToArray(arr, j);
     }
     return arr;
 }
@@ -584,30 +439,17 @@ static cJSON *lint_json(const onp_lint_result *l)
     return o;
 }
 
-static void print_causes_text(const onp_lint_result *l, int failed, const onp_bisect_result *bis,
-                              const noise_cause *nc)
+/* One line per cause, most likely first, then its first evidence and fix. */
+static void print_causes_text(const onp_causes *cs)
 {
-    cause cs[16];
-    size_t n = collect_causes(l, failed, bis, cs, 16);
-    if (!failed && nc->n) {
-        char buf[1400];
-        noise_evidence(nc, buf, sizeof buf);
-        printf("cause    float-noise (%s confidence): %s\n", noise_confidence(nc->weakest), buf);
-        noise_fix(nc, buf, sizeof buf);
-        printf("         fix: %s\n", buf);
-    }
-    for (size_t k = 0; k < n; k++) {
-        const onp_lint_finding *f = cs[k].first;
-        printf("cause    %s (%s confidence)", cs[k].id, cs[k].confidence);
-        if (f && f->loc.kind == ONP_LINT_LOC_SOURCE)
-            printf(" at %s:%lld", f->loc.file, (long long)f->loc.line);
-        else if (f && f->loc.name && f->loc.name[0])
-            printf(" at %s", f->loc.name);
-        if (f)
-            printf(": %s %s, %zu finding(s)\n         fix: %s\n", f->rule->id, f->rule->name,
-                   cs[k].n, f->rule->fix);
-        else
-            printf(": outputs differ beyond tolerance, no lint rule explains it\n");
+    for (size_t i = 0; i < cs->n; i++) {
+        const onp_cause_item *c = &cs->items[cs->order[i]];
+        printf("cause    %s (%s confidence)%s%s: %s\n", onp_cause_name(c->id),
+               onp_confidence_name(c->confidence), c->node[0] ? " at " : "", c->node,
+               c->n_evidence ? c->evidence[0] : "");
+        for (size_t k = 1; k < c->n_evidence && k < 4; k++)
+            printf("         - %s\n", c->evidence[k]);
+        printf("         fix: %s\n", c->fix);
     }
 }
 
@@ -859,14 +701,16 @@ int cmd_check(int argc, char **argv)
     onp_bisect_result *bis = NULL;
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
     int lint_errors = (int)lint.counts[ONP_LINT_ERROR];
-    noise_cause nc = find_noise_cause(res, n_fix);
+    onp_causes *cs = NULL;
+    onp_evidence ev = {&lint, res, n_fix, NULL, NULL, bis};
+    if (!rc && onp_causes_derive(&ev, &cs, &e)) rc = cli_report(&e);
     int html_rc = 0;
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
-            cJSON_ReplaceItemInObject(doc, "causes", causes_json(&lint, failed, bis, &nc));
+            cJSON_ReplaceItemInObject(doc, "causes", causes_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -900,7 +744,7 @@ int cmd_check(int argc, char **argv)
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
-            print_causes_text(&lint, failed, bis, &nc);
+            print_causes_text(cs);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -928,6 +772,7 @@ int cmd_check(int argc, char **argv)
             cJSON_Delete(doc);
         }
     }
+    onp_causes_free(cs);
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);

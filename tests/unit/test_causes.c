@@ -1,0 +1,532 @@
+/*
+ * test_causes.c — the cause derivation (causes.h): evidence records made by
+ * hand (lint findings from the real rule table, judged fixtures, probe,
+ * sweep and bisect results), the causes that must come out, table-driven.
+ * Each case states its expectation as a careful engineer would read the
+ * evidence; contradictions (a run that is not reproducible) and latent
+ * findings (a warning while everything passes) among them.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "onnxparity/causes.h"
+#include "testhelp.h"
+
+// --- building evidence ----------------------------------------------------------
+
+#define MAX_F 4
+
+/* One case: what is known, and what must be derived. */
+typedef struct tcase {
+    const char *what;
+    /* lint: up to MAX_F findings, by rule id, at a node ("" none) */
+    const char *rule[MAX_F];
+    const char *node[MAX_F];
+    /* fixtures: 0 none given; else each output's verdict (one output per fixture) */
+    int n_fix;
+    onp_verdict verdict[3];
+    int flipped; /* a top-1 label flipped on fixture 0 */
+    onp_noise_src noise_src;
+    /* probe (0: no probes) */
+    int probe;
+    int nondet, shape_dep, fixture_dep, batch_fail, batch_shape_error, probe_failed;
+    /* sweep (0: none) */
+    int sweep;
+    int sweep_culprit, sweep_nondet, ep_disagree, sweep_break_at_basic;
+    /* bisect (0: none) */
+    int bisect;
+    const char *bis_node;
+    int bis_local, bis_disable;
+    /* expected */
+    const char *top; /* cause id of the top cause, or NULL: no cause at all */
+    const char *top_conf;
+    const char *top_node; /* substring of the top cause's node, or NULL */
+    int strong;           /* causes->strong */
+    const char *absent;   /* a cause id that must not be derived, or NULL */
+    const char *absent2;
+    int nondet_flag;
+} tcase;
+
+/* The hand-made results a case points at. */
+typedef struct world {
+    onp_lint_result lint;
+    onp_lint_finding findings[MAX_F];
+    onp_fixture_verdict fix[3];
+    onp_output_verdict out[3];
+    onp_probe_result pr;
+    onp_sweep_result sw;
+    onp_bisect_result bis;
+    onp_bisect_point pt[2];
+} world;
+
+static void build(const tcase *c, world *w, onp_evidence *ev)
+{
+    memset(w, 0, sizeof *w);
+    memset(ev, 0, sizeof *ev);
+    for (int i = 0; i < MAX_F && c->rule[i]; i++) {
+        const onp_lint_rule *r = onp_lint_rule_find(c->rule[i]);
+        CHECKF(r != NULL, "%s: no rule %s", c->what, c->rule[i]);
+        if (!r) continue;
+        onp_lint_finding *f = &w->findings[w->lint.n++];
+        f->rule = r;
+        f->loc.kind = c->node[i] && c->node[i][0] ? ONP_LINT_LOC_NODE : ONP_LINT_LOC_MODEL;
+        f->loc.name = c->node[i] ? c->node[i] : "";
+        f->loc.graph = "";
+        f->message = (char *)"a finding";
+        w->lint.counts[r->severity]++;
+    }
+    w->lint.findings = w->findings;
+    ev->lint = &w->lint;
+    for (int i = 0; i < c->n_fix; i++) {
+        onp_output_verdict *x = &w->out[i];
+        snprintf(x->name, sizeof x->name, "logits");
+        x->compared = 1;
+        x->j.verdict = c->verdict[i];
+        x->j.pass =
+            c->verdict[i] == ONP_VERDICT_WITHIN_TOL || c->verdict[i] == ONP_VERDICT_WITHIN_NOISE;
+        x->j.noise.src = c->noise_src;
+        x->j.gap_max = 1e-4;
+        x->j.envelope_max = 5e-4;
+        x->j.suggest_atol = 5e-4;
+        x->has_topk = c->flipped && i == 0;
+        x->tk.flipped = x->has_topk;
+        x->pass = x->j.pass && !x->tk.flipped;
+        onp_fixture_verdict *f = &w->fix[i];
+        snprintf(f->dir, sizeof f->dir, "b/test_data_set_%d", i);
+        f->index = i;
+        f->n_out = 1;
+        f->outs = x;
+        f->status = x->pass ? ONP_FIXTURE_PASS : ONP_FIXTURE_FAIL;
+    }
+    if (c->n_fix) ev->fixtures = w->fix, ev->n_fixtures = (size_t)c->n_fix;
+    if (c->probe) {
+        onp_probe_result *p = &w->pr;
+        p->ran = 1;
+        p->deterministic = !c->nondet;
+        p->det_fixture = c->nondet ? 0 : -1;
+        snprintf(p->det_output, sizeof p->det_output, "logits");
+        p->shape_dependent = c->shape_dep;
+        p->fixture_dependent = c->fixture_dep;
+        p->batch_tested = 1;
+        p->batch_pass = !c->batch_fail;
+        p->batch_shape_error = c->batch_shape_error;
+        p->fixtures_failed = c->probe_failed;
+        ev->probe = p;
+    }
+    if (c->sweep) {
+        onp_sweep_result *s = &w->sw;
+        s->first_failing = -1;
+        for (int lv = 0; lv < ONP_SWEEP_LEVELS; lv++) {
+            s->levels[lv].ran = 1;
+            s->levels[lv].pass = 1;
+            s->levels[lv].deterministic = 1;
+        }
+        if (c->sweep_culprit) {
+            s->levels[ONP_SWEEP_LEVELS - 1].pass = 0;
+            s->searched = 1;
+            snprintf(s->culprit, sizeof s->culprit, "ConvAddFusion");
+        }
+        if (c->sweep_break_at_basic) {
+            s->levels[1].pass = 0;
+            s->first_failing = 1;
+        }
+        if (c->sweep_nondet) {
+            s->levels[0].deterministic = 0;
+            s->levels[0].pass = 0;
+            if (!c->sweep_culprit) {
+                s->levels[ONP_SWEEP_LEVELS - 1].pass = 0;
+                s->searched = 1; /* all fails, disable "passes" by chance */
+            }
+        }
+        s->ep_disagree = c->ep_disagree;
+        ev->sweep = s;
+    }
+    if (c->bisect) {
+        onp_bisect_result *b = &w->bis;
+        w->pt[0].node = "/a/Conv";
+        w->pt[0].op_type = "Conv";
+        w->pt[0].value = "/a/Conv_output_0";
+        w->pt[0].module = "";
+        w->pt[1].node = c->bis_node;
+        w->pt[1].op_type = "X";
+        w->pt[1].value = "v";
+        w->pt[1].module = "";
+        w->pt[1].jump = 1e6;
+        b->points = w->pt;
+        b->n_points = 2;
+        b->status = ONP_BISECT_DIVERGES;
+        b->first = 1;
+        b->reference = c->bis_disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
+        b->local.ran = 1;
+        b->local.local = c->bis_local;
+        b->jump_point = 1;
+        ev->bisect = b;
+    }
+}
+
+static const onp_cause_item *find(const onp_causes *cs, const char *id)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        if (!strcmp(onp_cause_name(cs->items[cs->order[i]].id), id))
+            return &cs->items[cs->order[i]];
+    return NULL;
+}
+
+#define PASS3                                                                                      \
+    {                                                                                              \
+        ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_WITHIN_TOL                     \
+    }
+#define FAIL3                                                                                      \
+    {                                                                                              \
+        ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_BEYOND_NOISE               \
+    }
+#define FAIL1                                                                                      \
+    {                                                                                              \
+        ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL                   \
+    }
+#define NOISE3                                                                                     \
+    {                                                                                              \
+        ONP_VERDICT_WITHIN_NOISE, ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_WITHIN_NOISE                 \
+    }
+#define F64 ONP_NOISE_FLOAT64
+
+static const tcase cases[] = {
+    /* healthy, nothing at all */
+    {.what = "healthy: no cause", .n_fix = 3, .verdict = PASS3, .top = NULL},
+    {.what = "healthy with probes and sweep: no cause",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .sweep = 1,
+     .top = NULL},
+    /* float noise */
+    {.what = "within noise, float64: float-noise high, not strong",
+     .n_fix = 3,
+     .verdict = NOISE3,
+     .noise_src = F64,
+     .top = "float-noise",
+     .top_conf = "high",
+     .strong = 0},
+    {.what = "within noise, scaled: medium",
+     .n_fix = 3,
+     .verdict = NOISE3,
+     .noise_src = ONP_NOISE_SCALED,
+     .top = "float-noise",
+     .top_conf = "medium"},
+    {.what = "within noise, ORT estimate: low",
+     .n_fix = 3,
+     .verdict = NOISE3,
+     .noise_src = ONP_NOISE_ORT,
+     .top = "float-noise",
+     .top_conf = "low"},
+    {.what = "noise on one output, a defect on another fixture: no float-noise",
+     .n_fix = 3,
+     .verdict = {ONP_VERDICT_WITHIN_NOISE, ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL},
+     .noise_src = F64,
+     .top = "unknown",
+     .absent = "float-noise",
+     .strong = 0},
+    {.what = "within noise but an error-level finding: the finding, no float-noise",
+     .rule = {"ONP101"},
+     .node = {"/d/Dropout"},
+     .n_fix = 3,
+     .verdict = NOISE3,
+     .noise_src = F64,
+     .top = "training-mode",
+     .top_conf = "medium",
+     .absent = "float-noise",
+     .strong = 1},
+    /* lint with numbers */
+    {.what = "training BN, numbers fail: training-mode high at the BN",
+     .rule = {"ONP104"},
+     .node = {"/bn/BatchNormalization"},
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .top = "training-mode",
+     .top_conf = "high",
+     .top_node = "/bn/",
+     .strong = 1},
+    {.what = "live dropout, numbers agree (ORT removed it): medium, still strong",
+     .rule = {"ONP101"},
+     .node = {"/d/Dropout"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .top = "training-mode",
+     .top_conf = "medium",
+     .strong = 1},
+    {.what = "latent: a warning while everything passes is no cause",
+     .rule = {"ONP406"},
+     .node = {"/Div"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .top = NULL,
+     .absent = "op-semantics"},
+    {.what = "latent: two warnings, everything passes",
+     .rule = {"ONP406", "ONP202"},
+     .node = {"/Div", "/Reshape"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .top = NULL},
+    {.what = "a warning while numbers fail: low, and unknown beside it",
+     .rule = {"ONP406"},
+     .node = {"/Div"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .top = "op-semantics",
+     .top_conf = "low",
+     .strong = 0},
+    {.what = "a warning at bisect's node: high",
+     .rule = {"ONP406"},
+     .node = {"/Div"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/Div",
+     .bis_local = 1,
+     .top = "op-semantics",
+     .top_conf = "high",
+     .top_node = "/Div",
+     .strong = 1},
+    {.what = "failing numbers, nothing explains: unknown low at bisect's node",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/x/Gemm",
+     .top = "unknown",
+     .top_conf = "low",
+     .top_node = "/x/Gemm"},
+    {.what = "a flipped label alone fails: unknown",
+     .n_fix = 1,
+     .verdict = PASS3,
+     .flipped = 1,
+     .top = "unknown"},
+    /* probes */
+    {.what = "not reproducible: nondeterminism high",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .nondet = 1,
+     .top = "nondeterminism",
+     .top_conf = "high",
+     .strong = 1,
+     .nondet_flag = 1},
+    {.what = "not reproducible with a live dropout: training-mode explains it",
+     .rule = {"ONP101"},
+     .node = {"/d/Dropout"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .nondet = 1,
+     .top = "training-mode",
+     .top_conf = "high",
+     .absent = "nondeterminism"},
+    {.what = "a random op found by lint: nondeterminism at its node",
+     .rule = {"ONP601"},
+     .node = {"/RandomNormalLike"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .nondet = 1,
+     .top = "nondeterminism",
+     .top_node = "/RandomNormalLike"},
+    {.what = "shape dependence: baked-shape high at the Reshape",
+     .rule = {"ONP202"},
+     .node = {"/Reshape"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .shape_dep = 1,
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Reshape"},
+    {.what = "fixture dependence with a TracerWarning: traced-control-flow high",
+     .rule = {"ONP301"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .fixture_dep = 1,
+     .top = "traced-control-flow",
+     .top_conf = "high"},
+    {.what = "fixture dependence alone: traced-control-flow medium",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .fixture_dep = 1,
+     .top = "traced-control-flow",
+     .top_conf = "medium",
+     .absent = "unknown"},
+    {.what = "fixture dependence confounded by randomness: not traced-control-flow",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .fixture_dep = 1,
+     .nondet = 1,
+     .top = "nondeterminism",
+     .absent = "traced-control-flow"},
+    {.what = "batch invariance broken: training-mode medium (batch statistics)",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .batch_fail = 1,
+     .top = "training-mode",
+     .top_conf = "medium",
+     .strong = 1},
+    {.what = "a single sample refused: baked-shape, high when numbers fail",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .batch_fail = 1,
+     .batch_shape_error = 1,
+     .top = "baked-shape",
+     .top_conf = "high"},
+    {.what = "a single sample refused, numbers pass: baked-shape medium",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .batch_fail = 1,
+     .batch_shape_error = 1,
+     .top = "baked-shape",
+     .top_conf = "medium"},
+    /* sweep */
+    {.what = "sweep names an optimizer: graph-optimization high",
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .probe = 1,
+     .sweep = 1,
+     .sweep_culprit = 1,
+     .top = "graph-optimization",
+     .top_conf = "high"},
+    {.what = "breaks at basic, holds at all: graph-optimization low",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .sweep = 1,
+     .sweep_break_at_basic = 1,
+     .top = "graph-optimization",
+     .top_conf = "low"},
+    {.what = "veto: the sweep's levels differ because runs are random, not an optimizer",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .sweep = 1,
+     .sweep_nondet = 1,
+     .top = "nondeterminism",
+     .top_conf = "high",
+     .absent = "graph-optimization",
+     .nondet_flag = 1},
+    {.what = "veto: bisect against disable on random outputs is not an optimizer",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .nondet = 1,
+     .bisect = 1,
+     .bis_node = "/r/Add",
+     .bis_disable = 1,
+     .top = "nondeterminism",
+     .absent = "graph-optimization",
+     .nondet_flag = 1},
+    {.what = "bisect against disable, reproducible: graph-optimization at its node",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .bisect = 1,
+     .bis_node = "/f/Add",
+     .bis_disable = 1,
+     .top = "graph-optimization",
+     .top_node = "/f/Add"},
+    {.what = "providers disagree: execution-provider high",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .probe = 1,
+     .sweep = 1,
+     .ep_disagree = 1,
+     .top = "execution-provider",
+     .top_conf = "high"},
+    /* bisect's local rerun */
+    {.what = "local at a warning's node lifts it to high",
+     .rule = {"ONP402"},
+     .node = {"/p/MaxPool"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/p/MaxPool",
+     .bis_local = 1,
+     .top = "op-semantics",
+     .top_conf = "high",
+     .top_node = "/p/MaxPool"},
+    {.what = "error-level BN with bisect elsewhere: still high, bisect's node is evidence",
+     .rule = {"ONP104"},
+     .node = {"/bn/BatchNormalization"},
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .bisect = 1,
+     .bis_node = "/c/Conv",
+     .top = "training-mode",
+     .top_conf = "high",
+     .top_node = "/bn/"},
+    {.what = "state mutation recorded, numbers fail: state-mutation",
+     .rule = {"ONP701"},
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .top = "state-mutation",
+     .top_conf = "high"},
+};
+
+static void test_derivation_table(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const tcase *c = &cases[i];
+        world w;
+        onp_evidence ev;
+        build(c, &w, &ev);
+        onp_causes *cs = NULL;
+        onp_error e;
+        CHECKF(onp_causes_derive(&ev, &cs, &e) == 0, "%s: derive failed", c->what);
+        if (!cs) continue;
+        if (!c->top) {
+            CHECKF(cs->n == 0, "%s: %zu causes, top %s", c->what, cs->n,
+                   cs->n ? onp_cause_name(cs->items[cs->order[0]].id) : "-");
+        } else {
+            const onp_cause_item *t = cs->n ? &cs->items[cs->order[0]] : NULL;
+            CHECKF(t && !strcmp(onp_cause_name(t->id), c->top), "%s: top %s, want %s", c->what,
+                   t ? onp_cause_name(t->id) : "none", c->top);
+            if (t && c->top_conf)
+                CHECKF(!strcmp(onp_confidence_name(t->confidence), c->top_conf),
+                       "%s: confidence %s, want %s", c->what, onp_confidence_name(t->confidence),
+                       c->top_conf);
+            if (t && c->top_node)
+                CHECKF(strstr(t->node, c->top_node) != NULL, "%s: node '%s', want '%s'", c->what,
+                       t->node, c->top_node);
+            if (t) CHECKF(t->n_evidence > 0 && t->fix[0], "%s: no evidence or fix", c->what);
+        }
+        if (c->strong >= 0 && (c->top_conf || !c->top))
+            CHECKF(cs->strong ==
+                       (c->strong || (c->top && c->top_conf && strcmp(c->top, "float-noise") &&
+                                      strcmp(c->top_conf, "low"))),
+                   "%s: strong %d", c->what, cs->strong);
+        if (c->absent) CHECKF(!find(cs, c->absent), "%s: %s derived", c->what, c->absent);
+        if (c->absent2) CHECKF(!find(cs, c->absent2), "%s: %s derived", c->what, c->absent2);
+        if (c->nondet_flag) CHECK(cs->nondeterministic);
+        onp_causes_free(cs);
+    }
+    CHECK(sizeof cases / sizeof *cases >= 30);
+}
+
+static void test_rules_and_names(void)
+{
+    CHECK(onp_causes_rule_count() >= 10);
+    CHECK(!strcmp(onp_causes_rule_name(0), "lint"));
+    CHECK(onp_causes_rule_name(onp_causes_rule_count()) == NULL);
+    CHECK(!strcmp(onp_confidence_name(ONP_CONFIDENCE_MEDIUM), "medium"));
+    CHECK(!strcmp(onp_confidence_name(ONP_CONFIDENCE_COUNT), "?"));
+    CHECK(!strcmp(onp_cause_name(ONP_CAUSE_FLOAT_NOISE), "float-noise"));
+    CHECK(!strcmp(onp_cause_name(ONP_CAUSE_REDUCED_PRECISION), "reduced-precision"));
+    onp_causes *cs = (onp_causes *)1;
+    onp_error e;
+    onp_evidence ev;
+    memset(&ev, 0, sizeof ev);
+    CHECK(onp_causes_derive(&ev, &cs, &e) == -1 && cs == NULL);
+    onp_causes_free(NULL);
+}
+
+TEST_MAIN(test_derivation_table, test_rules_and_names)
