@@ -180,3 +180,33 @@ def test_zoo_coverage(zoo):
     assert any("transformer" in n for n in names), names
     assert "execution-provider" in zoo["not_covered"]
     assert len({e["name"] for e in b}) == len(b)
+
+
+# the evidence only diagnose gathers: a cause line that starts with one of these
+DIAGNOSE_ONLY = ("probe", "sweep")
+
+
+def test_check_and_diagnose_agree(onnxparity, results, zoo):
+    """Issue 13, Must-show 3: on every zoo bundle, check's top cause is
+    diagnose's, or diagnose's top cause names the evidence (a probe, the
+    sweep) that check does not have.  Both run one derivation
+    (onp_causes_derive) over one evidence record; diagnose adds to it."""
+    bad = []
+    for e, r, _ in results:
+        if optimizer_effect_absent(onnxparity, zoo, e):
+            continue
+        dg = json.loads(r.stdout)
+        c = run([onnxparity, "check", zoo["dir"] / e["name"], "--format", "json", *e["args"]],
+                timeout=120)
+        ck = json.loads(c.stdout)
+        dtop = (dg.get("causes") or [None])[0]
+        ctop = (ck.get("causes") or [None])[0]
+        did = dtop and dtop["id"]
+        cid = ctop and ctop["id"]
+        if did == cid:
+            continue
+        if dtop and any(ev.startswith(DIAGNOSE_ONLY) for ev in dtop["evidence"]):
+            continue  # diagnose names the evidence that changed the answer
+        bad.append(f"{e['name']}: check {cid}, diagnose {did}, and diagnose's top cause names no "
+                   f"probe or sweep evidence: {dtop and dtop['evidence']}")
+    assert not bad, "\n".join(bad)
