@@ -439,6 +439,39 @@ static cJSON *lint_json(const onp_lint_result *l)
     return o;
 }
 
+/* The latent findings: warnings that explain no failure, listed apart. */
+static cJSON *latent_json(const onp_causes *cs)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < cs->n_latent; i++) {
+        const onp_lint_finding *f = cs->latent[i].finding;
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "rule", f->rule->id);
+        cJSON_AddStringToObject(j, "name", f->rule->name);
+        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
+        if (f->loc.name && f->loc.name[0])
+            cJSON_AddStringToObject(j, "node", f->loc.name);
+        else
+            cJSON_AddNullToObject(j, "node");
+        cJSON_AddItemToArray(arr, j);
+    }
+    return arr;
+}
+
+/* One line: how many warnings explain nothing, and the first few. */
+static void print_latent_text(const onp_causes *cs, const char *target)
+{
+    if (!cs->n_latent_total) return;
+    printf("latent   %zu warning(s) explain no failure (risks, not causes):", cs->n_latent_total);
+    for (size_t i = 0; i < cs->n_latent && i < 3; i++) {
+        const onp_lint_finding *f = cs->latent[i].finding;
+        printf("%s %s%s%s", i ? "," : "", f->rule->id, f->loc.name && f->loc.name[0] ? " at " : "",
+               f->loc.name ? f->loc.name : "");
+    }
+    printf("%s; onnxparity lint '%s/model.onnx' lists them\n",
+           cs->n_latent_total > 3 ? ", ..." : "", target ? target : ".");
+}
+
 /* One line per cause, most likely first, then its first evidence and fix. */
 static void print_causes_text(const onp_causes *cs)
 {
@@ -711,6 +744,7 @@ int cmd_check(int argc, char **argv)
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", causes_json(cs));
+            cJSON_AddItemToObject(doc, "latent", latent_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -745,6 +779,7 @@ int cmd_check(int argc, char **argv)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
             print_causes_text(cs);
+            print_latent_text(cs, o.target);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];

@@ -401,6 +401,18 @@ int cmd_diagnose(int argc, char **argv)
         cJSON_AddStringToObject(root, "model", model);
         cJSON_AddItemToObject(root, "causes", causes_json(cs));
         cJSON_AddBoolToObject(root, "nondeterministic", cs->nondeterministic);
+        cJSON *lat = cJSON_AddArrayToObject(root, "latent");
+        for (size_t i = 0; i < cs->n_latent; i++) {
+            const onp_lint_finding *f = cs->latent[i].finding;
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "rule", f->rule->id);
+            cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
+            if (f->loc.name && f->loc.name[0])
+                cJSON_AddStringToObject(j, "node", f->loc.name);
+            else
+                cJSON_AddNullToObject(j, "node");
+            cJSON_AddItemToArray(lat, j);
+        }
         if (F.bis) {
             const onp_bisect_point *p = &bis->points[bis->first];
             cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");

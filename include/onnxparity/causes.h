@@ -70,6 +70,15 @@ typedef struct onp_cause_item {
     double suggested_atol; /* float-noise: the atol that covers the noise; else 0 */
 } onp_cause_item;
 
+/* A finding that explains no observed failure: a warning while everything
+ * passes (a static batch every fixture matches, a risky op whose outputs
+ * agree).  Listed apart, never a cause. */
+typedef struct onp_latent {
+    const onp_lint_finding *finding; /* into the evidence's lint result */
+} onp_latent;
+
+#define ONP_CAUSES_MAX_LATENT 64
+
 typedef struct onp_causes {
     onp_cause_item items[ONP_CAUSE_COUNT]; /* by cause id */
     size_t n;                              /* present causes */
@@ -78,6 +87,9 @@ typedef struct onp_causes {
     int numbers_fail;                      /* a fixture fails at the configuration under test */
     int any_fail;         /* ... or at a swept level or provider, or a run is not reproducible */
     int nondeterministic; /* some run was not reproducible (the veto above applied) */
+    size_t n_latent;      /* latent findings (at most ONP_CAUSES_MAX_LATENT listed) */
+    size_t n_latent_total;
+    onp_latent latent[ONP_CAUSES_MAX_LATENT];
 } onp_causes;
 
 /* Derive the causes of `ev` into a new *out (onp_causes_free).  Returns 0,

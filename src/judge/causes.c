@@ -104,7 +104,15 @@ static void rule_lint(const facts *F, onp_causes *cs)
         for (size_t i = 0; i < l->n; i++) {
             const onp_lint_finding *f = &l->findings[i];
             int rank = onp_lint_cause_rank(f, F->any_fail, fd);
-            if (rank < 0 || (f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
+            if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
+            if (rank < 0) {
+                if (f->rule->severity == ONP_LINT_WARNING) { /* explains no failure */
+                    if (cs->n_latent < ONP_CAUSES_MAX_LATENT)
+                        cs->latent[cs->n_latent++].finding = f;
+                    cs->n_latent_total++;
+                }
+                continue;
+            }
             add_cause(cs, f->rule->cause, (onp_confidence)rank,
                       f->loc.kind == ONP_LINT_LOC_NODE ? f->loc.name : NULL, f->rule->fix,
                       "lint %s %s at %s: %.400s", f->rule->id, f->rule->name,

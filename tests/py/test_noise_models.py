@@ -281,3 +281,31 @@ def test_gate_keeps_the_envelope(onnxparity, tmp_path):
     r = run([onnxparity, "gate", broken, "--criteria", crit, "--format", "json"])
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and "noise" in {g["check"] for g in doc["regressions"]}
+
+
+class Literal(torch.nn.Module):
+    """A reshape written with a literal batch: a real risk, but every fixture
+    here has that batch, so it explains nothing observed."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        return self.fc(x.view(2, 12))
+
+
+def test_latent_warning_is_listed_apart(onnxparity, tmp_path):
+    g = torch.Generator().manual_seed(4)
+    fx = [torch.randn(2, 3, 4, generator=g), torch.randn(2, 3, 4, generator=g)]
+    onnxparity_capture(Literal().eval(), fx, tmp_path / "b", dynamic_axes=None)
+    r = run([onnxparity, "check", tmp_path / "b", "--format", "json"])
+    doc = json.loads(r.stdout)
+    lint_warnings = [f for f in doc["lint"]["findings"] if f["severity"] == "warning"]
+    assert r.returncode == 0 and doc["verdict"] == "pass"
+    assert any(f["id"] == "ONP202" for f in lint_warnings)  # the literal reshape is seen
+    assert doc["causes"] == []  # a latent risk is never a cause
+    assert len(doc["latent"]) == len(lint_warnings)
+    r = run([onnxparity, "check", tmp_path / "b"])
+    assert "explain no failure" in r.stdout and "ONP202" in r.stdout

@@ -512,6 +512,31 @@ static void test_derivation_table(void)
     CHECK(sizeof cases / sizeof *cases >= 30);
 }
 
+/* Latent findings: listed apart while nothing fails, causes once it does. */
+static void test_latent(void)
+{
+    tcase pass = {.what = "latent",
+                  .rule = {"ONP406", "ONP202"},
+                  .node = {"/Div", "/Reshape"},
+                  .n_fix = 3,
+                  .verdict = PASS3};
+    world w;
+    onp_evidence ev;
+    onp_causes *cs;
+    onp_error e;
+    build(&pass, &w, &ev);
+    CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
+    CHECK(cs->n == 0 && cs->n_latent == 2 && cs->n_latent_total == 2);
+    CHECK(!strcmp(cs->latent[0].finding->loc.name, "/Div"));
+    onp_causes_free(cs);
+    tcase fail = pass;
+    fail.verdict[1] = ONP_VERDICT_BEYOND_NOISE;
+    build(&fail, &w, &ev);
+    CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
+    CHECK(cs->n_latent == 0 && cs->n >= 2); /* op-semantics and baked-shape, low */
+    onp_causes_free(cs);
+}
+
 static void test_rules_and_names(void)
 {
     CHECK(onp_causes_rule_count() >= 10);
@@ -529,4 +554,4 @@ static void test_rules_and_names(void)
     onp_causes_free(NULL);
 }
 
-TEST_MAIN(test_derivation_table, test_rules_and_names)
+TEST_MAIN(test_derivation_table, test_latent, test_rules_and_names)
