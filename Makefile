@@ -218,8 +218,10 @@ bench: all
 demo: all
 	bash scripts/demo.sh $(abspath $(BIN))
 
+# clang-format, or Debian's versioned clang-format-14 when that is the one installed
+CLANG_FORMAT ?= $(shell command -v clang-format || command -v clang-format-14 || echo clang-format)
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(FUZZ_SRC) \
+	$(CLANG_FORMAT) --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(FUZZ_SRC) \
 	    $(wildcard include/onnxparity/*.h src/*/*.h tests/unit/*.h)
 
 clean:

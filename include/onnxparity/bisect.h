@@ -147,9 +147,9 @@ typedef struct onp_bisect_point {
                             noise envelope (noise.h) */
     double max_abs;      /* worst over the compared fixtures */
     double max_rel;
-    int fail_fixture; /* first fixture index in which it failed, -1 */
-    onp_metrics m;    /* full metrics of the fixture with the largest max_abs */
-    const char *note; /* why it failed when not by numbers ("shape differs"), or "" */
+    int fail_fixture;    /* first fixture index in which it failed, -1 */
+    onp_metrics m;       /* full metrics of the fixture with the largest max_abs */
+    const char *note;    /* why it failed when not by numbers ("shape differs"), or "" */
     onp_verdict verdict; /* the noise rule's verdict in the fixture with the largest ratio */
     onp_noise noise;     /* that fixture's noise estimate (src NONE: the tolerance alone) */
     double envelope_max; /* its envelope (0 without noise) */
@@ -237,9 +237,9 @@ typedef struct onp_bisect_result {
     onp_bisect_ref reference; /* EAGER or DISABLE: what the values were compared with */
 
     /* the noise rule (noise.h): a value diverges when it leaves its envelope */
-    size_t n_noise_float64;  /* fixtures whose values had float64 statistics (index.json) */
-    size_t n_noise_ort;      /* fixtures whose noise was estimated by a perturbed rerun */
-    long jump_point;         /* index into points[] of the largest jump, -1 */
+    size_t n_noise_float64; /* fixtures whose values had float64 statistics (index.json) */
+    size_t n_noise_ort;     /* fixtures whose noise was estimated by a perturbed rerun */
+    long jump_point;        /* index into points[] of the largest jump, -1 */
 
     /* chunks: values exposed per instrumented session */
     size_t chunk;                       /* the most values one session exposed */

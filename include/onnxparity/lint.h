@@ -56,7 +56,7 @@ typedef enum onp_cause {
     ONP_CAUSE_EXECUTION_PROVIDER,
     ONP_CAUSE_NONDETERMINISM,
     ONP_CAUSE_REFERENCE,
-    ONP_CAUSE_STATE_MUTATION, /* the forward writes its inputs or its own state */
+    ONP_CAUSE_STATE_MUTATION,    /* the forward writes its inputs or its own state */
     ONP_CAUSE_REDUCED_PRECISION, /* a cast to float16/bfloat16 inside the graph */
     ONP_CAUSE_FLOAT_NOISE,       /* no defect: beyond the tolerance, inside the float noise */
     ONP_CAUSE_UNKNOWN,
