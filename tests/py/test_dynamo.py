@@ -11,6 +11,7 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
 import json
 import os
 import pathlib
+import shutil
 
 import pytest
 
@@ -101,6 +102,49 @@ def test_resnet18_maps_every_leaf_and_intermediates_agree(resnet_dynamo, binary)
     for k in range(2):
         res = assert_intermediates_parity(resnet_dynamo, k, binary=binary, rtol=1e-3, atol=1e-4)
         assert len(res) >= 40
+
+
+def plant_scale(src, dst, value, k):
+    """A copy of bundle ``src`` whose value ``value`` is scaled by 1.05 right
+    where it is made (a Mul after its node, taking over the name)."""
+    shutil.copytree(src, dst)
+    m = onnx.load(str(dst / "model.onnx"))
+    j, prod = next((j, n) for j, n in enumerate(m.graph.node) if value in n.output)
+    prod.output[list(prod.output).index(value)] = value + "__pre"
+    m.graph.initializer.append(onnx.helper.make_tensor(value + "__k", onnx.TensorProto.FLOAT, [], [1.05]))
+    m.graph.node.insert(j + 1, onnx.helper.make_node("Mul", [value + "__pre", value + "__k"], [value],
+                                                     name=f"planted_{k}"))
+    onnx.save(m, str(dst / "model.onnx"))
+
+
+def test_bisect_names_the_module_of_every_planted_value(resnet_dynamo, binary, tmp_path):
+    """A defect planted at each mapped value of the dynamo-exported resnet18,
+    one at a time: bisect's first divergent value names its module (and call),
+    so the leaf modules it covers are found by name (a Conv fused into its
+    BatchNorm through the BatchNorm)."""
+    index = json.loads((resnet_dynamo / "test_data_set_0/intermediates/index.json").read_text())
+    owner = {e["value"]: e["module"] + (f"#{e['call']}" if e["call"] else "") for e in index["entries"]}
+    named = set()
+    for k, v in enumerate(owner):
+        d = tmp_path / f"p{k}"
+        plant_scale(resnet_dynamo, d, v, k)
+        r = run_bisect(binary, d)
+        fd = r["first_divergent"]
+        assert fd and fd["output"] == v and fd["module"] == owner[v], (v, owner[v], fd)
+        named.add(v)
+        shutil.rmtree(d)
+    m = manifest(resnet_dynamo)
+    leaves = {c["module"] for c in m["module_calls"] if c["leaf"]}
+    found = {c["module"] for c in m["module_calls"] if c["leaf"] and c["value"] in named}
+    assert len(found) / m["mapping"]["leaf_modules"] >= 0.9 and found == leaves, sorted(leaves - found)
+
+
+def run_bisect(binary, bundle):
+    import subprocess
+    r = subprocess.run([binary, "bisect", str(bundle), "--format", "json"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
 
 
 def test_transformer_encoder_maps_every_called_leaf(tmp_path, binary):
