@@ -90,6 +90,10 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testhelp.h tests/unit/pbenc.h $(LIB)
 FAULT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup
 $(BUILD)/tests/test_faults: override LDFLAGS += $(FAULT_WRAP)
 
+# barerepro runs a --save-repro folder under a bare ONNX Runtime: it needs
+# ORT's headers (the library is dlopen'ed).
+$(BUILD)/tests/tools/barerepro: CFLAGS += $(ORT_CFLAGS)
+
 # Test tools (used by the python tests): small clients of the library.
 $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 	@mkdir -p $(@D)

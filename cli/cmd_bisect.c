@@ -47,8 +47,9 @@ typedef struct opts {
     int reference;      /* onp_bisect_ref; AUTO unless --reference */
     long chunk;         /* --chunk N; 0: automatic */
     unsigned long long max_exposed; /* --max-exposed-bytes; 0: the library's default */
-    int no_noise;   /* --no-noise-estimate: no perturbed rerun without float64 statistics */
-    int strict_tol; /* --strict-tol: the tolerance binds, noise or not */
+    int no_noise;           /* --no-noise-estimate: no perturbed rerun without float64 statistics */
+    int strict_tol;         /* --strict-tol: the tolerance binds, noise or not */
+    const char *save_repro; /* --save-repro DIR, or NULL */
 } opts;
 
 /* "1073741824", "512M", "2G", "64K" (binary units) into *out; -1 + usage
@@ -123,6 +124,9 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_noise = 1;
         } else if (cli_flag(argv, i, "strict-tol")) {
             o->strict_tol = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "save-repro", &v))) {
+            if (r < 0) return -1;
+            o->save_repro = v;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
@@ -311,6 +315,12 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
     }
     printf("noise    %s\n", noise_words(r, nw, sizeof nw));
     if (f) print_local(r);
+    if (r->repro[0])
+        printf("repro    %s: the node alone, its reference inputs and expected output (onnxparity "
+               "check '%s' --strict-tol; README.md there)\n",
+               r->repro, r->repro);
+    else if (r->repro_note[0])
+        printf("repro    %s\n", r->repro_note);
     print_verify(r);
     printf("model    %s (sha256 %.12s)\n", r->model, r->sha256);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), r->provider,
@@ -545,6 +555,11 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
             cJSON_AddItemToArray(ins, ij);
         }
         add_local(fd, r);
+        if (r->repro[0])
+            cJSON_AddStringToObject(fd, "repro", r->repro);
+        else
+            cJSON_AddNullToObject(fd, "repro");
+        if (r->repro_note[0]) cJSON_AddStringToObject(fd, "repro_note", r->repro_note);
         cJSON *metrics = cJSON_AddObjectToObject(fd, "metrics");
         report_metrics_json(metrics, &f->m);
     } else {
@@ -597,6 +612,7 @@ int cmd_bisect(int argc, char **argv)
     bo.max_exposed_bytes = o.max_exposed;
     bo.no_noise = o.no_noise;
     bo.strict = o.strict_tol;
+    bo.save_repro = o.save_repro;
     onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");

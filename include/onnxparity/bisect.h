@@ -113,12 +113,15 @@ typedef struct onp_bisect_opts {
     onp_bisect_ref reference; /* EAGER by default (the behaviour before the other two) */
     size_t chunk;             /* values exposed per instrumented session; 0: automatic */
     unsigned long long max_exposed_bytes; /* automatic chunk budget; 0: the default */
-    int no_local;    /* 1: skip the local-vs-inherited rerun of the first divergent node */
-    int no_verify;   /* 1: skip the plain-model run (instrumented_reproduces) */
-    int no_fallback; /* 1: never rerun at ORT_DISABLE_ALL when the check fails */
-    int no_noise;    /* 1: no ORT-side noise estimate (no perturbed rerun) for fixtures whose
-                        index.json has no float64 statistics: the tolerance alone decides */
-    int strict;      /* 1: the tolerance binds (a value within noise still fails) */
+    int no_local;           /* 1: skip the local-vs-inherited rerun of the first divergent node */
+    int no_verify;          /* 1: skip the plain-model run (instrumented_reproduces) */
+    int no_fallback;        /* 1: never rerun at ORT_DISABLE_ALL when the check fails */
+    int no_noise;           /* 1: no ORT-side noise estimate (no perturbed rerun) for fixtures whose
+                               index.json has no float64 statistics: the tolerance alone decides */
+    int strict;             /* 1: the tolerance binds (a value within noise still fails) */
+    const char *save_repro; /* a folder, or NULL: when the first divergent node's error is
+                               local, write the node alone as an ONNX test-data folder (its
+                               reference inputs and expected output, a README) there */
 } onp_bisect_opts;
 
 /* rtol = atol = -1, fixture -1, reference EAGER, automatic chunks, every
@@ -251,6 +254,8 @@ typedef struct onp_bisect_result {
     int planned; /* chunks planned from declared shapes or --chunk (else adaptive) */
 
     onp_bisect_local local;   /* the first divergent node alone (when first >= 0) */
+    char repro[1024];         /* the folder written for o->save_repro, or "" */
+    char repro_note[512];     /* why none was written (when asked), or "" */
     onp_bisect_verify verify; /* does the instrumented model reproduce the mismatch */
     char fallback[16];        /* "" none tried; "disable": this result was bisected at
                                  ORT_DISABLE_ALL because the instrumented model at the

@@ -19,11 +19,13 @@
 #include "onnxparity/bisect.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "onnxparity/json.h"
 #include "onnxparity/model.h"
@@ -852,6 +854,89 @@ static int choose_cut(const ctx *c, const fixref *fr, const onp_node *nd, names 
 
 /* Rerun the first divergent node alone on reference inputs (bisect.h,
  * onp_bisect_local).  Never fails the bisection: what goes wrong is noted. */
+/* --save-repro: the first divergent node alone, as an ONNX test-data
+ * folder a bare ONNX Runtime reproduces: model.onnx (the extracted piece),
+ * test_data_set_0/input_K.pb (its reference inputs, named after the
+ * piece's graph inputs), output_0.pb (the reference output), README.md.
+ * Only when the node alone still fails (local): an inherited error has no
+ * small failing piece.  Problems go to r->repro_note; nothing fails. */
+static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_t n_feed,
+                       const onp_tensor *want)
+{
+    onp_bisect_result *r = c->r;
+    const onp_bisect_point *p = &r->points[r->first];
+    const char *dir = c->o->save_repro;
+    char path[4200];
+    onp_error e;
+    onp_error_clear(&e);
+    if (!r->local.local) {
+        snprintf(r->repro_note, sizeof r->repro_note,
+                 "not written: the node alone agrees (inherited error): no small failing piece");
+        return;
+    }
+    if (r->external) {
+        snprintf(r->repro_note, sizeof r->repro_note,
+                 "not written: the model keeps its weights as external data");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/test_data_set_0", dir);
+    if ((mkdir(dir, 0777) && errno != EEXIST) || (mkdir(path, 0777) && errno != EEXIST)) {
+        snprintf(r->repro_note, sizeof r->repro_note, "not written: %.200s: %s", path,
+                 strerror(errno));
+        return;
+    }
+    onp_piece model = {sub->p, sub->n};
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    int bad = onp_write_atomic(path, &model, 1, &e);
+    for (size_t k = 0; !bad && k < n_feed; k++) {
+        snprintf(path, sizeof path, "%s/test_data_set_0/input_%zu.pb", dir, k);
+        bad = onp_tfile_write(path, &feed[k], NULL, &e);
+    }
+    onp_tensor out;
+    memset(&out, 0, sizeof out);
+    if (!bad) {
+        snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
+        bad = onp_tensor_copy(&out, want, &e) || onp_tensor_set_name(&out, p->value, &e) ||
+              onp_tfile_write(path, &out, NULL, &e);
+    }
+    onp_tensor_release(&out);
+    if (!bad) {
+        char readme[4096];
+        int n = snprintf(
+            readme, sizeof readme,
+            "# ONNX Runtime reproducer: %s (%s)\n\n"
+            "The node `%s` (op_type `%s`) of `%s`, cut out with the %zu value(s) that feed it\n"
+            "as graph inputs. `test_data_set_0/` holds those inputs as the reference\n"
+            "(%s) computed them and the output the reference expects; ONNX Runtime %s at\n"
+            "opt-level %s returns a different one (max_abs %g, %lld of %lld elements beyond\n"
+            "rtol %g, atol %g).\n\n"
+            "The ONNX test-data layout: any ONNX test runner reads it. With onnxparity:\n\n"
+            "    onnxparity check %s --strict-tol\n\n"
+            "With the onnxruntime Python package:\n\n"
+            "    python3 -c \"import onnx, onnxruntime as ort, numpy as np, glob; "
+            "from onnx import numpy_helper as h; "
+            "s = ort.InferenceSession('%s/model.onnx'); "
+            "x = [h.to_array(onnx.load_tensor(f)) for f in "
+            "sorted(glob.glob('%s/test_data_set_0/input_*.pb'))]; "
+            "y = s.run(None, dict(zip([i.name for i in s.get_inputs()], x)))[0]; "
+            "e = h.to_array(onnx.load_tensor('%s/test_data_set_0/output_0.pb')); "
+            "print('max_abs', np.abs(y - e).max())\"\n",
+            p->node[0] ? p->node : p->value, p->op_type, p->node, p->op_type, r->model, n_feed,
+            r->reference == ONP_BISECT_REF_DISABLE ? "ONNX Runtime at opt-level disable"
+                                                   : "eager PyTorch",
+            onp_ort_version(c->ort), onp_ort_opt_level_name(r->opt_level), r->local.max_abs,
+            r->local.mismatches, (long long)r->local.m.count, r->local.m.tol.rtol,
+            r->local.m.tol.atol, dir, dir, dir, dir);
+        onp_piece rp = {readme, n > 0 && (size_t)n < sizeof readme ? (size_t)n : strlen(readme)};
+        snprintf(path, sizeof path, "%s/README.md", dir);
+        bad = onp_write_atomic(path, &rp, 1, &e);
+    }
+    if (bad)
+        snprintf(r->repro_note, sizeof r->repro_note, "not written: %.400s", e.msg);
+    else
+        snprintf(r->repro, sizeof r->repro, "%s", dir);
+}
+
 static void local_check(ctx *c)
 {
     onp_bisect_result *r = c->r;
@@ -938,6 +1023,7 @@ static void local_check(ctx *c)
     L->max_rel = L->m.max_rel;
     L->mismatches = (long long)L->m.mismatches;
     if (note[0]) snprintf(L->note, sizeof L->note, "%s", note);
+    if (c->o->save_repro) save_repro(c, &sub, feed, n_feed, want);
     goto done;
 nomem:
     snprintf(L->note, sizeof L->note, "out of memory");

@@ -170,9 +170,10 @@ PLANTED = {
 
 
 @pytest.mark.parametrize("case", sorted(PLANTED))
-def test_planted_defect_is_named_by_bisect_and_check(onnxparity, tmp_path, case):
+def test_planted_defect_is_named_by_bisect_and_check(onnxparity, tools, tmp_path, case):
     bundle, op, where = PLANTED[case](tmp_path / "b")
-    r = run([onnxparity, "bisect", bundle, "--format", "json"])
+    repro = tmp_path / "repro"
+    r = run([onnxparity, "bisect", bundle, "--format", "json", "--save-repro", repro])
     bis = json.loads(r.stdout)
     assert r.returncode == 1 and bis["verdict"] == "diverges", r.stdout[-3000:]
     fd = bis["first_divergent"]
@@ -183,6 +184,14 @@ def test_planted_defect_is_named_by_bisect_and_check(onnxparity, tmp_path, case)
         assert fd["node"] == where, fd
     assert fd["verdict"] == "beyond-noise" and fd["jump"] > 1e3  # the error jumps at the defect
     assert bis["biggest_jump"] is not None and bis["biggest_jump"]["jump"] >= fd["jump"]
+    # the reproducer (issue 13): the node alone, under a bare ONNX Runtime C program
+    assert fd["local"]["verdict"] == "local" and fd["repro"] == str(repro)
+    assert (repro / "README.md").exists() and (repro / "model.onnx").exists()
+    lib = bis["environment"]["ort_library"]
+    b = run([tools / "barerepro", lib, repro])
+    assert b.returncode == 0, b.stderr
+    got, scale = (float(v) for v in b.stdout.split()[1::2])
+    assert got > 1e-3 * scale and got == pytest.approx(fd["local"]["max_abs"], rel=1e-6)
     r = run([onnxparity, "check", bundle, "--format", "json"])
     chk = json.loads(r.stdout)
     assert r.returncode == 1 and chk["verdict"] == "fail"
