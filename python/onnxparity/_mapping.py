@@ -170,9 +170,10 @@ class DynamoScopes:
 
 class Call:
     __slots__ = ("index", "path", "module", "parent", "children", "start", "end", "raw", "call_no",
-                 "output", "out_kind", "out_id", "in_id", "equal_to_input")
+                 "output", "out_kind", "out_id", "in_id", "equal_to_input", "derived")
 
     def __init__(self):
+        self.derived = None  # why a call no hook saw was recorded (see Recorder._derive_out_proj)
         self.children = []
         self.output = None
         self.out_kind = None
@@ -270,6 +271,8 @@ class Recorder:
         if id(module) not in self.names or not self.stack or self.stack[-1].module is not module:
             return None
         c = self.stack.pop()
+        if isinstance(module, torch.nn.MultiheadAttention):
+            self._derive_out_proj(c, module, output)
         c.end = self.seq
         self.seq += 1
         t, c.out_kind = _single_tensor(output)
@@ -283,6 +286,35 @@ class Recorder:
                 c.equal_to_input = i is not None and (
                     i is t or (i.shape == t.shape and i.dtype == t.dtype and torch.equal(i, t)))
         return None
+
+
+    def _derive_out_proj(self, c, mha, output):
+        """MultiheadAttention applies out_proj's weights itself
+        (F.multi_head_attention_forward), so no hook sees out_proj.  Its output
+        is the attention output before MultiheadAttention's final view (and
+        transpose, batch_first): recorded as a call of out_proj inside the
+        MultiheadAttention call, marked ``derived``."""
+        proj = getattr(mha, "out_proj", None)
+        path = self.names.get(id(proj)) if proj is not None else None
+        if path is None or any(self.calls[i].path == path for i in c.children):
+            return
+        t = output[0] if isinstance(output, (tuple, list)) and output else output
+        if not isinstance(t, torch.Tensor) or t.dim() != 3:
+            return
+        d = Call()
+        d.index, d.path, d.module, d.parent = len(self.calls), path, proj, c.index
+        c.children.append(d.index)
+        d.raw = self.style.raw(c.raw, path)
+        d.call_no = self.counts[path]
+        self.counts[path] += 1
+        d.start, d.end = self.seq, self.seq + 1
+        self.seq += 2
+        d.out_kind = "tensor"
+        d.derived = "MultiheadAttention's attention output before its final view"
+        if self.keep is None or d.index in self.keep:
+            seq_first = t.transpose(0, 1) if mha.batch_first else t
+            d.output = seq_first.reshape(-1, t.shape[-1]).detach().clone()
+        self.calls.append(d)
 
 
 _ONNX_DTYPES = {
@@ -434,6 +466,7 @@ def build(calls, model_proto, style, input_ids, types):
         last[c.index] = best
         first[c.index] = early
     ctx = _Placed(calls, nodes, scopes, variant, first, last)
+    inits = {i.name for i in getattr(model_proto.graph, "initializer", ())}
 
     # resolve in time order; producers: id(tensor) -> (value, call index)
     producers = {k: (v, None) for k, v in input_ids.items()}
@@ -459,6 +492,13 @@ def build(calls, model_proto, style, input_ids, types):
             m.value[i] = nodes[last[i]].output[0]
             m.kind[i] = "scope"
             m.source[i] = i
+        elif c.derived is not None:
+            v = ctx.last_projection(c, inits)
+            if v is not None:
+                m.value[i], m.kind[i], m.source[i] = v, "derived", i
+            else:
+                m.reason[i] = (f"not called as a module ({c.derived} is its output), and its "
+                               "MultiheadAttention's nodes end in no Gemm with a weight initializer")
         else:
             prod = producers.get(c.in_id)
             between = ctx.parent_value_before(c) if prod is None and c.equal_to_input else None
@@ -537,6 +577,22 @@ class _Placed:
         for i in range(hi - 1, lo, -1):
             n = self.nodes[i]
             if self.scopes[i] == scope and n.op_type != "Constant" and len(n.output):
+                return n.output[0]
+        return None
+
+    def last_projection(self, c, inits):
+        """For MultiheadAttention's derived out_proj call: the output of the
+        last Gemm of the attention module's own scope that takes a weight
+        initializer (the out projection comes after the attention itself;
+        the exporter may share one initializer between identical layers, so
+        names do not tell).  None when there is none."""
+        scope = self.variant.get(c.parent)
+        lo, hi = self.first.get(c.parent), self.last.get(c.parent)
+        if scope is None or lo is None or hi is None:
+            return None
+        for i in range(hi, lo - 1, -1):
+            n = self.nodes[i]
+            if self.scopes[i] == scope and n.op_type == "Gemm" and len(n.input) > 1 and n.input[1] in inits:
                 return n.output[0]
         return None
 
