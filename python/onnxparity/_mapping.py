@@ -38,6 +38,9 @@ Calls that left no node of their own are resolved through the data flow:
   the graph).  The legacy exporter leaves the fused node in the Conv's scope,
   the dynamo exporter's optimizer in the BatchNorm's: either way the pair is
   recorded the same;
+* MultiheadAttention's out_proj, which it applies without calling it: the
+  recorder derives its output from the attention's (a derived call), mapped
+  to the last Gemm with a weight initializer in the attention's own scope;
 * anything else was folded away and stays unmapped, with the reason.
 
 A mapping is kept only when it is unambiguous: scopes the graph has but the
