@@ -167,12 +167,19 @@ static void rule_batch(const facts *F, onp_causes *cs)
                   "compute sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1) "
                   "instead of x.view(4, -1), and declare dim 0 dynamic",
                   "probe (batch invariance): %s", pr->batch_note);
-    else
+    else if (F->numbers_fail)
         add_cause(cs, ONP_CAUSE_TRAINING_MODE, ONP_CONFIDENCE_MEDIUM, NULL,
                   "call model.eval() before export: BatchNormalization in training mode "
                   "normalises with batch statistics",
                   "probe (batch invariance): %s — samples interact across the batch "
                   "(batch-statistics BatchNormalization)",
+                  pr->batch_note);
+    else /* eager agrees on every batched fixture: the model itself mixes samples */
+        add_cause(cs, ONP_CAUSE_TRAINING_MODE, ONP_CONFIDENCE_LOW, NULL,
+                  "nothing to fix in the export when the model means to mix samples (a max or "
+                  "mean over the batch); else call model.eval() before export",
+                  "probe (batch invariance): %s — samples interact across the batch, but eager "
+                  "agrees on every batched fixture: the model mixes them itself",
                   pr->batch_note);
 }
 
