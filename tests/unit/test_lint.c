@@ -359,7 +359,9 @@ static void test_rule_table(void)
                                          "traced-control-flow", "op-semantics",
                                          "graph-optimization",  "execution-provider",
                                          "nondeterminism",      "reference",
-                                         "state-mutation",      "unknown"};
+                                         "state-mutation",      "reduced-precision",
+                                         "float-noise",         "unknown"};
+    _Static_assert(sizeof causes / sizeof *causes == ONP_CAUSE_COUNT, "one name per cause");
     for (int c = 0; c < ONP_CAUSE_COUNT; c++)
         CHECK(!strcmp(onp_cause_name((onp_cause)c), causes[c]));
     CHECK(!strcmp(onp_cause_name(ONP_CAUSE_COUNT), "?"));
