@@ -396,28 +396,6 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
  * The lint findings, the judged fixtures and, on a failure, bisect: the same
  * record and the same rules as `diagnose`, which adds its probes and sweep. */
 
-static cJSON *causes_json(const onp_causes *cs)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < cs->n; i++) {
-        const onp_cause_item *c = &cs->items[cs->order[i]];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "id", onp_cause_name(c->id));
-        cJSON_AddStringToObject(j, "confidence", onp_confidence_name(c->confidence));
-        if (c->node[0])
-            cJSON_AddStringToObject(j, "node", c->node);
-        else
-            cJSON_AddNullToObject(j, "node");
-        cJSON *ev = cJSON_AddArrayToObject(j, "evidence");
-        for (size_t k = 0; k < c->n_evidence; k++)
-            cJSON_AddItemToArray(ev, cJSON_CreateString(c->evidence[k]));
-        cJSON_AddStringToObject(j, "fix", c->fix);
-        if (c->id == ONP_CAUSE_FLOAT_NOISE) report_num(j, "suggested_atol", c->suggested_atol);
-        cJSON_AddItemToArray(arr, j);
-    }
-    return arr;
-}
-
 static cJSON *lint_json(const onp_lint_result *l)
 {
     cJSON *o = cJSON_CreateObject();
@@ -437,25 +415,6 @@ static cJSON *lint_json(const onp_lint_result *l)
         cJSON_AddItemToArray(arr, j);
     }
     return o;
-}
-
-/* The latent findings: warnings that explain no failure, listed apart. */
-static cJSON *latent_json(const onp_causes *cs)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < cs->n_latent; i++) {
-        const onp_lint_finding *f = cs->latent[i].finding;
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "rule", f->rule->id);
-        cJSON_AddStringToObject(j, "name", f->rule->name);
-        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
-        if (f->loc.name && f->loc.name[0])
-            cJSON_AddStringToObject(j, "node", f->loc.name);
-        else
-            cJSON_AddNullToObject(j, "node");
-        cJSON_AddItemToArray(arr, j);
-    }
-    return arr;
 }
 
 /* One line: how many warnings explain nothing, and the first few. */
@@ -743,8 +702,8 @@ int cmd_check(int argc, char **argv)
             cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
-            cJSON_ReplaceItemInObject(doc, "causes", causes_json(cs));
-            cJSON_AddItemToObject(doc, "latent", latent_json(cs));
+            cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
+            cJSON_AddItemToObject(doc, "latent", report_latent_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];

@@ -102,28 +102,6 @@ static int traced_fixture(const char *manifest)
 
 // --- output ----------------------------------------------------------------------
 
-static cJSON *causes_json(const onp_causes *cs)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < cs->n; i++) {
-        const onp_cause_item *c = &cs->items[cs->order[i]];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "id", onp_cause_name(c->id));
-        cJSON_AddStringToObject(j, "confidence", onp_confidence_name(c->confidence));
-        if (c->node[0])
-            cJSON_AddStringToObject(j, "node", c->node);
-        else
-            cJSON_AddNullToObject(j, "node");
-        cJSON *ev = cJSON_AddArrayToObject(j, "evidence");
-        for (size_t k = 0; k < c->n_evidence; k++)
-            cJSON_AddItemToArray(ev, cJSON_CreateString(c->evidence[k]));
-        cJSON_AddStringToObject(j, "fix", c->fix);
-        if (c->id == ONP_CAUSE_FLOAT_NOISE) report_num(j, "suggested_atol", c->suggested_atol);
-        cJSON_AddItemToArray(arr, j);
-    }
-    return arr;
-}
-
 static cJSON *probes_json(const onp_probe_result *pr)
 {
     cJSON *p = cJSON_CreateObject();
@@ -399,20 +377,9 @@ int cmd_diagnose(int argc, char **argv)
         cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
         cJSON_AddStringToObject(root, "verdict", fail ? "fail" : "pass");
         cJSON_AddStringToObject(root, "model", model);
-        cJSON_AddItemToObject(root, "causes", causes_json(cs));
+        cJSON_AddItemToObject(root, "causes", report_causes_json(cs));
         cJSON_AddBoolToObject(root, "nondeterministic", cs->nondeterministic);
-        cJSON *lat = cJSON_AddArrayToObject(root, "latent");
-        for (size_t i = 0; i < cs->n_latent; i++) {
-            const onp_lint_finding *f = cs->latent[i].finding;
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "rule", f->rule->id);
-            cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
-            if (f->loc.name && f->loc.name[0])
-                cJSON_AddStringToObject(j, "node", f->loc.name);
-            else
-                cJSON_AddNullToObject(j, "node");
-            cJSON_AddItemToArray(lat, j);
-        }
+        cJSON_AddItemToObject(root, "latent", report_latent_json(cs));
         if (F.bis) {
             const onp_bisect_point *p = &bis->points[bis->first];
             cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");

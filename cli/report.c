@@ -106,6 +106,46 @@ void report_judgment_json(cJSON *o, const onp_judgment *j)
     report_num(g, "suggested_atol", j->suggest_atol);
 }
 
+cJSON *report_causes_json(const onp_causes *cs)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < cs->n; i++) {
+        const onp_cause_item *c = &cs->items[cs->order[i]];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", onp_cause_name(c->id));
+        cJSON_AddStringToObject(j, "confidence", onp_confidence_name(c->confidence));
+        if (c->node[0])
+            cJSON_AddStringToObject(j, "node", c->node);
+        else
+            cJSON_AddNullToObject(j, "node");
+        cJSON *ev = cJSON_AddArrayToObject(j, "evidence");
+        for (size_t k = 0; k < c->n_evidence; k++)
+            cJSON_AddItemToArray(ev, cJSON_CreateString(c->evidence[k]));
+        cJSON_AddStringToObject(j, "fix", c->fix);
+        if (c->id == ONP_CAUSE_FLOAT_NOISE) report_num(j, "suggested_atol", c->suggested_atol);
+        cJSON_AddItemToArray(arr, j);
+    }
+    return arr;
+}
+
+cJSON *report_latent_json(const onp_causes *cs)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < cs->n_latent; i++) {
+        const onp_lint_finding *f = cs->latent[i].finding;
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "rule", f->rule->id);
+        cJSON_AddStringToObject(j, "name", f->rule->name);
+        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
+        if (f->loc.name && f->loc.name[0])
+            cJSON_AddStringToObject(j, "node", f->loc.name);
+        else
+            cJSON_AddNullToObject(j, "node");
+        cJSON_AddItemToArray(arr, j);
+    }
+    return arr;
+}
+
 const char *report_fmt(double v, char *buf, size_t n)
 {
     if (isnan(v))

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
@@ -26,6 +27,13 @@ const char *report_fmt(double v, char *buf, size_t n);
 /* o["judgment"]: the noise rule's verdict, envelope and reference errors
  * (docs/cli.md, the check document). */
 void report_judgment_json(cJSON *o, const onp_judgment *j);
+
+/* The derivation's causes, most likely first: [{id, confidence, node,
+ * evidence[], fix, suggested_atol (float-noise)}] (check and diagnose). */
+cJSON *report_causes_json(const onp_causes *cs);
+
+/* The latent findings: [{rule, name, cause, node}]. */
+cJSON *report_latent_json(const onp_causes *cs);
 
 /* The environment fingerprint every result document carries: onnxparity
  * version, ORT version and library, provider, optimization level, threads,
