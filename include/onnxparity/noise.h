@@ -180,4 +180,9 @@ int onp_noise_spread(const onp_tensor *a, const onp_tensor *b, onp_noise *out, o
  * as they are.  In place; the tensor must own writable data. */
 void onp_perturb_ulp(onp_tensor *t, uint64_t seed);
 
+/* The ORT-side estimate's input k: a copy of `src` (which may be a read-only
+ * view) moved by one ulp with the seed of input position k, the same in
+ * check, bisect and the probes.  *dst is owned; 0, or -1 with e set. */
+int onp_perturbed_input(onp_tensor *dst, const onp_tensor *src, size_t k, onp_error *e);
+
 #endif

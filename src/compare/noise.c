@@ -239,6 +239,13 @@ static uint16_t step16(uint16_t v, int up, uint16_t exp_mask)
     return (uint16_t)(sign | nm);
 }
 
+int onp_perturbed_input(onp_tensor *dst, const onp_tensor *src, size_t k, onp_error *e)
+{
+    if (onp_tensor_copy(dst, src, e)) return -1;
+    onp_perturb_ulp(dst, 0x6f6e7000u + k);
+    return 0;
+}
+
 void onp_perturb_ulp(onp_tensor *t, uint64_t seed)
 {
     if (!t || !t->data || t->count <= 0) return;

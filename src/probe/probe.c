@@ -236,12 +236,8 @@ static int perturbed_run(onp_session *s, const fx *f, onp_tensor *out)
     onp_tensor *in = calloc(f->n_in ? f->n_in : 1, sizeof *in);
     onp_error e;
     int rc = in ? 0 : -1;
-    for (size_t k = 0; !rc && k < f->n_in; k++) {
-        if (onp_tensor_copy(&in[k], &f->in[k], &e))
-            rc = -1;
-        else
-            onp_perturb_ulp(&in[k], 0x6f6e7000u + k);
-    }
+    for (size_t k = 0; !rc && k < f->n_in; k++)
+        if (onp_perturbed_input(&in[k], &f->in[k], k, &e)) rc = -1;
     if (!rc && onp_session_run(s, in, f->n_in, NULL, 0, out, &e)) rc = -1;
     for (size_t k = 0; in && k < f->n_in; k++) onp_tensor_release(&in[k]);
     free(in);
