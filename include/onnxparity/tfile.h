@@ -120,8 +120,8 @@ int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e);
 void onp_testdata_free(onp_testdata *td);
 
 /* The float64 eager reference of output k that the capture writes beside a
- * fixture (DIR/reference64/output_K.pb, docs/capture.md): its path into
- * buf; 1 when the file exists, else 0. */
-int onp_fixture_ref64_path(const onp_fixture *f, size_t k, char *buf, size_t n);
+ * fixture (DIR/reference64/output_K.pb, docs/capture.md), read into *t:
+ * 1 read (t owned), 0 no such file (t zeroed), -1 unreadable (e set). */
+int onp_fixture_read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e);
 
 #endif

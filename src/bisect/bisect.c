@@ -434,10 +434,8 @@ static int needs_spread(const ctx *c, const fixref *fr)
  * wrote one: 1 read into *t, 0 none (or unreadable: then judged without). */
 static int read_ref64(const onp_fixture *f, size_t j, onp_tensor *t)
 {
-    char path[4200];
     onp_error e;
-    memset(t, 0, sizeof *t);
-    return onp_fixture_ref64_path(f, j, path, sizeof path) && !onp_tfile_read(path, NULL, t, &e);
+    return onp_fixture_read_ref64(f, j, t, &e) == 1;
 }
 
 /* Fill r's fingerprint from the first session opened. */

@@ -44,15 +44,6 @@ static int is_floating(int32_t dtype)
     return onp_dtype_eps(dtype) > 0;
 }
 
-/* The float64 eager reference of output k, when the capture wrote one:
- * DIR/reference64/output_K.pb.  1 read, 0 none, -1 unreadable (e set). */
-static int read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e)
-{
-    char path[4200];
-    if (!onp_fixture_ref64_path(f, k, path, sizeof path)) return 0;
-    return onp_tfile_read(path, NULL, t, e) ? -1 : 1;
-}
-
 /* Per row of an [N, C] (or [C]) float tensor pair: the smallest eager
  * top-1/top-2 margin, and how many flipped rows (argmax differs) have an
  * eager margin between the two labels at most `envelope`. */
@@ -238,7 +229,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         memcpy(x->dims, want[k].dims, sizeof want[k].dims);
         onp_tensor ref;
         memset(&ref, 0, sizeof ref);
-        int has_ref = is_floating(want[k].dtype) ? read_ref64(f, k, &ref, e) : 0;
+        int has_ref = is_floating(want[k].dtype) ? onp_fixture_read_ref64(f, k, &ref, e) : 0;
         if (has_ref < 0) {
             rc = -1;
             goto done;

@@ -99,14 +99,10 @@ int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
             if (onp_tfile_read(f->inputs[x->n_in], NULL, &x->in[x->n_in], e) ||
                 onp_tensor_set_name(&x->in[x->n_in], NULL, e))
                 rc = -1;
-        for (; x->n_out < f->n_outputs && !rc; x->n_out++) {
-            char p64[4200];
-            if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e))
+        for (; x->n_out < f->n_outputs && !rc; x->n_out++)
+            if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e) ||
+                onp_fixture_read_ref64(f, x->n_out, &x->ref64[x->n_out], e) < 0)
                 rc = -1;
-            else if (onp_fixture_ref64_path(f, x->n_out, p64, sizeof p64) &&
-                     onp_tfile_read(p64, NULL, &x->ref64[x->n_out], e))
-                rc = -1;
-        }
     }
     onp_testdata_free(&td);
     if (rc) {

@@ -166,8 +166,11 @@ void onp_testdata_free(onp_testdata *td)
     memset(td, 0, sizeof *td);
 }
 
-int onp_fixture_ref64_path(const onp_fixture *f, size_t k, char *buf, size_t n)
+int onp_fixture_read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e)
 {
-    int w = snprintf(buf, n, "%s/reference64/output_%zu.pb", f->dir, k);
-    return w > 0 && (size_t)w < n && access(buf, F_OK) == 0;
+    char path[4200];
+    memset(t, 0, sizeof *t);
+    int w = snprintf(path, sizeof path, "%s/reference64/output_%zu.pb", f->dir, k);
+    if (w <= 0 || (size_t)w >= sizeof path || access(path, F_OK) != 0) return 0;
+    return onp_tfile_read(path, NULL, t, e) ? -1 : 1;
 }
