@@ -40,6 +40,13 @@ typedef struct facts {
     int lint_err[ONP_CAUSE_COUNT];    /* error-level findings per cause */
 } facts;
 
+/* A fixture ONNX Runtime refused to run (a shape the graph cannot take):
+ * a failure of the export, unlike a crash or a timeout of ORT itself. */
+static int refused(const onp_fixture_verdict *f)
+{
+    return f->status == ONP_FIXTURE_ERROR && !f->runtime && f->n_out && f->outs;
+}
+
 /* Add (or strengthen) cause `id` with one line of evidence.  The first
  * node and fix given stick unless a stronger confidence brings its own. */
 static void add_cause(onp_causes *cs, onp_cause id, onp_confidence conf, const char *node,
@@ -120,6 +127,24 @@ static void rule_lint(const facts *F, onp_causes *cs)
                                                     : onp_lint_loc_kind_name(f->loc.kind),
                       f->message);
         }
+}
+
+/* 1b. a fixture ORT refused, and a baked-shape finding to say why: the
+ * finding explains it (the cheap inference check can make without probes). */
+static void rule_refused(const facts *F, onp_causes *cs)
+{
+    if (!F->lint_cause[ONP_CAUSE_BAKED_SHAPE]) return;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!refused(f)) continue;
+        const char *slash = strrchr(f->dir, '/');
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, ONP_CONFIDENCE_MEDIUM,
+                  lint_node(F->lint, ONP_CAUSE_BAKED_SHAPE, NULL),
+                  "declare the varying dims dynamic (dynamic_axes / dynamic_shapes, or capture "
+                  "with dynamic_axes=\"auto\") and compute sizes from the tensor",
+                  "ONNX Runtime refused %.120s: %.400s", slash ? slash + 1 : f->dir, f->msg);
+        return;
+    }
 }
 
 /* 2. determinism (probe and sweep reruns). */
@@ -383,6 +408,7 @@ static const struct {
     rule_fn fn;
 } rules[] = {
     {"lint", rule_lint},
+    {"refused", rule_refused},
     {"determinism", rule_determinism},
     {"shapes", rule_shapes},
     {"batch-invariance", rule_batch},
@@ -419,7 +445,8 @@ static void gather(const onp_evidence *ev, facts *F)
                  ? ev->bisect
                  : NULL;
     for (size_t i = 0; i < ev->n_fixtures; i++)
-        if (ev->fixtures[i].status == ONP_FIXTURE_FAIL) F->numbers_fail = 1;
+        if (ev->fixtures[i].status == ONP_FIXTURE_FAIL || refused(&ev->fixtures[i]))
+            F->numbers_fail = 1;
     if (!ev->fixtures && F->pr) F->numbers_fail = F->pr->fixtures_failed > 0;
     F->nondet = F->pr && !F->pr->deterministic;
     F->any_fail = F->numbers_fail || F->nondet;

@@ -26,6 +26,7 @@ typedef struct tcase {
     int n_fix;
     onp_verdict verdict[3];
     int flipped; /* a top-1 label flipped on fixture 0 */
+    int refused; /* ORT refused fixture 1 (status error); 2: it crashed instead */
     onp_noise_src noise_src;
     /* probe (0: no probes) */
     int probe;
@@ -97,6 +98,12 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         f->n_out = 1;
         f->outs = x;
         f->status = x->pass ? ONP_FIXTURE_PASS : ONP_FIXTURE_FAIL;
+        if (c->refused && i == 1) {
+            x->compared = 0;
+            f->status = ONP_FIXTURE_ERROR;
+            f->runtime = c->refused == 2 ? "crashed" : NULL;
+            snprintf(f->msg, sizeof f->msg, "input 'x': expected [s0, 12], given [3, 16]");
+        }
     }
     if (c->n_fix) ev->fixtures = w->fix, ev->n_fixtures = (size_t)c->n_fix;
     if (c->probe) {
@@ -191,6 +198,27 @@ static const onp_cause_item *find(const onp_causes *cs, const char *id)
 #define F64 ONP_NOISE_FLOAT64
 
 static const tcase cases[] = {
+    /* a fixture ORT refuses */
+    {.what = "refused shape with a static-dim finding: baked-shape medium, not latent",
+     .rule = {"ONP204"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .top = "baked-shape",
+     .top_conf = "medium",
+     .strong = 1},
+    {.what = "refused shape, no finding: unknown",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .top = "unknown",
+     .top_conf = "low"},
+    {.what = "a crash of ORT is no evidence against the export: the warning stays latent",
+     .rule = {"ONP204"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 2,
+     .top = NULL},
     /* healthy, nothing at all */
     {.what = "healthy: no cause", .n_fix = 3, .verdict = PASS3, .top = NULL},
     {.what = "healthy with probes and sweep: no cause",
