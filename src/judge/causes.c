@@ -372,8 +372,9 @@ static void rule_bisect_checks(const facts *F, onp_causes *cs)
     for (int c = 0; c < ONP_CAUSE_COUNT; c++) {
         const onp_cause_item *it = &cs->items[c];
         if (!it->present || strcmp(it->node, p->node)) continue;
-        if (L->local)
-            add_cause(cs, (onp_cause)c, ONP_CONFIDENCE_HIGH, p->node, NULL,
+        if (L->local) /* the node is certain; an unknown cause stays unknown (low) */
+            add_cause(cs, (onp_cause)c,
+                      c == ONP_CAUSE_UNKNOWN ? it->confidence : ONP_CONFIDENCE_HIGH, p->node, NULL,
                       "bisect: %s run alone on %s inputs still fails (max_abs %g, %lld "
                       "mismatches): the error is local to it",
                       p->node, ref, L->max_abs, L->mismatches);
