@@ -88,10 +88,9 @@ def ort_outputs(binary, bundle, fixture, out_dir):
 @pytest.mark.parametrize("name,hw", HEALTHY, ids=[n for n, _ in HEALTHY])
 def test_healthy_architecture_is_float_noise_at_most(onnxparity, tmp_path, name, hw):
     bundle = tmp_path / "b"
-    onnxparity_py = onnxparity  # the binary
     doc = onnxparity_capture(build(name), images([1, 2], hw), bundle)
     assert doc["noise"]["reference"] == "float64"
-    r = run([onnxparity_py, "check", bundle, "--format", "json"])
+    r = run([onnxparity, "check", bundle, "--format", "json"])
     check = json.loads(r.stdout)
     assert r.returncode == 0 and check["verdict"] == "pass", r.stdout[-3000:]
     assert not [c for c in check["causes"] if c["id"] != "float-noise"]
@@ -100,7 +99,7 @@ def test_healthy_architecture_is_float_noise_at_most(onnxparity, tmp_path, name,
         out = fx["outputs"][0]
         j = out["judgment"]
         assert j["noise_source"] == "float64"
-        saved = ort_outputs(onnxparity_py, bundle, fx["index"], tmp_path / f"ort{fx['index']}")
+        saved = ort_outputs(onnxparity, bundle, fx["index"], tmp_path / f"ort{fx['index']}")
         a = load(saved[0])
         e = load(pathlib.Path(fx["dir"]) / "output_0.pb")
         r64 = load(pathlib.Path(fx["dir"]) / "reference64" / "output_0.pb")
@@ -113,11 +112,11 @@ def test_healthy_architecture_is_float_noise_at_most(onnxparity, tmp_path, name,
         floor = ULPS * EPS32 * scale
         assert ort_err <= K * eager_err + floor, (name, ort_err, eager_err)
         assert abs(j["envelope"]["max_abs"] - ((K + 1) * eager_err + floor)) <= 1e-9 * (1 + floor)
-    r = run([onnxparity_py, "bisect", bundle, "--format", "json"])
+    r = run([onnxparity, "bisect", bundle, "--format", "json"])
     bis = json.loads(r.stdout)
     assert r.returncode == 0 and bis["verdict"] == "agrees", r.stdout[-3000:]
     assert bis["noise"]["fixtures_float64"] >= 1
-    r = run([onnxparity_py, "diagnose", bundle, "--format", "json"])
+    r = run([onnxparity, "diagnose", bundle, "--format", "json"])
     assert r.returncode == 0, r.stdout[-3000:]
 
 
