@@ -122,7 +122,15 @@ cJSON *report_causes_json(const onp_causes *cs)
         for (size_t k = 0; k < c->n_evidence; k++)
             cJSON_AddItemToArray(ev, cJSON_CreateString(c->evidence[k]));
         cJSON_AddStringToObject(j, "fix", c->fix);
-        if (c->id == ONP_CAUSE_FLOAT_NOISE) report_num(j, "suggested_atol", c->suggested_atol);
+        if (c->id == ONP_CAUSE_FLOAT_NOISE || c->id == ONP_CAUSE_REDUCED_PRECISION)
+            report_num(j, "suggested_atol", c->suggested_atol);
+        if (c->n_failing) {
+            cJSON *x = cJSON_AddObjectToObject(j, "explains");
+            cJSON_AddNumberToObject(x, "fixtures", (double)c->n_explained);
+            cJSON_AddNumberToObject(x, "failing", (double)c->n_failing);
+        } else {
+            cJSON_AddNullToObject(j, "explains");
+        }
         cJSON_AddItemToArray(arr, j);
     }
     return arr;

@@ -38,6 +38,10 @@ typedef struct facts {
     int nondet;                       /* some run not reproducible: the veto applies */
     int lint_cause[ONP_CAUSE_COUNT];  /* warning- or error-level findings per cause */
     int lint_err[ONP_CAUSE_COUNT];    /* error-level findings per cause */
+    /* what explains a fixture failing by shape: baked-shape, or the cause of
+     * a finding on the node ORT names in its refusal (an unrolled loop) */
+    onp_cause shape_cause;
+    char shape_node[256]; /* the node holding the fixed size, or "" */
 } facts;
 
 /* A fixture ONNX Runtime refused to run (a shape the graph cannot take):
@@ -68,6 +72,14 @@ static void add_cause(onp_causes *cs, onp_cause id, onp_confidence conf, const c
         vsnprintf(c->evidence[c->n_evidence++], sizeof c->evidence[0], fmt, ap);
         va_end(ap);
     }
+}
+
+/* Record that cause `id` explains n of the m failing fixtures (the most
+ * any of its rules stated). */
+static void explains(onp_causes *cs, onp_cause id, size_t n, size_t m)
+{
+    onp_cause_item *c = &cs->items[id];
+    if (n > c->n_explained || !c->n_failing) c->n_explained = n, c->n_failing = m;
 }
 
 /* The first node a warning- or error-level finding of `cause` (or of the
@@ -112,6 +124,8 @@ static void rule_lint(const facts *F, onp_causes *cs)
             const onp_lint_finding *f = &l->findings[i];
             int rank = onp_lint_cause_rank(f, F->any_fail, fd);
             if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
+            /* a narrowing Cast explains only errors of its size: rule 7c decides */
+            if (f->rule->cause == ONP_CAUSE_REDUCED_PRECISION) rank = -1;
             if (rank < 0) {
                 if (f->rule->severity == ONP_LINT_WARNING) { /* explains no failure */
                     if (cs->n_latent < ONP_CAUSES_MAX_LATENT)
@@ -129,22 +143,147 @@ static void rule_lint(const facts *F, onp_causes *cs)
         }
 }
 
-/* 1b. a fixture ORT refused, and a baked-shape finding to say why: the
- * finding explains it (the cheap inference check can make without probes). */
-static void rule_refused(const facts *F, onp_causes *cs)
+/* The node ONNX Runtime names in a run failure ("... while running Reshape
+ * node. Name:'/Reshape' Status Message: ..."), into out; 0 when none. */
+static int ort_failed_node(const char *msg, char *out, size_t n)
 {
-    if (!F->lint_cause[ONP_CAUSE_BAKED_SHAPE]) return;
+    static const char key[] = "node. Name:'";
+    const char *p = strstr(msg, key);
+    if (!p) return 0;
+    p += sizeof key - 1;
+    const char *q = strchr(p, '\'');
+    if (!q || q == p) return 0;
+    snprintf(out, n, "%.*s", (int)(q - p), p);
+    return 1;
+}
+
+/* A warning- or error-level finding located at node `node`, or NULL. */
+static const onp_lint_finding *finding_at(const onp_lint_result *l, const char *node)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const onp_lint_finding *f = &l->findings[i];
+        if (f->rule->severity != ONP_LINT_INFO && f->loc.kind == ONP_LINT_LOC_NODE &&
+            !strcmp(f->loc.name, node))
+            return f;
+    }
+    return NULL;
+}
+
+/* The first finding of rule `id` at any severity (infos included), or NULL. */
+static const onp_lint_finding *finding_of(const onp_lint_result *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->findings[i].rule->id, id)) return &l->findings[i];
+    return NULL;
+}
+
+static int failing(const onp_fixture_verdict *f)
+{
+    return f->status == ONP_FIXTURE_FAIL || refused(f);
+}
+
+static const char *base(const char *dir)
+{
+    const char *slash = strrchr(dir, '/');
+    return slash ? slash + 1 : dir;
+}
+
+/* How fixture f fails by shape: 1 ORT refused it, 2 an output came out in
+ * another shape than eager's; 0 not by shape. */
+static int shape_failure(const onp_fixture_verdict *f, size_t *out)
+{
+    if (refused(f)) return 1;
+    if (f->status != ONP_FIXTURE_FAIL) return 0;
+    for (size_t k = 0; k < f->n_out; k++)
+        if (f->outs[k].compared && !f->outs[k].m.shape_ok) {
+            *out = k;
+            return 2;
+        }
+    return 0;
+}
+
+static const char *const SHAPE_FIX =
+    "declare the varying dims dynamic (dynamic_axes / dynamic_shapes, or capture with "
+    "dynamic_axes=\"auto\") and compute sizes from the tensor (x.flatten(1), "
+    "x.view(x.size(0), -1)), never int(), len() or literals";
+
+/* 1b. fixtures that fail by shape (ORT refuses them, or an output comes out
+ * in another shape) while eager ran them: the graph holds a size fixed at
+ * export.  High when that explains every failing fixture.  The node is the
+ * one ORT names, else a baked-shape finding's; when ORT names a node that a
+ * finding of another cause sits on (an unrolled loop's Gather), that cause
+ * explains the refusal instead. */
+static void rule_shape_failures(const facts *F, onp_causes *cs)
+{
+    size_t n_fail = 0, n_shape = 0, out = 0;
+    const onp_fixture_verdict *first = NULL;
+    int kind = 0;
+    char node[256] = "";
     for (size_t i = 0; i < F->ev->n_fixtures; i++) {
         const onp_fixture_verdict *f = &F->ev->fixtures[i];
-        if (!refused(f)) continue;
-        const char *slash = strrchr(f->dir, '/');
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, ONP_CONFIDENCE_MEDIUM,
-                  lint_node(F->lint, ONP_CAUSE_BAKED_SHAPE, NULL),
-                  "declare the varying dims dynamic (dynamic_axes / dynamic_shapes, or capture "
-                  "with dynamic_axes=\"auto\") and compute sizes from the tensor",
-                  "ONNX Runtime refused %.120s: %.400s", slash ? slash + 1 : f->dir, f->msg);
+        size_t k = 0;
+        int sk = shape_failure(f, &k);
+        n_fail += failing(f) != 0;
+        if (!sk) continue;
+        n_shape++;
+        if (!first) first = f, kind = sk, out = k;
+        if (sk == 1 && !node[0]) ort_failed_node(f->msg, node, sizeof node);
+    }
+    if (!n_shape) return;
+    onp_confidence conf = n_shape == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM;
+    const onp_lint_finding *on = node[0] ? finding_at(F->lint, node) : NULL;
+    explains(cs, F->shape_cause, n_shape, n_fail);
+    if (F->shape_cause != ONP_CAUSE_BAKED_SHAPE) {
+        add_cause(cs, F->shape_cause, conf, F->shape_node, on ? on->rule->fix : NULL,
+                  "ONNX Runtime refused %zu of %zu failing fixture(s) at %s, the node lint %s "
+                  "%s points at (first: %.120s)",
+                  n_shape, n_fail, node, on ? on->rule->id : "?", on ? on->rule->name : "?",
+                  base(first->dir));
         return;
     }
+    const char *at = F->shape_node[0] ? F->shape_node : NULL;
+    if (kind == 1)
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, SHAPE_FIX,
+                  "%zu of %zu failing fixture(s) fail by shape; ONNX Runtime refused %.120s: "
+                  "%.400s",
+                  n_shape, n_fail, base(first->dir), first->msg);
+    else
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, SHAPE_FIX,
+                  "%zu of %zu failing fixture(s) fail by shape; in %.120s output %.200s comes "
+                  "out in another shape than eager's",
+                  n_shape, n_fail, base(first->dir), first->outs[out].name);
+}
+
+/* 1c. NaN where eager has a number, or the reverse, on the outputs of a
+ * model with a NaN-sensitive operator (lint ONP408, an info while nothing
+ * fails): the runtime's kernel treats NaN otherwise. */
+static void rule_nan(const facts *F, onp_causes *cs)
+{
+    const onp_lint_finding *nf = finding_of(F->lint, "ONP408");
+    if (!nf || F->nondet) return;
+    size_t n_fail = 0, n_nan = 0;
+    const onp_fixture_verdict *first = NULL;
+    const onp_output_verdict *fx = NULL;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!failing(f)) continue;
+        n_fail++;
+        for (size_t k = 0; k < f->n_out; k++)
+            if (f->outs[k].compared && f->outs[k].m.nan_mismatch > 0) {
+                n_nan++;
+                if (!first) first = f, fx = &f->outs[k];
+                break;
+            }
+    }
+    if (!n_nan) return;
+    explains(cs, ONP_CAUSE_OP_SEMANTICS, n_nan, n_fail);
+    add_cause(cs, ONP_CAUSE_OP_SEMANTICS,
+              n_nan == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
+              nf->loc.kind == ONP_LINT_LOC_NODE ? nf->loc.name : NULL, nf->rule->fix,
+              "%zu of %zu failing fixture(s) hold NaN on one side only (%.120s output %.200s: "
+              "%lld values) and lint %s %s: %.300s",
+              n_nan, n_fail, base(first->dir), fx->name, (long long)fx->m.nan_mismatch,
+              nf->rule->id, nf->rule->name, nf->message);
 }
 
 /* 2. determinism (probe and sweep reruns). */
@@ -170,8 +309,7 @@ static void rule_determinism(const facts *F, onp_causes *cs)
 static void rule_shapes(const facts *F, onp_causes *cs)
 {
     if (F->pr && F->pr->shape_dependent)
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, ONP_CONFIDENCE_HIGH,
-                  lint_node(F->lint, ONP_CAUSE_BAKED_SHAPE, NULL),
+        add_cause(cs, F->shape_cause, ONP_CONFIDENCE_HIGH, F->shape_node[0] ? F->shape_node : NULL,
                   "declare the varying dims dynamic (dynamic_axes={'x': {0: 'batch'}}) and compute "
                   "sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1), never literals",
                   "probe (shapes): %s", F->pr->shape_note);
@@ -186,9 +324,8 @@ static void rule_batch(const facts *F, onp_causes *cs)
         add_cause(cs, nd_cause(F), ONP_CONFIDENCE_HIGH, NULL, ND_FIX, "probe (batch): %s",
                   pr->batch_note);
     else if (pr->batch_shape_error)
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE,
-                  F->numbers_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
-                  lint_node(F->lint, ONP_CAUSE_BAKED_SHAPE, NULL),
+        add_cause(cs, F->shape_cause, F->numbers_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
+                  F->shape_node[0] ? F->shape_node : NULL,
                   "compute sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1) "
                   "instead of x.view(4, -1), and declare dim 0 dynamic",
                   "probe (batch invariance): %s", pr->batch_note);
@@ -268,6 +405,14 @@ static void rule_providers(const facts *F, onp_causes *cs)
                   "sweep: %s", F->sw->ep_note);
 }
 
+/* The confidence a noise source allows: float64 high, scaled medium, else low. */
+static onp_confidence noise_confidence(onp_noise_src weakest)
+{
+    return weakest == ONP_NOISE_FLOAT64  ? ONP_CONFIDENCE_HIGH
+           : weakest == ONP_NOISE_SCALED ? ONP_CONFIDENCE_MEDIUM
+                                         : ONP_CONFIDENCE_LOW;
+}
+
 /* 7. float noise: outputs beyond their tolerance but inside their noise,
  * while nothing fails.  Confidence follows the weakest noise source. */
 static void rule_float_noise(const facts *F, onp_causes *cs)
@@ -288,9 +433,7 @@ static void rule_float_noise(const facts *F, onp_causes *cs)
             if (x->j.suggest_atol > suggest) suggest = x->j.suggest_atol;
         }
     if (!n) return;
-    onp_confidence conf = weakest == ONP_NOISE_FLOAT64  ? ONP_CONFIDENCE_HIGH
-                          : weakest == ONP_NOISE_SCALED ? ONP_CONFIDENCE_MEDIUM
-                                                        : ONP_CONFIDENCE_LOW;
+    onp_confidence conf = noise_confidence(weakest);
     char fix[400];
     snprintf(fix, sizeof fix,
              "none needed: the export is as accurate as float32 eager; to make the tolerance "
@@ -312,6 +455,101 @@ static void rule_float_noise(const facts *F, onp_causes *cs)
                   n, slash ? slash + 1 : wf->dir, wx->name, j->gap_max, j->envelope_max,
                   onp_noise_src_name(j->noise.src));
     cs->items[ONP_CAUSE_FLOAT_NOISE].suggested_atol = suggest;
+}
+
+/* 7b. labels that flip inside the noise: every failing fixture fails only
+ * by top-1 flips, its values agree, and every flipped row's eager margin is
+ * inside the noise envelope.  The verdict stays a failure (a different
+ * label is a different answer); the cause is the boundary, not the export. */
+static void rule_label_flips(const facts *F, onp_causes *cs)
+{
+    if (F->nondet || F->lint->counts[ONP_LINT_ERROR]) return;
+    size_t n_fail = 0, n_flip_only = 0;
+    long long flips = 0, noise = 0;
+    double margin = -1, envelope = 0;
+    const onp_fixture_verdict *first = NULL;
+    onp_noise_src weakest = ONP_NOISE_FLOAT64;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!failing(f)) continue;
+        n_fail++;
+        int only = f->status == ONP_FIXTURE_FAIL;
+        for (size_t k = 0; k < f->n_out && only; k++) {
+            const onp_output_verdict *x = &f->outs[k];
+            if (x->pass) continue;
+            if (!x->compared || !x->j.pass || !x->has_topk || !x->tk.flipped) {
+                only = 0;
+                break;
+            }
+            flips += x->tk.flipped;
+            noise += x->noise_flips;
+            if (margin < 0 || x->min_margin < margin) margin = x->min_margin;
+            if (x->j.envelope_max > envelope) envelope = x->j.envelope_max;
+            if (x->j.noise.src > weakest) weakest = x->j.noise.src;
+        }
+        if (only && !first) first = f;
+        n_flip_only += only != 0;
+    }
+    if (!n_fail || n_flip_only != n_fail || !flips || noise != flips) return;
+    explains(cs, ONP_CAUSE_FLOAT_NOISE, n_fail, n_fail);
+    add_cause(cs, ONP_CAUSE_FLOAT_NOISE, noise_confidence(weakest), NULL,
+              "nothing to fix in the export: these rows sit on a decision boundary closer than "
+              "float32 rounding; check them with real inputs, or accept with --top-k off",
+              "%lld top-1 label(s) flipped in %zu fixture(s) (first: %.120s) while every value "
+              "agrees within the tolerance; each flipped row's eager margin is inside the "
+              "noise envelope (smallest margin %.3g, envelope %.3g): float noise decides them",
+              flips, n_fail, base(first->dir), margin, envelope);
+}
+
+/* 7c. a Cast to float16/bfloat16 inside the graph (lint ONP416) and failing
+ * values whose error is what that precision allows (within 16 ulps of the
+ * narrow type at the output's scale).  High when that explains every
+ * failing fixture. */
+static void rule_reduced_precision(const facts *F, onp_causes *cs)
+{
+    const onp_lint_finding *lp = finding_of(F->lint, "ONP416");
+    if (!lp || F->nondet) return;
+    double eps = strstr(lp->message, "bfloat16") ? 0x1p-7 : 0x1p-10;
+    size_t n_fail = 0, n_within = 0;
+    double worst = 0, worst_scale = 0, need_atol = 0;
+    const onp_fixture_verdict *first = NULL;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!failing(f)) continue;
+        n_fail++;
+        int within = f->status == ONP_FIXTURE_FAIL, any = 0;
+        for (size_t k = 0; k < f->n_out && within; k++) {
+            const onp_output_verdict *x = &f->outs[k];
+            if (x->pass) continue;
+            if (!x->compared || !x->m.shape_ok || x->m.nan_mismatch || x->m.inf_mismatch ||
+                x->j.gap_max > 16 * eps * x->j.scale_max) {
+                within = 0;
+                break;
+            }
+            any = 1;
+            if (x->j.gap_max > worst) worst = x->j.gap_max, worst_scale = x->j.scale_max;
+            if (x->j.needed_atol > need_atol) need_atol = x->j.needed_atol;
+        }
+        if (within && any) {
+            n_within++;
+            if (!first) first = f;
+        }
+    }
+    if (!n_within) return;
+    explains(cs, ONP_CAUSE_REDUCED_PRECISION, n_within, n_fail);
+    char fix[600];
+    snprintf(fix, sizeof fix,
+             "%s; to compare at what %s allows, --atol %.2g (or --tol NAME=RTOL,ATOL per output)",
+             lp->rule->fix, eps < 0x1p-8 ? "float16" : "bfloat16", 2 * need_atol);
+    add_cause(cs, ONP_CAUSE_REDUCED_PRECISION,
+              n_within == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
+              lp->loc.kind == ONP_LINT_LOC_NODE ? lp->loc.name : NULL, fix,
+              "%zu of %zu failing fixture(s) differ by what the narrow type allows (largest "
+              "|ORT - eager| %.3g at scale %.3g: %.2g of it; %s rounds at %.3g) and lint %s: "
+              "%.300s",
+              n_within, n_fail, worst, worst_scale, worst_scale > 0 ? worst / worst_scale : 0,
+              eps < 0x1p-8 ? "float16" : "bfloat16", eps / 2, lp->rule->id, lp->message);
+    cs->items[ONP_CAUSE_REDUCED_PRECISION].suggested_atol = 2 * need_atol;
 }
 
 /* 8. nothing explains a failure. */
@@ -409,7 +647,8 @@ static const struct {
     rule_fn fn;
 } rules[] = {
     {"lint", rule_lint},
-    {"refused", rule_refused},
+    {"shape-failures", rule_shape_failures},
+    {"nan-positions", rule_nan},
     {"determinism", rule_determinism},
     {"shapes", rule_shapes},
     {"batch-invariance", rule_batch},
@@ -417,6 +656,8 @@ static const struct {
     {"sweep", rule_sweep},
     {"providers", rule_providers},
     {"float-noise", rule_float_noise},
+    {"label-flips", rule_label_flips},
+    {"reduced-precision", rule_reduced_precision},
     {"unknown", rule_unknown},
     {"bisect-checks", rule_bisect_checks},
     {"bisect-node", rule_bisect_node},
@@ -433,6 +674,41 @@ const char *onp_causes_rule_name(size_t i)
 }
 
 // --- the derivation ---------------------------------------------------------------
+
+/* The lint rules whose finding sits on the node holding a fixed size (a
+ * shape constant, constant Resize sizes). */
+static int holds_size(const onp_lint_finding *f)
+{
+    return f->loc.kind == ONP_LINT_LOC_NODE &&
+           (!strcmp(f->rule->id, "ONP202") || !strcmp(f->rule->id, "ONP203") ||
+            !strcmp(f->rule->id, "ONP206"));
+}
+
+/* F->shape_cause and shape_node: a failure by shape is baked-shape at the
+ * node a size-holding finding points at, else at the node ORT names in its
+ * refusal, else at any baked-shape finding's node; but when ORT names a
+ * node that a finding of another cause sits on, that cause, at that node. */
+static void shape_owner(facts *F)
+{
+    F->shape_cause = ONP_CAUSE_BAKED_SHAPE;
+    char named[256] = "";
+    for (size_t i = 0; i < F->ev->n_fixtures && !named[0]; i++)
+        if (refused(&F->ev->fixtures[i]))
+            ort_failed_node(F->ev->fixtures[i].msg, named, sizeof named);
+    const onp_lint_finding *on = named[0] ? finding_at(F->lint, named) : NULL;
+    if (on && on->rule->cause != ONP_CAUSE_BAKED_SHAPE) {
+        F->shape_cause = on->rule->cause;
+        snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
+        return;
+    }
+    for (size_t i = 0; i < F->lint->n; i++)
+        if (holds_size(&F->lint->findings[i])) {
+            snprintf(F->shape_node, sizeof F->shape_node, "%s", F->lint->findings[i].loc.name);
+            return;
+        }
+    const char *any = lint_node(F->lint, ONP_CAUSE_BAKED_SHAPE, NULL);
+    snprintf(F->shape_node, sizeof F->shape_node, "%s", named[0] ? named : any ? any : "");
+}
 
 static void gather(const onp_evidence *ev, facts *F)
 {
@@ -457,6 +733,7 @@ static void gather(const onp_evidence *ev, facts *F)
     }
     for (size_t c = 0; F->sw && c < F->sw->n_configs; c++)
         if (F->sw->configs[c].available && !F->sw->configs[c].pass) F->any_fail = 1;
+    shape_owner(F);
     for (size_t i = 0; i < F->lint->n; i++) {
         const onp_lint_finding *f = &F->lint->findings[i];
         if (onp_lint_cause_rank(f, F->any_fail, NULL) < 0) continue;
@@ -476,6 +753,12 @@ int onp_causes_derive(const onp_evidence *ev, onp_causes **out, onp_error *e)
     facts F;
     gather(ev, &F);
     for (size_t r = 0; r < onp_causes_rule_count(); r++) rules[r].fn(&F, cs);
+    /* high only when it explains every failing fixture it was measured against */
+    for (int c = 0; c < ONP_CAUSE_COUNT; c++) {
+        onp_cause_item *it = &cs->items[c];
+        if (it->present && it->confidence == ONP_CONFIDENCE_HIGH && it->n_explained < it->n_failing)
+            it->confidence = ONP_CONFIDENCE_MEDIUM;
+    }
     for (int conf = 0; conf < ONP_CONFIDENCE_COUNT; conf++)
         for (int c = 0; c < ONP_CAUSE_COUNT; c++)
             if (cs->items[c].present && (int)cs->items[c].confidence == conf)

@@ -33,8 +33,10 @@ typedef enum lint_rule_ix {
     R_CONSTANT_SHAPE_DYNAMIC,   /* ONP203 */
     R_SHAPE_RISK,               /* ONP204 */
     R_EXPORTER_SHAPE,           /* ONP205 */
+    R_CONSTANT_RESIZE_SIZE,     /* ONP206 */
     R_TRACER_WARNING,           /* ONP301 */
     R_TRACE_PATH_DIFFERS,       /* ONP302 */
+    R_UNROLLED_LOOP,            /* ONP303 */
     R_TOPK_TIES,                /* ONP401 */
     R_ARG_SELECT_LAST,          /* ONP402 */
     R_RESIZE_SEMANTICS,         /* ONP403 */
@@ -50,6 +52,7 @@ typedef enum lint_rule_ix {
     R_SCATTER_DUPLICATES,       /* ONP413 */
     R_EXPORTER_OP,              /* ONP414 */
     R_EXPORTER_NOTE,            /* ONP415 */
+    R_REDUCED_PRECISION,        /* ONP416 */
     R_LEGACY_OPSET,             /* ONP501 */
     R_OUTPUT_UNTYPED,           /* ONP502 */
     R_OUTPUT_SHAPELESS,         /* ONP503 */
@@ -220,6 +223,8 @@ size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main);
 /* rules_shape.c */
 void lint_check_inputs(lint_ctx *c, const lint_scope *main);
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln);
+void lint_check_resize_size(lint_ctx *c, const lint_node *ln);
+void lint_check_unrolled(lint_ctx *c, const lint_node *ln);
 /* rules_opsem.c */
 void lint_check_topk(lint_ctx *c, const lint_node *ln);
 void lint_check_argmax(lint_ctx *c, const lint_node *ln);
@@ -230,6 +235,7 @@ void lint_check_div_mod(lint_ctx *c, const lint_node *ln);
 void lint_check_nan(lint_ctx *c, const lint_node *ln);
 void lint_check_round(lint_ctx *c, const lint_node *ln);
 void lint_check_cast(lint_ctx *c, const lint_node *ln);
+void lint_check_lowp_cast(lint_ctx *c, const lint_node *ln);
 void lint_check_gridsample(lint_ctx *c, const lint_node *ln);
 void lint_check_nms(lint_ctx *c, const lint_node *ln);
 void lint_check_scatter(lint_ctx *c, const lint_node *ln);

@@ -46,7 +46,7 @@ static const onp_lint_rule rules[] = {
                               "statistics of the batch, not the running ones",
                               "call model.eval() before torch.onnx.export (or export with "
                               "training=torch.onnx.TrainingMode.EVAL)"},
-    [R_RANDOM_DROPOUT_MASK] = {"ONP105", "random-dropout-mask", W, ONP_CAUSE_TRAINING_MODE,
+    [R_RANDOM_DROPOUT_MASK] = {"ONP105", "random-dropout-mask", W, ONP_CAUSE_NONDETERMINISM,
                                "a random tensor turned into a mask that multiplies activations "
                                "(a dropout written by hand, live at inference)",
                                "guard the random mask with `if self.training:` and export in "
@@ -81,6 +81,11 @@ static const onp_lint_rule rules[] = {
                           "parity.json: the exporter warned about batch size or dynamic shapes",
                           "export at the batch size the warning asks for, or declare the dims "
                           "dynamic"},
+    [R_CONSTANT_RESIZE_SIZE] = {"ONP206", "constant-resize-size", W, ONP_CAUSE_BAKED_SHAPE,
+                                "Resize to constant output sizes in a model with a dynamic "
+                                "spatial or sequence dim: the export-time size is kept",
+                                "pass scale_factor to F.interpolate, or sizes computed from "
+                                "the tensor (x.shape[-2:]) without int()"},
     [R_TRACER_WARNING] = {"ONP301", "tracer-warning", W, ONP_CAUSE_TRACED_CONTROL_FLOW,
                           "parity.json: a TracerWarning: a Python value was fixed at trace time",
                           "express the branch with torch.where (or torch.cond); keep sizes as "
@@ -89,6 +94,11 @@ static const onp_lint_rule rules[] = {
                               "parity.json: eager called other modules than the trace did",
                               "the forward branches on data: express the branch with "
                               "torch.where or torch.cond"},
+    [R_UNROLLED_LOOP] = {"ONP303", "unrolled-loop", W, ONP_CAUSE_TRACED_CONTROL_FLOW,
+                         "a Python loop over a dynamic dim unrolled by the trace: one Gather "
+                         "per index 0..k-1 of the same value",
+                         "vectorise the loop (operate on the whole batch), or use torch.export "
+                         "(dynamo=True), which refuses the loop rather than unrolling it"},
     [R_TOPK_TIES] = {"ONP401", "topk-ties", W, ONP_CAUSE_OP_SEMANTICS,
                      "TopK whose indices are used: the order of equal values differs",
                      "compare values rather than indices, or break ties explicitly (add a "
@@ -151,6 +161,11 @@ static const onp_lint_rule rules[] = {
     [R_EXPORTER_NOTE] = {"ONP415", "exporter-note", I, ONP_CAUSE_UNKNOWN,
                          "parity.json: another warning from torch.onnx during export",
                          "read the warning; most are harmless"},
+    [R_REDUCED_PRECISION] = {"ONP416", "reduced-precision-cast", I, ONP_CAUSE_REDUCED_PRECISION,
+                             "a Cast to float16 or bfloat16 inside a graph whose inputs and "
+                             "outputs are wider: values lose precision there",
+                             "keep the layer in float32, or compare with the tolerance the "
+                             "narrow type allows (float16 ~1e-3, bfloat16 ~8e-3 relative)"},
     [R_LEGACY_OPSET] = {"ONP501", "legacy-opset", W, ONP_CAUSE_OP_SEMANTICS,
                         "default-domain opset below 7: ONNX Runtime has no kernels for it",
                         "re-export with opset_version >= 13; onnxparity upgrades to 7 in "
@@ -199,6 +214,8 @@ const lint_node_check lint_node_checks[] = {
     {"|RandomNormal|RandomUniform|RandomNormalLike|RandomUniformLike|Bernoulli|Multinomial|",
      lint_check_random},
     {"|Reshape|Expand|Tile|ConstantOfShape|Slice|Resize|", lint_check_shape_constants},
+    {"|Resize|", lint_check_resize_size},
+    {"|Gather|", lint_check_unrolled},
     {"|TopK|", lint_check_topk},
     {"|ArgMax|ArgMin|", lint_check_argmax},
     {"|Resize|", lint_check_resize},
@@ -208,6 +225,7 @@ const lint_node_check lint_node_checks[] = {
     {"|Clip|Max|Min|ReduceMax|ReduceMin|", lint_check_nan},
     {"|Round|", lint_check_round},
     {"|Cast|", lint_check_cast},
+    {"|Cast|", lint_check_lowp_cast},
     {NULL, lint_check_gridsample}, /* also com.microsoft::GridSample */
     {"|NonMaxSuppression|", lint_check_nms},
     {"|ScatterND|ScatterElements|Scatter|", lint_check_scatter},

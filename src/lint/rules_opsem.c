@@ -529,3 +529,31 @@ void lint_check_scatter(lint_ctx *c, const lint_node *ln)
                    "index_put_/scatter_ leave it undefined and CUDA varies run to run)",
                    n->op_type, lab, n->inputs[1]);
 }
+
+// --- reduced precision ------------------------------------------------------------------
+
+static int lowp_qualifies(const lint_scope *s, const onp_node *n)
+{
+    if (!lint_is_op(n, "Cast") || !n->n_inputs) return 0;
+    int64_t to = attr_int(n, "to", 0);
+    int32_t from = lint_dtype(s, n->inputs[0]);
+    return (to == ONP_FLOAT16 || to == ONP_BFLOAT16) && (from == ONP_FLOAT || from == ONP_DOUBLE);
+}
+
+/* ONP416: a wide float narrowed to float16/bfloat16 inside the graph. */
+void lint_check_lowp_cast(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600], mt[128];
+    size_t more;
+    if (!lowp_qualifies(ln->s, n) || !lint_once(c, R_REDUCED_PRECISION, ln, lowp_qualifies, &more))
+        return;
+    int is16 = attr_int(n, "to", 0) == ONP_FLOAT16;
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_REDUCED_PRECISION, ln,
+                   "Cast %s narrows %s to %s%s: every value is rounded to %s bits of mantissa "
+                   "there (relative error up to %g), far beyond float32 noise",
+                   lab, dtype_of(ln->s, n->inputs[0]), is16 ? "float16" : "bfloat16",
+                   more_text(more, "Cast", mt, sizeof mt), is16 ? "10" : "7",
+                   is16 ? 0x1p-11 : 0x1p-8);
+}

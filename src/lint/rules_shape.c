@@ -242,6 +242,23 @@ static int dim_not_batch(lint_ctx *c, const lint_scope *s, const char *name, int
     return 0;
 }
 
+/* torch's legacy export of x.expand(4, 6): the shape is Where(Equal(C, -1),
+ * ..., C) over a constant C; fills *out with C (1), or 0. */
+static int where_shape(lint_ctx *c, const lint_scope *s, const char *name, onp_tensor *out)
+{
+    const onp_node *w = lint_producer(s, name, NULL);
+    if (!w || !lint_is_op(w, "Where") || w->n_inputs != 3) return 0;
+    const onp_node *eq = lint_producer(s, w->inputs[0], NULL);
+    if (!eq || !lint_is_op(eq, "Equal") || eq->n_inputs != 2) return 0;
+    if (!lint_const(c, s, w->inputs[2], 64, out, NULL)) return 0;
+    onp_tensor probe;
+    memset(&probe, 0, sizeof probe);
+    int same = lint_const(c, s, eq->inputs[0], 64, &probe, NULL) && probe.count == out->count;
+    onp_tensor_release(&probe);
+    if (!same) onp_tensor_release(out);
+    return same;
+}
+
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
@@ -261,7 +278,9 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
         char src[600];
         if (ops[k].input >= 0) {
             if ((size_t)ops[k].input >= n->n_inputs || !n->inputs[ops[k].input][0]) continue;
-            if (!lint_const(c, ln->s, n->inputs[ops[k].input], 64, &t, NULL)) continue;
+            if (!lint_const(c, ln->s, n->inputs[ops[k].input], 64, &t, NULL) &&
+                !where_shape(c, ln->s, n->inputs[ops[k].input], &t))
+                continue;
             snprintf(src, sizeof src, "constant '%s'", n->inputs[ops[k].input]);
         } else {
             const onp_attr *a = onp_node_attr(n, ops[k].attr);
@@ -298,4 +317,98 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
         }
         onp_tensor_release(&t);
     }
+}
+
+// --- Resize to constant sizes, unrolled loops -------------------------------------------
+
+/* The first symbolic dim beyond dim 0 of a graph input (a sequence length,
+ * an image size), or NULL: the model means that dim to vary. */
+static const lint_size *symbolic_inner_dim(const lint_ctx *c)
+{
+    for (size_t i = 0; i < c->n_sizes; i++)
+        if (c->sizes[i].symbolic && c->sizes[i].dim >= 1) return &c->sizes[i];
+    return NULL;
+}
+
+void lint_check_resize_size(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    const lint_size *dyn = symbolic_inner_dim(c);
+    if (ln->s->parent || !dyn || n->n_inputs < 4 || !n->inputs[3][0]) return;
+    onp_tensor t;
+    memset(&t, 0, sizeof t);
+    /* the sizes, or their spatial tail: torch's legacy export concatenates
+     * Shape(x)[:2] with the constant output sizes */
+    const char *src = n->inputs[3];
+    const onp_node *cat = lint_producer(ln->s, src, NULL);
+    int whole = lint_const(c, ln->s, src, 16, &t, NULL);
+    if (!whole && cat && lint_is_op(cat, "Concat") && cat->n_inputs >= 2) {
+        src = cat->inputs[cat->n_inputs - 1];
+        if (!lint_const(c, ln->s, src, 16, &t, NULL)) return;
+    } else if (!whole) {
+        return;
+    }
+    if (t.count >= (whole ? 3 : 1)) {
+        char lab[600], vec[256];
+        lint_node_label(ln, lab, sizeof lab);
+        vec_text(&t, vec, sizeof vec);
+        lint_emit_node(c, R_CONSTANT_RESIZE_SIZE, ln,
+                       "Resize %s resizes to the constant sizes in '%s' = %s while input '%s' dim "
+                       "%zu is declared dynamic: at any other input size the output keeps the "
+                       "export-time size (an int() of a traced size, or a literal)",
+                       lab, src, vec, dyn->input, dyn->dim);
+    }
+    onp_tensor_release(&t);
+}
+
+/* The scalar constant index of a Gather on axis 0, or -1. */
+static int64_t gather_index0(lint_ctx *c, const lint_scope *s, const onp_node *n)
+{
+    const onp_attr *axis = onp_node_attr(n, "axis");
+    if (!lint_is_op(n, "Gather") || n->n_inputs < 2 || (axis && axis->i != 0)) return -1;
+    onp_tensor t;
+    memset(&t, 0, sizeof t);
+    if (!lint_const(c, s, n->inputs[1], 1, &t, NULL)) return -1;
+    int64_t k = t.rank == 0 && t.count == 1 ? lint_i64(&t, 0) : -1;
+    onp_tensor_release(&t);
+    return k;
+}
+
+typedef struct unroll_scan {
+    lint_ctx *c;
+    const lint_scope *s;
+    uint64_t seen; /* bit k: a Gather takes index k (k < 64) */
+    int64_t max;
+} unroll_scan;
+
+static void unroll_visit(const onp_node *consumer, void *arg)
+{
+    unroll_scan *u = arg;
+    int64_t k = gather_index0(u->c, u->s, consumer);
+    if (k < 0 || k >= 64) return;
+    u->seen |= 1ull << k;
+    if (k > u->max) u->max = k;
+}
+
+/* ONP303: Gathers of the indices 0..k-1 (k >= 2) along the dynamic dim 0
+ * of one value: the trace unrolled `for i in range(x.shape[0])`.  Reported
+ * at the Gather of the last index, the first to fail at a smaller size. */
+void lint_check_unrolled(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    if (ln->s->parent || n->n_inputs < 2 || !onp_strmap_get(&c->batchdyn, n->inputs[0], NULL))
+        return;
+    int64_t k = gather_index0(c, ln->s, n);
+    if (k < 1) return;
+    unroll_scan u = {c, ln->s, 0, -1};
+    lint_for_consumers(ln->s, n->inputs[0], unroll_visit, &u);
+    if (u.max != k || u.seen != (k + 1 >= 64 ? ~0ull : (1ull << (k + 1)) - 1)) return;
+    char lab[600];
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_UNROLLED_LOOP, ln,
+                   "%" PRId64 " Gathers take rows 0..%" PRId64
+                   " of '%s', whose dim 0 is dynamic: a Python loop over it was unrolled at "
+                   "trace time (%s takes the last row); at a smaller size it fails, at a larger "
+                   "one the rows past %" PRId64 " are dropped",
+                   k + 1, k, n->inputs[0], lab, k);
 }

@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT, run
 
 CAUSES = {"training-mode", "baked-shape", "traced-control-flow", "op-semantics", "graph-optimization",
-          "execution-provider", "nondeterminism", "reference", "state-mutation", "unknown"}
+          "execution-provider", "nondeterminism", "reference", "state-mutation", "reduced-precision",
+          "unknown"}
 
 
 def lint(binary, target, *extra):

@@ -196,6 +196,15 @@ def test_planted_defect_is_named_by_bisect_and_check(onnxparity, tools, tmp_path
     assert r.returncode == 1 and chk["verdict"] == "fail"
     assert chk["first_divergent"]["node"] == fd["node"]  # one routine, the same answer
     assert chk["first_divergent"]["jump"] == pytest.approx(fd["jump"], rel=1e-9)
+    # diagnose names the same node and writes the same reproducer
+    repro2 = tmp_path / "repro-diagnose"
+    r = run([onnxparity, "diagnose", bundle, "--format", "json", "--no-sweep",
+             "--save-repro", repro2], timeout=600)
+    dg = json.loads(r.stdout)
+    assert r.returncode == 1 and dg["first_divergent"]["node"] == fd["node"], r.stdout[-2000:]
+    assert dg["repro"] == str(repro2) and (repro2 / "model.onnx").exists()
+    b = run([tools / "barerepro", lib, repro2])
+    assert b.returncode == 0 and float(b.stdout.split()[1]) == pytest.approx(got, rel=1e-6)
 
 
 # --- vacuous comparisons, gate --------------------------------------------------------

@@ -7,6 +7,7 @@
  * findings (a warning while everything passes) among them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onnxparity/causes.h"
@@ -25,8 +26,13 @@ typedef struct tcase {
     /* fixtures: 0 none given; else each output's verdict (one output per fixture) */
     int n_fix;
     onp_verdict verdict[3];
-    int flipped; /* a top-1 label flipped on fixture 0 */
-    int refused; /* ORT refused fixture 1 (status error); 2: it crashed instead */
+    int flipped;            /* a top-1 label flipped on fixture 0 */
+    int refused;            /* ORT refused fixture 1 (status error); 2: it crashed instead */
+    const char *refused_at; /* the node ORT's refusal names (refused 1), or NULL */
+    int shape_differs;      /* fixture 1's output came out in another shape */
+    int nan;                /* NaN on one side only in every failing output */
+    int flips_in_noise;     /* the flip of fixture 0 is noise-driven (flipped) */
+    double gap_rel;         /* failing outputs: |ORT - eager| / scale (0: 1e-4 at scale 0) */
     onp_noise_src noise_src;
     /* probe (0: no probes) */
     int probe;
@@ -46,6 +52,7 @@ typedef struct tcase {
     const char *absent;   /* a cause id that must not be derived, or NULL */
     const char *absent2;
     int nondet_flag;
+    size_t want_explained, want_failing; /* the top cause's explains (0 of 0: not checked) */
 } tcase;
 
 /* The hand-made results a case points at. */
@@ -82,6 +89,7 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         onp_output_verdict *x = &w->out[i];
         snprintf(x->name, sizeof x->name, "logits");
         x->compared = 1;
+        x->m.shape_ok = x->m.dtype_ok = 1;
         x->j.verdict = c->verdict[i];
         x->j.pass =
             c->verdict[i] == ONP_VERDICT_WITHIN_TOL || c->verdict[i] == ONP_VERDICT_WITHIN_NOISE;
@@ -91,6 +99,13 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         x->j.suggest_atol = 5e-4;
         x->has_topk = c->flipped && i == 0;
         x->tk.flipped = x->has_topk;
+        x->noise_flips = x->has_topk && c->flips_in_noise;
+        if (c->gap_rel > 0) x->j.scale_max = 2, x->j.gap_max = 2 * c->gap_rel;
+        if (!x->j.pass && c->nan) x->m.nan_mismatch = 3;
+        if (c->shape_differs && i == 1) {
+            x->m.shape_ok = 0;
+            x->j.pass = 0;
+        }
         x->pass = x->j.pass && !x->tk.flipped;
         onp_fixture_verdict *f = &w->fix[i];
         snprintf(f->dir, sizeof f->dir, "b/test_data_set_%d", i);
@@ -102,7 +117,13 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
             x->compared = 0;
             f->status = ONP_FIXTURE_ERROR;
             f->runtime = c->refused == 2 ? "crashed" : NULL;
-            snprintf(f->msg, sizeof f->msg, "input 'x': expected [s0, 12], given [3, 16]");
+            if (c->refused_at)
+                snprintf(f->msg, sizeof f->msg,
+                         "Run [ORT_FAIL]: Non-zero status code returned while running X node. "
+                         "Name:'%s' Status Message: bad shape",
+                         c->refused_at);
+            else
+                snprintf(f->msg, sizeof f->msg, "input 'x': expected [s0, 12], given [3, 16]");
         }
     }
     if (c->n_fix) ev->fixtures = w->fix, ev->n_fixtures = (size_t)c->n_fix;
@@ -205,14 +226,14 @@ static const tcase cases[] = {
      .verdict = PASS3,
      .refused = 1,
      .top = "baked-shape",
-     .top_conf = "medium",
+     .top_conf = "high",
      .strong = 1},
-    {.what = "refused shape, no finding: unknown",
+    {.what = "refused shape, no finding: baked-shape, high (the refusal is every failure)",
      .n_fix = 3,
      .verdict = PASS3,
      .refused = 1,
-     .top = "unknown",
-     .top_conf = "low"},
+     .top = "baked-shape",
+     .top_conf = "high"},
     {.what = "a crash of ORT is no evidence against the export: the warning stays latent",
      .rule = {"ONP204"},
      .n_fix = 3,
@@ -515,6 +536,133 @@ static const tcase cases[] = {
      .verdict = FAIL3,
      .top = "state-mutation",
      .top_conf = "high"},
+    /* failures by shape, NaN positions, label flips, reduced precision */
+    {.what = "an output in another shape, no finding: baked-shape high",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .shape_differs = 1,
+     .top = "baked-shape",
+     .top_conf = "high"},
+    {.what = "an output in another shape, constant Resize sizes: baked-shape at the Resize",
+     .rule = {"ONP206", "ONP301"},
+     .node = {"/Resize", ""},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .shape_differs = 1,
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Resize"},
+    {.what = "ORT refuses at the Gather an unrolled-loop finding sits on: traced-control-flow",
+     .rule = {"ONP303", "ONP301"},
+     .node = {"/Gather_2", ""},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Gather_2",
+     .top = "traced-control-flow",
+     .top_conf = "high",
+     .top_node = "/Gather_2",
+     .absent = "baked-shape"},
+    {.what = "unrolled loop refused, and the shape probe fails too: still the loop",
+     .rule = {"ONP303"},
+     .node = {"/Gather_2"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Gather_2",
+     .probe = 1,
+     .shape_dep = 1,
+     .batch_fail = 1,
+     .batch_shape_error = 1,
+     .top = "traced-control-flow",
+     .top_conf = "high",
+     .top_node = "/Gather_2",
+     .absent = "baked-shape"},
+    {.what = "ORT refuses at a Reshape, no finding: baked-shape at the node ORT names",
+     .rule = {"ONP301"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Reshape"},
+    {.what = "ORT refuses at an Add fed by an Expand holding the batch: baked-shape at the Expand",
+     .rule = {"ONP202"},
+     .node = {"/Expand"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Add",
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Expand"},
+    {.what = "a refusal and a numeric failure: baked-shape explains one of two, medium",
+     .n_fix = 3,
+     .verdict = {ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_WITHIN_TOL},
+     .refused = 1,
+     .top_conf = "medium",
+     .top = "baked-shape",
+     .want_explained = 1,
+     .want_failing = 2},
+    {.what = "NaN on one side in every failure, NaN-sensitive op: op-semantics high there",
+     .rule = {"ONP408"},
+     .node = {"/ReduceMax"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .nan = 1,
+     .top = "op-semantics",
+     .top_conf = "high",
+     .top_node = "/ReduceMax"},
+    {.what = "NaN on one side, no NaN-sensitive op: no op-semantics",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .nan = 1,
+     .top = "unknown",
+     .top_conf = "low",
+     .absent = "op-semantics"},
+    {.what = "labels flip inside the noise, values agree: float-noise, verdict still fails",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .flipped = 1,
+     .flips_in_noise = 1,
+     .noise_src = F64,
+     .top = "float-noise",
+     .top_conf = "high",
+     .strong = 0,
+     .absent = "unknown"},
+    {.what = "labels flip beyond the noise: not float noise",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .flipped = 1,
+     .noise_src = F64,
+     .top = "unknown",
+     .absent = "float-noise"},
+    {.what = "a float16 Cast and failures within what float16 allows: reduced-precision high",
+     .rule = {"ONP416"},
+     .node = {"/narrow/Cast"},
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .gap_rel = 1e-3,
+     .top = "reduced-precision",
+     .top_conf = "high",
+     .top_node = "/narrow/Cast",
+     .want_explained = 3,
+     .want_failing = 3},
+    {.what = "a float16 Cast but errors far beyond float16: not reduced-precision",
+     .rule = {"ONP416"},
+     .node = {"/narrow/Cast"},
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .gap_rel = 0.5,
+     .top = "unknown",
+     .absent = "reduced-precision"},
+    {.what = "latent only: a float16 Cast and an unrolled loop while everything passes",
+     .rule = {"ONP416", "ONP303"},
+     .node = {"/narrow/Cast", "/Gather_2"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .top = NULL},
 };
 
 static void test_derivation_table(void)
@@ -543,6 +691,10 @@ static void test_derivation_table(void)
                 CHECKF(strstr(t->node, c->top_node) != NULL, "%s: node '%s', want '%s'", c->what,
                        t->node, c->top_node);
             if (t) CHECKF(t->n_evidence > 0 && t->fix[0], "%s: no evidence or fix", c->what);
+            if (t && c->want_failing)
+                CHECKF(t->n_explained == c->want_explained && t->n_failing == c->want_failing,
+                       "%s: explains %zu of %zu, want %zu of %zu", c->what, t->n_explained,
+                       t->n_failing, c->want_explained, c->want_failing);
         }
         if (c->strong >= 0 && (c->top_conf || !c->top))
             CHECKF(cs->strong ==
@@ -599,4 +751,36 @@ static void test_rules_and_names(void)
     onp_causes_free(NULL);
 }
 
-TEST_MAIN(test_derivation_table, test_latent, test_rules_and_names)
+/* docs/diagnose.md "The derivation, as a table" names every rule, in the
+ * order the code runs them (run from the repository root, as run_unit.sh
+ * does). */
+static void test_docs_table_matches_code(void)
+{
+    FILE *f = fopen("docs/diagnose.md", "r");
+    CHECKF(f != NULL, "docs/diagnose.md: not found (run from the repository root)");
+    if (!f) return;
+    char line[4096];
+    int in_table = 0;
+    size_t next = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "### The derivation, as a table"))
+            in_table = 1;
+        else if (in_table && !strncmp(line, "###", 3))
+            break;
+        if (!in_table || line[0] != '|') continue;
+        const char *a = strchr(line + 1, '|');
+        const char *q = a ? strchr(a, '`') : NULL;
+        const char *z = q ? strchr(q + 1, '`') : NULL;
+        if (!z || strchr(a + 1, '|') < q) continue; /* the header, the rule */
+        const char *want = onp_causes_rule_name(next);
+        CHECKF(want && (size_t)(z - q - 1) == strlen(want) && !strncmp(q + 1, want, strlen(want)),
+               "docs/diagnose.md row %zu names '%.*s', the code runs '%s'", next, (int)(z - q - 1),
+               q + 1, want ? want : "(no more rules)");
+        next++;
+    }
+    fclose(f);
+    CHECKF(next == onp_causes_rule_count(), "docs/diagnose.md lists %zu rules, the code %zu", next,
+           onp_causes_rule_count());
+}
+
+TEST_MAIN(test_derivation_table, test_latent, test_rules_and_names, test_docs_table_matches_code)

@@ -230,6 +230,172 @@ class TinyEncoder(torch.nn.Module):
         return self.head(self.encoder(x))
 
 
+class BatchLoop(torch.nn.Module):
+    """A Python loop over the batch: the trace unrolls it, one Gather per row."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        return torch.stack([self.fc(x[i]) for i in range(x.shape[0])])
+
+
+class FloatOfTensor(torch.nn.Module):
+    """float(t): a tensor made a Python number at trace time."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        return self.fc(x) * float(x.std())
+
+
+class LenArange(torch.nn.Module):
+    """len(x) is a Python int at trace time: arange keeps the traced batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        return self.fc(x) + torch.arange(len(x), dtype=torch.float32)[:, None]
+
+
+class SeqFlatten(torch.nn.Module):
+    """x.reshape(b, int(x.shape[1]) * 16): the sequence length baked by the trace."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = self.proj(x)
+        return y.reshape(y.shape[0], int(y.shape[1]) * 16)
+
+
+class SizeUpsample(torch.nn.Module):
+    """interpolate(size=(int(h) * 2, int(w) * 2)): the image size baked by the trace."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.nn.functional.interpolate(y, size=(int(y.shape[2]) * 2, int(y.shape[3]) * 2),
+                                               mode="nearest")
+
+
+class ExpandLiteral(torch.nn.Module):
+    """A learned bias expanded to int(x.shape[0]) rows: the trace keeps the number."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 6)
+        self.bias = torch.nn.Parameter(torch.randn(1, 6))
+
+    def forward(self, x):
+        return self.fc(x) + self.bias.expand(int(x.shape[0]), 6)
+
+
+class BernoulliMask(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y * torch.bernoulli(torch.full_like(y, 0.5))
+
+
+class Upsampler(torch.nn.Module):
+    """Conv then bilinear x2 upsampling (align_corners=False)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(self.conv(x), scale_factor=2.0, mode="bilinear",
+                                               align_corners=False)
+
+
+class CeilPool(torch.nn.Module):
+    def __init__(self, pool):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.pool = pool
+
+    def forward(self, x):
+        return self.pool(self.conv(x))
+
+
+class NanMax(torch.nn.Module):
+    """amax over the features: torch propagates a NaN."""
+
+    def forward(self, x):
+        return x.amax(dim=1)
+
+
+class TiedTopK(torch.nn.Module):
+    """topk indices over coarsely rounded scores: ties decide the order."""
+
+    def forward(self, x):
+        return torch.topk((x * 2).round(), 3, dim=1).indices
+
+
+class DistinctTopK(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 8)
+
+    def forward(self, x):
+        v, i = torch.topk(self.fc(x), 3, dim=1)
+        return v, i
+
+
+class Classifier(torch.nn.Module):
+    """Linear - ReLU - Linear over 12 features, 10 classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(12, 64), torch.nn.ReLU())
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class NearTie(torch.nn.Module):
+    """A classifier whose two classes have almost the same weights: some rows
+    sit on the boundary, closer than float32 noise."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(12, 256), torch.nn.ReLU())
+        self.head = torch.nn.Linear(256, 2)
+        with torch.no_grad():
+            g = torch.Generator().manual_seed(7)
+            self.head.weight[1] = self.head.weight[0] + 5e-8 * torch.randn(256, generator=g)
+            self.head.bias[1] = self.head.bias[0]
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class LSTMTagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.head = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
 # --------------------------------------------------------------------------- bundles
 
 def seeded(fn):
@@ -245,30 +411,34 @@ def seeded(fn):
 ZOO = []
 
 
-def entry(name, verdict, cause, node=None, args=(), why="", left_out=None, dynamo=None):
+def entry(name, verdict, cause, node=None, args=(), why="", left_out=None, dynamo=None, check=None):
     """left_out: why the current diagnose gets this bundle wrong.  Such a bundle
     is made only with --left-out and is not in zoo.json's "bundles".
     dynamo: under a torch with the dynamo exporter, either {"fallback": words}
     (torch.export refuses the defect; the capture falls back to legacy and
     exporter_fallback must contain the words) or {"legacy": why} (a defect of
     the legacy exporter: captured with it, plus the twin "<name>_dynamo",
-    healthy, or left out with the misdiagnosis given as "twin_left_out")."""
+    healthy, or left out with the misdiagnosis given as "twin_left_out"; "twin": False when
+    torch.export refuses the model outright).
+    check: what `onnxparity check` must say instead, where only diagnose's
+    probes can see the defect: {"verdict", "cause", "why"}.
+    A node string "A|B" matches either (an op the exporters spell two ways)."""
     dynamo = dict(dynamo or {})
 
     def deco(fn):
         e = dict(name=name, verdict=verdict, cause=cause, node=list(node or []), args=list(args),
                  why=why or (fn.__doc__ or "").strip(), build=seeded(fn), left_out=left_out,
                  exporter="auto", expect_exporter="dynamo" if DYNAMO else "legacy",
-                 expect_fallback=None)
+                 expect_fallback=None, check=check)
         if DYNAMO and "fallback" in dynamo:
             e.update(expect_exporter="legacy", expect_fallback=dynamo["fallback"])
         if DYNAMO and "legacy" in dynamo:
             e.update(exporter="legacy", expect_exporter="legacy")
         ZOO.append(e)
-        if DYNAMO and "legacy" in dynamo:
+        if DYNAMO and "legacy" in dynamo and dynamo.get("twin", True):
             ZOO.append(dict(e, name=f"{name}_dynamo", verdict="pass", cause=None, node=[],
                             why=dynamo["legacy"], exporter="dynamo", expect_exporter="dynamo",
-                            left_out=dynamo.get("twin_left_out")))
+                            left_out=dynamo.get("twin_left_out"), check=None))
         return fn
     return deco
 
@@ -326,7 +496,11 @@ def _(out, ctx):
 
 @entry("view_literal_dynamic", "fail", "baked-shape", ["Reshape"],
        why="the numbers agree (eager reshapes to [4, -1] too); batch invariance finds the shape "
-           "error and lint's baked-shape finding names the Reshape")
+           "error and lint's baked-shape finding names the Reshape",
+       check={"verdict": "pass", "cause": None,
+              "why": "every fixture agrees with eager, which reshapes to [4, -1] too: only "
+                     "diagnose's batch-invariance probe (one sample alone) shows the literal "
+                     "batch; check lists the Reshape's finding as a latent warning"})
 def _(out, ctx):
     """view(4, -1) exported with a dynamic batch; fixtures at batch 4 and 2."""
     capture(LiteralView().eval(), images(4, 2, 4, seed=7), out)
@@ -348,10 +522,9 @@ def _(out, ctx):
 
 
 @entry("item_as_number", "fail", "traced-control-flow",
-       dynamo={"legacy": "torch.export computes x.abs().max() in the graph: ORT agrees with eager",
-               "twin_left_out": "check passes, but diagnose's batch-invariance probe sees samples "
-                                "interact (the max is over the whole batch, in eager too) and "
-                                "reports training-mode (medium), verdict fail"})
+       dynamo={"legacy": "torch.export computes x.abs().max() in the graph: ORT agrees with "
+                         "eager (diagnose's batch-invariance probe sees samples interact, the max "
+                         "is over the whole batch, in eager too: a low note, no failure)"})
 def _(out, ctx):
     """x / x.abs().max().item(): the trace keeps the traced fixture's maximum."""
     x = vectors(3, 3, 3, seed=9)
@@ -422,6 +595,105 @@ def _(out, ctx):
     orca_at_disable(out, ctx["bin"])
 
 
+# faulty: the families of issue 13 ----------------------------------------------
+
+_LEGACY_TRACE = "torch.export keeps the size symbolic: the graph follows the input"
+
+
+@entry("loop_over_batch", "fail", "traced-control-flow", ["Gather"],
+       dynamo={"legacy": "torch.export refuses the loop over a dynamic batch (the capture's "
+                         "ExportError says the dim was specialised): no dynamo twin",
+               "twin": False})
+def _(out, ctx):
+    """A Python loop over x.shape[0], unrolled at trace time (batch 3); fixtures at batch 3 and 2."""
+    capture(BatchLoop().eval(), vectors(3, 2, 3, seed=20), out)
+
+
+@entry("float_of_tensor", "fail", "traced-control-flow",
+       dynamo={"legacy": "torch.export computes x.std() in the graph"})
+def _(out, ctx):
+    """self.fc(x) * float(x.std()): the traced fixture's std kept as a constant."""
+    x = vectors(3, 3, 3, seed=21)
+    capture(FloatOfTensor().eval(), [x[0], x[1] * 3, x[2]], out)
+
+
+@entry("len_arange", "fail", "baked-shape", dynamo={"legacy": _LEGACY_TRACE})
+def _(out, ctx):
+    """fc(x) + arange(len(x)): the traced batch (3) kept in a constant; fixtures at batch 3 and 2."""
+    capture(LenArange().eval(), vectors(3, 2, 3, seed=22), out)
+
+
+@entry("seq_len_baked", "fail", "baked-shape", ["Reshape"], dynamo={"legacy": _LEGACY_TRACE})
+def _(out, ctx):
+    """reshape(b, int(x.shape[1]) * 16) traced at sequence length 5; fixtures at 5 and 7."""
+    g = torch.Generator().manual_seed(23)
+    fx = [torch.randn(2, t, 16, generator=g) for t in (5, 7, 5)]
+    capture(SeqFlatten().eval(), fx, out, dynamic_axes="auto")
+
+
+@entry("image_size_baked", "fail", "baked-shape", ["Resize"], dynamo={"legacy": _LEGACY_TRACE})
+def _(out, ctx):
+    """interpolate(size=(int(h) * 2, int(w) * 2)) traced at 16x16; fixtures at 16 and 24."""
+    capture(SizeUpsample().eval(), images(2, size=16, seed=24) + images(2, size=24, seed=25), out,
+            dynamic_axes="auto")
+
+
+@entry("expand_traced_size", "fail", "baked-shape", ["Expand"], dynamo={"legacy": _LEGACY_TRACE})
+def _(out, ctx):
+    """fc(x) + bias.expand(int(x.shape[0]), 6) traced at batch 4; fixtures at batch 4 and 2."""
+    capture(ExpandLiteral().eval(), vectors(4, 2, 4, seed=26), out)
+
+
+@entry("bernoulli_forward", "fail", "nondeterminism", ["RandomUniformLike|Bernoulli"])
+def _(out, ctx):
+    """y * torch.bernoulli(full_like(y, 0.5)) in the forward."""
+    capture(BernoulliMask().eval(), vectors(3, 3, seed=27), out)
+
+
+@entry("resize_opset10", "fail", "op-semantics", ["Resize"],
+       dynamo={"legacy": "the dynamo exporter needs opset 18 or later"})
+def _(out, ctx):
+    """Bilinear x2 upsampling (align_corners=False) exported at opset 10: Resize-10 has no
+    coordinate mode and computes asymmetric coordinates."""
+    capture(Upsampler().eval(), images(2, 2, seed=28), out, opset=10)
+
+
+@entry("nan_in_reduction", "fail", "op-semantics", ["ReduceMax"])
+def _(out, ctx):
+    """x.amax(1) over rows holding a NaN: torch propagates it."""
+    x = vectors(3, 3, seed=29)
+    x[0][0, 3] = float("nan")
+    x[1][2, 7] = float("nan")
+    capture(NanMax().eval(), x, out)
+
+
+@entry("topk_ties", "fail", "op-semantics", ["TopK"])
+def _(out, ctx):
+    """topk indices of coarsely rounded scores: tied values, ordered differently."""
+    capture(TiedTopK().eval(), vectors(4, 4, dim=16, seed=30), out)
+
+
+@entry("fp16_head", "fail", "reduced-precision", ["Cast"])
+def _(out, ctx):
+    """A classifier whose hidden features are narrowed to float16 in the ONNX after export
+    (a partial float16 conversion); the eager truth is float32."""
+    capture(Classifier().eval(), vectors(4, 4, seed=31), out)
+    narrow_after(out, "Relu", 10)
+
+
+@entry("bf16_head", "fail", "reduced-precision", ["Cast"])
+def _(out, ctx):
+    """The same classifier with its hidden features narrowed to bfloat16 after export."""
+    capture(Classifier().eval(), vectors(4, 4, seed=32), out)
+    narrow_after(out, "Relu", 16)
+
+
+@entry("label_flip_near_tie", "fail", "float-noise")
+def _(out, ctx):
+    """A classifier with two almost identical classes: rows on the boundary flip under noise."""
+    capture(NearTie().eval(), vectors(64, 64, seed=33), out)
+
+
 # healthy --------------------------------------------------------------------
 
 @entry("healthy_cnn", "pass", None)
@@ -458,7 +730,91 @@ def _(out, ctx):
     capture(trained_stats(MLP(out_dropout=True), shape=(8, 12)), vectors(4, 3, 4, seed=17), out)
 
 
+@entry("healthy_squeezenet", "pass", None)
+def _(out, ctx):
+    """torchvision squeezenet1_1 (MaxPool with ceil_mode), random weights, eval, 64x64."""
+    m = torchvision.models.squeezenet1_1(num_classes=10).eval()
+    capture(m, images(2, 3, size=64, seed=40), out)
+
+
+@entry("healthy_shufflenet", "pass", None)
+def _(out, ctx):
+    """torchvision shufflenet_v2_x0_5 (channel shuffle reshapes), random weights, eval, 64x64."""
+    m = torchvision.models.shufflenet_v2_x0_5(num_classes=10).eval()
+    capture(m, images(2, 3, size=64, seed=41), out)
+
+
+@entry("healthy_lstm", "pass", None,
+       dynamo={"fallback": "aten.unbind.int has no ONNX translation"})
+def _(out, ctx):
+    """nn.LSTM over a sequence, last step classified, eval."""
+    g = torch.Generator().manual_seed(42)
+    capture(LSTMTagger().eval(), [torch.randn(b, 6, 8, generator=g) for b in (2, 3)], out)
+
+
+@entry("healthy_upsample", "pass", None)
+def _(out, ctx):
+    """Bilinear x2 upsampling at the default opset, where Resize has half_pixel coordinates."""
+    capture(Upsampler().eval(), images(2, 3, seed=43), out)
+
+
+@entry("healthy_static_by_design", "pass", None)
+def _(out, ctx):
+    """A CNN exported with every dim static on purpose; every fixture has the exported batch."""
+    capture(trained_stats(ResNetish()), images(2, 2, 2, seed=44), out, dynamic_axes=None)
+
+
+@entry("healthy_topk_distinct", "pass", None)
+def _(out, ctx):
+    """topk values and indices of distinct scores (no ties)."""
+    capture(DistinctTopK().eval(), vectors(4, 3, seed=45), out)
+
+
 # --------------------------------------------------------------------------- helpers
+
+# The families of issue 13 (what the zoo must cover) and their bundles.
+FAMILIES = {
+    "training-mode": ["bn_train_stem", "bn_train_block", "bn1d_train_mlp", "dropout_train_inside",
+                      "dropout_train_output", "encoder_dropout_train"],
+    "loop-unrolled": ["loop_over_batch"],
+    "python-scalar-baked": ["item_as_number", "float_of_tensor", "view_traced_size", "len_arange",
+                            "expand_traced_size"],
+    "non-batch-dim-baked": ["seq_len_baked", "image_size_baked"],
+    "literal-reshape": ["view_literal_static", "view_literal_dynamic", "static_batch_input"],
+    "random-ops": ["randn_like_noise", "hand_dropout", "bernoulli_forward", "python_random"],
+    "op-semantics": ["floordiv_negative", "resize_opset10", "nan_in_reduction", "topk_ties"],
+    "reduced-precision": ["fp16_head", "bf16_head"],
+    "label-flip-in-tolerance": ["label_flip_near_tie"],
+    "traced-branch": ["branch_on_sum"],
+    "optimizer": ["optimizer_changes_bits", "optimizer_changes_bits_encoder"],
+}
+
+
+def family_of(name):
+    return next((f for f, names in FAMILIES.items() if name in names), None)
+
+
+
+def narrow_after(bundle, op_type, to):
+    """Round the output of the first `op_type` node to the ONNX type `to`
+    (10 float16, 16 bfloat16) and back to float32: what a float16 conversion
+    tool leaves in a graph."""
+    import onnx
+    from onnx import helper
+    path = pathlib.Path(bundle) / "model.onnx"
+    model = onnx.load(str(path))
+    g = model.graph
+    at = next(i for i, n in enumerate(g.node) if n.op_type == op_type)
+    value = g.node[at].output[0]
+    narrow, wide = value + "_narrow", value + "_wide"
+    for n in g.node[at + 1:]:
+        for k, name in enumerate(n.input):
+            if name == value:
+                n.input[k] = wide
+    g.node.insert(at + 1, helper.make_node("Cast", [value], [narrow], name="/narrow/Cast", to=to))
+    g.node.insert(at + 2, helper.make_node("Cast", [narrow], [wide], name="/narrow/Cast_1", to=1))
+    onnx.save(model, str(path))
+
 
 def orca_at_disable(bundle, binary):
     """Replace every expected output by ONNX Runtime's at ORT_DISABLE_ALL."""
@@ -526,14 +882,15 @@ def main(argv=None):
         listing.append({"name": e["name"], "verdict": e["verdict"], "cause": e["cause"],
                         "node": e["node"], "args": e["args"], "why": e["why"],
                         "exporter": used.get("exporter"), "exporter_fallback": used.get("exporter_fallback"),
-                        "expect_exporter": e["expect_exporter"], "expect_fallback": e["expect_fallback"]})
+                        "expect_exporter": e["expect_exporter"], "expect_fallback": e["expect_fallback"],
+                        "check": e["check"], "family": family_of(e["name"])})
         print(f"{e['name']:30s} {time.time() - t:6.2f}s", flush=True)
     doc = {"schema": "onnxparity.zoo/1", "torch": torch.__version__,
            "torchvision": torchvision.__version__,
            "not_covered": {"execution-provider": "needs a second execution provider to compare "
                            "with; the CPU-only ONNX Runtime here has one",
                            "unknown": "the residue when no rule explains a failure; not planted"},
-           "bundles": listing, "left_out": left}
+           "families": sorted(FAMILIES), "bundles": listing, "left_out": left}
     (a.out / "zoo.json").write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(listing)} bundles in {time.time() - t0:.1f}s -> {a.out}")
 
