@@ -177,6 +177,17 @@ static const onp_lint_finding *finding_of(const onp_lint_result *l, const char *
     return NULL;
 }
 
+/* A TracerWarning of a tensor made a Python boolean: a branch resolved at
+ * trace time (an integer or len() is a size, a boolean is a path). */
+static const onp_lint_finding *traced_branch(const onp_lint_result *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->findings[i].rule->id, "ONP301") &&
+            strstr(l->findings[i].message, "Python boolean"))
+            return &l->findings[i];
+    return NULL;
+}
+
 static int failing(const onp_fixture_verdict *f)
 {
     return f->status == ONP_FIXTURE_FAIL || refused(f);
@@ -234,11 +245,14 @@ static void rule_shape_failures(const facts *F, onp_causes *cs)
     const onp_lint_finding *on = node[0] ? finding_at(F->lint, node) : NULL;
     explains(cs, F->shape_cause, n_shape, n_fail);
     if (F->shape_cause != ONP_CAUSE_BAKED_SHAPE) {
-        add_cause(cs, F->shape_cause, conf, F->shape_node, on ? on->rule->fix : NULL,
-                  "ONNX Runtime refused %zu of %zu failing fixture(s) at %s, the node lint %s "
-                  "%s points at (first: %.120s)",
-                  n_shape, n_fail, node, on ? on->rule->id : "?", on ? on->rule->name : "?",
-                  base(first->dir));
+        const onp_lint_finding *why = on ? on : traced_branch(F->lint);
+        add_cause(cs, F->shape_cause, conf, F->shape_node, why ? why->rule->fix : NULL,
+                  "%zu of %zu failing fixture(s) fail by shape (first: %.120s%s%s), and lint "
+                  "%s %s%s%s: %.300s",
+                  n_shape, n_fail, base(first->dir), node[0] ? ", refused at " : "", node,
+                  why ? why->rule->id : "?", why ? why->rule->name : "?",
+                  on ? " sits on that node" : "", on ? "" : " (a branch fixed at trace time)",
+                  why ? why->message : "");
         return;
     }
     const char *at = F->shape_node[0] ? F->shape_node : NULL;
@@ -684,10 +698,14 @@ static int holds_size(const onp_lint_finding *f)
             !strcmp(f->rule->id, "ONP206"));
 }
 
-/* F->shape_cause and shape_node: a failure by shape is baked-shape at the
- * node a size-holding finding points at, else at the node ORT names in its
- * refusal, else at any baked-shape finding's node; but when ORT names a
- * node that a finding of another cause sits on, that cause, at that node. */
+/* F->shape_cause and shape_node, in this order: ORT's refusal names a node
+ * a finding of another cause sits on (an unrolled loop's Gather): that
+ * cause there; a size-holding finding (ONP202, ONP203, ONP206) on the node
+ * ORT names: baked-shape there; a traced branch (a boolean TracerWarning:
+ * the path taken at trace time fixed the shapes, a Swin's window padding):
+ * traced-control-flow at the node ORT names; a size-holding finding
+ * anywhere: baked-shape there; else baked-shape at the node ORT names or at
+ * any baked-shape finding's node. */
 static void shape_owner(facts *F)
 {
     F->shape_cause = ONP_CAUSE_BAKED_SHAPE;
@@ -698,6 +716,15 @@ static void shape_owner(facts *F)
     const onp_lint_finding *on = named[0] ? finding_at(F->lint, named) : NULL;
     if (on && on->rule->cause != ONP_CAUSE_BAKED_SHAPE) {
         F->shape_cause = on->rule->cause;
+        snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
+        return;
+    }
+    if (on && holds_size(on)) {
+        snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
+        return;
+    }
+    if (traced_branch(F->lint)) {
+        F->shape_cause = ONP_CAUSE_TRACED_CONTROL_FLOW;
         snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
         return;
     }

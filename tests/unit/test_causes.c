@@ -29,6 +29,7 @@ typedef struct tcase {
     int flipped;            /* a top-1 label flipped on fixture 0 */
     int refused;            /* ORT refused fixture 1 (status error); 2: it crashed instead */
     const char *refused_at; /* the node ORT's refusal names (refused 1), or NULL */
+    const char *msg0;       /* the first finding's message ("a finding" when NULL) */
     int shape_differs;      /* fixture 1's output came out in another shape */
     int nan;                /* NaN on one side only in every failing output */
     int flips_in_noise;     /* the flip of fixture 0 is noise-driven (flipped) */
@@ -80,7 +81,7 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         f->loc.kind = c->node[i] && c->node[i][0] ? ONP_LINT_LOC_NODE : ONP_LINT_LOC_MODEL;
         f->loc.name = c->node[i] ? c->node[i] : "";
         f->loc.graph = "";
-        f->message = (char *)"a finding";
+        f->message = (char *)(i == 0 && c->msg0 ? c->msg0 : "a finding");
         w->lint.counts[r->severity]++;
     }
     w->lint.findings = w->findings;
@@ -578,6 +579,30 @@ static const tcase cases[] = {
      .top_conf = "high",
      .top_node = "/Gather_2",
      .absent = "baked-shape"},
+    {.what = "a branch decided in Python (boolean TracerWarning) fixed the shapes: "
+             "traced-control-flow at the node ORT names, not baked-shape",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape_3",
+     .top = "traced-control-flow",
+     .top_conf = "high",
+     .top_node = "/Reshape_3",
+     .absent = "baked-shape"},
+    {.what = "an integer TracerWarning is a size: baked-shape at the node ORT names",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python integer might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Reshape"},
     {.what = "ORT refuses at a Reshape, no finding: baked-shape at the node ORT names",
      .rule = {"ONP301"},
      .n_fix = 3,

@@ -300,6 +300,24 @@ class ExpandLiteral(torch.nn.Module):
         return self.fc(x) + self.bias.expand(int(x.shape[0]), 6)
 
 
+class PadToWindows(torch.nn.Module):
+    """Pad the image to a multiple of 4 only when it is not one (decided in
+    Python, as Swin decides its window padding), then split it into 4x4
+    windows."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        h, w = y.shape[2], y.shape[3]
+        if (h % 4 != 0) or (w % 4 != 0):
+            y = torch.nn.functional.pad(y, (0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4))
+        b, c, hh, ww = y.shape
+        return y.reshape(b, c, hh // 4, 4, ww // 4, 4).mean((3, 5))
+
+
 class BernoulliMask(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -638,6 +656,14 @@ def _(out, ctx):
             dynamic_axes="auto")
 
 
+@entry("window_pad_branch", "fail", "traced-control-flow", dynamo={"legacy": _LEGACY_TRACE})
+def _(out, ctx):
+    """Window padding decided in Python (`if h % 4 != 0`), traced at 16x16 (no padding);
+    fixtures at 16 and 18, where padding was needed."""
+    capture(PadToWindows().eval(), images(2, size=16, seed=34) + images(2, size=18, seed=35), out,
+            dynamic_axes="auto")
+
+
 @entry("expand_traced_size", "fail", "baked-shape", ["Expand"], dynamo={"legacy": _LEGACY_TRACE})
 def _(out, ctx):
     """fc(x) + bias.expand(int(x.shape[0]), 6) traced at batch 4; fixtures at batch 4 and 2."""
@@ -785,7 +811,7 @@ FAMILIES = {
     "op-semantics": ["floordiv_negative", "resize_opset10", "nan_in_reduction", "topk_ties"],
     "reduced-precision": ["fp16_head", "bf16_head"],
     "label-flip-in-tolerance": ["label_flip_near_tie"],
-    "traced-branch": ["branch_on_sum"],
+    "traced-branch": ["branch_on_sum", "window_pad_branch"],
     "optimizer": ["optimizer_changes_bits", "optimizer_changes_bits_encoder"],
 }
 
