@@ -38,6 +38,7 @@ typedef struct facts {
     int nondet;                       /* some run not reproducible: the veto applies */
     int lint_cause[ONP_CAUSE_COUNT];  /* warning- or error-level findings per cause */
     int lint_err[ONP_CAUSE_COUNT];    /* error-level findings per cause */
+    int shape_evidence;               /* a fixture fails by shape, or a probe saw shapes matter */
     /* what explains a fixture failing by shape: baked-shape, or the cause of
      * a finding on the node ORT names in its refusal (an unrolled loop) */
     onp_cause shape_cause;
@@ -126,6 +127,13 @@ static void rule_lint(const facts *F, onp_causes *cs)
             if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
             /* a narrowing Cast explains only errors of its size: rule 7c decides */
             if (f->rule->cause == ONP_CAUSE_REDUCED_PRECISION) rank = -1;
+            /* a static or baked size explains only failures where shapes matter
+             * (a fixture of another shape, a probe), or the node bisect names:
+             * a static-by-design export whose fixtures all match it keeps the
+             * warning latent beside an unrelated failure */
+            if (f->rule->cause == ONP_CAUSE_BAKED_SHAPE && f->rule->severity == ONP_LINT_WARNING &&
+                !F->shape_evidence && rank > 0)
+                rank = -1;
             if (rank < 0) {
                 if (f->rule->severity == ONP_LINT_WARNING) { /* explains no failure */
                     if (cs->n_latent < ONP_CAUSES_MAX_LATENT)
@@ -761,6 +769,11 @@ static void gather(const onp_evidence *ev, facts *F)
     for (size_t c = 0; F->sw && c < F->sw->n_configs; c++)
         if (F->sw->configs[c].available && !F->sw->configs[c].pass) F->any_fail = 1;
     shape_owner(F);
+    for (size_t i = 0; i < ev->n_fixtures; i++) {
+        size_t k;
+        if (shape_failure(&ev->fixtures[i], &k)) F->shape_evidence = 1;
+    }
+    if (F->pr && (F->pr->shape_dependent || F->pr->batch_shape_error)) F->shape_evidence = 1;
     for (size_t i = 0; i < F->lint->n; i++) {
         const onp_lint_finding *f = &F->lint->findings[i];
         if (onp_lint_cause_rank(f, F->any_fail, NULL) < 0) continue;

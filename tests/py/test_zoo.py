@@ -44,7 +44,7 @@ def zoo(onnxparity, tmp_path_factory):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
     t = time.time()
-    r = run([sys.executable, GENERATOR, out, "--onnxparity", onnxparity], env=env, timeout=300)
+    r = run([sys.executable, GENERATOR, out, "--onnxparity", onnxparity], env=env, timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((out / "zoo.json").read_text())
     doc["generate_s"] = time.time() - t
