@@ -6,7 +6,7 @@
         assert_export_parity(tmp_path / "b", rtol=1e-4, atol=1e-5, top_k="auto")
 
 The binary is $ONNXPARITY_BIN, else build/onnxparity of the repository this
-package sits in, else `onnxparity` on PATH.
+package sits in, else the copy the pip wheel installed, else `onnxparity` on PATH.
 """
 import json
 import math
@@ -32,7 +32,7 @@ _FLAGS = {
 
 def find_binary(binary=None):
     """The onnxparity executable: ``binary``, $ONNXPARITY_BIN, the repository's
-    build/onnxparity, or PATH."""
+    build/onnxparity, the one the pip wheel installed, or PATH."""
     for cand, why in ((binary, "binary="), (os.environ.get("ONNXPARITY_BIN"), "$ONNXPARITY_BIN")):
         if cand:
             if not os.access(cand, os.X_OK):
@@ -40,6 +40,9 @@ def find_binary(binary=None):
             return str(cand)
     if os.access(_REPO_BIN, os.X_OK):
         return str(_REPO_BIN)
+    from ._tool import BINARY as bundled  # the pip wheel's own copy
+    if os.access(bundled, os.X_OK):
+        return str(bundled)
     found = shutil.which("onnxparity")
     if found:
         return found
