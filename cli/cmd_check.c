@@ -602,9 +602,13 @@ int cmd_check(int argc, char **argv)
      * order) belongs to shard k mod N */
     for (size_t k = 0; k < n_total; k++)
         if (!o.shard_n || (long)(k % (size_t)o.shard_n) == o.shard_i) n_fix++;
-    if (!n_total) {
-        rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare",
-                             o.data[0]);
+    /* nothing to compare (no fixture, or none holds an output_K): exit 2 */
+    size_t comparable = o.n_data;
+    for (size_t i = 0; i < o.n_data && comparable == o.n_data; i++)
+        if (!onp_testdata_require(&td[i], o.data[i], &e)) comparable = i;
+    if (comparable == o.n_data) {
+        onp_testdata_require(&td[0], o.data[0], &e);
+        rc = cli_report(&e);
         goto out_td;
     }
     onp_model *m;

@@ -1219,15 +1219,16 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     r->priv = a;
     r->first = -1;
     r->jump_point = -1;
-    snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
+    if (o->model)
+        snprintf(r->model, sizeof r->model, "%s", o->model);
+    else
+        snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
 
     /* fixtures, and the references each has */
-    if (onp_testdata_scan(target, &td, e)) goto fail;
-    if (!td.n) {
-        onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1,
-                      "no test_data_set_N folders: nothing to bisect");
+    if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, &td, e)
+                  : onp_testdata_scan(target, &td, e))
         goto fail;
-    }
+    if (onp_testdata_require(&td, o->n_data ? o->data[0] : target, e)) goto fail;
     refs = calloc(td.n, sizeof *refs);
     r->fixtures = onp_arena_array(a, td.n, sizeof *r->fixtures);
     if (!refs || !r->fixtures) {
