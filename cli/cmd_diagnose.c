@@ -327,7 +327,11 @@ int cmd_diagnose(int argc, char **argv)
             cJSON_AddStringToObject(root, "error", pr.error);
             report_print_json(root);
         }
-        rc = EXIT_RUNTIME;
+        /* the session error's own exit code, as every command maps it: a
+         * provider this ONNX Runtime lacks is bad input (2), a model ORT
+         * refuses a runtime failure (4) */
+        onp_error pe = {.code = pr.error_code};
+        rc = pr.error_code == ONP_ERR_NONE ? EXIT_RUNTIME : onp_error_exit_code(&pe);
         goto out;
     }
     if (!o.no_sweep) stage(&o, "diagnose: sweep over the optimization levels");

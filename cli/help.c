@@ -209,7 +209,8 @@ static const help_row extract_rows[] = {
 };
 
 #define EXITS_JUDGE                                                                                \
-    "0 parity holds\n1 parity fails\n2 bad usage, or nothing to compare\n"                         \
+    "0 parity holds\n1 parity fails\n2 bad usage (a provider this ONNX Runtime lacks "             \
+    "included), or nothing to compare\n"                                                           \
     "3 a file that cannot be read or decoded, or no ONNX Runtime to load\n"
 
 static const help_page pages[] = {

@@ -2,8 +2,9 @@
  * main.c — the onnxparity tool: dispatch to a command from the table.
  *
  * How to add a command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c,
- * declare it in cli.h, add one row to `commands` below, and document its
- * flags and exit codes in docs/cli.md.
+ * declare it in cli.h, add one row to `commands` below, its help page to
+ * cli/help.c, and document its flags and exit codes in docs/cli.md
+ * (tests/py/test_help.py holds the page and the docs against each other).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -272,8 +272,11 @@ void onp_sweep_cross_check(onp_sweep_result *r, size_t n_providers);
 /* --- probes ----------------------------------------------------------------- */
 
 typedef struct onp_probe_result {
-    int ran;         /* the session of the configuration under test opened */
-    char error[512]; /* why not */
+    int ran;                /* the session of the configuration under test opened */
+    char error[512];        /* why not */
+    onp_errcode error_code; /* and its kind: ONP_ERR_USAGE for a provider this ORT lacks
+                               (exit 2, as in every command), ONP_ERR_RUNTIME when ORT
+                               refuses the model (exit 4) */
     size_t n_fixtures;
 
     /* determinism: each fixture twice, bitwise */

@@ -1118,6 +1118,7 @@ int onp_probe_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
     onp_error se;
     if (onp_session_open(ort, model_path, &o->session, &s, &se)) {
         snprintf(r->error, sizeof r->error, "%.500s", se.msg);
+        r->error_code = se.code;
         return 0;
     }
     r->ran = 1;
