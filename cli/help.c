@@ -72,7 +72,7 @@ static const help_row every_rows[] = {
 // --- the commands -------------------------------------------------------------
 
 /* The target of the commands that judge fixtures (check, gate, bisect,
- * diagnose): a bundle folder, or a model and data folders. */
+ * sweep, diagnose): a bundle folder, or a model and data folders. */
 #define TARGET_ROWS                                                                                \
     {"--model MODEL", "the model, with --data instead of TARGET"},                                 \
     {                                                                                              \
@@ -134,6 +134,7 @@ static const help_row bisect_rows[] = {
 };
 
 static const help_row sweep_rows[] = {
+    TARGET_ROWS,
     {"--providers LIST", "providers to sweep, comma-separated and/or repeated"},
     {"--ort-lib LIB", "a library to sweep (repeatable: versions side by side)"},
     {"--diff-graphs", "diff the optimized graph of every level against the level below"},
@@ -241,7 +242,7 @@ static const help_page pages[] = {
      "fails anyway (inconclusive)\n2 bad usage, nothing to compare, no test_data_set_K for "
      "--fixture K, --reference eager without intermediates\n3 unreadable files\n4 ONNX Runtime "
      "refuses the instrumented model or fails on a fixture"},
-    {"sweep", "sweep TARGET [options]",
+    {"sweep", "sweep TARGET [options]\nsweep --model MODEL --data DIR... [options]",
      "Every fixture at every optimization level, for every provider and library given; name the "
      "optimizer that breaks parity.",
      sweep_rows, HELP_ORT | HELP_PROGRESS,

@@ -1,5 +1,5 @@
 """Bring your own model and outputs (docs/cli.md "Bring your own"): every
-command that judges fixtures — check, gate, bisect, diagnose — takes a
+command that judges fixtures — check, gate, bisect, sweep, diagnose — takes a
 model plus data folders whose fixtures are .pb, .npy or .npz files, and a
 test_data_set_K folder itself as --data; a folder with nothing to compare
 exits 2 in each, never 1.
@@ -122,6 +122,17 @@ def test_bisect(onnxparity, folders, kind):
 
 
 @pytest.mark.parametrize("kind", ["npy", "npz"])
+def test_sweep(onnxparity, folders, kind):
+    r = judge(onnxparity, "sweep", folders["model"], folders[kind], "--once")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["model"] == str(folders["model"]) and doc["fixtures"] == 3
+    r = judge(onnxparity, "sweep", folders["training-model"], folders["training-npy"], "--once",
+              "--no-search")
+    assert r.returncode == 1, r.stderr
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz"])
 def test_diagnose(onnxparity, folders, kind):
     r = judge(onnxparity, "diagnose", folders["model"], folders[kind])
     assert r.returncode == 0, r.stderr
@@ -153,7 +164,7 @@ def test_gate(onnxparity, folders, kind, tmp_path):
     assert r.returncode == 1, r.stderr
 
 
-@pytest.mark.parametrize("cmd", ["check", "gate", "bisect", "diagnose"])
+@pytest.mark.parametrize("cmd", ["check", "gate", "bisect", "sweep", "diagnose"])
 def test_nothing_to_compare_is_exit_2(onnxparity, folders, cmd, tmp_path):
     if cmd == "gate":  # criteria to judge against, from the healthy fixtures
         r = judge(onnxparity, cmd, folders["model"], folders["npy"], "--record", tmp_path=tmp_path)
@@ -173,7 +184,7 @@ def test_nothing_to_compare_is_exit_2(onnxparity, folders, cmd, tmp_path):
     assert r.returncode == 2 and "nothing to compare" in r.stderr, (cmd, r.stderr)
 
 
-@pytest.mark.parametrize("cmd", ["check", "gate", "bisect", "diagnose"])
+@pytest.mark.parametrize("cmd", ["check", "gate", "bisect", "sweep", "diagnose"])
 def test_target_and_model_data_are_exclusive(onnxparity, folders, cmd, tmp_path):
     extra = ["--criteria", tmp_path / "c.json"] if cmd == "gate" else []
     r = run([onnxparity, cmd, HEALTHY, "--model", folders["model"], "--data", folders["npy"]] + extra)
