@@ -604,6 +604,10 @@ int cmd_check(int argc, char **argv)
             rc = cli_report(&e);
             goto out_td;
         }
+        /* several --data folders: fixtures numbered by position across
+         * them, as onp_testdata_scan_dirs numbers them for the others */
+        for (size_t j = 0; o.n_data > 1 && j < td[i].n; j++)
+            td[i].sets[j].index = (int)(n_total + j);
         n_total += td[i].n;
     }
     /* --shard I/N: the fixture at position k (over every --data folder, in

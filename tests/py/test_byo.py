@@ -96,8 +96,13 @@ def test_check_one_fixture_folder_itself(onnxparity, folders):
     r = judge(onnxparity, "check", folders["model"],
               [folders["npz"] / "test_data_set_2", folders["npy"] / "test_data_set_0"])
     assert r.returncode == 0, r.stderr
-    shapes = [fx["outputs"][0]["shape"][0] for fx in json.loads(r.stdout)["fixtures"]]
-    assert shapes == [4, 1]
+    fixtures = json.loads(r.stdout)["fixtures"]
+    assert [fx["outputs"][0]["shape"][0] for fx in fixtures] == [4, 1]
+    assert [fx["index"] for fx in fixtures] == [0, 1]  # numbered by position
+    # the same in gate and bisect
+    r = judge(onnxparity, "bisect", folders["model"],
+              [folders["npz"] / "test_data_set_2", folders["npy"] / "test_data_set_0"])
+    assert r.returncode == 0 and json.loads(r.stdout)["fixtures"] == [0, 1], r.stderr
 
 
 def test_target_with_npy_fixtures(onnxparity, folders, tmp_path):
