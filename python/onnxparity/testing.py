@@ -13,6 +13,7 @@ import math
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -136,7 +137,8 @@ def summarize(bundle, rc, doc, err, cmd):
     if doc is None:
         msg = err.strip().splitlines()
         return (f"onnxparity check could not judge {bundle} (exit {rc}): "
-                + ("; ".join(msg[-3:]) if msg else "no output") + f"\ncommand: {' '.join(cmd)}")
+                + ("; ".join(msg[-3:]) if msg else "no output")
+                + f"\ncommand: {shlex.join(map(str, cmd))}")  # copy-pastes into a shell
     s = doc.get("summary", {})
     lines = [f"export parity fails for {bundle} (verdict {doc.get('verdict')}, exit {rc}): "
              f"{s.get('fixtures_failed', '?')} of {s.get('fixtures', '?')} fixtures failed, "
@@ -162,7 +164,7 @@ def summarize(bundle, rc, doc, err, cmd):
     env = doc.get("environment", {})
     lines.append(f"ONNX Runtime {env.get('ort_version', '?')}, {env.get('provider', '?')}, "
                  f"opt-level {env.get('opt_level', '?')}")
-    lines.append("command: " + " ".join(cmd))
+    lines.append("command: " + shlex.join(map(str, cmd)))  # copy-pastes into a shell
     return "\n".join(lines)
 
 

@@ -111,3 +111,14 @@ def test_passing_check_counts_its_warnings(onnxparity, tmp_path):
     # a clean pass prints no such line
     r = run([onnxparity, "check", HEALTHY])
     assert r.returncode == 0 and "\nlatent " not in "\n" + r.stdout, r.stdout
+
+
+def test_python_helper_quotes_its_command(tmp_path):
+    """onnxparity.testing's failure text ends with the command it ran, quoted."""
+    from onnxparity.testing import summarize
+    cmd = ["onnxparity", "check", tmp_path / ODD, "--format", "json"]
+    text = summarize(tmp_path / ODD, 3, None, "boom", cmd)
+    line = text.splitlines()[-1]
+    assert line.startswith("command: ") and subprocess.run(
+        ["sh", "-c", 'printf "%s\\n" ' + line[len("command: "):]], capture_output=True,
+        text=True).stdout.splitlines() == [str(a) for a in cmd], line
