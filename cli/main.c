@@ -373,7 +373,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             if (wants_help(argc, argv)) {
-                cli_help_print(stdout, argv[1]);
+                if (cli_help_print(stdout, argv[1])) /* no page yet: the table's line */
+                    printf("usage: onnxparity %s %s\n\n%s\n\nMore: docs/cli.md.\n",
+                           commands[i].name, commands[i].usage, commands[i].summary);
                 return finish_stdout(EXIT_PASS);
             }
             int sub_argc = argc - 1;
