@@ -13,6 +13,9 @@
 #   make bench        benchmarks, side by side with the peers; docs/benchmarks.md
 #   make demo         the main job on a shipped example
 #   make format-check clang-format over every C file, no changes made
+#   make install      PREFIX=DIR (default /usr/local; DESTDIR too): the tool,
+#                     the static library, the headers, onnxparity.pc
+#   make wheel        the pip wheel (tool + capture package) into build/wheel/
 
 CC       ?= gcc
 CLANG    ?= clang-14
@@ -50,6 +53,18 @@ LIB      := $(BUILD)/libonnxparity.a
 BIN      := $(BUILD)/onnxparity
 SETUP    := $(BUILD)/.setup-ok
 
+# PREFIX etc. for `make install`
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# INSTALL_ORT=0 leaves ONNX Runtime out of the install (then --ort-lib,
+# $$ONNXPARITY_ORT_LIB or the system's libonnxruntime.so.1 is used)
+INSTALL_ORT ?= 1
+VERSION    := $(shell sed -n 's/^\#define ONP_VERSION "\(.*\)"/\1/p' cli/cli.h)
+
+.PHONY: install wheel
 .PHONY: all setup venv test test-c test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
 # Default: the library and the tool.
@@ -166,7 +181,8 @@ asan: $(SETUP)
 ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
                  tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py \
-                 tests/py/test_outputs.py
+                 tests/py/test_outputs.py tests/py/test_help.py tests/py/test_byo.py \
+                 tests/py/test_conventions.py
 test-py-asan: asan $(TESTOPS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
@@ -227,6 +243,34 @@ CLANG_FORMAT ?= $(shell command -v clang-format || command -v clang-format-14 ||
 format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(FUZZ_SRC) \
 	    $(wildcard include/onnxparity/*.h src/*/*.h tests/unit/*.h)
+
+# A path in a .pc file: spaces escaped with a backslash (pkg-config prints
+# them so, and the shell reads them back); `\\ ` here is `\ ` after sed.
+pc_space := $(subst ,, )
+pc_escape = $(subst $(pc_space),\\ ,$(1))
+
+# Install for C users.  The tool looks for ONNX Runtime in
+# LIBDIR/onnxparity/ (beside bin/ as ../lib/onnxparity/) after --ort-lib and
+# $$ONNXPARITY_ORT_LIB, so the copy installed here is found without a flag.
+# The library is static: onnxparity.pc names the libraries it needs on Libs.
+install: all
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)/onnxparity" \
+	    "$(DESTDIR)$(PKGCONFIGDIR)"
+	install -m 755 $(BIN) "$(DESTDIR)$(BINDIR)/onnxparity"
+	install -m 644 $(LIB) "$(DESTDIR)$(LIBDIR)/libonnxparity.a"
+	install -m 644 include/onnxparity/*.h "$(DESTDIR)$(INCLUDEDIR)/onnxparity/"
+	sed -e 's|@PREFIX@|$(call pc_escape,$(PREFIX))|' -e 's|@LIBDIR@|$(call pc_escape,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_escape,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(LDLIBS)|' scripts/onnxparity.pc.in \
+	    > "$(DESTDIR)$(PKGCONFIGDIR)/onnxparity.pc"
+	if [ "$(INSTALL_ORT)" = 1 ] && [ -f "$(ORT_HOME)/lib/libonnxruntime.so.1" ]; then \
+	    install -d "$(DESTDIR)$(LIBDIR)/onnxparity" && \
+	    install -m 644 "$(ORT_HOME)/lib/libonnxruntime.so.1" "$(DESTDIR)$(LIBDIR)/onnxparity/"; fi
+
+# The pip wheel (pyproject.toml; setup.py runs `make` and puts the tool and
+# ONNX Runtime inside the package): pip's own builder, no download.
+wheel: all
+	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index --no-cache-dir -w $(BUILD)/wheel .
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -75,6 +75,11 @@ int cli_parse_format(const char *cmd, const char *s, cli_format *out);
  * value (message printed). */
 int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol, cli_format *fmt);
 
+/* A command's help page (cli/help.c): synopsis, every flag, exit codes.
+ * cli_help_print: 0, or -1 when `name` has no page. */
+int cli_help_print(FILE *f, const char *name);
+int cli_help_has(const char *name);
+
 /* Human-readable byte count ("46.8 MB"). */
 const char *cli_bytes(double n, char *buf, size_t size);
 

@@ -33,11 +33,13 @@
 #include "onnxparity/bisect.h"
 #include "ortopts.h"
 #include "report.h"
+#include "target.h"
 
 #define CURVE_WINDOW 5 /* text: curve points shown either side of the first divergent */
 
 typedef struct opts {
     cli_ort ort;
+    cli_target tg; /* TARGET, or --model/--data */
     const char *target;
     long fixture; /* -1: every fixture */
     double rtol, atol;
@@ -127,17 +129,13 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "save-repro", &v))) {
             if (r < 0) return -1;
             o->save_repro = v;
+        } else if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
+            if (r < 0) return -1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }
-    if (!o->target)
-        return cli_usage_error(argv[0], "usage: onnxparity bisect TARGET [--fixture K] "
-                                        "[--reference eager|disable] [--chunk N] "
-                                        "[--max-exposed-bytes B] [--format text|json] "
-                                        "[--rtol R] [--atol A]"),
-               -1;
-    return 0;
+    return cli_target_finish(&o->tg, argv[0], o->target);
 }
 
 /* 1 when every input of the first divergent node is known to agree. */
@@ -584,8 +582,8 @@ int cmd_bisect(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     if (parse_args(argc, argv, &o)) return EXIT_USAGE;
-    char model[4096], buf[2048];
-    snprintf(model, sizeof model, "%s/model.onnx", o.target);
+    char buf[2048];
+    const char *model = o.tg.model;
     onp_error e;
     onp_error_clear(&e);
     onp_ort *ort;
@@ -613,10 +611,15 @@ int cmd_bisect(int argc, char **argv)
     bo.no_noise = o.no_noise;
     bo.strict = o.strict_tol;
     bo.save_repro = o.save_repro;
+    if (!o.tg.bundle) {
+        bo.model = o.tg.model;
+        bo.data = o.tg.data;
+        bo.n_data = o.tg.n_data;
+    }
     onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");
-    if (onp_bisect_run(ort, o.target, &bo, &r, &e)) {
+    if (onp_bisect_run(ort, cli_target_name(&o.tg), &bo, &r, &e)) {
         rc = cli_report(&e);
         rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
     } else if (r->status == ONP_BISECT_NO_REFERENCE) {

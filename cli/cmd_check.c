@@ -30,6 +30,7 @@
 #include "junit.h"
 #include "measure.h"
 #include "onnxparity/bisect.h"
+#include "onnxparity/buf.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/lint.h"
@@ -417,18 +418,25 @@ static cJSON *lint_json(const onp_lint_result *l)
     return o;
 }
 
-/* One line: how many warnings explain nothing, and the first few. */
-static void print_latent_text(const onp_causes *cs, const char *target)
+/* One line: how many warnings explain nothing, the first few, and how many
+ * TracerWarnings the export recorded (parity.json), with the command that
+ * lists them (`lint_arg`: the bundle, which brings its parity.json, else the
+ * model).  Nothing when both counts are 0. */
+static void print_latent_text(const onp_causes *cs, const onp_lint_result *lint,
+                              const char *lint_arg)
 {
-    if (!cs->n_latent_total) return;
-    printf("latent   %zu warning(s) explain no failure (risks, not causes):", cs->n_latent_total);
+    if (!cs->n_latent_total && !lint->tracer_warnings) return;
+    char q[4200];
+    printf("latent   %zu warning(s) explain no failure (risks, not causes)", cs->n_latent_total);
     for (size_t i = 0; i < cs->n_latent && i < 3; i++) {
         const onp_lint_finding *f = cs->latent[i].finding;
-        printf("%s %s%s%s", i ? "," : "", f->rule->id, f->loc.name && f->loc.name[0] ? " at " : "",
+        printf("%s %s%s%s", i ? "," : ":", f->rule->id, f->loc.name && f->loc.name[0] ? " at " : "",
                f->loc.name ? f->loc.name : "");
     }
-    printf("%s; onnxparity lint '%s/model.onnx' lists them\n",
-           cs->n_latent_total > 3 ? ", ..." : "", target ? target : ".");
+    if (cs->n_latent_total > 3) printf(", ...");
+    if (lint->tracer_warnings)
+        printf("; %zu TracerWarning(s) recorded at export", lint->tracer_warnings);
+    printf("; onnxparity lint %s lists them\n", onp_shell_quote(lint_arg, q, sizeof q));
 }
 
 /* One line per cause, most likely first, then its first evidence and fix. */
@@ -596,15 +604,23 @@ int cmd_check(int argc, char **argv)
             rc = cli_report(&e);
             goto out_td;
         }
+        /* several --data folders: fixtures numbered by position across
+         * them, as onp_testdata_scan_dirs numbers them for the others */
+        for (size_t j = 0; o.n_data > 1 && j < td[i].n; j++)
+            td[i].sets[j].index = (int)(n_total + j);
         n_total += td[i].n;
     }
     /* --shard I/N: the fixture at position k (over every --data folder, in
      * order) belongs to shard k mod N */
     for (size_t k = 0; k < n_total; k++)
         if (!o.shard_n || (long)(k % (size_t)o.shard_n) == o.shard_i) n_fix++;
-    if (!n_total) {
-        rc = cli_usage_error(argv[0], "no test_data_set_N folders under %s: nothing to compare",
-                             o.data[0]);
+    /* nothing to compare (no fixture, or none holds an output_K): exit 2 */
+    size_t comparable = o.n_data;
+    for (size_t i = 0; i < o.n_data && comparable == o.n_data; i++)
+        if (!onp_testdata_require(&td[i], o.data[i], &e)) comparable = i;
+    if (comparable == o.n_data) {
+        onp_testdata_require(&td[0], o.data[0], &e);
+        rc = cli_report(&e);
         goto out_td;
     }
     onp_model *m;
@@ -738,13 +754,15 @@ int cmd_check(int argc, char **argv)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
             print_causes_text(cs);
-            print_latent_text(cs, o.target);
+            print_latent_text(cs, &lint, o.target ? o.target : model);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
+                char q[4200];
                 printf("first divergent node: %s (%s), output %s%s%s (onnxparity bisect %s)\n",
                        p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
-                       p->module[0] ? ", module " : "", p->module, o.target);
+                       p->module[0] ? ", module " : "", p->module,
+                       onp_shell_quote(o.target, q, sizeof q));
             }
         }
         rc = count_runtime(res, n_fix) ? EXIT_RUNTIME

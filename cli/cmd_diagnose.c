@@ -36,9 +36,11 @@
 #include "onnxparity/probe.h"
 #include "ortopts.h"
 #include "report.h"
+#include "target.h"
 
 typedef struct opts {
     cli_ort ort;
+    cli_target tg; /* TARGET, or --model/--data */
     const char *target;
     double rtol, atol;
     int no_sweep, no_bisect;
@@ -76,12 +78,13 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "save-repro", &v))) {
             if (r < 0) return -1;
             o->save_repro = v;
+        } else if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
+            if (r < 0) return -1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }
-    if (!o->target) return cli_usage_error(argv[0], "usage: onnxparity diagnose TARGET"), -1;
-    return 0;
+    return cli_target_finish(&o->tg, argv[0], o->target);
 }
 
 /* parity.json's export_args.traced_fixture, or -1 (also when the file is
@@ -233,11 +236,11 @@ static int judge_fixtures(const opts *o, onp_ort *ort, const char *model, onp_fi
     onp_error e;
     onp_error_clear(&e);
     onp_testdata td;
-    if (onp_testdata_scan(o->target, &td, &e)) return cli_report(&e), -1;
+    if (onp_testdata_scan_dirs(o->tg.data, o->tg.n_data, &td, &e)) return cli_report(&e), -1;
     onp_noisebook *nb = NULL;
     onp_session *s = NULL;
     int rc = 0;
-    if (measure_noisebook(o->target, &nb)) {
+    if (measure_noisebook(o->tg.bundle, &nb)) {
         rc = -1;
         goto done;
     }
@@ -272,11 +275,9 @@ int cmd_diagnose(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     if (parse_args(argc, argv, &o)) return EXIT_USAGE;
-    char model[4096], manifest[4096];
-    snprintf(model, sizeof model, "%s/model.onnx", o.target);
-    snprintf(manifest, sizeof manifest, "%s/parity.json", o.target);
-    struct stat st;
-    int has_manifest = stat(manifest, &st) == 0;
+    char manifest_buf[4200];
+    const char *model = o.tg.model;
+    const char *manifest = cli_target_manifest(&o.tg, manifest_buf, sizeof manifest_buf);
     onp_error e;
     onp_error_clear(&e);
     int rc = EXIT_PASS;
@@ -289,7 +290,7 @@ int cmd_diagnose(int argc, char **argv)
     size_t n_res = 0;
     onp_lint_result lint;
     memset(&lint, 0, sizeof lint);
-    if (onp_fixset_load(o.target, &fs, &e)) return cli_report(&e);
+    if (onp_fixset_load_dirs(o.tg.data, o.tg.n_data, &fs, &e)) return cli_report(&e);
     onp_model *m;
     if (onp_model_open(model, &m, &e)) {
         rc = cli_report(&e);
@@ -302,7 +303,7 @@ int cmd_diagnose(int argc, char **argv)
     }
     char sha[65];
     onp_model_sha256(m, sha);
-    onp_lint_opts lo = {has_manifest ? manifest : NULL};
+    onp_lint_opts lo = {manifest};
     stage(&o, "diagnose: lint");
     if (onp_lint_run(m, &lo, &lint, &e)) {
         onp_model_close(m);
@@ -319,7 +320,7 @@ int cmd_diagnose(int argc, char **argv)
     po.session = o.ort.so;
     po.rtol = o.rtol;
     po.atol = o.atol;
-    po.export_fixture = has_manifest ? traced_fixture(manifest) : -1;
+    po.export_fixture = traced_fixture(manifest); /* -1 without a manifest */
     onp_probe_result pr;
     stage(&o, "diagnose: probes (determinism, batch invariance, shapes, fixture dependence)");
     if (onp_probe_run(ort, model, fs, &po, &pr, &e)) {
@@ -336,7 +337,11 @@ int cmd_diagnose(int argc, char **argv)
             cJSON_AddStringToObject(root, "error", pr.error);
             report_print_json(root);
         }
-        rc = EXIT_RUNTIME;
+        /* the session error's own exit code, as every command maps it: a
+         * provider this ONNX Runtime lacks is bad input (2), a model ORT
+         * refuses a runtime failure (4) */
+        onp_error pe = {.code = pr.error_code};
+        rc = pr.error_code == ONP_ERR_NONE ? EXIT_RUNTIME : onp_error_exit_code(&pe);
         goto out;
     }
     if (!o.no_sweep) stage(&o, "diagnose: sweep over the optimization levels");
@@ -367,7 +372,12 @@ int cmd_diagnose(int argc, char **argv)
             o.ort.so.opt_level == ONP_ORT_OPT_DISABLE ? ONP_BISECT_REF_EAGER : ONP_BISECT_REF_AUTO;
         onp_error be;
         stage(&o, "diagnose: bisect");
-        if (onp_bisect_run(ort, o.target, &bo, &bis, &be) ||
+        if (!o.tg.bundle) {
+            bo.model = o.tg.model;
+            bo.data = o.tg.data;
+            bo.n_data = o.tg.n_data;
+        }
+        if (onp_bisect_run(ort, cli_target_name(&o.tg), &bo, &bis, &be) ||
             bis->status == ONP_BISECT_NO_REFERENCE) {
             onp_bisect_free(bis);
             bis = NULL;

@@ -31,6 +31,7 @@
 
 typedef struct opts {
     cli_ort ort;
+    cli_target tg; /* TARGET, or --model/--data */
     const char *target, *criteria, *junit;
     int record;
     int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
@@ -48,7 +49,9 @@ static int parse_args(int argc, char **argv, opts *o)
         int r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
-        if ((r = cli_opt(argc, argv, &i, "criteria", &v))) {
+        if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
+            if (r < 0) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "criteria", &v))) {
             if (r < 0) return -1;
             o->criteria = v;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
@@ -68,7 +71,8 @@ static int parse_args(int argc, char **argv, opts *o)
             return -1;
         }
     }
-    if (!o->target || !o->criteria)
+    if (cli_target_finish(&o->tg, argv[0], o->target)) return -1;
+    if (!o->criteria)
         return cli_usage_error(argv[0], "usage: onnxparity gate TARGET --criteria FILE [--record "
                                         "[--margin M]]"),
                -1;
@@ -455,7 +459,7 @@ int cmd_gate(int argc, char **argv)
     jo.tol = tol_for;
     jo.tol_ctx = &tc;
     jo.atol_given = o.atol >= 0;
-    int rc = measure_run(&o.ort, o.target, &jo, &r);
+    int rc = measure_run(&o.ort, &o.tg, &jo, &r);
     if (rc) goto out;
     if (o.record) {
         rc = record(&o, &r);
@@ -503,7 +507,8 @@ int cmd_gate(int argc, char **argv)
         cJSON_AddNumberToObject(sum, "regressions", (double)l.n);
         report_print_json(root);
     } else {
-        printf("gate     %s against %s (model sha256 %.12s)\n", o.target, o.criteria, r.sha256);
+        printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o.tg), o.criteria,
+               r.sha256);
         for (size_t q = 0; q < l.n; q++) printf("regressed: %s\n", l.r[q].msg);
         if (lost)
             printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", lost);

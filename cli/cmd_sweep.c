@@ -31,12 +31,14 @@
 #include "onnxparity/probe.h"
 #include "ortopts.h"
 #include "report.h"
+#include "target.h"
 
 #define MAX_LIBS 8
 #define MAX_PROVIDERS 16
 
 typedef struct opts {
     cli_ort ort;
+    cli_target tg; /* TARGET, or --model/--data */
     const char *target;
     double rtol, atol;
     int no_search;
@@ -101,11 +103,13 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (cli_flag(argv, i, "diff-graphs")) {
             o->diff_graphs = 1;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
+        } else if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
+            if (r < 0) return -1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }
-    if (!o->target) return cli_usage_error(argv[0], "usage: onnxparity sweep TARGET"), -1;
+    if (cli_target_finish(&o->tg, argv[0], o->target)) return -1;
     if (o->n_providers && o->ort.so.provider)
         return cli_usage_error(argv[0], "--provider and --providers: give one of them"), -1;
     return 0;
@@ -411,12 +415,11 @@ int cmd_sweep(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     if (parse_args(argc, argv, &o)) return EXIT_USAGE;
-    char model[4096];
-    snprintf(model, sizeof model, "%s/model.onnx", o.target);
+    const char *model = o.tg.model;
     onp_error e;
     onp_error_clear(&e);
     onp_fixset *fs;
-    if (onp_fixset_load(o.target, &fs, &e)) return cli_report(&e);
+    if (onp_fixset_load_dirs(o.tg.data, o.tg.n_data, &fs, &e)) return cli_report(&e);
     onp_model *m;
     if (onp_model_open(model, &m, &e)) {
         onp_fixset_free(fs);

@@ -2,8 +2,9 @@
  * main.c — the onnxparity tool: dispatch to a command from the table.
  *
  * How to add a command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c,
- * declare it in cli.h, add one row to `commands` below, and document its
- * flags and exit codes in docs/cli.md.
+ * declare it in cli.h, add one row to `commands` below, its help page to
+ * cli/help.c, and document its flags and exit codes in docs/cli.md
+ * (tests/py/test_help.py holds the page and the docs against each other).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -72,6 +73,8 @@ static void usage(FILE *f)
             "  --threads N --inter-threads N --session-config K=V --save-optimized PATH\n"
             "  --deterministic --custom-op-lib PATH --timeout SECONDS --no-isolate\n"
             "\nEvery command: --max-memory SIZE (e.g. 512M, 4G) caps the tensor data held.\n");
+    fprintf(f, "\nonnxparity COMMAND --help (or -h, or onnxparity help COMMAND): that command's "
+               "options and exit codes.\n");
     fprintf(f, "\nexit codes: 0 pass, 1 fail, 2 usage or bad input, 3 I/O or format error, 4 "
                "ONNX Runtime failure (incl. a crash or timeout)\n");
 }
@@ -334,6 +337,16 @@ static int finish_stdout(int rc)
     return rc == EXIT_PASS || rc == EXIT_FAIL ? EXIT_IO : rc;
 }
 
+/* -h or --help anywhere after the command name (before a "--"). */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) return 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* a temporary being written is removed if the run is interrupted */
@@ -343,6 +356,11 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        if (cli_help_print(stdout, argv[2]))
+            return cli_usage_error("help", "no command '%s' (see onnxparity --help)", argv[2]);
+        return finish_stdout(EXIT_PASS);
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
@@ -354,6 +372,12 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
+            if (wants_help(argc, argv)) {
+                if (cli_help_print(stdout, argv[1])) /* no page yet: the table's line */
+                    printf("usage: onnxparity %s %s\n\n%s\n\nMore: docs/cli.md.\n",
+                           commands[i].name, commands[i].usage, commands[i].summary);
+                return finish_stdout(EXIT_PASS);
+            }
             int sub_argc = argc - 1;
             if (take_max_memory(&sub_argc, argv + 1)) return EXIT_USAGE;
             return finish_stdout(commands[i].run(sub_argc, argv + 1));

@@ -21,25 +21,25 @@ int measure_noisebook(const char *target, onp_noisebook **out)
     onp_error e;
     onp_error_clear(&e);
     *out = NULL;
+    if (!target) return 0; /* --model/--data: no bundle, no parity.json */
     snprintf(path, sizeof path, "%s/parity.json", target);
     if (stat(path, &st) != 0) return 0;
     return onp_noisebook_read(path, out, &e) ? cli_report(&e) : 0;
 }
 
-int measure_run(const cli_ort *ort_opts, const char *target, const onp_judge_fixture_opts *jo,
+int measure_run(const cli_ort *ort_opts, const cli_target *t, const onp_judge_fixture_opts *jo,
                 meas_result *out)
 {
     memset(out, 0, sizeof *out);
-    snprintf(out->model, sizeof out->model, "%s/model.onnx", target);
+    snprintf(out->model, sizeof out->model, "%s", t->model);
     onp_error e;
     onp_error_clear(&e);
     onp_testdata td;
     memset(&td, 0, sizeof td);
-    if (onp_testdata_scan(target, &td, &e)) return cli_report(&e);
+    if (onp_testdata_scan_dirs(t->data, t->n_data, &td, &e)) return cli_report(&e);
     int rc = 0;
-    if (!td.n) {
-        rc = cli_usage_error("gate", "no test_data_set_N folders under %s: nothing to measure",
-                             target);
+    if (onp_testdata_require(&td, t->data[0], &e)) {
+        rc = cli_report(&e);
         goto out_td;
     }
     onp_model *m;
@@ -49,12 +49,10 @@ int measure_run(const cli_ort *ort_opts, const char *target, const onp_judge_fix
     }
     onp_model_sha256(m, out->sha256);
     char manifest[4200];
-    struct stat st;
     onp_lint_opts lo = {NULL};
-    snprintf(manifest, sizeof manifest, "%s/parity.json", target);
-    if (stat(manifest, &st) == 0) lo.manifest = manifest;
+    lo.manifest = cli_target_manifest(t, manifest, sizeof manifest);
     rc = onp_lint_run(m, &lo, &out->lint, &e) ? cli_report(&e) : 0;
-    if (!rc) rc = measure_noisebook(target, &out->noise);
+    if (!rc) rc = measure_noisebook(t->bundle, &out->noise);
     onp_ort *ort;
     onp_session *s;
     int upgraded;

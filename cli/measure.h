@@ -13,6 +13,7 @@
 #include "onnxparity/lint.h"
 #include "onnxparity/tfile.h"
 #include "ortopts.h"
+#include "target.h"
 
 typedef struct meas_result {
     char model[4096];
@@ -21,16 +22,17 @@ typedef struct meas_result {
     onp_fixture_verdict *fix; /* [n_fix], owned */
     onp_lint_result lint;
     onp_noisebook *noise; /* owned */
-    cJSON *environment; /* the environment fingerprint (report_environment), owned */
+    cJSON *environment;   /* the environment fingerprint (report_environment), owned */
 } meas_result;
 
-/* Measure TARGET (a bundle folder).  Returns 0, or the exit code after
- * printing the error (2 no fixtures, 3 unreadable files, 4 ORT). */
-int measure_run(const cli_ort *ort, const char *target, const onp_judge_fixture_opts *jo,
+/* Measure the target (a bundle folder, or a model and data folders).
+ * Returns 0, or the exit code after printing the error (2 nothing to
+ * compare, 3 unreadable files, 4 ORT). */
+int measure_run(const cli_ort *ort, const cli_target *t, const onp_judge_fixture_opts *jo,
                 meas_result *out);
 
 /* The bundle's noise book (TARGET/parity.json's "noise"; empty without
- * one).  Returns 0, or the exit code after printing the error. */
+ * one, or when target is NULL).  Returns 0, or the exit code after printing the error. */
 int measure_noisebook(const char *target, onp_noisebook **out);
 
 /* Free everything; accepts a zeroed result. */

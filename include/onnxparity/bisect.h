@@ -122,6 +122,10 @@ typedef struct onp_bisect_opts {
     const char *save_repro; /* a folder, or NULL: when the first divergent node's error is
                                local, write the node alone as an ONNX test-data folder (its
                                reference inputs and expected output, a README) there */
+    const char *model;      /* the model, or NULL: `target`/model.onnx */
+    const char *const *data; /* [n_data] fixture folders (onp_testdata_scan_dirs), or NULL:
+                                `target` itself */
+    size_t n_data;
 } onp_bisect_opts;
 
 /* rtol = atol = -1, fixture -1, reference EAGER, automatic chunks, every
@@ -272,7 +276,8 @@ typedef struct onp_bisect_result {
 } onp_bisect_result;
 
 /* Bisect the bundle at `target` (a folder holding model.onnx and
- * test_data_set_K/ folders).  `ort` is the library to run with (the caller
+ * test_data_set_K/ folders), or o->model over the fixtures of o->data when
+ * set (`target` then only names the run in errors).  `ort` is the library to run with (the caller
  * keeps ownership).
  *
  * On success returns 0 and *out is a new result the caller owns

@@ -32,4 +32,11 @@ int onp_buf_write_file(const onp_buf *b, const char *path, struct onp_error *e);
 /* Free the bytes; accepts a zeroed or failed buffer. */
 void onp_buf_free(onp_buf *b);
 
+/* `s` as one POSIX shell word, for commands the tool suggests (a path with
+ * spaces or quotes copy-pastes): s itself when every byte is a letter, a
+ * digit or one of _ . / : = @ % + , - (and s is not empty), else s inside
+ * single quotes with each ' written '\''.  Writes at most n bytes to out
+ * including the NUL and returns out; "" when it does not fit. */
+const char *onp_shell_quote(const char *s, char *out, size_t n);
+
 #endif

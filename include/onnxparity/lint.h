@@ -125,6 +125,9 @@ typedef struct onp_lint_result {
     size_t counts[ONP_LINT_SEVERITY_COUNT]; /* findings per severity */
     int64_t opset;                          /* default-domain opset of the model, -1 if none */
     int manifest_read;                      /* 1 when a parity.json was read */
+    size_t tracer_warnings; /* TracerWarning records in parity.json's "warnings", each repeat
+                               and benign one counted (the distinct, relevant ones are ONP301
+                               findings) */
 } onp_lint_result;
 
 typedef struct onp_lint_opts {

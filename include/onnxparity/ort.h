@@ -102,7 +102,9 @@ typedef struct onp_session onp_session;
  * search, in this order, and stop at the first that loads:
  *   1. $ONNXPARITY_ORT_LIB, when set and not empty (then only that file);
  *   1b. when built with ORT_HOME=DIR: DIR/lib/libonnxruntime.so.1, then .so;
- *   2. <dir of /proc/self/exe>/../third_party/onnxruntime/lib/libonnxruntime.so.1
+ *   2. <dir of /proc/self/exe>/../lib/onnxparity/libonnxruntime.so.1 (where
+ *      `make install` and the pip wheel put the copy they ship), then
+ *      <dir of /proc/self/exe>/../third_party/onnxruntime/lib/libonnxruntime.so.1
  *      and <dir of /proc/self/exe>/../../third_party/... (a test binary lives
  *      one level deeper, in build/tests/);
  *   3. ./third_party/onnxruntime/lib/libonnxruntime.so.1 (current directory);

@@ -50,10 +50,13 @@
 
 typedef struct onp_fixset onp_fixset;
 
-/* Read every test_data_set_K/input_I.pb and output_J.pb under `target`.
- * On success *out is the caller's (onp_fixset_free).  ONP_ERR_USAGE when
- * there is no fixture; read errors as onp_tfile_read gives them. */
+/* Read every test_data_set_K/input_I and output_J (.pb, .npy, .npz) under
+ * `target`.  On success *out is the caller's (onp_fixset_free).
+ * ONP_ERR_USAGE when nothing is to be compared (onp_testdata_require);
+ * read errors as onp_tfile_read gives them. */
 int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e);
+/* The same over the fixtures of several folders (onp_testdata_scan_dirs). */
+int onp_fixset_load_dirs(const char *const *dirs, size_t n_dirs, onp_fixset **out, onp_error *e);
 void onp_fixset_free(onp_fixset *fs); /* accepts NULL */
 size_t onp_fixset_count(const onp_fixset *fs);
 int onp_fixset_index(const onp_fixset *fs, size_t i); /* the K of test_data_set_K */
@@ -269,8 +272,11 @@ void onp_sweep_cross_check(onp_sweep_result *r, size_t n_providers);
 /* --- probes ----------------------------------------------------------------- */
 
 typedef struct onp_probe_result {
-    int ran;         /* the session of the configuration under test opened */
-    char error[512]; /* why not */
+    int ran;                /* the session of the configuration under test opened */
+    char error[512];        /* why not */
+    onp_errcode error_code; /* and its kind: ONP_ERR_USAGE for a provider this ORT lacks
+                               (exit 2, as in every command), ONP_ERR_RUNTIME when ORT
+                               refuses the model (exit 4) */
     size_t n_fixtures;
 
     /* determinism: each fixture twice, bitwise */

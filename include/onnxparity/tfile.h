@@ -114,9 +114,20 @@ typedef struct onp_testdata {
     onp_fixture *sets; /* [n] */
 } onp_testdata;
 
-/* Scan `dir` for test_data_set_N folders holding input_K.pb / output_K.pb
- * (numbered contiguously from 0).  An empty result is not an error. */
+/* Scan `dir` for test_data_set_N folders holding input_K / output_K
+ * tensor files (numbered contiguously from 0), each `.pb`, `.npy` or `.npz`
+ * (an archive of one array; one file per K).  A `dir` with no
+ * test_data_set_N folder that holds such files itself is one fixture (its
+ * index N when it is named test_data_set_N, else 0).  An empty result is
+ * not an error (onp_testdata_require says whether anything is compared). */
 int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e);
+/* onp_testdata_scan over each of dirs[n], the fixtures in that order; with
+ * more than one folder, each fixture's index becomes its position. */
+int onp_testdata_scan_dirs(const char *const *dirs, size_t n, onp_testdata *td, onp_error *e);
+/* 0 when some fixture of td holds an expected output; else ONP_ERR_USAGE
+ * (exit 2) "nothing to compare", saying whether no fixture was found or
+ * none holds an output_K file.  `where` names the folder(s) in the error. */
+int onp_testdata_require(const onp_testdata *td, const char *where, onp_error *e);
 void onp_testdata_free(onp_testdata *td);
 
 /* The float64 eager reference of output k that the capture writes beside a

@@ -6,13 +6,14 @@
         assert_export_parity(tmp_path / "b", rtol=1e-4, atol=1e-5, top_k="auto")
 
 The binary is $ONNXPARITY_BIN, else build/onnxparity of the repository this
-package sits in, else `onnxparity` on PATH.
+package sits in, else the copy the pip wheel installed, else `onnxparity` on PATH.
 """
 import json
 import math
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -32,7 +33,7 @@ _FLAGS = {
 
 def find_binary(binary=None):
     """The onnxparity executable: ``binary``, $ONNXPARITY_BIN, the repository's
-    build/onnxparity, or PATH."""
+    build/onnxparity, the one the pip wheel installed, or PATH."""
     for cand, why in ((binary, "binary="), (os.environ.get("ONNXPARITY_BIN"), "$ONNXPARITY_BIN")):
         if cand:
             if not os.access(cand, os.X_OK):
@@ -40,6 +41,9 @@ def find_binary(binary=None):
             return str(cand)
     if os.access(_REPO_BIN, os.X_OK):
         return str(_REPO_BIN)
+    from ._tool import BINARY as bundled  # the pip wheel's own copy
+    if os.access(bundled, os.X_OK):
+        return str(bundled)
     found = shutil.which("onnxparity")
     if found:
         return found
@@ -133,7 +137,8 @@ def summarize(bundle, rc, doc, err, cmd):
     if doc is None:
         msg = err.strip().splitlines()
         return (f"onnxparity check could not judge {bundle} (exit {rc}): "
-                + ("; ".join(msg[-3:]) if msg else "no output") + f"\ncommand: {' '.join(cmd)}")
+                + ("; ".join(msg[-3:]) if msg else "no output")
+                + f"\ncommand: {shlex.join(map(str, cmd))}")  # copy-pastes into a shell
     s = doc.get("summary", {})
     lines = [f"export parity fails for {bundle} (verdict {doc.get('verdict')}, exit {rc}): "
              f"{s.get('fixtures_failed', '?')} of {s.get('fixtures', '?')} fixtures failed, "
@@ -159,7 +164,7 @@ def summarize(bundle, rc, doc, err, cmd):
     env = doc.get("environment", {})
     lines.append(f"ONNX Runtime {env.get('ort_version', '?')}, {env.get('provider', '?')}, "
                  f"opt-level {env.get('opt_level', '?')}")
-    lines.append("command: " + " ".join(cmd))
+    lines.append("command: " + shlex.join(map(str, cmd)))  # copy-pastes into a shell
     return "\n".join(lines)
 
 

@@ -898,7 +898,10 @@ static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_
     }
     onp_tensor_release(&out);
     if (!bad) {
-        char readme[4096];
+        /* the folder once, as one shell word: the commands copy-paste even
+         * when the path has spaces or quotes (python reads it from argv) */
+        char qdir[4200], readme[8192];
+        onp_shell_quote(dir, qdir, sizeof qdir);
         int n = snprintf(
             readme, sizeof readme,
             "# ONNX Runtime reproducer: %s (%s)\n\n"
@@ -910,20 +913,20 @@ static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_
             "The ONNX test-data layout: any ONNX test runner reads it. With onnxparity:\n\n"
             "    onnxparity check %s --strict-tol\n\n"
             "With the onnxruntime Python package:\n\n"
-            "    python3 -c \"import onnx, onnxruntime as ort, numpy as np, glob; "
-            "from onnx import numpy_helper as h; "
-            "s = ort.InferenceSession('%s/model.onnx'); "
+            "    python3 -c \"import sys, onnx, onnxruntime as ort, numpy as np, glob; "
+            "from onnx import numpy_helper as h; d = sys.argv[1]; "
+            "s = ort.InferenceSession(d + '/model.onnx'); "
             "x = [h.to_array(onnx.load_tensor(f)) for f in "
-            "sorted(glob.glob('%s/test_data_set_0/input_*.pb'))]; "
+            "sorted(glob.glob(glob.escape(d) + '/test_data_set_0/input_*.pb'))]; "
             "y = s.run(None, dict(zip([i.name for i in s.get_inputs()], x)))[0]; "
-            "e = h.to_array(onnx.load_tensor('%s/test_data_set_0/output_0.pb')); "
-            "print('max_abs', np.abs(y - e).max())\"\n",
+            "e = h.to_array(onnx.load_tensor(d + '/test_data_set_0/output_0.pb')); "
+            "print('max_abs', np.abs(y - e).max())\" %s\n",
             p->node[0] ? p->node : p->value, p->op_type, p->node, p->op_type, r->model, n_feed,
             r->reference == ONP_BISECT_REF_DISABLE ? "ONNX Runtime at opt-level disable"
                                                    : "eager PyTorch",
             onp_ort_version(c->ort), onp_ort_opt_level_name(r->opt_level), r->local.max_abs,
             r->local.mismatches, (long long)r->local.m.count, r->local.m.tol.rtol,
-            r->local.m.tol.atol, dir, dir, dir, dir);
+            r->local.m.tol.atol, qdir, qdir);
         onp_piece rp = {readme, n > 0 && (size_t)n < sizeof readme ? (size_t)n : strlen(readme)};
         snprintf(path, sizeof path, "%s/README.md", dir);
         bad = onp_write_atomic(path, &rp, 1, &e);
@@ -1219,15 +1222,16 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     r->priv = a;
     r->first = -1;
     r->jump_point = -1;
-    snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
+    if (o->model)
+        snprintf(r->model, sizeof r->model, "%s", o->model);
+    else
+        snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
 
     /* fixtures, and the references each has */
-    if (onp_testdata_scan(target, &td, e)) goto fail;
-    if (!td.n) {
-        onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1,
-                      "no test_data_set_N folders: nothing to bisect");
+    if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, &td, e)
+                  : onp_testdata_scan(target, &td, e))
         goto fail;
-    }
+    if (onp_testdata_require(&td, o->n_data ? o->data[0] : target, e)) goto fail;
     refs = calloc(td.n, sizeof *refs);
     r->fixtures = onp_arena_array(a, td.n, sizeof *r->fixtures);
     if (!refs || !r->fixtures) {

@@ -260,6 +260,8 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
     if (!cJSON_IsArray(list)) return;
     cJSON_ArrayForEach(w, list)
     {
+        const char *cat0 = get_str(w, "category");
+        if (cat0 && !strcmp(cat0, "TracerWarning")) c->r->tracer_warnings++; /* every record */
         /* report each distinct warning once, at its first record */
         const cJSON *o;
         int seen = 0, times = 0;

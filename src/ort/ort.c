@@ -253,7 +253,7 @@ static void *load_library(const char *lib_path, char *used, size_t used_n, onp_e
     }
 
     char dir[PATH_MAX];
-    char cand[5][PATH_MAX + 64];
+    char cand[6][PATH_MAX + 64];
     int nc = 0;
 #ifdef ONP_ORT_HOME /* the build's ORT_HOME=DIR (an official release layout) */
     snprintf(cand[nc++], sizeof cand[0], "%s/lib/%s", ONP_ORT_HOME, ORT_SONAME);
@@ -261,6 +261,9 @@ static void *load_library(const char *lib_path, char *used, size_t used_n, onp_e
 #endif
     exe_dir(dir, sizeof dir);
     if (dir[0]) {
+        /* `make install` and the wheel: PREFIX/bin/onnxparity beside
+         * PREFIX/lib/onnxparity/libonnxruntime.so.1 */
+        snprintf(cand[nc++], sizeof cand[0], "%s/../lib/onnxparity/%s", dir, ORT_SONAME);
         snprintf(cand[nc++], sizeof cand[0], "%s/../%s", dir, ORT_REL_LIB);
         snprintf(cand[nc++], sizeof cand[0], "%s/../../%s", dir, ORT_REL_LIB);
     }

@@ -68,13 +68,18 @@ int onp_fixset_index(const onp_fixset *fs, size_t i)
 
 int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
 {
+    return onp_fixset_load_dirs(&target, 1, out, e);
+}
+
+int onp_fixset_load_dirs(const char *const *dirs, size_t n_dirs, onp_fixset **out, onp_error *e)
+{
     *out = NULL;
     onp_testdata td;
-    if (onp_testdata_scan(target, &td, e)) return -1;
-    if (!td.n) {
+    const char *target = n_dirs ? dirs[0] : NULL;
+    if (onp_testdata_scan_dirs(dirs, n_dirs, &td, e)) return -1;
+    if (onp_testdata_require(&td, target, e)) {
         onp_testdata_free(&td);
-        return onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1,
-                             "no test_data_set_N folders: nothing to run");
+        return -1;
     }
     onp_fixset *fs = calloc(1, sizeof *fs);
     if (fs) fs->f = calloc(td.n, sizeof *fs->f);
@@ -1126,6 +1131,7 @@ int onp_probe_run(onp_ort *ort, const char *model_path, const onp_fixset *fs,
     onp_error se;
     if (onp_session_open(ort, model_path, &o->session, &s, &se)) {
         snprintf(r->error, sizeof r->error, "%.500s", se.msg);
+        r->error_code = se.code;
         return 0;
     }
     r->ran = 1;

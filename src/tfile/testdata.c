@@ -1,7 +1,9 @@
 /*
  * testdata.c — the ONNX test-data layout: DIR/test_data_set_N/input_K.pb
- * and output_K.pb, K numbered from 0 without gaps.  Folders are listed,
- * never read; the tensors are read later by whoever needs them.
+ * and output_K.pb, K numbered from 0 without gaps; each file may also be
+ * input_K.npy or input_K.npz (an archive of one array), one file per K.
+ * DIR may also be one fixture folder itself.  Folders are listed, never
+ * read; the tensors are read later by whoever needs them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,7 +50,21 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
-/* List prefix_K.pb in dir as a dense array [0..n). */
+/* The tensor files a fixture may hold, by extension. */
+static const char *const fixture_exts[] = {".pb", ".npy", ".npz"};
+#define N_FIXTURE_EXTS (sizeof fixture_exts / sizeof fixture_exts[0])
+
+/* K of "PREFIX<K>.pb" / ".npy" / ".npz", or -1. */
+static long numbered_tensor(const char *name, const char *prefix)
+{
+    long k = -1;
+    for (size_t i = 0; i < N_FIXTURE_EXTS && k < 0; i++)
+        k = numbered(name, prefix, fixture_exts[i]);
+    return k;
+}
+
+/* List prefix_K.{pb,npy,npz} in dir as a dense array [0..n); two files for
+ * one K (input_0.pb beside input_0.npy) are refused. */
 static int list_numbered(const char *dir, const char *prefix, char ***out, size_t *n_out,
                          onp_error *e)
 {
@@ -59,7 +75,7 @@ static int list_numbered(const char *dir, const char *prefix, char ***out, size_
     size_t max = 0, found = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        long k = numbered(de->d_name, prefix, ".pb");
+        long k = numbered_tensor(de->d_name, prefix);
         if (k < 0) continue;
         found++;
         if ((size_t)k + 1 > max) max = (size_t)k + 1;
@@ -75,8 +91,17 @@ static int list_numbered(const char *dir, const char *prefix, char ***out, size_
     }
     rewinddir(d);
     while ((de = readdir(d))) {
-        long k = numbered(de->d_name, prefix, ".pb");
-        if (k < 0 || (size_t)k >= max || v[k]) continue;
+        long k = numbered_tensor(de->d_name, prefix);
+        if (k < 0 || (size_t)k >= max) continue;
+        if (v[k]) {
+            const char *other = strrchr(v[k], '/') + 1;
+            onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1,
+                          "%s and %s are both here: one file per %s%ld", other, de->d_name, prefix,
+                          k);
+            closedir(d);
+            free_list(v, max);
+            return -1;
+        }
         if (!(v[k] = join(dir, de->d_name))) {
             closedir(d);
             free_list(v, max);
@@ -88,8 +113,9 @@ static int list_numbered(const char *dir, const char *prefix, char ***out, size_
         if (!v[k]) {
             free_list(v, max);
             return onp_error_set(e, ONP_ERR_INPUT, dir, NULL, -1,
-                                 "%s%zu.pb is missing (found %zu, numbered up to %zu)", prefix, k,
-                                 found, max - 1);
+                                 "%s%zu is missing (.pb, .npy or .npz; found %zu, numbered up "
+                                 "to %zu)",
+                                 prefix, k, found, max - 1);
         }
     *out = v;
     *n_out = max;
@@ -100,6 +126,46 @@ static int cmp_fixture(const void *a, const void *b)
 {
     const onp_fixture *x = a, *y = b;
     return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Append the fixture folder `sub` (owned by td from here, freed on
+ * failure too) as fixture `k`, its files listed. */
+static int add_fixture(onp_testdata *td, size_t *cap, char *sub, long k, onp_error *e)
+{
+    if (td->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 8;
+        onp_fixture *p = realloc(td->sets, nc * sizeof *p);
+        if (!p) {
+            free(sub);
+            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        }
+        td->sets = p;
+        *cap = nc;
+    }
+    onp_fixture *f = &td->sets[td->n];
+    memset(f, 0, sizeof *f);
+    f->dir = sub;
+    onp_out_note_tree(sub); /* no output may land among the fixtures */
+    f->index = (int)k;
+    td->n++;
+    if (list_numbered(sub, "input_", &f->inputs, &f->n_inputs, e) ||
+        list_numbered(sub, "output_", &f->outputs, &f->n_outputs, e))
+        return -1;
+    return 0;
+}
+
+/* Does dir hold input_K / output_K tensor files itself? 1 yes, 0 no. */
+static int holds_tensors(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)))
+        found = numbered_tensor(de->d_name, "input_") >= 0 ||
+                numbered_tensor(de->d_name, "output_") >= 0;
+    closedir(d);
+    return found;
 }
 
 int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e)
@@ -122,36 +188,67 @@ int onp_testdata_scan(const char *dir, onp_testdata *td, onp_error *e)
             free(sub);
             continue;
         }
-        if (td->n == cap) {
-            size_t nc = cap ? 2 * cap : 8;
-            onp_fixture *p = realloc(td->sets, nc * sizeof *p);
-            if (!p) {
-                free(sub);
-                rc = onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
-                break;
-            }
-            td->sets = p;
-            cap = nc;
-        }
-        onp_fixture *f = &td->sets[td->n];
-        memset(f, 0, sizeof *f);
-        f->dir = sub;
-        onp_out_note_tree(sub); /* no output may land among the fixtures */
-        f->index = (int)k;
-        td->n++;
-        if (list_numbered(sub, "input_", &f->inputs, &f->n_inputs, e) ||
-            list_numbered(sub, "output_", &f->outputs, &f->n_outputs, e)) {
-            rc = -1;
-            break;
-        }
+        if ((rc = add_fixture(td, &cap, sub, k, e))) break;
     }
     closedir(d);
+    /* no test_data_set_N below: dir is one fixture folder itself when it
+     * holds the tensor files (its number from a test_data_set_N name) */
+    if (!rc && !td->n && holds_tensors(dir)) {
+        const char *base = strrchr(dir, '/');
+        long k = numbered(base && base[1] ? base + 1 : dir, "test_data_set_", "");
+        char *self = strdup(dir);
+        if (!self)
+            rc = onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1, "out of memory");
+        else
+            rc = add_fixture(td, &cap, self, k < 0 ? 0 : k, e);
+    }
     if (rc) {
         onp_testdata_free(td);
         return -1;
     }
     if (td->n) qsort(td->sets, td->n, sizeof td->sets[0], cmp_fixture);
     return 0;
+}
+
+int onp_testdata_scan_dirs(const char *const *dirs, size_t n, onp_testdata *td, onp_error *e)
+{
+    memset(td, 0, sizeof *td);
+    for (size_t i = 0; i < n; i++) {
+        onp_testdata one;
+        if (onp_testdata_scan(dirs[i], &one, e)) {
+            onp_testdata_free(td);
+            return -1;
+        }
+        if (one.n) {
+            onp_fixture *p = realloc(td->sets, (td->n + one.n) * sizeof *p);
+            if (!p) {
+                onp_testdata_free(&one);
+                onp_testdata_free(td);
+                return onp_error_set(e, ONP_ERR_NOMEM, dirs[i], NULL, -1, "out of memory");
+            }
+            td->sets = p;
+            memcpy(td->sets + td->n, one.sets, one.n * sizeof *p);
+            td->n += one.n;
+        }
+        free(one.sets); /* the fixtures moved */
+    }
+    if (n > 1) /* numbered by position across the folders */
+        for (size_t k = 0; k < td->n; k++) td->sets[k].index = (int)k;
+    return 0;
+}
+
+int onp_testdata_require(const onp_testdata *td, const char *where, onp_error *e)
+{
+    for (size_t i = 0; i < td->n; i++)
+        if (td->sets[i].n_outputs) return 0;
+    if (!td->n)
+        return onp_error_set(e, ONP_ERR_USAGE, where, NULL, -1,
+                             "nothing to compare: no test_data_set_N folder here, and no "
+                             "input_K/output_K files (.pb, .npy or .npz)");
+    return onp_error_set(e, ONP_ERR_USAGE, where, NULL, -1,
+                         "nothing to compare: %s%s holds no output_K.pb, .npy or .npz (the "
+                         "expected outputs)",
+                         td->n > 1 ? "none of the fixtures, e.g. " : "", td->sets[0].dir);
 }
 
 void onp_testdata_free(onp_testdata *td)

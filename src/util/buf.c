@@ -71,3 +71,31 @@ int onp_buf_write_file(const onp_buf *b, const char *path, onp_error *e)
     onp_piece piece = {b->p, b->n};
     return onp_write_atomic(path, &piece, 1, e);
 }
+
+const char *onp_shell_quote(const char *s, char *out, size_t n)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_./:=@%+,-";
+    if (!n) return out;
+    int quote = !*s || s[strspn(s, safe)] != '\0';
+    size_t need = 1; /* the NUL */
+    for (const char *p = s; *p; p++) need += quote && *p == '\'' ? 4 : 1;
+    if (quote) need += 2;
+    if (need > n) {
+        out[0] = '\0';
+        return out;
+    }
+    char *w = out;
+    if (quote) *w++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (quote && *p == '\'') {
+            memcpy(w, "'\\''", 4); /* close, an escaped quote, reopen */
+            w += 4;
+        } else {
+            *w++ = *p;
+        }
+    }
+    if (quote) *w++ = '\'';
+    *w = '\0';
+    return out;
+}

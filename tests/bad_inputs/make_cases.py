@@ -1089,7 +1089,7 @@ def c_testdata_layouts(d):
     out = []
     for cid, how, regex in (
             ("testdata_input_is_directory", "dir", r"test_data_set_0/input_0\.pb: is a folder"),
-            ("testdata_input_gap", "gap", r"test_data_set_0: input_0\.pb is missing"),
+            ("testdata_input_gap", "gap", r"test_data_set_0: input_0 is missing \(\.pb, \.npy or \.npz"),
             ("testdata_input_is_device", "dev", r"test_data_set_0/input_0\.pb: is not a regular file")):
         b = d / how
         shutil.copytree(HEALTHY, b, ignore=shutil.ignore_patterns("intermediates"))

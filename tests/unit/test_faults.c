@@ -366,6 +366,18 @@ static int path_testdata(const void *arg, onp_error *e)
     return rc;
 }
 
+/* Both examples' fixtures in one list (onp_testdata_scan_dirs). */
+static int path_testdata_dirs(const void *arg, onp_error *e)
+{
+    (void)arg;
+    static const char *const dirs[] = {"examples/training", "examples/healthy"};
+    onp_testdata td;
+    if (onp_testdata_scan_dirs(dirs, 2, &td, e)) return -1;
+    int rc = td.n == 6 ? 0 : onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "%zu fixtures", td.n);
+    onp_testdata_free(&td);
+    return rc;
+}
+
 typedef struct lint_arg {
     const onp_model *m;
     const char *manifest; /* or NULL */
@@ -489,6 +501,7 @@ static void test_testdata(void)
         snprintf(name, sizeof name, "testdata %s", dirs[i]);
         CHECK(fault_loop(name, path_testdata, dirs[i]) > 0);
     }
+    CHECK(fault_loop("testdata dirs", path_testdata_dirs, NULL) > 0);
 }
 
 static void test_lint(void)

@@ -556,7 +556,46 @@ static void test_buf_empty_append(void)
            st);
 }
 
+/* onp_shell_quote: each case the word a POSIX shell reads back as s
+ * (checked against /bin/sh itself below). */
+static void test_shell_quote(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"bundle/test_data_set_0", "bundle/test_data_set_0"},
+        {"my bundle", "'my bundle'"},
+        {"it's", "'it'\\''s'"},
+        {"$HOME`x`\"*", "'$HOME`x`\"*'"},
+        {"", "''"},
+        {"a;b", "'a;b'"},
+        {"~user", "'~user'"},
+        {"v=1,2:3@4%5+6-7.8_9", "v=1,2:3@4%5+6-7.8_9"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        onp_shell_quote(cases[i].in, buf, sizeof buf);
+        CHECKF(!strcmp(buf, cases[i].out), "'%s' -> %s, expected %s", cases[i].in, buf,
+               cases[i].out);
+        /* the shell reads the word back as the input */
+        char cmd[256], got[64] = "";
+        snprintf(cmd, sizeof cmd, "printf '%%s' %s", buf);
+        FILE *p = popen(cmd, "r");
+        if (p) {
+            size_t n = fread(got, 1, sizeof got - 1, p);
+            got[n] = '\0';
+            pclose(p);
+        }
+        CHECKF(!strcmp(got, cases[i].in), "sh read %s back as '%s'", buf, got);
+    }
+    /* too small: "" rather than a cut word; the exact fit works */
+    CHECK(!strcmp(onp_shell_quote("my bundle", buf, 11), "") && buf[0] == '\0');
+    CHECK(!strcmp(onp_shell_quote("my bundle", buf, 12), "'my bundle'"));
+    CHECK(!strcmp(onp_shell_quote("abc", buf, 3), "") &&
+          !strcmp(onp_shell_quote("abc", buf, 4), "abc"));
+}
+
 TEST_MAIN(test_varint_lengths, test_varint_refused, test_each_wire_type, test_cursor_refusals,
           test_sub_cursor_offsets, test_expect, test_packed_varint, test_packed_fixed,
           test_repeated_mixed, test_encoder_bytes, test_encoder_round_trip, test_buf_cap,
-          test_buf_empty_append)
+          test_buf_empty_append, test_shell_quote)

@@ -1,0 +1,61 @@
+/*
+ * target.c — TARGET or --model/--data for the commands that judge
+ * fixtures (target.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "target.h"
+
+int cli_target_opt(cli_target *t, int argc, char **argv, int *i)
+{
+    const char *v;
+    int r;
+    if ((r = cli_opt(argc, argv, i, "model", &v))) {
+        if (r > 0) t->model = v;
+        return r;
+    }
+    if ((r = cli_opt(argc, argv, i, "data", &v))) {
+        if (r < 0) return r;
+        if (t->n_data >= CLI_MAX_DATA)
+            return cli_usage_error(argv[0], "at most %d --data", CLI_MAX_DATA), -1;
+        t->data[t->n_data++] = v;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_target_finish(cli_target *t, const char *cmd, const char *positional)
+{
+    if (positional && (t->model || t->n_data))
+        return cli_usage_error(cmd, "give TARGET or --model/--data, not both"), -1;
+    if (!positional && !(t->model && t->n_data))
+        return cli_usage_error(cmd,
+                               "usage: onnxparity %s TARGET | --model M --data DIR... (see "
+                               "onnxparity %s --help)",
+                               cmd, cmd),
+               -1;
+    if (positional) {
+        t->bundle = positional;
+        snprintf(t->model_buf, sizeof t->model_buf, "%s/model.onnx", positional);
+        t->model = t->model_buf;
+        t->data[0] = positional;
+        t->n_data = 1;
+    }
+    return 0;
+}
+
+const char *cli_target_manifest(const cli_target *t, char *buf, size_t n)
+{
+    struct stat st;
+    if (!t->bundle) return NULL;
+    snprintf(buf, n, "%s/parity.json", t->bundle);
+    return stat(buf, &st) == 0 ? buf : NULL;
+}
+
+const char *cli_target_name(const cli_target *t)
+{
+    return t->bundle ? t->bundle : t->model;
+}
