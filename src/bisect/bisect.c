@@ -1190,6 +1190,45 @@ static int search_single(ctx *c, onp_error *e)
     return 0;
 }
 
+/* A bounded bundle (issue 19) stores intermediates for some fixtures only.
+ * Say what that did to the reference: with --fixture K and none for K, the
+ * reference is ORT at opt-level disable (AUTO) or there is none (EAGER); with
+ * every fixture and the eager reference, the fixtures without them are not
+ * compared.  Names a fixture that does store them, when one does. */
+static void note_bounded(onp_bisect_result *r, const onp_testdata *td, size_t n_refs,
+                         const onp_bisect_opts *o)
+{
+    if (!r->n_without_intermediates) return;
+    int stored = -1;
+    for (size_t i = 0; i < td->n && stored < 0; i++) {
+        char p[4200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/intermediates/index.json", td->sets[i].dir);
+        if (stat(p, &st) == 0) stored = td->sets[i].index;
+    }
+    char other[128] = "";
+    if (stored >= 0)
+        snprintf(other, sizeof other, " or bisect --fixture %d, which stores them", stored);
+    if (o->fixture >= 0 && r->reference == ONP_BISECT_REF_DISABLE)
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "fixture %d has no stored intermediates (the capture keeps them for a bounded "
+                 "subset, parity.json intermediates.policy): the reference is ONNX Runtime at "
+                 "opt-level disable, which finds where an optimization changes results, not where "
+                 "ONNX leaves PyTorch; for an eager reference capture with intermediates=\"all\"%s",
+                 o->fixture, other);
+    else if (o->fixture >= 0)
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "fixture %d has no stored intermediates (parity.json intermediates.policy); "
+                 "--reference disable compares with ONNX Runtime at opt-level disable instead; for "
+                 "an eager reference capture with intermediates=\"all\"%s",
+                 o->fixture, other);
+    else
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "%zu of %zu fixtures have no stored intermediates (parity.json "
+                 "intermediates.policy) and are not compared with the eager reference",
+                 r->n_without_intermediates, n_refs);
+}
+
 static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o, int single,
                        onp_bisect_result **out, onp_error *e)
 {
@@ -1252,6 +1291,8 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     c.disable = o->reference == ONP_BISECT_REF_DISABLE ||
                 (o->reference == ONP_BISECT_REF_AUTO && !has_eager);
     r->reference = c.disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
+    for (size_t i = 0; i < n_refs; i++) r->n_without_intermediates += refs[i].n == 0;
+    if (o->reference != ONP_BISECT_REF_DISABLE) note_bounded(r, &td, n_refs, o);
     /* the fixtures run: those with a reference */
     c.runs = refs;
     for (size_t i = 0; i < n_refs; i++) {
@@ -1431,6 +1472,33 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     if (bisect_once(ort, target, o, 0, &r, e)) return -1;
     *out = r;
     const onp_bisect_verify *v = &r->verify;
+    if (o->reference == ONP_BISECT_REF_AUTO && r->reference == ONP_BISECT_REF_EAGER && v->ran &&
+        v->plain_pass && r->n_without_intermediates) {
+        /* bounded bundle: the fixtures that store intermediates pass, so the
+         * failure is in one that does not; bisect every fixture at disable */
+        onp_bisect_opts d = *o;
+        onp_bisect_result *r2 = NULL;
+        onp_error e2;
+        onp_error_clear(&e2);
+        d.reference = ONP_BISECT_REF_DISABLE;
+        if (bisect_once(ort, target, &d, 0, &r2, &e2) == 0) {
+            snprintf(r2->reference_note, sizeof r2->reference_note,
+                     "the %zu fixture(s) with stored intermediates pass against eager; the other "
+                     "%zu have none (parity.json intermediates.policy), so every fixture is "
+                     "bisected against ONNX Runtime at opt-level disable",
+                     r->n_fixtures, r->n_without_intermediates);
+            if (r2->status == ONP_BISECT_AGREES) {
+                size_t u = strlen(r2->reference_note);
+                snprintf(r2->reference_note + u, sizeof r2->reference_note - u,
+                         "; nothing changes with the optimization level either: for where ONNX "
+                         "leaves PyTorch, capture with intermediates=\"all\"");
+            }
+            r2->n_without_intermediates = r->n_without_intermediates;
+            onp_bisect_free(r);
+            *out = r = r2;
+            v = &r->verify;
+        }
+    }
     if (!v->ran || v->reproduces || v->plain_pass || o->no_fallback) return 0;
     /* the plain model fails, the instrumented one does not: at ORT_DISABLE_ALL
      * there are no fusions to block, so bisect there when the mismatch
