@@ -14,6 +14,7 @@ So memory holds the head plus one batch, never the set.  The adequacy
 report and parity.json are written over every fixture at the end, and the
 bundle appears atomically (a staging folder renamed into place).  Layout
 and options: docs/capture.md ("Streamed capture")."""
+import importlib
 import json
 import shutil
 import time
@@ -22,10 +23,13 @@ import torch
 
 from . import _adequacy, _bounded, _eager, _fixtures, _state
 from . import _reference64 as _r64
-from .capture import _capture, _modes, _training_modules  # the capture's own steps
 from ._staging import Staging
 from ._tensors import dtype_name, write_pb
 from .errors import CaptureError, FixtureError, OutputError
+
+# the capture module (the package's name `capture` is the function): its steps
+# are looked up at call time, so a wrapper put on them applies here too
+_cap = importlib.import_module(__package__ + ".capture")
 
 HEAD_DEFAULT = 4
 
@@ -68,6 +72,7 @@ def capture_stream(model, batches, out_dir, *, limit=None, head=HEAD_DEFAULT, fi
         if item is _END:
             break
         head_fx.append(split(item, len(head_fx)))
+    item = None  # the head lives in head_fx only
     if not head_fx:
         raise FixtureError("batches: the iterable yielded no fixtures")
     started = time.perf_counter()
@@ -115,7 +120,7 @@ class _Split:
 def _capture_head(model, head_fx, root, o):
     """capture() of the head into root/head, its files moved up into root."""
     sub = root / "head"
-    doc = _capture(model, head_fx, sub, o, source=None)
+    doc = _cap._capture(model, head_fx, sub, o, source=None)
     for p in sub.iterdir():
         shutil.move(str(p), str(root / p.name))
     sub.rmdir()
@@ -137,7 +142,7 @@ class _Tail:
         self.out_sig = [(x["dtype"], len(x["shape"])) for x in f0["outputs"]]
         self.stored = bool(doc["intermediates"]["fixtures_stored"])
         self.policy = _bounded.parse_policy(o["intermediates"])
-        self.flags, on = _training_modules(model)
+        self.flags, on = _cap._training_modules(model)
         self.eval_all = bool(on)
         self.snap = _state.Snapshot(model)
         in_names = list(o["input_names"]) if o["input_names"] else \
@@ -152,7 +157,7 @@ class _Tail:
                                "nesting, keyword names, dtype or rank); shapes may differ between "
                                "fixtures, nothing else may")
         by_path = dict(_fixtures.flatten_inputs(fx, self.key_order))
-        with _modes(self.model, self.flags, eval_all=self.eval_all):
+        with _cap._modes(self.model, self.flags, eval_all=self.eval_all):
             raw, _ = self.eager.run(k, fx, _eager.SEED + k)
         flat = _eager.flat_outputs(raw, k)
         sig = [(dtype_name(t), t.dim()) for _, _, t in flat]
