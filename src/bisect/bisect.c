@@ -1474,29 +1474,31 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     const onp_bisect_verify *v = &r->verify;
     if (o->reference == ONP_BISECT_REF_AUTO && r->reference == ONP_BISECT_REF_EAGER && v->ran &&
         v->plain_pass && r->n_without_intermediates) {
-        /* bounded bundle: the fixtures that store intermediates pass, so the
-         * failure is in one that does not; bisect every fixture at disable */
+        /* bounded bundle: the fixtures that store intermediates pass, so a
+         * failure, if any, is in one that does not: bisect every fixture
+         * at disable, and keep that result when a value diverges there */
         onp_bisect_opts d = *o;
         onp_bisect_result *r2 = NULL;
         onp_error e2;
         onp_error_clear(&e2);
         d.reference = ONP_BISECT_REF_DISABLE;
-        if (bisect_once(ort, target, &d, 0, &r2, &e2) == 0) {
+        if (bisect_once(ort, target, &d, 0, &r2, &e2) == 0 && r2->status == ONP_BISECT_DIVERGES) {
             snprintf(r2->reference_note, sizeof r2->reference_note,
                      "the %zu fixture(s) with stored intermediates pass against eager; the other "
-                     "%zu have none (parity.json intermediates.policy), so every fixture is "
+                     "%zu have none (parity.json intermediates.policy), so every fixture was "
                      "bisected against ONNX Runtime at opt-level disable",
                      r->n_fixtures, r->n_without_intermediates);
-            if (r2->status == ONP_BISECT_AGREES) {
-                size_t u = strlen(r2->reference_note);
-                snprintf(r2->reference_note + u, sizeof r2->reference_note - u,
-                         "; nothing changes with the optimization level either: for where ONNX "
-                         "leaves PyTorch, capture with intermediates=\"all\"");
-            }
             r2->n_without_intermediates = r->n_without_intermediates;
             onp_bisect_free(r);
             *out = r = r2;
             v = &r->verify;
+        } else {
+            size_t u = strlen(r->reference_note);
+            snprintf(r->reference_note + u, sizeof r->reference_note - u,
+                     "; those pass against eager, and at opt-level disable no value diverges on "
+                     "any fixture: to bisect the others against eager, capture with "
+                     "intermediates=\"all\"");
+            onp_bisect_free(r2);
         }
     }
     if (!v->ran || v->reproduces || v->plain_pass || o->no_fallback) return 0;
