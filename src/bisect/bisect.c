@@ -1194,7 +1194,7 @@ static int search_single(ctx *c, onp_error *e)
  * Say what that did to the reference: with --fixture K and none for K, the
  * reference is ORT at opt-level disable (AUTO) or there is none (EAGER); with
  * every fixture and the eager reference, the fixtures without them are not
- * compared.  Names a fixture that does store them, when one does. */
+ * compared.  Names a fixture that does store them; silent when none does. */
 static void note_bounded(onp_bisect_result *r, const onp_testdata *td, size_t n_refs,
                          const onp_bisect_opts *o)
 {
@@ -1206,9 +1206,9 @@ static void note_bounded(onp_bisect_result *r, const onp_testdata *td, size_t n_
         snprintf(p, sizeof p, "%s/intermediates/index.json", td->sets[i].dir);
         if (stat(p, &st) == 0) stored = td->sets[i].index;
     }
-    char other[128] = "";
-    if (stored >= 0)
-        snprintf(other, sizeof other, " or bisect --fixture %d, which stores them", stored);
+    if (stored < 0) return; /* no fixture has any: not a bounded bundle (NO_REFERENCE says so) */
+    char other[128];
+    snprintf(other, sizeof other, " or bisect --fixture %d, which stores them", stored);
     if (o->fixture >= 0 && r->reference == ONP_BISECT_REF_DISABLE)
         snprintf(r->reference_note, sizeof r->reference_note,
                  "fixture %d has no stored intermediates (the capture keeps them for a bounded "

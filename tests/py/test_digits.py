@@ -187,6 +187,11 @@ def test_check_reports_agreement_with_its_bound(binary, real, tmp_path):
     text = run([binary, "check", out]).stdout
     assert "agreement top-1 500/500 samples, 0 flipped: flip rate 0, at most 0.00597 at 95% " \
            "confidence (Clopper-Pearson)" in text
+    page = tmp_path / "check.html"
+    assert run([binary, "check", out, "--html", page]).returncode == 0
+    html = page.read_text()
+    assert "top-1 agreement 500/500 samples; flip rate at most 0.00597 at 95% confidence" in html
+    assert '<h3>Fixture adequacy: <span class="pass">adequate</span></h3>' in html
     xml = junit.read_text()
     assert 'classname="agreement" name="top-1 agreement 500/500, flip rate at most 0.00597 at 95%' in xml
 
