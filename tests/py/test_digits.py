@@ -6,8 +6,8 @@ Must-show 1: 500 held-out digits streamed from a DataLoader in batches of 64
 (capture_stream): at most one batch beyond the head is alive at any time
 (memory bounded by head + one batch, counted on the batch tensors
 themselves); intermediates only for the first fixture of each shape group
-of the head (intermediates=1), so the bundle stays under 1.5 MiB where
-intermediates="all" writes over four times as much; check reports top-1
+of the head (intermediates=1), so the bundle stays under 1.5 MiB (about
+1 MiB) where intermediates="all" writes over three times as much; check reports top-1
 agreement with the flip rate's Clopper-Pearson bound in text, JSON and
 JUnit; gate records and enforces max_flip_rate.
 Must-show 2: the adequacy report on real digits (adequate), torch.randn
