@@ -169,3 +169,22 @@ def test_healthy_bounded_bundle_bisects_the_subset(binary, bounded):
     assert doc["reference_note"].startswith("4 of 6 fixtures have no stored intermediates (parity.json "
                                             "intermediates.policy) and are not compared with the eager "
                                             "reference; those pass against eager")
+
+
+def test_command_line_intermediates(tmp_path):
+    import numpy as np
+    npz = tmp_path / "fx.npz"
+    np.savez(npz, input_0=np.random.default_rng(1).standard_normal((7, 3, 16, 16), dtype=np.float32))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests" / "py")]),
+               PYTHONWARNINGS="ignore")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "onnxparity", "capture", "test_capture_models:small_net",
+                               "--fixtures", str(npz), *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=300)
+    p = cli("--out", tmp_path / "b", "--split", "2,2,3", "--intermediates", "1")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "b" / "parity.json").read_text())
+    assert stored(tmp_path / "b", doc) == [0, 2] and doc["intermediates"]["policy"] == {"per_shape_group": 1}
+    p = cli("--out", tmp_path / "c", "--intermediates", "some")
+    assert p.returncode == 2 and "intermediates must be" in p.stderr and not (tmp_path / "c").exists()
