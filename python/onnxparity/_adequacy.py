@@ -36,10 +36,16 @@ BOUNDARY_REL = 2.0 ** -16  # ... or, without a float64 pass, <= 2^-16 x max |log
 SAMPLE_VALUES = 65536      # values per fixture looked at for the distinct fraction
 
 
-def _read(path):
+def _read(path, unread):
+    """The tensor at ``path`` as numpy, or None (the reason added to
+    ``unread``: a dtype this onnx's numpy_helper cannot convert)."""
     t = onnx.TensorProto()
     t.ParseFromString(path.read_bytes())
-    return numpy_helper.to_array(t)
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as e:  # the statistics are a report: a tensor they cannot read is named, not fatal
+        unread.append(f"{path.parent.name}/{path.name}: {type(e).__name__}: {e}")
+        return None
 
 
 class _InputStats:
@@ -201,6 +207,7 @@ def report(root, doc, labels=None):
     outs = {}
     groups = {}
     samples = 0
+    unread = []
     for k, f in enumerate(fixtures):
         d = root / f["dir"]
         shapes = tuple(tuple(i["shape"]) for i in f["inputs"])
@@ -210,15 +217,18 @@ def report(root, doc, labels=None):
         g["samples"] += rows
         samples += rows
         for j, st in enumerate(ins):
-            st.add(_read(d / f"input_{j}.pb"))
+            a = _read(d / f"input_{j}.pb", unread)
+            if a is not None:
+                st.add(a)
         for j, o in enumerate(f["outputs"]):
             if len(o["shape"]) != 2 or o["shape"][1] < 2 or o["dtype"] not in ("float16", "bfloat16",
                                                                                 "float32", "float64"):
                 continue
             name = out_names[j] if j < len(out_names) else o["name"]
             st = outs.setdefault(name, _OutputStats(name, o["shape"][1], noise.get(name)))
-            if st.classes == o["shape"][1]:
-                st.add(_read(d / f"output_{j}.pb"), None if labels is None else labels.get(k))
+            a = _read(d / f"output_{j}.pb", unread) if st.classes == o["shape"][1] else None
+            if a is not None:
+                st.add(a, None if labels is None else labels.get(k))
     flags = []
     if samples < MIN_SAMPLES:
         flags.append(_flag("few-samples", "warn", f"{samples} samples: a parity verdict wants a few hundred "
@@ -246,6 +256,7 @@ def report(root, doc, labels=None):
         "classifier_outputs": out_docs,
         "near_boundary": sum(d["near_boundary"] for d in out_docs),
         "flags": flags,
+        "unread": unread[:8] + ([f"... and {len(unread) - 8} more"] if len(unread) > 8 else []),
         "thresholds": {"min_samples": MIN_SAMPLES, "normal": NORMAL_TOL, "uniform": UNIFORM_TOL,
                        "distinct_synthetic": DISTINCT_SYNTHETIC, "min_elements": MIN_ELEMENTS,
                        "constant_share": CONSTANT_SHARE, "dominate_share": DOMINATE_SHARE,
