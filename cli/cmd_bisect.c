@@ -276,6 +276,7 @@ static void print_verify(const onp_bisect_result *r)
                pa, v->plain_pass ? "pass" : "FAIL", ia, v->instrumented_pass ? "pass" : "FAIL",
                v->note);
     if (r->fallback[0]) printf("fallback: %s: %s\n", r->fallback, r->fallback_note);
+    if (r->reference_note[0]) printf("reference: %s\n", r->reference_note); /* issue 19 */
 }
 
 static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
@@ -408,6 +409,12 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
         cJSON_AddStringToObject(rp, "against", ref_words(r));
         if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
     }
+    cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
+                            (double)r->n_without_intermediates);
+    if (r->reference_note[0])
+        cJSON_AddStringToObject(root, "reference_note", r->reference_note);
+    else
+        cJSON_AddNullToObject(root, "reference_note");
     if (r->fallback[0]) {
         cJSON *fb = cJSON_AddObjectToObject(root, "fallback");
         cJSON_AddStringToObject(fb, "mode", r->fallback);
@@ -623,7 +630,8 @@ int cmd_bisect(int argc, char **argv)
         rc = cli_report(&e);
         rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
     } else if (r->status == ONP_BISECT_NO_REFERENCE) {
-        fprintf(stderr, "onnxparity bisect: %s\n", no_ref_msg(r, buf, sizeof buf));
+        fprintf(stderr, "onnxparity bisect: %s\n",
+                r->reference_note[0] ? r->reference_note : no_ref_msg(r, buf, sizeof buf));
         rc = json_error(&o, model, buf, EXIT_USAGE);
     } else {
         int html_rc = 0;

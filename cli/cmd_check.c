@@ -29,6 +29,8 @@
 #include "cli.h"
 #include "junit.h"
 #include "measure.h"
+#include "onnxparity/adequacy.h"
+#include "onnxparity/agreement.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/buf.h"
 #include "onnxparity/causes.h"
@@ -238,6 +240,76 @@ static void print_judgment_text(const onp_output_verdict *x)
                "", report_fmt(j->suggest_atol, a, sizeof a));
 }
 
+/* --- agreement and adequacy (issue 19) ------------------------------------
+ * Top-1 agreement over every classifier row with the flip rate's
+ * Clopper-Pearson bound (agreement.h), and the capture's fixture adequacy
+ * report (adequacy.h), as text lines and JSON objects. */
+
+static void print_agreement_text(const onp_fixture_verdict *res, size_t n)
+{
+    onp_agreement a;
+    onp_agreement_collect(res, n, NULL, ONP_AGREEMENT_CONFIDENCE, &a);
+    if (!a.rows) return;
+    char r[16], u[16];
+    printf("agreement top-1 %lld/%lld samples, %lld flipped: flip rate %s, at most %s at %g%% "
+           "confidence (Clopper-Pearson)\n",
+           (long long)a.agree, (long long)a.rows, (long long)a.flipped,
+           report_fmt(a.flip_rate, r, sizeof r), report_fmt(a.flip_upper, u, sizeof u),
+           100 * a.confidence);
+}
+
+static void agreement_json(cJSON *t, const onp_agreement *a)
+{
+    report_num(t, "flip_rate", a->flip_rate);
+    report_num(t, "flip_rate_upper", a->flip_upper);
+    report_num(t, "confidence", a->confidence);
+    cJSON_AddStringToObject(t, "bound", "clopper-pearson-one-sided");
+}
+
+static void print_adequacy_text(const onp_adequacy *a)
+{
+    if (!a || a->verdict == ONP_ADEQUACY_ABSENT) return;
+    printf("fixtures %s: %lld samples in %lld fixtures, %lld shape group(s), %lld near a decision "
+           "boundary\n",
+           onp_adequacy_verdict_name(a->verdict), (long long)a->samples, (long long)a->fixtures,
+           (long long)a->shape_groups, (long long)a->near_boundary);
+    for (size_t i = 0; i < a->n_flags; i++)
+        printf("         %s %s: %s\n", onp_adequacy_level_name(a->flags[i].level), a->flags[i].id,
+               a->flags[i].message);
+}
+
+static cJSON *adequacy_json(const onp_adequacy *a)
+{
+    if (!a || a->verdict == ONP_ADEQUACY_ABSENT) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "verdict", onp_adequacy_verdict_name(a->verdict));
+    cJSON_AddNumberToObject(o, "samples", (double)a->samples);
+    cJSON_AddNumberToObject(o, "fixtures", (double)a->fixtures);
+    cJSON_AddNumberToObject(o, "shape_groups", (double)a->shape_groups);
+    cJSON_AddNumberToObject(o, "near_boundary", (double)a->near_boundary);
+    cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+    for (size_t i = 0; i < a->n_flags; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "id", a->flags[i].id);
+        cJSON_AddStringToObject(f, "level", onp_adequacy_level_name(a->flags[i].level));
+        cJSON_AddStringToObject(f, "message", a->flags[i].message);
+        if (a->flags[i].where[0]) cJSON_AddStringToObject(f, "where", a->flags[i].where);
+        cJSON_AddItemToArray(fl, f);
+    }
+    cJSON *outs = cJSON_AddArrayToObject(o, "classifier_outputs");
+    for (size_t i = 0; i < a->n_outputs; i++) {
+        const onp_adequacy_output *x = &a->outputs[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", x->name);
+        cJSON_AddNumberToObject(j, "classes", (double)x->classes);
+        cJSON_AddNumberToObject(j, "classes_predicted", (double)x->classes_predicted);
+        cJSON_AddNumberToObject(j, "samples", (double)x->samples);
+        cJSON_AddNumberToObject(j, "near_boundary", (double)x->near_boundary);
+        cJSON_AddItemToArray(outs, j);
+    }
+    return o;
+}
+
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
                        onp_session *s, const onp_fixture_verdict *res, size_t n, int failed,
                        int lint_errors)
@@ -294,6 +366,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
         }
     }
     (void)o;
+    print_agreement_text(res, n);
     size_t lost = count_runtime(res, n);
     if (lost)
         printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu of %zu fixtures (the "
@@ -386,6 +459,9 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
         cJSON_AddNumberToObject(t, "top1_agree", (double)agree);
         cJSON_AddNumberToObject(t, "flipped", (double)(rows - agree));
         cJSON_AddNumberToObject(t, "topk_agree", (double)topk_agree);
+        onp_agreement ag; /* issue 19: the flip rate as a statistic */
+        onp_agreement_collect(res, n, NULL, ONP_AGREEMENT_CONFIDENCE, &ag);
+        agreement_json(t, &ag);
     }
     cJSON_AddArrayToObject(root, "causes");
     cJSON_AddNullToObject(root, "first_divergent");
@@ -524,6 +600,16 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
             snprintf(msg, sizeof msg, "%s%s%s", x->note, x->note[0] && txt[0] ? ": " : "", txt);
             junit_case(&j, fx, x->name, JUNIT_FAIL, msg, msg);
         }
+    }
+    onp_agreement ag; /* issue 19: one testcase carrying the flip-rate statistic */
+    onp_agreement_collect(res, n, NULL, ONP_AGREEMENT_CONFIDENCE, &ag);
+    if (ag.rows) {
+        char name[256], u[16];
+        snprintf(name, sizeof name,
+                 "top-1 agreement %lld/%lld, flip rate at most %s at %g%% (Clopper-Pearson)",
+                 (long long)ag.agree, (long long)ag.rows, report_fmt(ag.flip_upper, u, sizeof u),
+                 100 * ag.confidence);
+        junit_case(&j, "agreement", name, ag.flipped ? JUNIT_FAIL : JUNIT_PASS, name, NULL);
     }
     onp_error e;
     onp_error_clear(&e);
@@ -672,6 +758,17 @@ int cmd_check(int argc, char **argv)
     }
     onp_noisebook *noise = NULL;
     if (o.target && (rc = measure_noisebook(o.target, &noise))) goto out_session;
+    onp_adequacy *adequacy = NULL; /* issue 19: the capture's fixture adequacy report */
+    if (o.target) {
+        char pj[4200];
+        struct stat pst;
+        snprintf(pj, sizeof pj, "%s/parity.json", o.target);
+        if (stat(pj, &pst) == 0 && onp_adequacy_read(pj, &adequacy, &e)) {
+            rc = cli_report(&e);
+            onp_noisebook_free(noise);
+            goto out_session;
+        }
+    }
     onp_fixture_verdict *res = calloc(n_fix ? n_fix : 1, sizeof *res);
     onp_judge_fixture_opts mo;
     onp_judge_fixture_opts_init(&mo);
@@ -721,6 +818,7 @@ int cmd_check(int argc, char **argv)
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
             cJSON_AddItemToObject(doc, "latent", report_latent_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
+            cJSON_AddItemToObject(doc, "adequacy", adequacy_json(adequacy));
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
                 cJSON *fd = cJSON_CreateObject();
@@ -755,6 +853,7 @@ int cmd_check(int argc, char **argv)
                        n_total);
             print_causes_text(cs);
             print_latent_text(cs, &lint, o.target ? o.target : model);
+            print_adequacy_text(adequacy);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {
                 const onp_bisect_point *p = &bis->points[bis->first];
@@ -789,6 +888,7 @@ int cmd_check(int argc, char **argv)
     for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);
     onp_noisebook_free(noise);
+    onp_adequacy_free(adequacy);
 out_session:
     onp_session_close(s);
     onp_ort_close(ort);

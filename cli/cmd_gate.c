@@ -23,6 +23,7 @@
 #include "criteria.h"
 #include "junit.h"
 #include "measure.h"
+#include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
 #include "ortopts.h"
 #include "report.h"
@@ -217,6 +218,15 @@ static int record(const opts *o, const meas_result *r)
                 report_num(oj, "top1_min", (double)agree / (double)rows);
             else
                 cJSON_AddNullToObject(oj, "top1_min");
+            if (rows) { /* issue 19: the flip rate's bound as measured (edit it to a release goal)
+                         */
+                onp_agreement ag;
+                onp_agreement_of(rows, agree, ONP_AGREEMENT_CONFIDENCE, &ag);
+                report_num(oj, "max_flip_rate", ag.flip_upper);
+                report_num(oj, "flip_confidence", ag.confidence);
+            } else {
+                cJSON_AddNullToObject(oj, "max_flip_rate");
+            }
             report_num(oj, "mismatch_frac_max", mf);
             cJSON_AddItemToObject(oj, "shapes", shapes);
             /* limits: measured x margin, floored by the noise envelope so that a
@@ -381,6 +391,18 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
                 snprintf(g->msg, sizeof g->msg,
                          "%s: no fixture with shape %s (criteria require it)", co->name, sh);
             }
+        if (co->max_flip_rate >= 0) { /* issue 19: the flip rate at a confidence */
+            onp_agreement ag;
+            onp_agreement_of(rows, agree, co->flip_confidence, &ag);
+            if (!onp_agreement_meets(&ag, co->max_flip_rate) &&
+                (g = reg_add(l, NULL, co->name, "flip_rate", ag.flip_upper, co->max_flip_rate)))
+                snprintf(g->msg, sizeof g->msg,
+                         "%s: flip rate at most %s at %g%% confidence (%lld flipped of %lld "
+                         "samples, Clopper-Pearson) > max_flip_rate %s",
+                         co->name, report_fmt(ag.flip_upper, a, sizeof a), 100 * ag.confidence,
+                         (long long)ag.flipped, (long long)ag.rows,
+                         report_fmt(co->max_flip_rate, b, sizeof b));
+        }
         if (co->top1_min >= 0) {
             double frac = rows ? (double)agree / (double)rows : 0;
             if (frac < co->top1_min && (g = reg_add(l, NULL, co->name, "top1", frac, co->top1_min)))

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
 #include "infile.h"
 #include "report.h"
@@ -242,11 +243,20 @@ int cmd_merge(int argc, char **argv)
             cJSON_AddNumberToObject(t, "top1_agree", (double)agree);
             cJSON_AddNumberToObject(t, "flipped", (double)(rows - agree));
             cJSON_AddNumberToObject(t, "topk_agree", (double)tka);
+            onp_agreement ag; /* issue 19: the flip rate's bound over the merged rows */
+            onp_agreement_of((int64_t)rows, (int64_t)agree, ONP_AGREEMENT_CONFIDENCE, &ag);
+            report_num(t, "flip_rate", ag.flip_rate);
+            report_num(t, "flip_rate_upper", ag.flip_upper);
+            report_num(t, "confidence", ag.confidence);
+            cJSON_AddStringToObject(t, "bound", "clopper-pearson-one-sided");
         }
         cJSON_AddItemToObject(root, "causes", causes);
         cJSON_AddItemToObject(root, "first_divergent", fd ? fd : cJSON_CreateNull());
         const cJSON *lint = cJSON_GetObjectItemCaseSensitive(docs[0], "lint");
         if (lint) cJSON_AddItemToObject(root, "lint", cJSON_Duplicate(lint, 1));
+        const cJSON *adequacy = cJSON_GetObjectItemCaseSensitive(docs[0], "adequacy");
+        if (adequacy) /* the bundle's own report: the same in every shard */
+            cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));
         cJSON *from = cJSON_AddArrayToObject(root, "merged_from");
         for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(from, cJSON_CreateString(files[i]));
         if (fmt == FMT_JSON) {

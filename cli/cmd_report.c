@@ -44,12 +44,19 @@ static const char *str(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A number, or the strings "nan", "inf", "-inf"; 0 when absent. */
+/* A number, or the strings "nan", "inf", "-inf"; 0 when absent.  A document
+ * built in memory (check --html) holds its numbers as raw text (report_num
+ * writes them exactly), read back here. */
 static int numv(const cJSON *v, double *out)
 {
     if (cJSON_IsNumber(v)) {
         *out = v->valuedouble;
         return 1;
+    }
+    if (cJSON_IsRaw(v) && v->valuestring) {
+        char *end;
+        *out = strtod(v->valuestring, &end);
+        return end != v->valuestring && !*end;
     }
     if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
@@ -235,8 +242,55 @@ static int hist_of(const cJSON *o, double h[12])
     return 1;
 }
 
+/* Issue 19: the flip rate's bound (summary.topk) and the fixture adequacy
+ * report (adequacy), when the check document has them. */
+static void agreement_adequacy(onp_buf *b, const cJSON *root)
+{
+    const cJSON *t = get(get(root, "summary"), "topk");
+    double up, conf;
+    if (t && numv(get(t, "flip_rate_upper"), &up) && numv(get(t, "confidence"), &conf)) {
+        html_put(b, "<p class=\"summary\">top-1 agreement ");
+        put_value(b, get(t, "top1_agree"));
+        html_put(b, "/");
+        put_value(b, get(t, "rows"));
+        html_put(b, " samples; flip rate at most ");
+        html_num(b, up);
+        html_put(b, " at ");
+        html_num(b, 100 * conf);
+        html_put(b, "% confidence (Clopper-Pearson)</p>\n");
+    }
+    const cJSON *a = get(root, "adequacy");
+    if (!cJSON_IsObject(a)) return;
+    const char *v = str(a, "verdict");
+    html_printf(b, "<h3>Fixture adequacy: <span class=\"%s\">",
+                v && !strcmp(v, "adequate") ? "pass" : "fail");
+    html_escape(b, v);
+    html_put(b, "</span></h3>\n<p>");
+    put_value(b, get(a, "samples"));
+    html_put(b, " samples in ");
+    put_value(b, get(a, "fixtures"));
+    html_put(b, " fixtures, ");
+    put_value(b, get(a, "shape_groups"));
+    html_put(b, " shape group(s), ");
+    put_value(b, get(a, "near_boundary"));
+    html_put(b, " near a decision boundary</p>\n<ul>\n");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, get(a, "flags"))
+    {
+        html_put(b, "<li>");
+        html_escape(b, str(f, "level"));
+        html_put(b, " <b>");
+        html_escape(b, str(f, "id"));
+        html_put(b, "</b>: ");
+        html_escape(b, str(f, "message"));
+        html_put(b, "</li>\n");
+    }
+    html_put(b, "</ul>\n");
+}
+
 static void check_doc(onp_buf *b, const cJSON *root)
 {
+    agreement_adequacy(b, root);
     causes(b, get(root, "causes"));
     first_divergent(b, root, get(root, "first_divergent"));
     html_put(b, "<h3>Fixtures \xC3\x97 outputs</h3>\n<table class=\"metrics\"><tr><th>fixture</th>"

@@ -109,6 +109,18 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
     if (cJSON_GetObjectItemCaseSensitive(it, "envelope_max") &&
         get_num(it, "envelope_max", 1, &o->envelope_max, file, ctx, e))
         return -1;
+    /* optional (issue 19): the flip rate as a statistic, agreement.h */
+    o->max_flip_rate = -1;
+    o->flip_confidence = 0.95;
+    if (cJSON_GetObjectItemCaseSensitive(it, "max_flip_rate") &&
+        get_num(it, "max_flip_rate", 1, &o->max_flip_rate, file, ctx, e))
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(it, "flip_confidence") &&
+        get_num(it, "flip_confidence", 0, &o->flip_confidence, file, ctx, e))
+        return -1;
+    if (o->max_flip_rate > 1) return bad(e, file, ctx, "max_flip_rate is a fraction in [0, 1]");
+    if (!(o->flip_confidence > 0 && o->flip_confidence < 1))
+        return bad(e, file, ctx, "flip_confidence is a probability in (0, 1)");
     if (o->top1_min > 1 || o->mismatch_frac_max > 1)
         return bad(e, file, ctx, "top1_min and mismatch_frac_max are fractions in [0, 1]");
     return get_shapes(it, o, file, ctx, e);

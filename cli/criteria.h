@@ -25,8 +25,10 @@ typedef struct crit_out {
     double top1_min;          /* fraction of rows; < 0: not checked */
     double mismatch_frac_max; /* allowed fraction of elements outside the tolerance */
     double max_abs, needed_rtol, needed_atol; /* limits; < 0: not checked */
-    double envelope_max; /* the largest noise envelope recorded (noise.h); < 0: none (older
-                            criteria, or no noise estimate): then only the limits apply */
+    double envelope_max;    /* the largest noise envelope recorded (noise.h); < 0: none (older
+                               criteria, or no noise estimate): then only the limits apply */
+    double max_flip_rate;   /* the flip rate's upper bound may not exceed this; < 0: not checked */
+    double flip_confidence; /* the bound's confidence, in (0, 1); 0.95 when absent */
     size_t n_shapes;
     int rank[CRIT_MAX_SHAPES];                   /* [n_shapes] */
     int64_t dims[CRIT_MAX_SHAPES][ONP_MAX_RANK]; /* [n_shapes][rank[i]] */

@@ -36,7 +36,7 @@ tp="$top/third_party"
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libjansson-dev libssl-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv
       valgrind time chromium fonts-dejavu-core)
-TORCH=(python3-torch python3-torchvision)
+TORCH=(python3-torch python3-torchvision python3-sklearn)  # sklearn: the digits data set of the real-input tests
 
 ORT_PKG="com.github.asus4.onnxruntime@0.4.9"
 ORT_SHA256="e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d"

@@ -266,6 +266,12 @@ typedef struct onp_bisect_result {
                                  level asked did not reproduce; "none": no fallback could */
     char fallback_note[256];
 
+    /* bounded bundles (issue 19): fixtures asked for that store no
+     * intermediates (the capture keeps them for a subset), and what that did
+     * to the reference: "" when every fixture asked for has them */
+    size_t n_without_intermediates;
+    char reference_note[512];
+
     /* the session as made (onp_session_describe), for the fingerprint */
     char provider[64];
     onp_ort_opt_level opt_level;

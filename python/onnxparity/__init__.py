@@ -4,6 +4,7 @@
     import onnxparity
     onnxparity.capture(model.eval(), [x_batch1, x_batch8], "bundle/")
     onnxparity.export_submodules(model, fixtures, "parts/", ["backbone", "head"])
+    onnxparity.capture_stream(model, loader, "bundle/", limit=100, fixture_of=lambda b: b[0])
 
     from onnxparity.testing import assert_export_parity
     assert_export_parity("bundle/", rtol=1e-4, atol=1e-5, top_k="auto")
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,  # noqa: E402
                      TrainingModeError)
 from .capture import capture, export_submodules  # noqa: E402
+from ._stream import capture_stream  # noqa: E402
 
-__all__ = ["capture", "export_submodules", "CaptureError", "FixtureError", "ForwardError",
+__all__ = ["capture", "capture_stream", "export_submodules", "CaptureError", "FixtureError", "ForwardError",
            "OutputError", "TrainingModeError", "ExportError", "__version__"]

@@ -144,7 +144,10 @@ def parser():
     c.add_argument("--input-names", type=_csv, metavar="A,B")
     c.add_argument("--output-names", type=_csv, metavar="A,B")
     c.add_argument("--split", type=_sizes, metavar="N,M,...")
-    c.add_argument("--no-intermediates", action="store_true")
+    c.add_argument("--no-intermediates", action="store_true", help="the same as --intermediates none")
+    c.add_argument("--intermediates", metavar="K|all|none",
+                   help="store intermediates for the first K fixtures of each shape group, every "
+                        "fixture (all, the default) or none")
     c.add_argument("--allow-training", action="store_true")
     c.add_argument("--large-model", action="store_true", help="weights as external data")
     c.add_argument("--eval", action="store_true", help="call model.eval() on the factory's model first")
@@ -176,7 +179,8 @@ def main(argv=None):
         doc = capture(model, fixtures, args.out, input_names=args.input_names,
                       output_names=args.output_names,
                       dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,
-                      exporter=args.exporter, intermediates=not args.no_intermediates,
+                      exporter=args.exporter, intermediates="none" if args.no_intermediates else (
+                          args.intermediates if args.intermediates is not None else True),
                       allow_training=args.allow_training, large_model=args.large_model,
                       reference64=args.reference64)
     except (UsageError, CaptureError) as e:

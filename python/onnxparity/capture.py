@@ -15,6 +15,7 @@ import torch
 
 from . import __version__
 from . import _eager, _export, _fixtures, _mapping, _state
+from . import _adequacy, _bounded  # issue 19: bounded intermediates, adequacy
 from . import _reference64 as _r64
 from ._staging import Staging
 from ._tensors import dtype_name, safe_stem, write_pb
@@ -39,11 +40,15 @@ def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dy
     or "dynamo".  allow_training: export modules left in training mode as they
     are (to reproduce that bug) instead of refusing.  reference64: the float64
     reference pass runs on the first K fixtures of each shape group (an int K,
-    True = 2, False/0 = off, "all" = every fixture)."""
-    return _capture(model, fixtures, out_dir, dict(
+    True = 2, False/0 = off, "all" = every fixture).  intermediates: True or
+    "all" stores every fixture's, an int K the first K fixtures of each shape
+    group, False/0/"none" none (docs/capture.md, "Bounded bundles")."""
+    doc = _capture(model, fixtures, out_dir, dict(
         input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
         exporter=exporter, intermediates=intermediates, allow_training=allow_training,
         large_model=large_model, reference64=reference64), source=None)
+    _bounded.print_size(out_dir, doc)  # issue 19: the size, on a terminal only
+    return doc
 
 
 # --------------------------------------------------------------------------- helpers
@@ -173,6 +178,7 @@ def _capture(model, fixtures, out_dir, o, source):
     fxs, form = _fixtures.normalize(fixtures)
     _fixtures.check_consistent(fxs)
     policy64 = _r64.parse_policy(o["reference64"])
+    policy_int = _bounded.parse_policy(o["intermediates"])  # issue 19
     flags, on = _training_modules(model)
     if on and not o["allow_training"]:
         _refuse_training(model, on)
@@ -200,7 +206,8 @@ def _capture(model, fixtures, out_dir, o, source):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
     plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, key_order=key_order,
-                 flat_inputs=flat_inputs, in_names=in_names, policy64=policy64)
+                 flat_inputs=flat_inputs, in_names=in_names, policy64=policy64, policy_int=policy_int,
+                 store_int=_bounded.stored_fixtures(policy_int, flat_inputs))
     # the model as given: whatever happens below, it is put back
     snap = _state.Snapshot(model)
     try:
@@ -265,7 +272,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
     eager = _eager.Eager(model, snap, form, key_order, in_names)
     with _modes(model, flags, eval_all=export_training):
-        truths = _eager_truth(model, plan, eager, example, bool(o["intermediates"]))
+        truths = _eager_truth(model, plan, eager, example, bool(plan.store_int))
     ref64.keep_state(any(t.changed for t in truths))
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]
@@ -364,7 +371,8 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                          "state_changed": [c["name"] for c in tk.changed],
                          "state_drift": tk.drift}
                 calls = None
-                if o["intermediates"]:
+                store = k in plan.store_int  # issue 19: the bounded subset
+                if store:
                     if k == example:
                         calls = traced_calls
                     elif not grad_mode and tk.calls is not None:
@@ -375,9 +383,13 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                         if not grad_mode:
                             det[k] = entry["deterministic"] = det[k] and eager.same(eager_out[k], outk)
                         calls = rk.calls
-                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, bool(o["intermediates"]),
-                                             grad_mode if o["intermediates"] else False, index_files)
-                if o["intermediates"]:
+                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, store,
+                                             grad_mode if store else False, index_files)
+                if not store:
+                    if plan.store_int:  # some fixtures store theirs: say why not this one
+                        entry["intermediates"] = 0
+                        entry["intermediates_skipped"] = _bounded.skipped_note(plan.policy_int)
+                else:
                     if [c.path for c in calls] != call_seq:
                         entry["intermediates"] = 0
                         entry["intermediates_skipped"] = (
@@ -426,14 +438,17 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                            for c in mapping.calls[1:] if c.index in mapping.value},
             "mapping": summary,
             "module_calls": mapping.entries(leaf_paths),
-            "intermediates": {"enabled": bool(o["intermediates"]), "dir": "intermediates",
+            "intermediates": {"enabled": bool(plan.store_int), "dir": "intermediates",
                               "index": "intermediates/index.json", "values": len(stems),
-                              "forward_grad_enabled": grad_mode},
+                              "forward_grad_enabled": grad_mode,
+                              "policy": _bounded.policy_doc(plan.policy_int),
+                              "fixtures_stored": sorted(plan.store_int)},
             "eager_vs_trace": {"same_modules_called": path_note is None, "note": path_note},
             "noise": ref64.doc(),
         }
         if source is not None:
             doc["source"] = source
+        doc["adequacy"] = _adequacy.report(tmp, doc)  # issue 19: from the files just written
         _json_dump(tmp / "parity.json", doc)
         stage.commit()
     return doc

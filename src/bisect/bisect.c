@@ -1193,6 +1193,45 @@ static int search_single(ctx *c, onp_error *e)
     return 0;
 }
 
+/* A bounded bundle (issue 19) stores intermediates for some fixtures only.
+ * Say what that did to the reference: with --fixture K and none for K, the
+ * reference is ORT at opt-level disable (AUTO) or there is none (EAGER); with
+ * every fixture and the eager reference, the fixtures without them are not
+ * compared.  Names a fixture that does store them; silent when none does. */
+static void note_bounded(onp_bisect_result *r, const onp_testdata *td, size_t n_refs,
+                         const onp_bisect_opts *o)
+{
+    if (!r->n_without_intermediates) return;
+    int stored = -1;
+    for (size_t i = 0; i < td->n && stored < 0; i++) {
+        char p[4200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/intermediates/index.json", td->sets[i].dir);
+        if (stat(p, &st) == 0) stored = td->sets[i].index;
+    }
+    if (stored < 0) return; /* no fixture has any: not a bounded bundle (NO_REFERENCE says so) */
+    char other[128];
+    snprintf(other, sizeof other, " or bisect --fixture %d, which stores them", stored);
+    if (o->fixture >= 0 && r->reference == ONP_BISECT_REF_DISABLE)
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "fixture %d has no stored intermediates (the capture keeps them for a bounded "
+                 "subset, parity.json intermediates.policy): the reference is ONNX Runtime at "
+                 "opt-level disable, which finds where an optimization changes results, not where "
+                 "ONNX leaves PyTorch; for an eager reference capture with intermediates=\"all\"%s",
+                 o->fixture, other);
+    else if (o->fixture >= 0)
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "fixture %d has no stored intermediates (parity.json intermediates.policy); "
+                 "--reference disable compares with ONNX Runtime at opt-level disable instead; for "
+                 "an eager reference capture with intermediates=\"all\"%s",
+                 o->fixture, other);
+    else
+        snprintf(r->reference_note, sizeof r->reference_note,
+                 "%zu of %zu fixtures have no stored intermediates (parity.json "
+                 "intermediates.policy) and are not compared with the eager reference",
+                 r->n_without_intermediates, n_refs);
+}
+
 static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o, int single,
                        onp_bisect_result **out, onp_error *e)
 {
@@ -1256,6 +1295,8 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     c.disable = o->reference == ONP_BISECT_REF_DISABLE ||
                 (o->reference == ONP_BISECT_REF_AUTO && !has_eager);
     r->reference = c.disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
+    for (size_t i = 0; i < n_refs; i++) r->n_without_intermediates += refs[i].n == 0;
+    if (o->reference != ONP_BISECT_REF_DISABLE) note_bounded(r, &td, n_refs, o);
     /* the fixtures run: those with a reference */
     c.runs = refs;
     for (size_t i = 0; i < n_refs; i++) {
@@ -1435,6 +1476,35 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
     if (bisect_once(ort, target, o, 0, &r, e)) return -1;
     *out = r;
     const onp_bisect_verify *v = &r->verify;
+    if (o->reference == ONP_BISECT_REF_AUTO && r->reference == ONP_BISECT_REF_EAGER && v->ran &&
+        v->plain_pass && r->n_without_intermediates) {
+        /* bounded bundle: the fixtures that store intermediates pass, so a
+         * failure, if any, is in one that does not: bisect every fixture
+         * at disable, and keep that result when a value diverges there */
+        onp_bisect_opts d = *o;
+        onp_bisect_result *r2 = NULL;
+        onp_error e2;
+        onp_error_clear(&e2);
+        d.reference = ONP_BISECT_REF_DISABLE;
+        if (bisect_once(ort, target, &d, 0, &r2, &e2) == 0 && r2->status == ONP_BISECT_DIVERGES) {
+            snprintf(r2->reference_note, sizeof r2->reference_note,
+                     "the %zu fixture(s) with stored intermediates pass against eager; the other "
+                     "%zu have none (parity.json intermediates.policy), so every fixture was "
+                     "bisected against ONNX Runtime at opt-level disable",
+                     r->n_fixtures, r->n_without_intermediates);
+            r2->n_without_intermediates = r->n_without_intermediates;
+            onp_bisect_free(r);
+            *out = r = r2;
+            v = &r->verify;
+        } else {
+            size_t u = strlen(r->reference_note);
+            snprintf(r->reference_note + u, sizeof r->reference_note - u,
+                     "; those pass against eager, and at opt-level disable no value diverges on "
+                     "any fixture: to bisect the others against eager, capture with "
+                     "intermediates=\"all\"");
+            onp_bisect_free(r2);
+        }
+    }
     if (!v->ran || v->reproduces || v->plain_pass || o->no_fallback) return 0;
     /* the plain model fails, the instrumented one does not: at ORT_DISABLE_ALL
      * there are no fusions to block, so bisect there when the mismatch

@@ -189,10 +189,12 @@ def test_junit_parses_strictly_with_hostile_names(onnxparity, tmp_path):
     xml.dom.minidom.parseString(raw)  # strict XML (expat)
     root = ET.fromstring(raw)
     suite = root.find("testsuite")
-    assert suite.get("tests") == "4" and suite.get("failures") == "1"
+    assert suite.get("tests") == "5" and suite.get("failures") == "1"
     cases = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
+    # the [2, 3] outputs count as classifiers: the last case carries the flip-rate bound
     assert cases == [("test_data_set_0", HOSTILE), ("test_data_set_0", "ctl??&amp;"),
-                     ("test_data_set_1", HOSTILE), ("test_data_set_1", "ctl??&amp;")]
+                     ("test_data_set_1", HOSTILE), ("test_data_set_1", "ctl??&amp;"),
+                     ("agreement", "top-1 agreement 8/8, flip rate at most 0.312 at 95% (Clopper-Pearson)")]
     fail = [c for c in root.iter("testcase") if c.find("failure") is not None][0]
     assert fail.get("name") == HOSTILE
     msg = fail.find("failure").get("message")

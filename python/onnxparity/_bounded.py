@@ -1,0 +1,92 @@
+"""Bounded bundles: which fixtures get their eager intermediates stored (the
+``intermediates`` option), and the bundle's size printed at the end of a
+capture.  Intermediates are the bulk of a bundle (every module output of
+every fixture), so over hundreds of fixtures they are kept for a bounded,
+documented subset: the first K fixtures of each shape group, the same rule
+the float64 reference follows (_reference64.covered_fixtures).  Documented
+in docs/capture.md ("Bounded bundles")."""
+import os
+import pathlib
+import sys
+
+from . import _reference64 as _r64
+from .errors import CaptureError
+
+# what ``intermediates=True`` means: every fixture (the behaviour before the
+# option took a count); the streamed capture defaults to STREAM_DEFAULT
+STREAM_DEFAULT = 2
+
+
+def parse_policy(value):
+    """``intermediates`` option -> ('all', None) or ('per_shape_group', K).
+    True / 'all': every fixture; False / None / 0 / 'none': none; an int K
+    (or its decimal string): the first K fixtures of each shape group."""
+    if value is True:
+        return ("all", None)
+    if value is False or value is None:
+        return ("per_shape_group", 0)
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "all":
+            return ("all", None)
+        if v in ("none", "off"):
+            return ("per_shape_group", 0)
+        try:
+            value = int(v, 10)
+        except ValueError:
+            raise CaptureError(f"intermediates must be 'all', 'none' or a count, not {value!r}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise CaptureError(f"intermediates must be >= 0, not {value}")
+        return ("per_shape_group", value)
+    raise CaptureError(f"intermediates must be True, False, 'all', 'none' or a count, not {value!r}")
+
+
+def stored_fixtures(policy, flat_inputs):
+    """The set of fixture indices whose intermediates are stored."""
+    return set(_r64.covered_fixtures(policy, flat_inputs))
+
+
+def policy_doc(policy):
+    """parity.json intermediates.policy: {"all": true} or {"per_shape_group": K}."""
+    return _r64.policy_doc(policy)
+
+
+def skipped_note(policy):
+    """Why a fixture outside the stored subset has no intermediates."""
+    _, k = policy
+    if not k:
+        return "intermediates=none: no fixture stores its intermediates"
+    return (f"beyond the stored subset (intermediates={k}: the first {k} fixture(s) of each shape "
+            "group); bisect falls back to ONNX Runtime at opt-level disable as its reference")
+
+
+def bundle_bytes(root):
+    """Bytes of every file under ``root``."""
+    total = 0
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                total += os.path.getsize(p)
+    return total
+
+
+def human(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+
+
+def print_size(root, doc, stream=None):
+    """One line on stderr, only when it is a terminal (the capture is quiet
+    otherwise): the bundle's size, fixtures and how many store
+    intermediates."""
+    stream = sys.stderr if stream is None else stream
+    if not getattr(stream, "isatty", lambda: False)():
+        return
+    fx = doc.get("fixtures", [])
+    with_int = sum(1 for f in fx if f.get("intermediates"))
+    print(f"onnxparity: bundle {pathlib.Path(root)}: {human(bundle_bytes(root))}, {len(fx)} fixtures, "
+          f"{with_int} with intermediates", file=stream)
