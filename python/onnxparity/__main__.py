@@ -151,7 +151,19 @@ def parser():
     c.add_argument("--reference64", type=_reference64, default=2, metavar="K|all|off",
                    help="float64 reference pass on the first K fixtures of each shape group "
                         "(default 2), on every fixture (all), or none (off)")
+    c.add_argument("--trace-fixture", type=_trace_fixture, default=0, metavar="K|auto",
+                   help="the fixture the exporter traces (default 0, the first; auto: the first whose "
+                        "dynamic dims are all >= 2)")
     return p
+
+
+def _trace_fixture(s):
+    if s == "auto":
+        return s
+    try:
+        return int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a fixture index or auto") from None
 
 
 def main(argv=None):
@@ -178,7 +190,7 @@ def main(argv=None):
                       dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,
                       exporter=args.exporter, intermediates=not args.no_intermediates,
                       allow_training=args.allow_training, large_model=args.large_model,
-                      reference64=args.reference64)
+                      reference64=args.reference64, trace_fixture=args.trace_fixture)
     except (UsageError, CaptureError) as e:
         print(f"onnxparity: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -8,6 +8,7 @@ import platform
 import re
 import shutil
 import sys
+import warnings
 
 import numpy as np
 import onnx
@@ -26,7 +27,7 @@ _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for
 
 def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
             opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False,
-            reference64=_r64.DEFAULT_PER_GROUP):
+            reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0):
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
@@ -39,11 +40,13 @@ def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dy
     or "dynamo".  allow_training: export modules left in training mode as they
     are (to reproduce that bug) instead of refusing.  reference64: the float64
     reference pass runs on the first K fixtures of each shape group (an int K,
-    True = 2, False/0 = off, "all" = every fixture)."""
+    True = 2, False/0 = off, "all" = every fixture).  trace_fixture: the
+    fixture the exporter traces (an index; "auto": the first whose dynamic
+    dims are all >= 2); default 0, the first, as torch.onnx.export is called."""
     return _capture(model, fixtures, out_dir, dict(
         input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
         exporter=exporter, intermediates=intermediates, allow_training=allow_training,
-        large_model=large_model, reference64=reference64), source=None)
+        large_model=large_model, reference64=reference64, trace_fixture=trace_fixture), source=None)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -90,26 +93,39 @@ def _modes(model, flags, eval_all):
                 m.training = flags[name]
 
 
-def _resolve_axes(mode, names, tensors_per_fixture):
+def _sizes(tensors_per_fixture, j, d, rank):
+    """The sizes of dim ``d`` of tensor ``j`` over the fixtures where that
+    tensor has rank ``rank`` (an output's rank may differ per fixture)."""
+    return sorted({int(ts[j].shape[d]) for ts in tensors_per_fixture if ts[j].dim() == rank})
+
+
+def _resolve_axes(mode, names, tensors_per_fixture, ref, ignored):
     """{name: {dim: axis name}} over inputs+outputs (names aligned with each
-    fixture's tensor list)."""
-    first = tensors_per_fixture[0]
+    fixture's tensor list; None for an output torch names itself), ranks
+    those of fixture ``ref`` (the traced one).  Names in a dict that are
+    neither an input nor an output are warned about and appended to
+    ``ignored``, as torch.onnx.export warns and ignores them."""
+    first = tensors_per_fixture[ref]
     if mode is None or mode is False:
         return {}
     if mode in ("batch", "auto"):
-        axes = {n: {0: "batch"} for n, t in zip(names, first) if t.dim() >= 1}
+        axes = {n: {0: "batch"} for n, t in zip(names, first) if n is not None and t.dim() >= 1}
         if mode == "auto":
             for j, n in enumerate(names):
-                for d in range(first[j].dim()):
-                    if d and len({tuple(ts[j].shape)[d] for ts in tensors_per_fixture}) > 1:
+                for d in range(1, first[j].dim() if n is not None else 0):
+                    if len(_sizes(tensors_per_fixture, j, d, first[j].dim())) > 1:
                         axes.setdefault(n, {})[d] = f"{n}_dim{d}"
         return axes
     if isinstance(mode, dict):
         axes = {}
         for n, dims in mode.items():
             if n not in names:
-                raise CaptureError(f"dynamic_axes names {n!r}, which is not an input or output "
-                                   f"(they are: {', '.join(names)})")
+                known = ", ".join(x for x in names if x is not None)
+                warnings.warn(f"dynamic_axes names {n!r}, which is neither an input nor an output "
+                              f"(they are: {known}): ignored, as torch.onnx.export ignores it",
+                              UserWarning, stacklevel=4)
+                ignored.append(n)
+                continue
             if isinstance(dims, dict):
                 axes[n] = {int(d): str(a) for d, a in dims.items()}
             elif isinstance(dims, (list, tuple)):
@@ -124,11 +140,12 @@ def _resolve_axes(mode, names, tensors_per_fixture):
     raise CaptureError(f"dynamic_axes must be 'batch', 'auto', a dict or None, not {mode!r}")
 
 
-def _shape_risks(names, axes, tensors_per_fixture):
+def _shape_risks(names, axes, tensors_per_fixture, ref):
     risks = []
     for j, n in enumerate(names):
-        for d in range(tensors_per_fixture[0][j].dim()):
-            sizes = sorted({int(ts[j].shape[d]) for ts in tensors_per_fixture})
+        rank = tensors_per_fixture[ref][j].dim()
+        for d in range(rank if n is not None else 0):
+            sizes = _sizes(tensors_per_fixture, j, d, rank)
             if len(sizes) > 1 and d not in axes.get(n, {}):
                 risks.append({"name": n, "dim": d, "sizes": sizes,
                               "note": "varies across fixtures but is not dynamic: the graph bakes "
@@ -136,7 +153,22 @@ def _shape_risks(names, axes, tensors_per_fixture):
     return risks
 
 
+def _trace_choice(value, n):
+    """trace_fixture: a fixture index (negative counts from the end, as in
+    Python) or "auto"; returns the index, or "auto" (resolved once the
+    dynamic axes are known, by _pick_example)."""
+    if value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CaptureError(f"trace_fixture must be a fixture index or 'auto', not {value!r}")
+    if not -n <= value < n:
+        raise CaptureError(f"trace_fixture={value}: there are {n} fixture(s)")
+    return value % n
+
+
 def _pick_example(in_axes, in_names, flat_inputs):
+    """trace_fixture="auto": the first fixture whose dynamic input dims are all
+    >= 2 (a batch-1 trace can bake a squeeze or a broadcast), else 0."""
     for k, flat in enumerate(flat_inputs):
         if all(t.shape[d] >= 2 for n, (_, t) in zip(in_names, flat) for d in in_axes.get(n, {})):
             return k
@@ -170,24 +202,29 @@ def _json_dump(path, doc):
 def _capture(model, fixtures, out_dir, o, source):
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
-    fxs, form = _fixtures.normalize(fixtures)
+    params = _fixtures.forward_params(model)
+    fxs, form = _fixtures.normalize(fixtures, params)
     _fixtures.check_consistent(fxs)
     policy64 = _r64.parse_policy(o["reference64"])
+    example = _trace_choice(o["trace_fixture"], len(fxs))
     flags, on = _training_modules(model)
     if on and not o["allow_training"]:
         _refuse_training(model, on)
-    which = _export.resolve_exporter(o["exporter"])
+    which, why_legacy = _export.resolve_exporter(o["exporter"]), None
+    if which == "dynamo" and isinstance(model, torch.jit.ScriptModule) and o["exporter"] == "auto":
+        which, why_legacy = "legacy", ("a TorchScript module: torch.export cannot trace it (torch.onnx."
+                                       "export(dynamo=True) refuses it); used legacy")
 
-    key_order = _fixtures.keyword_order(model.forward, fxs[0].kwargs)
+    key_order = _fixtures.keyword_order(params, fxs[0].kwargs)
     if fxs[0].kwargs:
-        params = _fixtures._params(model.forward) or []
+        params = params or []
         if not any(p.kind == p.VAR_KEYWORD for p in params):
             extra = [k for k in fxs[0].kwargs if k not in {p.name for p in params}]
             if extra:
                 raise FixtureError(f"keyword input(s) {', '.join(map(repr, extra))}: the forward has no "
                                    "such parameter")
     if which == "legacy" and fxs[0].kwargs:
-        kwonly = [p.name for p in (_fixtures._params(model.forward) or [])
+        kwonly = [p.name for p in (params or [])
                   if p.kind == p.KEYWORD_ONLY and p.name in fxs[0].kwargs]
         if kwonly:
             raise FixtureError(f"keyword-only parameter(s) {', '.join(kwonly)}: torch's legacy exporter "
@@ -195,12 +232,13 @@ def _capture(model, fixtures, out_dir, o, source):
                                "the model")
     flat_inputs = [_fixtures.flatten_inputs(fx, key_order) for fx in fxs]
     in_names = list(o["input_names"]) if o["input_names"] else \
-        _fixtures.default_input_names(model.forward, fxs[0], key_order)
+        _fixtures.default_input_names(params, fxs[0], key_order)
     if len(in_names) != len(flat_inputs[0]):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
-    plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, key_order=key_order,
-                 flat_inputs=flat_inputs, in_names=in_names, policy64=policy64)
+    plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, why_legacy=why_legacy,
+                 key_order=key_order, flat_inputs=flat_inputs, in_names=in_names, policy64=policy64,
+                 example=example)
     # the model as given: whatever happens below, it is put back
     snap = _state.Snapshot(model)
     try:
@@ -216,12 +254,12 @@ class _Plan:
         self.__dict__.update(kw)
 
 
-def _input_axes(mode, in_names, flat_inputs):
+def _input_axes(mode, in_names, flat_inputs, ref):
     """The dynamic axes of the inputs alone (to pick the traced fixture before
     any forward); the full resolution, outputs included, comes later."""
     if isinstance(mode, dict):
         mode = {n: d for n, d in mode.items() if n in in_names}
-    return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs])
+    return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs], ref, [])
 
 
 def _eager_truth(model, plan, eager, example, keep_calls):
@@ -239,8 +277,8 @@ def _eager_truth(model, plan, eager, example, keep_calls):
         if k == 0:
             structure = s
         elif s != structure:
-            raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure, dtype or "
-                              f"rank: {s} vs {structure}")
+            raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure or dtype: "
+                              f"{s} vs {structure}")
         if k:
             t.raw = t.flat = None  # fixture 0's name the outputs; the others' are not needed
         if k != example:
@@ -259,7 +297,10 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     fxs, form, flags, on, key_order = plan.fxs, plan.form, plan.flags, plan.on, plan.key_order
     flat_inputs, in_names, which = plan.flat_inputs, plan.in_names, plan.which
     export_training = bool(on)
-    example = _pick_example(_input_axes(o["dynamic_axes"], in_names, flat_inputs), in_names, flat_inputs)
+    example = plan.example
+    if example == "auto":
+        example = _pick_example(_input_axes(o["dynamic_axes"], in_names, flat_inputs, 0), in_names,
+                                flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
     ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
@@ -270,18 +311,20 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]
     first_out, first_flat = truths[0].raw, truths[0].flat
+    # output_names: one per output, or fewer (torch names the rest itself),
+    # or more (the legacy exporter refuses them, dynamo ignores the extra)
     out_names = list(o["output_names"]) if o["output_names"] else \
         _fixtures.default_output_names(first_out, first_flat)
-    if len(out_names) != len(eager_out[0]):
-        raise CaptureError(f"output_names has {len(out_names)} names for {len(eager_out[0])} output tensors")
     clash = set(in_names) & set(out_names)
     if clash:
         raise CaptureError(f"names used for both an input and an output: {', '.join(sorted(clash))}")
 
-    all_names = in_names + out_names
+    n_out = len(eager_out[0])
+    all_names = in_names + out_names[:n_out] + [None] * (n_out - len(out_names))
     per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager_out)]
-    axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture)
-    risks = _shape_risks(all_names, axes, per_fixture)
+    ignored = []
+    axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture, example, ignored)
+    risks = _shape_risks(all_names, axes, per_fixture, example)
     large = bool(o["large_model"]) or _model_bytes(model) > _LARGE
 
     with Staging(out_dir) as stage:
@@ -309,9 +352,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                               f"tensors ({', '.join(in_names)})")
         feed = [in_names.index(n) for n in g_in]
         pruned = [n for n in in_names if n not in g_in]
-        if len(g_out) != len(out_names):
+        if len(g_out) != n_out:
             raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
-                              f"{len(out_names)} eager output tensors")
+                              f"{n_out} eager output tensors")
         opset_used = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
 
         # module -> ONNX value map, from the traced fixture's eager call tree
@@ -399,7 +442,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
             "versions": _versions(),
             "exporter": used,
             "exporter_requested": o["exporter"],
-            "exporter_fallback": fallback,
+            "exporter_fallback": fallback or plan.why_legacy,
             "opset": opset_used,
             "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
                       "external_data": sorted(external), "parameter_bytes": _model_bytes(model)},
@@ -407,7 +450,8 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                                 opset_requested=o["opset"], dynamic=_json_axes(axes),
                                 dynamic_axes_mode=o["dynamic_axes"] if isinstance(
                                     o["dynamic_axes"], (str, type(None))) else "dict",
-                                traced_fixture=example, large_model=large),
+                                trace_fixture=o["trace_fixture"], traced_fixture=example,
+                                dynamic_axes_ignored=ignored, large_model=large),
             "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(feed)],
             "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
                                "note": "unused by the graph: the exporter dropped it"} for n in pruned],
@@ -454,6 +498,7 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                 if which == "dynamo":
                     try:
                         flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
+                        _warn_size_one(plan, example, flat_dims)
                         export_args, value_scopes = _export.export_dynamo(
                             model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                             input_names=in_names, output_names=out_names, flat_dims=flat_dims,
@@ -481,6 +526,20 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
             snap.restore()
     return _Plan(caught=caught, fallback=fallback, used=used, export_args=export_args,
                  value_scopes=value_scopes, changed=changed)
+
+
+def _warn_size_one(plan, example, flat_dims):
+    """torch.export specializes a dim whose example size is 1 (its 0/1
+    rule): a dynamic dim of size 1 in the traced fixture may become a
+    constant of the graph.  Said as a warning (recorded with the export's)."""
+    flat = plan.flat_inputs[example]
+    ones = [f"{plan.in_names[j]} dim {d}" for j, dims in sorted(flat_dims.items()) for d in sorted(dims)
+            if flat[j][1].shape[d] == 1]
+    if ones:
+        warnings.warn(f"the traced fixture {example} has size 1 in the dynamic dim(s) {', '.join(ones)}: "
+                      "torch.export specializes a dim of size 1, so the graph may hold it as a constant; "
+                      "trace a fixture with sizes >= 2 there (trace_fixture=K, or \"auto\")",
+                      UserWarning, stacklevel=2)
 
 
 def _determinism_doc(det, truths):
@@ -643,7 +702,7 @@ def export_submodules(model, fixtures, out_dir, names, **options):
         subs[n] = known[n]
     opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
                 intermediates=True, allow_training=False, large_model=False,
-                reference64=_r64.DEFAULT_PER_GROUP)
+                reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0)
     bad = set(options) - set(opts)
     if bad:
         raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")
