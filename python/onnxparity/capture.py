@@ -267,12 +267,14 @@ def _eager_truth(model, plan, eager, example, keep_calls):
     records the call tree with data flow (for the module map), the others
     every module output while the budget lasts (for the intermediates)."""
     truths, budget, structure = [], _eager.Budget(), None
+    reruns = set(_eager.rerun_fixtures(plan.flat_inputs))
     for k, fx in enumerate(plan.fxs):
         if k == example:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
         else:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes()) if keep_calls else None
-        t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget)
+        t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget,
+                        rerun=k in reruns)
         s = _fixtures.output_structure(t.flat)
         if k == 0:
             structure = s
@@ -416,7 +418,8 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                         rk = _mapping.Recorder(model, style, keep=keep)
                         outk, _ = eager.run(k, fxk, _eager.SEED + k, rk, grad=grad_mode)
                         if not grad_mode:
-                            det[k] = entry["deterministic"] = det[k] and eager.same(eager_out[k], outk)
+                            same = eager.same(eager_out[k], outk)
+                            det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
                         calls = rk.calls
                 calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, bool(o["intermediates"]),
                                              grad_mode if o["intermediates"] else False, index_files)
@@ -461,7 +464,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                          "export_mode": "PRESERVE" if export_training and used == "legacy" else
                          ("as-is" if export_training else "EVAL"),
                          "eager_mode": "eval", "flags": flags},
-            "deterministic": all(det),
+            "deterministic": all(d is not False for d in det),
             "determinism": _determinism_doc(det, truths),
             "state": _state_doc(snap, truths, flat_inputs[0], in_names, export_changed, warnings_doc),
             "warnings": warnings_doc,
@@ -546,11 +549,13 @@ def _determinism_doc(det, truths):
     """How the eager truth reproduces: 'nondeterministic' when a rerun from
     the restored state differs, else 'state-drift' when a forward from the
     state an earlier forward left differs, else 'deterministic'."""
-    nondet = [k for k, d in enumerate(det) if not d]
+    nondet = [k for k, d in enumerate(det) if d is False]
     drift = [k for k, t in enumerate(truths) if t.drift]
     verdict = "nondeterministic" if nondet else ("state-drift" if drift else "deterministic")
     return {"verdict": verdict, "nondeterministic_fixtures": nondet, "state_drift_fixtures": drift,
-            "rerun": "each fixture again from the restored state, with another RNG seed"}
+            "rerun_fixtures": [k for k, d in enumerate(det) if d is not None],
+            "rerun": f"the first {_eager.RERUN_PER_GROUP} fixture(s) of each shape group again from the "
+                     "restored state, with another RNG seed"}
 
 
 _REMOVED_MUTATION = re.compile(r"Removing mutation from node (\S+) on block input: '([^']*)'")
