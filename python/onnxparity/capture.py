@@ -15,7 +15,7 @@ import onnx
 import torch
 
 from . import __version__
-from . import _eager, _export, _fixtures, _mapping, _state
+from . import _eager, _export, _fixtures, _mapping, _progress, _state
 from . import _reference64 as _r64
 from ._staging import Staging
 from ._tensors import dtype_name, safe_stem, write_pb
@@ -27,7 +27,7 @@ _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for
 
 def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
             opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False,
-            reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0):
+            reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0, progress=None):
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
@@ -42,11 +42,14 @@ def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dy
     reference pass runs on the first K fixtures of each shape group (an int K,
     True = 2, False/0 = off, "all" = every fixture).  trace_fixture: the
     fixture the exporter traces (an index; "auto": the first whose dynamic
-    dims are all >= 2); default 0, the first, as torch.onnx.export is called."""
+    dims are all >= 2); default 0, the first, as torch.onnx.export is called.
+    progress: stages and per-fixture counts on stderr; None (default) when
+    stderr is a terminal."""
     return _capture(model, fixtures, out_dir, dict(
         input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
         exporter=exporter, intermediates=intermediates, allow_training=allow_training,
-        large_model=large_model, reference64=reference64, trace_fixture=trace_fixture), source=None)
+        large_model=large_model, reference64=reference64, trace_fixture=trace_fixture,
+        progress=progress), source=None)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -240,11 +243,18 @@ def _capture(model, fixtures, out_dir, o, source):
                  key_order=key_order, flat_inputs=flat_inputs, in_names=in_names, policy64=policy64,
                  example=example)
     # the model as given: whatever happens below, it is put back
+    plan.progress = prog = _progress.Progress(o["progress"])
+    prog.stage("snapshot of the model")
     snap = _state.Snapshot(model)
     try:
-        return _capture_bundle(model, plan, snap, out_dir, o, source)
+        doc = _capture_bundle(model, plan, snap, out_dir, o, source)
+    except BaseException:
+        prog.abort()
+        raise
     finally:
         snap.restore()
+    prog.done(f"wrote {out_dir}: {len(fxs)} fixture(s), exporter {doc['exporter']}")
+    return doc
 
 
 class _Plan:
@@ -268,7 +278,9 @@ def _eager_truth(model, plan, eager, example, keep_calls):
     every module output while the budget lasts (for the intermediates)."""
     truths, budget, structure = [], _eager.Budget(), None
     reruns = set(_eager.rerun_fixtures(plan.flat_inputs))
+    plan.progress.stage("eager forwards", len(plan.fxs))
     for k, fx in enumerate(plan.fxs):
+        plan.progress.step(k)
         if k == example:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
         else:
@@ -392,7 +404,10 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
             keep = set(mapping.primary.values())
 
             fixtures_doc, index_files = [], []
+            plan.progress.stage("writing fixtures" + (" (+ float64 reference)" if ref64.active else ""),
+                                len(fxs))
             for k, fxk in enumerate(fxs):
+                plan.progress.step(k)
                 d = tmp / f"test_data_set_{k}"
                 d.mkdir()
                 for j, i in enumerate(feed):
@@ -493,6 +508,7 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
     failed dynamo export falls back to legacy (``fallback`` says why)."""
     fxs, flags, key_order, in_names, which = plan.fxs, plan.flags, plan.key_order, plan.in_names, plan.which
     onnx_path = tmp / "model.onnx"
+    plan.progress.stage(f"torch.onnx.export ({which}) of fixture {example}")
     caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
     fx = _state.copy_fixture(fxs[example])
     with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
@@ -707,7 +723,7 @@ def export_submodules(model, fixtures, out_dir, names, **options):
         subs[n] = known[n]
     opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
                 intermediates=True, allow_training=False, large_model=False,
-                reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0)
+                reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0, progress=None)
     bad = set(options) - set(opts)
     if bad:
         raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")
