@@ -18,6 +18,7 @@ import argparse
 import importlib
 import re
 import sys
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 EXIT_OK, EXIT_USAGE, EXIT_IO = 0, 2, 3
 
@@ -26,7 +27,7 @@ class UsageError(Exception):
     pass
 
 
-def load_factory(spec):
+def load_factory(spec: str) -> Callable[[], Any]:
     if ":" not in spec:
         raise UsageError(f"{spec!r}: expected PKG.MODULE:FACTORY")
     mod_name, attr = spec.split(":", 1)
@@ -63,7 +64,7 @@ def _fixture(members, where):
     return args + ((kw,) if kw else ())
 
 
-def load_fixtures(path, split=None):
+def load_fixtures(path: str, split: Optional[Sequence[int]] = None) -> Any:
     import numpy as np
     import torch
     try:
@@ -80,9 +81,10 @@ def load_fixtures(path, split=None):
                          f"({', '.join(sorted(set(arrays) - grouped))})")
     tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
     if grouped:
-        by_k = {}
+        by_k: Dict[int, Dict[str, Any]] = {}
         for k, t in tensors.items():
             m = _MEMBER.match(k)
+            assert m is not None  # every member is grouped
             by_k.setdefault(int(m.group(1)), {})[m.group(2)] = t
         if split:
             raise UsageError("--split applies to a single fixture, not to fixture_K/ members")
@@ -127,7 +129,7 @@ def _reference64(s):
     return k
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m onnxparity", description=(
         "PyTorch side of onnxparity: export a model and capture its eager truth as a bundle."))
     sub = p.add_subparsers(dest="command", required=True)
@@ -157,7 +159,7 @@ def parser():
     return p
 
 
-def _trace_fixture(s):
+def _trace_fixture(s: str) -> Union[int, str]:
     if s == "auto":
         return s
     try:
@@ -166,7 +168,7 @@ def _trace_fixture(s):
         raise argparse.ArgumentTypeError(f"{s!r}: expected a fixture index or auto") from None
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = parser().parse_args(argv)
     except SystemExit as e:

@@ -3,12 +3,15 @@ export_submodules(): one bundle per named submodule, fed with the activations
 it really received.  The bundle layout and parity.json are documented in
 docs/capture.md."""
 import contextlib
+import dataclasses
 import json
+import os
 import platform
 import re
 import shutil
 import sys
 import warnings
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import onnx
@@ -25,31 +28,76 @@ SCHEMA = "onnxparity.capture/1"
 _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for the graph
 
 
-def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
-            opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False,
-            reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0, progress=None):
+# dynamic_axes: "batch", "auto", None, or {name: {dim: axis name} | [dims]}
+DynamicAxes = Union[str, None, Mapping[str, Union[Mapping[int, str], Sequence[int]]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class CaptureOptions:
+    """capture()'s options (docs/capture.md, "API"), one object to keep or
+    pass around: ``capture(model, fixtures, out, options=opts)``.
+
+    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0
+    plus every dim that varies across the fixtures), a dict {name: {dim: axis
+    name} or [dims]} as torch.onnx.export takes it, or None (all static).
+    exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
+    or "dynamo".  allow_training: export modules left in training mode as
+    they are (to reproduce that bug) instead of refusing.  reference64: the
+    float64 reference pass runs on the first K fixtures of each shape group
+    (an int K, True = 2, False/0 = off, "all" = every fixture).
+    trace_fixture: the fixture the exporter traces (an index; "auto": the
+    first whose dynamic dims are all >= 2); default 0, the first, as
+    torch.onnx.export is called.  progress: stages and per-fixture counts on
+    stderr; None (default): when stderr is a terminal."""
+
+    input_names: Optional[Sequence[str]] = None
+    output_names: Optional[Sequence[str]] = None
+    dynamic_axes: DynamicAxes = "batch"
+    opset: Optional[int] = None
+    exporter: str = "auto"
+    intermediates: bool = True
+    allow_training: bool = False
+    large_model: bool = False
+    reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP
+    trace_fixture: Union[int, str] = 0
+    progress: Optional[bool] = None
+
+
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))
+
+
+def capture(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathLike[str]"], *,
+            options: Optional[CaptureOptions] = None,
+            input_names: Optional[Sequence[str]] = None, output_names: Optional[Sequence[str]] = None,
+            dynamic_axes: DynamicAxes = "batch", opset: Optional[int] = None, exporter: str = "auto",
+            intermediates: bool = True, allow_training: bool = False, large_model: bool = False,
+            reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
+            trace_fixture: Union[int, str] = 0, progress: Optional[bool] = None) -> Dict[str, Any]:
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
     parity.json.  Raises a CaptureError (nothing written) on bad input.
 
-    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0 plus
-    every dim that varies across the fixtures), a dict {name: {dim: axis
-    name} or [dims]} as torch.onnx.export takes it, or None (all static).
-    exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
-    or "dynamo".  allow_training: export modules left in training mode as they
-    are (to reproduce that bug) instead of refusing.  reference64: the float64
-    reference pass runs on the first K fixtures of each shape group (an int K,
-    True = 2, False/0 = off, "all" = every fixture).  trace_fixture: the
-    fixture the exporter traces (an index; "auto": the first whose dynamic
-    dims are all >= 2); default 0, the first, as torch.onnx.export is called.
-    progress: stages and per-fixture counts on stderr; None (default) when
-    stderr is a terminal."""
-    return _capture(model, fixtures, out_dir, dict(
-        input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
-        exporter=exporter, intermediates=intermediates, allow_training=allow_training,
-        large_model=large_model, reference64=reference64, trace_fixture=trace_fixture,
-        progress=progress), source=None)
+    The options are CaptureOptions' (see there), given one by one or as
+    ``options``; a keyword given with another value than its default
+    overrides the same field of ``options``."""
+    given = dict(input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes,
+                 opset=opset, exporter=exporter, intermediates=intermediates,
+                 allow_training=allow_training, large_model=large_model, reference64=reference64,
+                 trace_fixture=trace_fixture, progress=progress)
+    return _capture(model, fixtures, out_dir, _options(options, given), source=None)
+
+
+def _options(options: Optional[CaptureOptions], given: Mapping[str, Any]) -> CaptureOptions:
+    """``options`` (or the defaults) with every entry of ``given`` that is not
+    its default applied."""
+    base = options if options is not None else CaptureOptions()
+    if not isinstance(base, CaptureOptions):
+        raise TypeError(f"options must be a CaptureOptions, not {type(base).__name__}")
+    default = CaptureOptions()
+    changed = {k: v for k, v in given.items() if type(v) is not type(getattr(default, k))
+               or v != getattr(default, k)}
+    return dataclasses.replace(base, **changed) if changed else base
 
 
 # --------------------------------------------------------------------------- helpers
@@ -208,13 +256,13 @@ def _capture(model, fixtures, out_dir, o, source):
     params = _fixtures.forward_params(model)
     fxs, form = _fixtures.normalize(fixtures, params)
     _fixtures.check_consistent(fxs)
-    policy64 = _r64.parse_policy(o["reference64"])
-    example = _trace_choice(o["trace_fixture"], len(fxs))
+    policy64 = _r64.parse_policy(o.reference64)
+    example = _trace_choice(o.trace_fixture, len(fxs))
     flags, on = _training_modules(model)
-    if on and not o["allow_training"]:
+    if on and not o.allow_training:
         _refuse_training(model, on)
-    which, why_legacy = _export.resolve_exporter(o["exporter"]), None
-    if which == "dynamo" and isinstance(model, torch.jit.ScriptModule) and o["exporter"] == "auto":
+    which, why_legacy = _export.resolve_exporter(o.exporter), None
+    if which == "dynamo" and isinstance(model, torch.jit.ScriptModule) and o.exporter == "auto":
         which, why_legacy = "legacy", ("a TorchScript module: torch.export cannot trace it (torch.onnx."
                                        "export(dynamo=True) refuses it); used legacy")
 
@@ -234,7 +282,7 @@ def _capture(model, fixtures, out_dir, o, source):
                                "passes every input by position; make them ordinary parameters or wrap "
                                "the model")
     flat_inputs = [_fixtures.flatten_inputs(fx, key_order) for fx in fxs]
-    in_names = list(o["input_names"]) if o["input_names"] else \
+    in_names = list(o.input_names) if o.input_names else \
         _fixtures.default_input_names(params, fxs[0], key_order)
     if len(in_names) != len(flat_inputs[0]):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
@@ -243,7 +291,7 @@ def _capture(model, fixtures, out_dir, o, source):
                  key_order=key_order, flat_inputs=flat_inputs, in_names=in_names, policy64=policy64,
                  example=example)
     # the model as given: whatever happens below, it is put back
-    plan.progress = prog = _progress.Progress(o["progress"])
+    plan.progress = prog = _progress.Progress(o.progress)
     prog.stage("snapshot of the model")
     snap = _state.Snapshot(model)
     try:
@@ -313,21 +361,21 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     export_training = bool(on)
     example = plan.example
     if example == "auto":
-        example = _pick_example(_input_axes(o["dynamic_axes"], in_names, flat_inputs, 0), in_names,
+        example = _pick_example(_input_axes(o.dynamic_axes, in_names, flat_inputs, 0), in_names,
                                 flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
     ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
     eager = _eager.Eager(model, snap, form, key_order, in_names)
     with _modes(model, flags, eval_all=export_training):
-        truths = _eager_truth(model, plan, eager, example, bool(o["intermediates"]))
+        truths = _eager_truth(model, plan, eager, example, bool(o.intermediates))
     ref64.keep_state(any(t.changed for t in truths))
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]
     first_out, first_flat = truths[0].raw, truths[0].flat
     # output_names: one per output, or fewer (torch names the rest itself),
     # or more (the legacy exporter refuses them, dynamo ignores the extra)
-    out_names = list(o["output_names"]) if o["output_names"] else \
+    out_names = list(o.output_names) if o.output_names else \
         _fixtures.default_output_names(first_out, first_flat)
     clash = set(in_names) & set(out_names)
     if clash:
@@ -337,9 +385,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     all_names = in_names + out_names[:n_out] + [None] * (n_out - len(out_names))
     per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager_out)]
     ignored = []
-    axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture, example, ignored)
+    axes = _resolve_axes(o.dynamic_axes, all_names, per_fixture, example, ignored)
     risks = _shape_risks(all_names, axes, per_fixture, example)
-    large = bool(o["large_model"]) or _model_bytes(model) > _LARGE
+    large = bool(o.large_model) or _model_bytes(model) > _LARGE
 
     with Staging(out_dir) as stage:
         tmp = stage.tmp
@@ -424,7 +472,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                          "state_changed": [c["name"] for c in tk.changed],
                          "state_drift": tk.drift}
                 calls = None
-                if o["intermediates"]:
+                if o.intermediates:
                     if k == example:
                         calls = traced_calls
                     elif not grad_mode and tk.calls is not None:
@@ -436,9 +484,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                             same = eager.same(eager_out[k], outk)
                             det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
                         calls = rk.calls
-                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, bool(o["intermediates"]),
-                                             grad_mode if o["intermediates"] else False, index_files)
-                if o["intermediates"]:
+                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, bool(o.intermediates),
+                                             grad_mode if o.intermediates else False, index_files)
+                if o.intermediates:
                     if [c.path for c in calls] != call_seq:
                         entry["intermediates"] = 0
                         entry["intermediates_skipped"] = (
@@ -459,16 +507,16 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
             "schema": SCHEMA,
             "versions": _versions(),
             "exporter": used,
-            "exporter_requested": o["exporter"],
+            "exporter_requested": o.exporter,
             "exporter_fallback": fallback or plan.why_legacy,
             "opset": opset_used,
             "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
                       "external_data": sorted(external), "parameter_bytes": _model_bytes(model)},
             "export_args": dict(export_args, input_names=g_in, output_names=g_out,
-                                opset_requested=o["opset"], dynamic=_json_axes(axes),
-                                dynamic_axes_mode=o["dynamic_axes"] if isinstance(
-                                    o["dynamic_axes"], (str, type(None))) else "dict",
-                                trace_fixture=o["trace_fixture"], traced_fixture=example,
+                                opset_requested=o.opset, dynamic=_json_axes(axes),
+                                dynamic_axes_mode=o.dynamic_axes if isinstance(
+                                    o.dynamic_axes, (str, type(None))) else "dict",
+                                trace_fixture=o.trace_fixture, traced_fixture=example,
                                 dynamic_axes_ignored=ignored, large_model=large),
             "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(feed)],
             "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
@@ -488,7 +536,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                            for c in mapping.calls[1:] if c.index in mapping.value},
             "mapping": summary,
             "module_calls": mapping.entries(leaf_paths),
-            "intermediates": {"enabled": bool(o["intermediates"]), "dir": "intermediates",
+            "intermediates": {"enabled": bool(o.intermediates), "dir": "intermediates",
                               "index": "intermediates/index.json", "values": len(stems),
                               "forward_grad_enabled": grad_mode},
             "eager_vs_trace": {"same_modules_called": path_note is None, "note": path_note},
@@ -521,9 +569,9 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                         export_args, value_scopes = _export.export_dynamo(
                             model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                             input_names=in_names, output_names=out_names, flat_dims=flat_dims,
-                            opset=o["opset"], large=large)
+                            opset=o.opset, large=large)
                     except Exception as e:
-                        if o["exporter"] != "auto":
+                        if o.exporter != "auto":
                             raise
                         fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
                         used = "legacy"
@@ -535,7 +583,7 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                     export_args = _export.export_legacy(
                         model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                         input_names=in_names, output_names=out_names, dynamic_axes=axes,
-                        opset=o["opset"], training=bool(plan.on))
+                        opset=o.opset, training=bool(plan.on))
         except CaptureError:
             raise
         except Exception as e:
@@ -698,12 +746,15 @@ def _write_intermediates(d, k, mapping, calls, stems, calls64=None):
 
 # --------------------------------------------------------------------------- submodules
 
-def export_submodules(model, fixtures, out_dir, names, **options):
+def export_submodules(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathLike[str]"],
+                      names: Union[str, Sequence[str]], *, options: Optional[CaptureOptions] = None,
+                      **overrides: Any) -> Dict[str, Any]:
     """Export each named submodule (``'backbone'``, ``'head'``, dotted paths)
     alone, as its own bundle ``out_dir/<name>/``, fed with the activations it
     received during the full model's forward on ``fixtures`` (one fixture per
-    call).  ``options`` are capture()'s.  Writes ``out_dir/submodules.json``;
-    returns it parsed.  All or nothing: on any error no out_dir is left."""
+    call).  The options are capture()'s: ``options`` and/or keywords (which
+    override it).  Writes ``out_dir/submodules.json``; returns it parsed.
+    All or nothing: on any error no out_dir is left."""
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
     if isinstance(names, str):
@@ -721,22 +772,19 @@ def export_submodules(model, fixtures, out_dir, names, **options):
             children = ", ".join(k for k, _ in model.named_children())
             raise CaptureError(f"no submodule {n!r} (children: {children})")
         subs[n] = known[n]
-    opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
-                intermediates=True, allow_training=False, large_model=False,
-                reference64=_r64.DEFAULT_PER_GROUP, trace_fixture=0, progress=None)
-    bad = set(options) - set(opts)
+    bad = set(overrides) - _OPTION_NAMES
     if bad:
         raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")
-    opts.update(options)
+    opts = dataclasses.replace(options if options is not None else CaptureOptions(), **overrides)
 
-    fxs, form = _fixtures.normalize(fixtures)
+    fxs, form = _fixtures.normalize(fixtures, _fixtures.forward_params(model))
     _fixtures.check_consistent(fxs)
     flags, on = _training_modules(model)
-    if on and not opts["allow_training"]:
+    if on and not opts.allow_training:
         _refuse_training(model, on)
 
-    received = {n: [] for n in names}
-    saved = {}
+    received: Dict[str, List[Any]] = {n: [] for n in names}
+    saved: Dict[str, Any] = {}
 
     def wrap(n, m):
         inner = m.forward
@@ -749,7 +797,7 @@ def export_submodules(model, fixtures, out_dir, names, **options):
 
     # each forward on its own copy of the fixture, from the model as given
     snap = _state.Snapshot(model)
-    changed = {}
+    changed: Dict[str, Dict[str, Any]] = {}
     try:
         with _modes(model, flags, eval_all=bool(on)):
             try:
@@ -788,8 +836,7 @@ def _submodule_bundles(model, subs, names, received, fxs, opts, out_dir, changed
         for n in names:
             folder = safe_stem(n, taken)
             sub_fixtures = [args + ((kwargs,) if kwargs else ()) for args, kwargs in received[n]]
-            sub_opts = dict(opts)
-            sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, sub_opts, source={
+            sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, opts, source={
                 "kind": "submodule", "parent_class": f"{type(model).__module__}.{type(model).__qualname__}",
                 "module": n, "calls": len(received[n]), "parent_fixtures": len(fxs)})
             listing.append({"module": n, "dir": folder, "type": type(subs[n]).__name__,
