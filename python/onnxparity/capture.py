@@ -835,7 +835,9 @@ def _submodule_bundles(model, subs, names, received, fxs, opts, out_dir, changed
         listing = []
         for n in names:
             folder = safe_stem(n, taken)
-            sub_fixtures = [args + ((kwargs,) if kwargs else ()) for args, kwargs in received[n]]
+            # a {} after a positional dict, as torch.onnx.export reads one (see _fixtures)
+            sub_fixtures = [args + ((kwargs,) if kwargs else ({},) if args and isinstance(args[-1], dict)
+                                    else ()) for args, kwargs in received[n]]
             sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, opts, source={
                 "kind": "submodule", "parent_class": f"{type(model).__module__}.{type(model).__qualname__}",
                 "module": n, "calls": len(received[n]), "parent_fixtures": len(fxs)})
@@ -857,7 +859,10 @@ def _detached(name, args, kwargs):
             return x.detach().clone()
         if isinstance(x, (tuple, list)) and x:
             return tuple(one(v, f"{where}[{i}]") for i, v in enumerate(x))
+        if isinstance(x, dict) and x:
+            return {k: one(v, f"{where}[{k!r}]") for k, v in x.items()}
         raise FixtureError(f"submodule {name!r} received {type(x).__name__} as {where}: only tensors "
-                           "(or tuples of tensors) can become ONNX inputs of a submodule bundle")
+                           "(or tuples, lists and dicts of tensors) can become ONNX inputs of a "
+                           "submodule bundle")
     return (tuple(one(a, f"argument {i}") for i, a in enumerate(args)),
             {k: one(v, f"keyword argument {k!r}") for k, v in kwargs.items()})

@@ -275,6 +275,50 @@ def test_dict_passed_positionally(tmp_path, binary, form):
     assert statuses(chk) == expected == ["pass", "pass"]
 
 
+class DictHead(torch.nn.Module):
+    def forward(self, feats):
+        return feats["a"] - feats["b"]
+
+
+class DictParent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Linear(3, 4)
+        self.head = DictHead()
+
+    def forward(self, x):
+        y = self.body(x)
+        return self.head({"a": y.relu(), "b": y * 0.5})
+
+
+def test_submodule_fed_a_dict(tmp_path, binary):
+    g = seeded(11)
+    fixtures = [torch.randn(b, 3, generator=g) for b in (2, 3)]
+    doc = onnxparity.export_submodules(DictParent().eval(), fixtures, tmp_path / "parts", ["head"],
+                                       reference64=False)
+    assert doc["submodules"][0]["fixtures"] == 2
+    b = tmp_path / "parts/head"
+    sub = json.loads((b / "parity.json").read_text())
+    assert [i["path"] for i in sub["inputs"]] == ["args[0]['a']", "args[0]['b']"]
+    chk = check(binary, b)
+    # the plain procedure on what the head received
+    with torch.no_grad():
+        received = []
+        for x in fixtures:
+            y = DictParent().eval().body(x)
+            received.append(({"a": y.relu(), "b": y * 0.5},))
+    if sub["exporter"] == "legacy":
+        plain = batch_dims("feats_a", "feats_b")("legacy")
+    else:
+        from torch.export import Dim
+        plain = dict(input_names=["feats_a", "feats_b"],
+                     shapes={"feats": {"a": {0: Dim.DYNAMIC}, "b": {0: Dim.DYNAMIC}}})
+    expected = plain_verdicts(DictHead().eval(), received, tmp_path / "plain.onnx", binary, sub["exporter"],
+                              **plain)
+    assert statuses(chk) == expected == ["pass", "pass"]
+
+
 def test_dict_keys_that_name_parameters_stay_keyword_inputs(tmp_path):
     g = seeded(3)
     x, s = torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g)
