@@ -6,6 +6,7 @@
 #   make test         every test: C unit tests, python cross-checks (under
 #                     Debian's torch 1.13 and the venv's torch 2.x), fuzz replay
 #   make venv         the torch 2.x virtual environment alone (.venv-torch2/)
+#   make typecheck    mypy over the capture package's type hints (part of make test)
 #   make asan         the C unit tests under AddressSanitizer + UBSan (after the
 #                     sanitizer canary: planted bugs that must be reported)
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS seconds
@@ -65,7 +66,7 @@ INSTALL_ORT ?= 1
 VERSION    := $(shell sed -n 's/^\#define ONP_VERSION "\(.*\)"/\1/p' cli/cli.h)
 
 .PHONY: install wheel
-.PHONY: all setup venv test test-c test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
+.PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
 # Default: the library and the tool.
 all: $(SETUP) $(BIN)
@@ -119,7 +120,12 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # check, gate, report, bisect, lint, diagnose) against the sanitizer build of
 # the tool with leak checking, then the fuzz corpora replayed under the
 # sanitizers.
-test: all test-c test-py test-py-torch2 asan test-py-asan fuzz-replay
+test: all test-c typecheck test-py test-py-torch2 asan test-py-asan fuzz-replay
+
+# The capture package's type hints checked by Debian's mypy (python/mypy.ini;
+# its cache under build/: about a minute cold, seconds after).
+typecheck:
+	mypy --config-file python/mypy.ini python/onnxparity
 
 test-c: $(TEST_BIN) $(BIN) $(BUILD)/tests/cmpsame
 	@bash tests/run_unit.sh $(TEST_BIN)
@@ -164,6 +170,7 @@ venv: $(VENV_OK)
 # makes every capture that ends up with another exporter (a silent fallback
 # to legacy) fail its test (tests/py/conftest.py).
 TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/py/test_capture_testing.py \
+                   tests/py/test_capture_accepts.py \
                    tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \

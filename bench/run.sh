@@ -18,6 +18,8 @@
 #   5. sweep over the optimization levels against one check per level.
 #   6. capture with the float64 reference pass off, at its default and on
 #      every fixture (bench/capture64.py): resnet18 and a transformer.
+#   6b. capture time against a plain torch.onnx.export plus one eager forward
+#      per fixture (bench/capturetime.py), reported as a ratio; goal 1.5x.
 #   7. compare of two .npz archives of 70,000 one-element members against
 #      numpy (bench/npzbench.py): linear in the members, target under 2 s.
 #   8. peers: `polygraphy run --onnxrt` against check on the resnet18 bundle,

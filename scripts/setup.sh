@@ -34,7 +34,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tp="$top/third_party"
 
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libjansson-dev libssl-dev zlib1g-dev
-      pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv
+      pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv mypy
       valgrind time chromium fonts-dejavu-core)
 TORCH=(python3-torch python3-torchvision python3-sklearn)  # sklearn: the digits data set of the real-input tests
 

@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 
 from .errors import (CaptureError, ExportError, FixtureError, ForwardError, OutputError,  # noqa: E402
                      TrainingModeError)
-from .capture import capture, export_submodules  # noqa: E402
+from .capture import CaptureOptions, capture, export_submodules  # noqa: E402
 from ._stream import capture_stream  # noqa: E402
 
-__all__ = ["capture", "capture_stream", "export_submodules", "CaptureError", "FixtureError", "ForwardError",
+__all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError", "ForwardError",
            "OutputError", "TrainingModeError", "ExportError", "__version__"]

@@ -18,6 +18,7 @@ import argparse
 import importlib
 import re
 import sys
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 EXIT_OK, EXIT_USAGE, EXIT_IO = 0, 2, 3
 
@@ -26,7 +27,7 @@ class UsageError(Exception):
     pass
 
 
-def load_factory(spec):
+def load_factory(spec: str) -> Callable[[], Any]:
     if ":" not in spec:
         raise UsageError(f"{spec!r}: expected PKG.MODULE:FACTORY")
     mod_name, attr = spec.split(":", 1)
@@ -63,7 +64,7 @@ def _fixture(members, where):
     return args + ((kw,) if kw else ())
 
 
-def load_fixtures(path, split=None):
+def load_fixtures(path: str, split: Optional[Sequence[int]] = None) -> Any:
     import numpy as np
     import torch
     try:
@@ -80,9 +81,10 @@ def load_fixtures(path, split=None):
                          f"({', '.join(sorted(set(arrays) - grouped))})")
     tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
     if grouped:
-        by_k = {}
+        by_k: Dict[int, Dict[str, Any]] = {}
         for k, t in tensors.items():
             m = _MEMBER.match(k)
+            assert m is not None  # every member is grouped
             by_k.setdefault(int(m.group(1)), {})[m.group(2)] = t
         if split:
             raise UsageError("--split applies to a single fixture, not to fixture_K/ members")
@@ -127,7 +129,7 @@ def _reference64(s):
     return k
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m onnxparity", description=(
         "PyTorch side of onnxparity: export a model and capture its eager truth as a bundle."))
     sub = p.add_subparsers(dest="command", required=True)
@@ -154,10 +156,22 @@ def parser():
     c.add_argument("--reference64", type=_reference64, default=2, metavar="K|all|off",
                    help="float64 reference pass on the first K fixtures of each shape group "
                         "(default 2), on every fixture (all), or none (off)")
+    c.add_argument("--trace-fixture", type=_trace_fixture, default=0, metavar="K|auto",
+                   help="the fixture the exporter traces (default 0, the first; auto: the first whose "
+                        "dynamic dims are all >= 2)")
     return p
 
 
-def main(argv=None):
+def _trace_fixture(s: str) -> Union[int, str]:
+    if s == "auto":
+        return s
+    try:
+        return int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r}: expected a fixture index or auto") from None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = parser().parse_args(argv)
     except SystemExit as e:
@@ -182,7 +196,7 @@ def main(argv=None):
                       exporter=args.exporter, intermediates="none" if args.no_intermediates else (
                           args.intermediates if args.intermediates is not None else True),
                       allow_training=args.allow_training, large_model=args.large_model,
-                      reference64=args.reference64)
+                      reference64=args.reference64, trace_fixture=args.trace_fixture)
     except (UsageError, CaptureError) as e:
         print(f"onnxparity: {e}", file=sys.stderr)
         return EXIT_USAGE

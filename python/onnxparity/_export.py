@@ -152,6 +152,11 @@ def export_dynamo(model, args, kwargs, path, *, input_names, output_names, flat_
     kw = {"dynamo": True}
     if kwargs:
         kw["kwargs"] = dict(kwargs)
+    call_args = tuple(args)
+    if not kwargs and call_args and isinstance(call_args[-1], dict):
+        # torch.onnx.export reads a trailing dict as the keyword inputs unless
+        # a {} follows it (the legacy exporter's convention, kept by dynamo's)
+        call_args += ({},)
     kw["input_names"] = list(input_names)
     kw["output_names"] = list(output_names)
     if opset is not None:
@@ -163,7 +168,7 @@ def export_dynamo(model, args, kwargs, path, *, input_names, output_names, flat_
     if "external_data" in params:
         kw["external_data"] = bool(large)
     try:
-        program = torch.onnx.export(model, tuple(args), str(path), **kw)
+        program = torch.onnx.export(model, call_args, str(path), **kw)
     except Exception as e:
         raise ExportError(explain_dynamo_failure(e)) from e
     got = _program_opset(program)

@@ -9,7 +9,13 @@ Accepted forms (see docs/capture.md):
   * a list, generator, DataLoader or any other iterable of the above
                                          -> one fixture per item (inside an
                                             item a list reads like a tuple)
-Positional inputs may nest tuples/lists of tensors; they flatten depth first.
+Positional inputs may nest tuples/lists/dicts of tensors; they flatten depth
+first, dicts in insertion order (as both torch exporters flatten them).
+
+A trailing dict reads as torch.onnx.export reads it: keyword inputs, unless
+it is empty (torch's "{} last: no keywords, the dict before it is
+positional") or none of its keys is a parameter of the forward while a
+positional parameter is left for it (then it is that positional input).
 """
 import inspect
 
@@ -48,6 +54,10 @@ def _nest(x, where):
         if not x:
             raise FixtureError(f"{where}: an empty tuple/list is not an input")
         return tuple(_nest(v, f"{where}[{i}]") for i, v in enumerate(x))
+    if isinstance(x, dict):
+        if not x:
+            raise FixtureError(f"{where}: an empty dict is not an input")
+        return {k: _nest(v, f"{where}[{k!r}]") for k, v in x.items()}
     return _leaf(x, where)
 
 
@@ -58,43 +68,59 @@ def _kwargs(d, where):
     for k, v in d.items():
         if not isinstance(k, str):
             raise FixtureError(f"{where}: keyword input names must be strings, got {k!r}")
-        if isinstance(v, dict):
-            raise FixtureError(f"{where}[{k!r}]: a dict inside a keyword input is not supported")
         out[k] = _nest(v, f"{where}[{k!r}]")
     return out
 
 
-def _one(item, where):
+def _positional_dict(d, n_before, params):
+    """The trailing dict ``d`` (after ``n_before`` positional inputs) is a
+    positional input: none of its keys names a parameter of the forward
+    (``params``, None when unknown) and a positional parameter is left."""
+    if params is None or not d:
+        return False
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return False
+    names = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+    if any(k in names for k in d):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return n_before < len(positional) or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def _one(item, where, params=None):
     if isinstance(item, (torch.Tensor, np.ndarray)):
         return Fixture((_leaf(item, where),), {})
     if isinstance(item, dict):
+        if _positional_dict(item, 0, params):
+            return Fixture((_nest(item, where),), {})
         return Fixture((), _kwargs(item, where))
     if isinstance(item, (tuple, list)):
         items = list(item)
         kwargs = {}
         if items and isinstance(items[-1], dict):
-            kwargs = _kwargs(items.pop(), f"{where}[{len(items)}]")
+            if not items[-1]:
+                items.pop()  # torch's convention: a trailing {} means "no keyword inputs"
+            elif not _positional_dict(items[-1], len(items) - 1, params):
+                kwargs = _kwargs(items.pop(), f"{where}[{len(items)}]")
         if not items and not kwargs:
             raise FixtureError(f"{where}: an empty tuple/list is not a fixture")
-        for i, v in enumerate(items):
-            if isinstance(v, dict):
-                raise FixtureError(f"{where}[{i}]: a dict is only accepted as the last element "
-                                   "(keyword inputs)")
         return Fixture(tuple(_nest(v, f"{where}[{i}]") for i, v in enumerate(items)), kwargs)
     raise FixtureError(f"{where}: unsupported fixture of type {type(item).__name__}; {_HINT}")
 
 
-def normalize(fixtures):
-    """Returns (list of Fixture, form) where form is 'single' or 'sequence'."""
+def normalize(fixtures, params=None):
+    """Returns (list of Fixture, form) where form is 'single' or 'sequence'.
+    ``params``: the forward's parameters (forward_params), which say whether
+    a trailing dict is keyword inputs or a positional dict."""
     if isinstance(fixtures, (torch.Tensor, np.ndarray, dict, tuple)):
-        return [_one(fixtures, "fixtures")], "single"
+        return [_one(fixtures, "fixtures", params)], "single"
     if fixtures is None or isinstance(fixtures, (str, bytes, int, float, bool)):
         raise FixtureError(f"fixtures: unsupported type {type(fixtures).__name__}; {_HINT}")
     try:
         items = iter(fixtures)
     except TypeError:
         raise FixtureError(f"fixtures: unsupported type {type(fixtures).__name__}; {_HINT}") from None
-    out = [_one(item, f"fixture {k}") for k, item in enumerate(items)]
+    out = [_one(item, f"fixture {k}", params) for k, item in enumerate(items)]
     if not out:
         raise FixtureError("fixtures: the iterable yielded no fixtures")
     return out, "sequence"
@@ -103,7 +129,15 @@ def normalize(fixtures):
 def _struct(x):
     if isinstance(x, torch.Tensor):
         return ("tensor", str(x.dtype), x.dim())
+    if isinstance(x, dict):
+        return ("dict",) + tuple((_key(k), _struct(v)) for k, v in x.items())
     return tuple(_struct(v) for v in x)
+
+
+def _key(k):
+    """A dict key as structure: strings and ints as they are, anything else
+    (a tensor key) by its repr."""
+    return k if isinstance(k, (str, int)) else repr(k)
 
 
 def structure(fx):
@@ -125,23 +159,39 @@ def _describe(s):
     def one(x):
         if x and x[0] == "tensor":
             return f"{x[1].replace('torch.', '')}[rank {x[2]}]"
+        if x and x[0] == "dict":
+            return "{" + ", ".join(f"{k!r}: {one(v)}" for k, v in x[1:]) + "}"
         return "(" + ", ".join(one(v) for v in x) + ")"
     args, kwargs = s
     parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs]
     return "(" + ", ".join(parts) + ")"
 
 
-def _params(forward):
+def forward_params(model):
+    """The parameters of ``model.forward`` without ``self`` (a list of
+    inspect.Parameter), None when unknown.  A TorchScript module's come from
+    its compiled schema: Python's signature of a ScriptModule subclass's
+    method includes ``self``, a traced module's has none."""
+    if isinstance(model, torch.jit.ScriptModule):
+        try:
+            args = model.forward.schema.arguments
+        except (AttributeError, RuntimeError):
+            args = None
+        if args:
+            P = inspect.Parameter
+            return [P(a.name, P.POSITIONAL_OR_KEYWORD) for a in args[1:]
+                    if a.name.isidentifier()]
     try:
-        return list(inspect.signature(forward).parameters.values())
+        params = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
         return None
+    return params
 
 
-def keyword_order(forward, kwargs):
+def keyword_order(params, kwargs):
     """Keyword inputs in the forward's parameter order (the order torch's
     exporter uses), then any extra names (a **kwargs forward) as given."""
-    params = _params(forward) or []
+    params = params or []
     names = [p.name for p in params]
     return [n for n in names if n in kwargs] + [k for k in kwargs if k not in names]
 
@@ -153,6 +203,9 @@ def flatten_inputs(fx, key_order):
     def walk(x, path):
         if isinstance(x, torch.Tensor):
             out.append((path, x))
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{path}[{k!r}]")
         else:
             for i, v in enumerate(x):
                 walk(v, f"{path}[{i}]")
@@ -168,7 +221,9 @@ def _expand(base, x):
     if isinstance(x, torch.Tensor):
         return [base]
     names = []
-    for j, v in enumerate(x):
+    items = enumerate(x) if not isinstance(x, dict) else \
+        ((k if isinstance(k, (str, int)) else j, v) for j, (k, v) in enumerate(x.items()))
+    for j, v in items:
         names.extend(_expand(f"{base}_{j}", v))
     return names
 
@@ -184,8 +239,7 @@ def unique(names):
     return out
 
 
-def default_input_names(forward, fx, key_order):
-    params = _params(forward)
+def default_input_names(params, fx, key_order):
     names = []
     if params is None:
         flat = flatten_inputs(fx, key_order)
@@ -247,4 +301,7 @@ def default_output_names(out, flat):
 
 
 def output_structure(flat):
-    return [(path, str(t.dtype), t.dim()) for path, _, t in flat]
+    """What every fixture's outputs must share: paths and dtypes.  Ranks may
+    differ (a squeeze of a dynamic dim): each fixture is judged on its own
+    outputs, as ONNX Runtime produces them."""
+    return [(path, str(t.dtype)) for path, _, t in flat]

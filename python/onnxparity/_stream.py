@@ -16,8 +16,10 @@ bundle appears atomically (a staging folder renamed into place).  Layout
 and options: docs/capture.md ("Streamed capture")."""
 import importlib
 import json
+import os
 import shutil
 import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 import torch
 
@@ -34,12 +36,16 @@ _cap = importlib.import_module(__package__ + ".capture")
 HEAD_DEFAULT = 4
 
 _OPTIONS = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
-                allow_training=False, large_model=False)
+                allow_training=False, large_model=False, trace_fixture=0, progress=None)
 
 
-def capture_stream(model, batches, out_dir, *, limit=None, head=HEAD_DEFAULT, fixture_of=None,
-                   labels_of=None, intermediates=_bounded.STREAM_DEFAULT,
-                   reference64=_r64.DEFAULT_PER_GROUP, **options):
+def capture_stream(model: torch.nn.Module, batches: Iterable[Any],
+                   out_dir: Union[str, "os.PathLike[str]"], *, limit: Optional[int] = None,
+                   head: int = HEAD_DEFAULT, fixture_of: Optional[Callable[[Any], Any]] = None,
+                   labels_of: Optional[Callable[[Any], Any]] = None,
+                   intermediates: Union[bool, int, str] = _bounded.STREAM_DEFAULT,
+                   reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
+                   **options: Any) -> Dict[str, Any]:
     """Capture ``model`` over the fixtures that ``batches`` yields (any
     iterable: each item a fixture as capture() takes one) into ``out_dir``;
     returns the parsed parity.json.
@@ -66,7 +72,7 @@ def capture_stream(model, batches, out_dir, *, limit=None, head=HEAD_DEFAULT, fi
     except TypeError:
         raise FixtureError(f"batches: {type(batches).__name__} is not iterable") from None
     split = _Split(fixture_of, labels_of)
-    head_fx = []
+    head_fx: List[Any] = []
     while len(head_fx) < min(head, limit or head):
         item = next(items, _END)
         if item is _END:
@@ -120,7 +126,7 @@ class _Split:
 def _capture_head(model, head_fx, root, o):
     """capture() of the head into root/head, its files moved up into root."""
     sub = root / "head"
-    doc = _cap._capture(model, head_fx, sub, o, source=None)
+    doc = _cap._capture(model, head_fx, sub, _cap.CaptureOptions(**o), source=None)
     for p in sub.iterdir():
         shutil.move(str(p), str(root / p.name))
     sub.rmdir()
@@ -132,9 +138,11 @@ class _Tail:
 
     def __init__(self, model, doc, first, o):
         self.model = model
-        head, self.form = _fixtures.normalize(first)
+        params = _fixtures.forward_params(model)
+        head, self.form = _fixtures.normalize(first, params)
+        self.params = params
         self.structure = _fixtures.structure(head[0])
-        self.key_order = _fixtures.keyword_order(model.forward, head[0].kwargs)
+        self.key_order = _fixtures.keyword_order(params, head[0].kwargs)
         self.in_paths = [i["path"] for i in doc["inputs"]]
         self.g_in = doc["export_args"]["input_names"]
         self.g_out = doc["export_args"]["output_names"]
@@ -146,11 +154,11 @@ class _Tail:
         self.eval_all = bool(on)
         self.snap = _state.Snapshot(model)
         in_names = list(o["input_names"]) if o["input_names"] else \
-            _fixtures.default_input_names(model.forward, head[0], self.key_order)
+            _fixtures.default_input_names(params, head[0], self.key_order)
         self.eager = _eager.Eager(model, self.snap, "sequence", self.key_order, in_names)
 
     def write(self, root, k, item):
-        fxs, _ = _fixtures.normalize([item])
+        fxs, _ = _fixtures.normalize([item], self.params)
         fx = fxs[0]
         if _fixtures.structure(fx) != self.structure:
             raise FixtureError(f"fixture {k} differs from fixture 0 in structure (number of inputs, "

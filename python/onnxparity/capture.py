@@ -3,18 +3,22 @@ export_submodules(): one bundle per named submodule, fed with the activations
 it really received.  The bundle layout and parity.json are documented in
 docs/capture.md."""
 import contextlib
+import dataclasses
 import json
+import os
 import platform
 import re
 import shutil
 import sys
+import warnings
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import onnx
 import torch
 
 from . import __version__
-from . import _eager, _export, _fixtures, _mapping, _state
+from . import _eager, _export, _fixtures, _mapping, _progress, _state
 from . import _adequacy, _bounded  # issue 19: bounded intermediates, adequacy
 from . import _reference64 as _r64
 from ._staging import Staging
@@ -25,30 +29,81 @@ SCHEMA = "onnxparity.capture/1"
 _LARGE = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GiB limit, with room for the graph
 
 
-def capture(model, fixtures, out_dir, *, input_names=None, output_names=None, dynamic_axes="batch",
-            opset=None, exporter="auto", intermediates=True, allow_training=False, large_model=False,
-            reference64=_r64.DEFAULT_PER_GROUP):
+# dynamic_axes: "batch", "auto", None, or {name: {dim: axis name} | [dims]}
+DynamicAxes = Union[str, None, Mapping[str, Union[Mapping[int, str], Sequence[int]]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class CaptureOptions:
+    """capture()'s options (docs/capture.md, "API"), one object to keep or
+    pass around: ``capture(model, fixtures, out, options=opts)``.
+
+    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0
+    plus every dim that varies across the fixtures), a dict {name: {dim: axis
+    name} or [dims]} as torch.onnx.export takes it, or None (all static).
+    exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
+    or "dynamo".  allow_training: export modules left in training mode as
+    they are (to reproduce that bug) instead of refusing.  reference64: the
+    float64 reference pass runs on the first K fixtures of each shape group
+    (an int K, True = 2, False/0 = off, "all" = every fixture).
+    intermediates: True or "all" stores every fixture's, an int K the first K
+    fixtures of each shape group, False/0/"none" none (docs/capture.md,
+    "Bounded bundles").  trace_fixture: the fixture the exporter traces (an index; "auto": the
+    first whose dynamic dims are all >= 2); default 0, the first, as
+    torch.onnx.export is called.  progress: stages and per-fixture counts on
+    stderr; None (default): when stderr is a terminal."""
+
+    input_names: Optional[Sequence[str]] = None
+    output_names: Optional[Sequence[str]] = None
+    dynamic_axes: DynamicAxes = "batch"
+    opset: Optional[int] = None
+    exporter: str = "auto"
+    intermediates: Union[bool, int, str] = True
+    allow_training: bool = False
+    large_model: bool = False
+    reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP
+    trace_fixture: Union[int, str] = 0
+    progress: Optional[bool] = None
+
+
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))
+
+
+def capture(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathLike[str]"], *,
+            options: Optional[CaptureOptions] = None,
+            input_names: Optional[Sequence[str]] = None, output_names: Optional[Sequence[str]] = None,
+            dynamic_axes: DynamicAxes = "batch", opset: Optional[int] = None, exporter: str = "auto",
+            intermediates: Union[bool, int, str] = True, allow_training: bool = False,
+            large_model: bool = False,
+            reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
+            trace_fixture: Union[int, str] = 0, progress: Optional[bool] = None) -> Dict[str, Any]:
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
     parity.json.  Raises a CaptureError (nothing written) on bad input.
 
-    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0 plus
-    every dim that varies across the fixtures), a dict {name: {dim: axis
-    name} or [dims]} as torch.onnx.export takes it, or None (all static).
-    exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
-    or "dynamo".  allow_training: export modules left in training mode as they
-    are (to reproduce that bug) instead of refusing.  reference64: the float64
-    reference pass runs on the first K fixtures of each shape group (an int K,
-    True = 2, False/0 = off, "all" = every fixture).  intermediates: True or
-    "all" stores every fixture's, an int K the first K fixtures of each shape
-    group, False/0/"none" none (docs/capture.md, "Bounded bundles")."""
-    doc = _capture(model, fixtures, out_dir, dict(
-        input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes, opset=opset,
-        exporter=exporter, intermediates=intermediates, allow_training=allow_training,
-        large_model=large_model, reference64=reference64), source=None)
+    The options are CaptureOptions' (see there), given one by one or as
+    ``options``; a keyword given with another value than its default
+    overrides the same field of ``options``."""
+    given = dict(input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes,
+                 opset=opset, exporter=exporter, intermediates=intermediates,
+                 allow_training=allow_training, large_model=large_model, reference64=reference64,
+                 trace_fixture=trace_fixture, progress=progress)
+    doc = _capture(model, fixtures, out_dir, _options(options, given), source=None)
     _bounded.print_size(out_dir, doc)  # issue 19: the size, on a terminal only
     return doc
+
+
+def _options(options: Optional[CaptureOptions], given: Mapping[str, Any]) -> CaptureOptions:
+    """``options`` (or the defaults) with every entry of ``given`` that is not
+    its default applied."""
+    base = options if options is not None else CaptureOptions()
+    if not isinstance(base, CaptureOptions):
+        raise TypeError(f"options must be a CaptureOptions, not {type(base).__name__}")
+    default = CaptureOptions()
+    changed = {k: v for k, v in given.items() if type(v) is not type(getattr(default, k))
+               or v != getattr(default, k)}
+    return dataclasses.replace(base, **changed) if changed else base
 
 
 # --------------------------------------------------------------------------- helpers
@@ -95,26 +150,39 @@ def _modes(model, flags, eval_all):
                 m.training = flags[name]
 
 
-def _resolve_axes(mode, names, tensors_per_fixture):
+def _sizes(tensors_per_fixture, j, d, rank):
+    """The sizes of dim ``d`` of tensor ``j`` over the fixtures where that
+    tensor has rank ``rank`` (an output's rank may differ per fixture)."""
+    return sorted({int(ts[j].shape[d]) for ts in tensors_per_fixture if ts[j].dim() == rank})
+
+
+def _resolve_axes(mode, names, tensors_per_fixture, ref, ignored):
     """{name: {dim: axis name}} over inputs+outputs (names aligned with each
-    fixture's tensor list)."""
-    first = tensors_per_fixture[0]
+    fixture's tensor list; None for an output torch names itself), ranks
+    those of fixture ``ref`` (the traced one).  Names in a dict that are
+    neither an input nor an output are warned about and appended to
+    ``ignored``, as torch.onnx.export warns and ignores them."""
+    first = tensors_per_fixture[ref]
     if mode is None or mode is False:
         return {}
     if mode in ("batch", "auto"):
-        axes = {n: {0: "batch"} for n, t in zip(names, first) if t.dim() >= 1}
+        axes = {n: {0: "batch"} for n, t in zip(names, first) if n is not None and t.dim() >= 1}
         if mode == "auto":
             for j, n in enumerate(names):
-                for d in range(first[j].dim()):
-                    if d and len({tuple(ts[j].shape)[d] for ts in tensors_per_fixture}) > 1:
+                for d in range(1, first[j].dim() if n is not None else 0):
+                    if len(_sizes(tensors_per_fixture, j, d, first[j].dim())) > 1:
                         axes.setdefault(n, {})[d] = f"{n}_dim{d}"
         return axes
     if isinstance(mode, dict):
         axes = {}
         for n, dims in mode.items():
             if n not in names:
-                raise CaptureError(f"dynamic_axes names {n!r}, which is not an input or output "
-                                   f"(they are: {', '.join(names)})")
+                known = ", ".join(x for x in names if x is not None)
+                warnings.warn(f"dynamic_axes names {n!r}, which is neither an input nor an output "
+                              f"(they are: {known}): ignored, as torch.onnx.export ignores it",
+                              UserWarning, stacklevel=4)
+                ignored.append(n)
+                continue
             if isinstance(dims, dict):
                 axes[n] = {int(d): str(a) for d, a in dims.items()}
             elif isinstance(dims, (list, tuple)):
@@ -129,11 +197,12 @@ def _resolve_axes(mode, names, tensors_per_fixture):
     raise CaptureError(f"dynamic_axes must be 'batch', 'auto', a dict or None, not {mode!r}")
 
 
-def _shape_risks(names, axes, tensors_per_fixture):
+def _shape_risks(names, axes, tensors_per_fixture, ref):
     risks = []
     for j, n in enumerate(names):
-        for d in range(tensors_per_fixture[0][j].dim()):
-            sizes = sorted({int(ts[j].shape[d]) for ts in tensors_per_fixture})
+        rank = tensors_per_fixture[ref][j].dim()
+        for d in range(rank if n is not None else 0):
+            sizes = _sizes(tensors_per_fixture, j, d, rank)
             if len(sizes) > 1 and d not in axes.get(n, {}):
                 risks.append({"name": n, "dim": d, "sizes": sizes,
                               "note": "varies across fixtures but is not dynamic: the graph bakes "
@@ -141,7 +210,22 @@ def _shape_risks(names, axes, tensors_per_fixture):
     return risks
 
 
+def _trace_choice(value, n):
+    """trace_fixture: a fixture index (negative counts from the end, as in
+    Python) or "auto"; returns the index, or "auto" (resolved once the
+    dynamic axes are known, by _pick_example)."""
+    if value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CaptureError(f"trace_fixture must be a fixture index or 'auto', not {value!r}")
+    if not -n <= value < n:
+        raise CaptureError(f"trace_fixture={value}: there are {n} fixture(s)")
+    return value % n
+
+
 def _pick_example(in_axes, in_names, flat_inputs):
+    """trace_fixture="auto": the first fixture whose dynamic input dims are all
+    >= 2 (a batch-1 trace can bake a squeeze or a broadcast), else 0."""
     for k, flat in enumerate(flat_inputs):
         if all(t.shape[d] >= 2 for n, (_, t) in zip(in_names, flat) for d in in_axes.get(n, {})):
             return k
@@ -175,45 +259,58 @@ def _json_dump(path, doc):
 def _capture(model, fixtures, out_dir, o, source):
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
-    fxs, form = _fixtures.normalize(fixtures)
+    params = _fixtures.forward_params(model)
+    fxs, form = _fixtures.normalize(fixtures, params)
     _fixtures.check_consistent(fxs)
-    policy64 = _r64.parse_policy(o["reference64"])
-    policy_int = _bounded.parse_policy(o["intermediates"])  # issue 19
+    policy64 = _r64.parse_policy(o.reference64)
+    policy_int = _bounded.parse_policy(o.intermediates)  # issue 19
+    example = _trace_choice(o.trace_fixture, len(fxs))
     flags, on = _training_modules(model)
-    if on and not o["allow_training"]:
+    if on and not o.allow_training:
         _refuse_training(model, on)
-    which = _export.resolve_exporter(o["exporter"])
+    which, why_legacy = _export.resolve_exporter(o.exporter), None
+    if which == "dynamo" and isinstance(model, torch.jit.ScriptModule) and o.exporter == "auto":
+        which, why_legacy = "legacy", ("a TorchScript module: torch.export cannot trace it (torch.onnx."
+                                       "export(dynamo=True) refuses it); used legacy")
 
-    key_order = _fixtures.keyword_order(model.forward, fxs[0].kwargs)
+    key_order = _fixtures.keyword_order(params, fxs[0].kwargs)
     if fxs[0].kwargs:
-        params = _fixtures._params(model.forward) or []
+        params = params or []
         if not any(p.kind == p.VAR_KEYWORD for p in params):
             extra = [k for k in fxs[0].kwargs if k not in {p.name for p in params}]
             if extra:
                 raise FixtureError(f"keyword input(s) {', '.join(map(repr, extra))}: the forward has no "
                                    "such parameter")
     if which == "legacy" and fxs[0].kwargs:
-        kwonly = [p.name for p in (_fixtures._params(model.forward) or [])
+        kwonly = [p.name for p in (params or [])
                   if p.kind == p.KEYWORD_ONLY and p.name in fxs[0].kwargs]
         if kwonly:
             raise FixtureError(f"keyword-only parameter(s) {', '.join(kwonly)}: torch's legacy exporter "
                                "passes every input by position; make them ordinary parameters or wrap "
                                "the model")
     flat_inputs = [_fixtures.flatten_inputs(fx, key_order) for fx in fxs]
-    in_names = list(o["input_names"]) if o["input_names"] else \
-        _fixtures.default_input_names(model.forward, fxs[0], key_order)
+    in_names = list(o.input_names) if o.input_names else \
+        _fixtures.default_input_names(params, fxs[0], key_order)
     if len(in_names) != len(flat_inputs[0]):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
-    plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, key_order=key_order,
-                 flat_inputs=flat_inputs, in_names=in_names, policy64=policy64, policy_int=policy_int,
+    plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, why_legacy=why_legacy,
+                 key_order=key_order, flat_inputs=flat_inputs, in_names=in_names, policy64=policy64,
+                 example=example, policy_int=policy_int,
                  store_int=_bounded.stored_fixtures(policy_int, flat_inputs))
     # the model as given: whatever happens below, it is put back
+    plan.progress = prog = _progress.Progress(o.progress)
+    prog.stage("snapshot of the model")
     snap = _state.Snapshot(model)
     try:
-        return _capture_bundle(model, plan, snap, out_dir, o, source)
+        doc = _capture_bundle(model, plan, snap, out_dir, o, source)
+    except BaseException:
+        prog.abort()
+        raise
     finally:
         snap.restore()
+    prog.done(f"wrote {out_dir}: {len(fxs)} fixture(s), exporter {doc['exporter']}")
+    return doc
 
 
 class _Plan:
@@ -223,12 +320,12 @@ class _Plan:
         self.__dict__.update(kw)
 
 
-def _input_axes(mode, in_names, flat_inputs):
+def _input_axes(mode, in_names, flat_inputs, ref):
     """The dynamic axes of the inputs alone (to pick the traced fixture before
     any forward); the full resolution, outputs included, comes later."""
     if isinstance(mode, dict):
         mode = {n: d for n, d in mode.items() if n in in_names}
-    return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs])
+    return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs], ref, [])
 
 
 def _eager_truth(model, plan, eager, example, keep_calls):
@@ -236,18 +333,22 @@ def _eager_truth(model, plan, eager, example, keep_calls):
     records the call tree with data flow (for the module map), the others
     every module output while the budget lasts (for the intermediates)."""
     truths, budget, structure = [], _eager.Budget(), None
+    reruns = set(_eager.rerun_fixtures(plan.flat_inputs))
+    plan.progress.stage("eager forwards", len(plan.fxs))
     for k, fx in enumerate(plan.fxs):
+        plan.progress.step(k)
         if k == example:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
         else:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes()) if keep_calls else None
-        t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget)
+        t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget,
+                        rerun=k in reruns)
         s = _fixtures.output_structure(t.flat)
         if k == 0:
             structure = s
         elif s != structure:
-            raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure, dtype or "
-                              f"rank: {s} vs {structure}")
+            raise OutputError(f"fixture {k}: the outputs differ from fixture 0's in structure or dtype: "
+                              f"{s} vs {structure}")
         if k:
             t.raw = t.flat = None  # fixture 0's name the outputs; the others' are not needed
         if k != example:
@@ -266,7 +367,10 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     fxs, form, flags, on, key_order = plan.fxs, plan.form, plan.flags, plan.on, plan.key_order
     flat_inputs, in_names, which = plan.flat_inputs, plan.in_names, plan.which
     export_training = bool(on)
-    example = _pick_example(_input_axes(o["dynamic_axes"], in_names, flat_inputs), in_names, flat_inputs)
+    example = plan.example
+    if example == "auto":
+        example = _pick_example(_input_axes(o.dynamic_axes, in_names, flat_inputs, 0), in_names,
+                                flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
     ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
@@ -277,19 +381,21 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]
     first_out, first_flat = truths[0].raw, truths[0].flat
-    out_names = list(o["output_names"]) if o["output_names"] else \
+    # output_names: one per output, or fewer (torch names the rest itself),
+    # or more (the legacy exporter refuses them, dynamo ignores the extra)
+    out_names = list(o.output_names) if o.output_names else \
         _fixtures.default_output_names(first_out, first_flat)
-    if len(out_names) != len(eager_out[0]):
-        raise CaptureError(f"output_names has {len(out_names)} names for {len(eager_out[0])} output tensors")
     clash = set(in_names) & set(out_names)
     if clash:
         raise CaptureError(f"names used for both an input and an output: {', '.join(sorted(clash))}")
 
-    all_names = in_names + out_names
+    n_out = len(eager_out[0])
+    all_names = in_names + out_names[:n_out] + [None] * (n_out - len(out_names))
     per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager_out)]
-    axes = _resolve_axes(o["dynamic_axes"], all_names, per_fixture)
-    risks = _shape_risks(all_names, axes, per_fixture)
-    large = bool(o["large_model"]) or _model_bytes(model) > _LARGE
+    ignored = []
+    axes = _resolve_axes(o.dynamic_axes, all_names, per_fixture, example, ignored)
+    risks = _shape_risks(all_names, axes, per_fixture, example)
+    large = bool(o.large_model) or _model_bytes(model) > _LARGE
 
     with Staging(out_dir) as stage:
         tmp = stage.tmp
@@ -316,9 +422,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                               f"tensors ({', '.join(in_names)})")
         feed = [in_names.index(n) for n in g_in]
         pruned = [n for n in in_names if n not in g_in]
-        if len(g_out) != len(out_names):
+        if len(g_out) != n_out:
             raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
-                              f"{len(out_names)} eager output tensors")
+                              f"{n_out} eager output tensors")
         opset_used = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
 
         # module -> ONNX value map, from the traced fixture's eager call tree
@@ -354,7 +460,10 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
             keep = set(mapping.primary.values())
 
             fixtures_doc, index_files = [], []
+            plan.progress.stage("writing fixtures" + (" (+ float64 reference)" if ref64.active else ""),
+                                len(fxs))
             for k, fxk in enumerate(fxs):
+                plan.progress.step(k)
                 d = tmp / f"test_data_set_{k}"
                 d.mkdir()
                 for j, i in enumerate(feed):
@@ -381,7 +490,8 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                         rk = _mapping.Recorder(model, style, keep=keep)
                         outk, _ = eager.run(k, fxk, _eager.SEED + k, rk, grad=grad_mode)
                         if not grad_mode:
-                            det[k] = entry["deterministic"] = det[k] and eager.same(eager_out[k], outk)
+                            same = eager.same(eager_out[k], outk)
+                            det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
                         calls = rk.calls
                 calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, store,
                                              grad_mode if store else False, index_files)
@@ -410,16 +520,17 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
             "schema": SCHEMA,
             "versions": _versions(),
             "exporter": used,
-            "exporter_requested": o["exporter"],
-            "exporter_fallback": fallback,
+            "exporter_requested": o.exporter,
+            "exporter_fallback": fallback or plan.why_legacy,
             "opset": opset_used,
             "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
                       "external_data": sorted(external), "parameter_bytes": _model_bytes(model)},
             "export_args": dict(export_args, input_names=g_in, output_names=g_out,
-                                opset_requested=o["opset"], dynamic=_json_axes(axes),
-                                dynamic_axes_mode=o["dynamic_axes"] if isinstance(
-                                    o["dynamic_axes"], (str, type(None))) else "dict",
-                                traced_fixture=example, large_model=large),
+                                opset_requested=o.opset, dynamic=_json_axes(axes),
+                                dynamic_axes_mode=o.dynamic_axes if isinstance(
+                                    o.dynamic_axes, (str, type(None))) else "dict",
+                                trace_fixture=o.trace_fixture, traced_fixture=example,
+                                dynamic_axes_ignored=ignored, large_model=large),
             "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(feed)],
             "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
                                "note": "unused by the graph: the exporter dropped it"} for n in pruned],
@@ -429,7 +540,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                          "export_mode": "PRESERVE" if export_training and used == "legacy" else
                          ("as-is" if export_training else "EVAL"),
                          "eager_mode": "eval", "flags": flags},
-            "deterministic": all(det),
+            "deterministic": all(d is not False for d in det),
             "determinism": _determinism_doc(det, truths),
             "state": _state_doc(snap, truths, flat_inputs[0], in_names, export_changed, warnings_doc),
             "warnings": warnings_doc,
@@ -461,6 +572,7 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
     failed dynamo export falls back to legacy (``fallback`` says why)."""
     fxs, flags, key_order, in_names, which = plan.fxs, plan.flags, plan.key_order, plan.in_names, plan.which
     onnx_path = tmp / "model.onnx"
+    plan.progress.stage(f"torch.onnx.export ({which}) of fixture {example}")
     caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
     fx = _state.copy_fixture(fxs[example])
     with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
@@ -469,12 +581,13 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                 if which == "dynamo":
                     try:
                         flat_dims = {j: axes[n] for j, n in enumerate(in_names) if n in axes}
+                        _warn_size_one(plan, example, flat_dims)
                         export_args, value_scopes = _export.export_dynamo(
                             model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                             input_names=in_names, output_names=out_names, flat_dims=flat_dims,
-                            opset=o["opset"], large=large)
+                            opset=o.opset, large=large)
                     except Exception as e:
-                        if o["exporter"] != "auto":
+                        if o.exporter != "auto":
                             raise
                         fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
                         used = "legacy"
@@ -486,7 +599,7 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                     export_args = _export.export_legacy(
                         model, fx.args, {k: fx.kwargs[k] for k in key_order}, onnx_path,
                         input_names=in_names, output_names=out_names, dynamic_axes=axes,
-                        opset=o["opset"], training=bool(plan.on))
+                        opset=o.opset, training=bool(plan.on))
         except CaptureError:
             raise
         except Exception as e:
@@ -498,15 +611,31 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                  value_scopes=value_scopes, changed=changed)
 
 
+def _warn_size_one(plan, example, flat_dims):
+    """torch.export specializes a dim whose example size is 1 (its 0/1
+    rule): a dynamic dim of size 1 in the traced fixture may become a
+    constant of the graph.  Said as a warning (recorded with the export's)."""
+    flat = plan.flat_inputs[example]
+    ones = [f"{plan.in_names[j]} dim {d}" for j, dims in sorted(flat_dims.items()) for d in sorted(dims)
+            if flat[j][1].shape[d] == 1]
+    if ones:
+        warnings.warn(f"the traced fixture {example} has size 1 in the dynamic dim(s) {', '.join(ones)}: "
+                      "torch.export specializes a dim of size 1, so the graph may hold it as a constant; "
+                      "trace a fixture with sizes >= 2 there (trace_fixture=K, or \"auto\")",
+                      UserWarning, stacklevel=2)
+
+
 def _determinism_doc(det, truths):
     """How the eager truth reproduces: 'nondeterministic' when a rerun from
     the restored state differs, else 'state-drift' when a forward from the
     state an earlier forward left differs, else 'deterministic'."""
-    nondet = [k for k, d in enumerate(det) if not d]
+    nondet = [k for k, d in enumerate(det) if d is False]
     drift = [k for k, t in enumerate(truths) if t.drift]
     verdict = "nondeterministic" if nondet else ("state-drift" if drift else "deterministic")
     return {"verdict": verdict, "nondeterministic_fixtures": nondet, "state_drift_fixtures": drift,
-            "rerun": "each fixture again from the restored state, with another RNG seed"}
+            "rerun_fixtures": [k for k, d in enumerate(det) if d is not None],
+            "rerun": f"the first {_eager.RERUN_PER_GROUP} fixture(s) of each shape group again from the "
+                     "restored state, with another RNG seed"}
 
 
 _REMOVED_MUTATION = re.compile(r"Removing mutation from node (\S+) on block input: '([^']*)'")
@@ -633,12 +762,15 @@ def _write_intermediates(d, k, mapping, calls, stems, calls64=None):
 
 # --------------------------------------------------------------------------- submodules
 
-def export_submodules(model, fixtures, out_dir, names, **options):
+def export_submodules(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathLike[str]"],
+                      names: Union[str, Sequence[str]], *, options: Optional[CaptureOptions] = None,
+                      **overrides: Any) -> Dict[str, Any]:
     """Export each named submodule (``'backbone'``, ``'head'``, dotted paths)
     alone, as its own bundle ``out_dir/<name>/``, fed with the activations it
     received during the full model's forward on ``fixtures`` (one fixture per
-    call).  ``options`` are capture()'s.  Writes ``out_dir/submodules.json``;
-    returns it parsed.  All or nothing: on any error no out_dir is left."""
+    call).  The options are capture()'s: ``options`` and/or keywords (which
+    override it).  Writes ``out_dir/submodules.json``; returns it parsed.
+    All or nothing: on any error no out_dir is left."""
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
     if isinstance(names, str):
@@ -656,22 +788,19 @@ def export_submodules(model, fixtures, out_dir, names, **options):
             children = ", ".join(k for k, _ in model.named_children())
             raise CaptureError(f"no submodule {n!r} (children: {children})")
         subs[n] = known[n]
-    opts = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
-                intermediates=True, allow_training=False, large_model=False,
-                reference64=_r64.DEFAULT_PER_GROUP)
-    bad = set(options) - set(opts)
+    bad = set(overrides) - _OPTION_NAMES
     if bad:
         raise TypeError(f"export_submodules: unknown option(s) {', '.join(sorted(bad))}")
-    opts.update(options)
+    opts = dataclasses.replace(options if options is not None else CaptureOptions(), **overrides)
 
-    fxs, form = _fixtures.normalize(fixtures)
+    fxs, form = _fixtures.normalize(fixtures, _fixtures.forward_params(model))
     _fixtures.check_consistent(fxs)
     flags, on = _training_modules(model)
-    if on and not opts["allow_training"]:
+    if on and not opts.allow_training:
         _refuse_training(model, on)
 
-    received = {n: [] for n in names}
-    saved = {}
+    received: Dict[str, List[Any]] = {n: [] for n in names}
+    saved: Dict[str, Any] = {}
 
     def wrap(n, m):
         inner = m.forward
@@ -684,7 +813,7 @@ def export_submodules(model, fixtures, out_dir, names, **options):
 
     # each forward on its own copy of the fixture, from the model as given
     snap = _state.Snapshot(model)
-    changed = {}
+    changed: Dict[str, Dict[str, Any]] = {}
     try:
         with _modes(model, flags, eval_all=bool(on)):
             try:
@@ -722,9 +851,10 @@ def _submodule_bundles(model, subs, names, received, fxs, opts, out_dir, changed
         listing = []
         for n in names:
             folder = safe_stem(n, taken)
-            sub_fixtures = [args + ((kwargs,) if kwargs else ()) for args, kwargs in received[n]]
-            sub_opts = dict(opts)
-            sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, sub_opts, source={
+            # a {} after a positional dict, as torch.onnx.export reads one (see _fixtures)
+            sub_fixtures = [args + ((kwargs,) if kwargs else ({},) if args and isinstance(args[-1], dict)
+                                    else ()) for args, kwargs in received[n]]
+            sub_doc = _capture(subs[n], sub_fixtures, stage.tmp / folder, opts, source={
                 "kind": "submodule", "parent_class": f"{type(model).__module__}.{type(model).__qualname__}",
                 "module": n, "calls": len(received[n]), "parent_fixtures": len(fxs)})
             listing.append({"module": n, "dir": folder, "type": type(subs[n]).__name__,
@@ -745,7 +875,10 @@ def _detached(name, args, kwargs):
             return x.detach().clone()
         if isinstance(x, (tuple, list)) and x:
             return tuple(one(v, f"{where}[{i}]") for i, v in enumerate(x))
+        if isinstance(x, dict) and x:
+            return {k: one(v, f"{where}[{k!r}]") for k, v in x.items()}
         raise FixtureError(f"submodule {name!r} received {type(x).__name__} as {where}: only tensors "
-                           "(or tuples of tensors) can become ONNX inputs of a submodule bundle")
+                           "(or tuples, lists and dicts of tensors) can become ONNX inputs of a "
+                           "submodule bundle")
     return (tuple(one(a, f"argument {i}") for i, a in enumerate(args)),
             {k: one(v, f"keyword argument {k!r}") for k, v in kwargs.items()})

@@ -4,6 +4,7 @@ Every refusal of the capture is a CaptureError (or a subclass), raised before
 anything is left at the bundle's path: a bundle is written into a temporary
 folder beside it and renamed into place only when complete.
 """
+from typing import Iterable
 
 
 class CaptureError(Exception):
@@ -25,7 +26,7 @@ class OutputError(CaptureError):
 class TrainingModeError(CaptureError):
     """Submodules were in training mode; ``modules`` lists their paths."""
 
-    def __init__(self, message, modules):
+    def __init__(self, message: str, modules: Iterable[str]) -> None:
         super().__init__(message)
         self.modules = list(modules)
 

@@ -17,9 +17,10 @@ import importlib.metadata
 import importlib.util
 import pathlib
 import sys
+from typing import Optional, Tuple
 
 
-def find():
+def find() -> Tuple[pathlib.Path, Optional[str]]:
     """(path, version) of the onnxruntime package's libonnxruntime.so, or
     raises LookupError saying why there is none."""
     spec = importlib.util.find_spec("onnxruntime")
@@ -41,7 +42,7 @@ def find():
                       "ships no libonnxruntime.so (a build without the C library)")
 
 
-def main():
+def main() -> int:
     try:
         path, _ = find()
     except LookupError as e:

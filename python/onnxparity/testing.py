@@ -17,6 +17,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 _REPO_BIN = pathlib.Path(__file__).resolve().parents[2] / "build" / "onnxparity"
 
@@ -31,7 +34,7 @@ _FLAGS = {
 }
 
 
-def find_binary(binary=None):
+def find_binary(binary: Optional[PathLike] = None) -> str:
     """The onnxparity executable: ``binary``, $ONNXPARITY_BIN, the repository's
     build/onnxparity, the one the pip wheel installed, or PATH."""
     for cand, why in ((binary, "binary="), (os.environ.get("ONNXPARITY_BIN"), "$ONNXPARITY_BIN")):
@@ -76,7 +79,8 @@ def _flags(criteria):
     return args
 
 
-def run_check(bundle, *, binary=None, timeout=600, **criteria):
+def run_check(bundle: PathLike, *, binary: Optional[PathLike] = None, timeout: float = 600,
+              **criteria: Any) -> Tuple[int, Optional[Dict[str, Any]], str, List[str]]:
     """Run ``onnxparity check BUNDLE --format json`` with the criteria as flags.
     Returns (exit code, parsed JSON or None, stderr, command)."""
     cmd = [find_binary(binary), "check", str(bundle), "--format", "json"] + _flags(criteria)
@@ -88,7 +92,8 @@ def run_check(bundle, *, binary=None, timeout=600, **criteria):
     return p.returncode, doc, p.stderr, cmd
 
 
-def assert_export_parity(bundle, *, binary=None, timeout=600, **criteria):
+def assert_export_parity(bundle: PathLike, *, binary: Optional[PathLike] = None, timeout: float = 600,
+                         **criteria: Any) -> Dict[str, Any]:
     """Assert that ONNX Runtime reproduces the bundle's eager outputs.
 
     criteria: rtol, atol, top_k (int or "auto"), tol ({output: (rtol, atol)}),
@@ -131,7 +136,7 @@ def _output_line(fx_dir, out):
     return line
 
 
-def summarize(bundle, rc, doc, err, cmd):
+def summarize(bundle: PathLike, rc: int, doc: Optional[Dict[str, Any]], err: str, cmd: List[str]) -> str:
     """The AssertionError text: what failed, by how much, and what the
     bundle's parity.json says about likely causes."""
     if doc is None:
@@ -208,7 +213,9 @@ def _pb_index(p):
     return int(m.group(1)) if m else 0
 
 
-def compare_intermediates(bundle, fixture=0, *, rtol=None, atol=None, binary=None, timeout=600):
+def compare_intermediates(bundle: PathLike, fixture: int = 0, *, rtol: Optional[float] = None,
+                          atol: Optional[float] = None, binary: Optional[PathLike] = None,
+                          timeout: float = 600) -> List[Dict[str, Any]]:
     """Run the bundle's model with every intermediate of fixture ``fixture``
     exposed as a graph output (``expose`` + ``run``) and compare each with the
     eager submodule output saved in test_data_set_K/intermediates/.  Returns a
@@ -227,8 +234,8 @@ def compare_intermediates(bundle, fixture=0, *, rtol=None, atol=None, binary=Non
         if e["value"] not in outs and e["value"] not in extra:
             extra.append(e["value"])
     exe = find_binary(binary)
-    with tempfile.TemporaryDirectory(prefix="onnxparity-inter-") as td:
-        td = pathlib.Path(td)
+    with tempfile.TemporaryDirectory(prefix="onnxparity-inter-") as scratch:
+        td = pathlib.Path(scratch)
         for f in b.iterdir():  # external data sits beside the model
             if f.is_file() and f.name not in ("model.onnx", "parity.json"):
                 _link_or_copy(f, td / f.name)
@@ -261,7 +268,7 @@ def compare_intermediates(bundle, fixture=0, *, rtol=None, atol=None, binary=Non
     return result
 
 
-def assert_intermediates_parity(bundle, fixture=0, **kw):
+def assert_intermediates_parity(bundle: PathLike, fixture: int = 0, **kw: Any) -> List[Dict[str, Any]]:
     """compare_intermediates(), raising AssertionError that names the first
     module (in graph order) whose ONNX value differs from its eager output."""
     res = compare_intermediates(bundle, fixture, **kw)

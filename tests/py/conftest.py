@@ -54,7 +54,7 @@ def _no_silent_fallback(request, monkeypatch):
 
     def checked(model, fixtures, out_dir, o, source):
         doc = inner(model, fixtures, out_dir, o, source)
-        asked = o["exporter"] if o["exporter"] != "auto" else want
+        asked = o.exporter if o.exporter != "auto" else want
         if doc["exporter"] != asked or doc["exporter_fallback"] is not None:
             pytest.fail(f"capture of {type(model).__name__} used the {doc['exporter']} exporter, "
                         f"expected {asked} (ONNXPARITY_EXPECT_EXPORTER={want}); exporter_fallback: "

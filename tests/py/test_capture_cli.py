@@ -39,10 +39,11 @@ def test_capture_per_fixture_members(tmp_path, binary):
     np.savez(npz, **{"fixture_0/input_0": rng.standard_normal((1, 3, 16, 16), dtype=np.float32),
                      "fixture_1/input_0": rng.standard_normal((4, 3, 16, 16), dtype=np.float32)})
     p = cli("capture", "test_capture_models:small_net", "--fixtures", npz, "--out", tmp_path / "b",
-            "--opset", "13")
+            "--opset", "13", "--trace-fixture", "auto")  # batch 4: torch.export specializes a size-1 dim
     assert p.returncode == 0, p.stderr
     m = json.loads((tmp_path / "b" / "parity.json").read_text())
     assert f"2 fixture(s), exporter {expected_exporter()} opset {m['opset']}" in p.stdout
+    assert m["export_args"]["trace_fixture"] == "auto" and m["export_args"]["traced_fixture"] == 1
     assert m["export_args"]["opset_requested"] == 13
     if m["exporter"] == "legacy":
         assert m["opset"] == 13

@@ -56,7 +56,8 @@ def resnet_dynamo(tmp_path_factory):
     torch.manual_seed(0)
     model = torchvision.models.resnet18(num_classes=10).eval()
     out = tmp_path_factory.mktemp("r18d") / "bundle"
-    onnxparity.capture(model, images(1, 3, size=64, seed=1), out, exporter="dynamo")
+    # traced at batch 3 ("auto"): torch.export specializes a dim of size 1
+    onnxparity.capture(model, images(1, 3, size=64, seed=1), out, exporter="dynamo", trace_fixture="auto")
     return out
 
 
@@ -156,7 +157,8 @@ def test_transformer_encoder_maps_every_called_leaf(tmp_path, binary):
     g = torch.Generator().manual_seed(3)
     fixtures = [torch.randn(1, 6, 32, generator=g), torch.randn(4, 6, 32, generator=g),
                 torch.randn(2, 9, 32, generator=g)]
-    doc = onnxparity.capture(model, fixtures, tmp_path / "b", dynamic_axes="auto", exporter="dynamo")
+    doc = onnxparity.capture(model, fixtures, tmp_path / "b", dynamic_axes="auto", exporter="dynamo",
+                             trace_fixture="auto")
     s = doc["mapping"]
     assert s["leaf_modules"] == 16 and s["rate"] >= 0.9, s["unmapped"]
     # MultiheadAttention applies out_proj's weights without calling it: its

@@ -1,0 +1,544 @@
+"""Capture accepts what torch.onnx.export accepts (issue #20), and says so
+the way a plain export does: every case here is also exported with a plain
+``torch.onnx.export`` traced on the same fixture, run under ONNX Runtime on
+the untouched inputs and compared with an eager forward of a fresh copy of
+the model on a fresh copy of the inputs; capture + ``check`` must give each
+fixture the same verdict (pass, fail, or refused by ONNX Runtime).
+
+The classes: outputs whose rank differs across fixtures (a squeeze of a
+dynamic dim), dicts and lists passed as positional inputs, partial
+``output_names``, ``dynamic_axes`` naming something that is neither input
+nor output, TorchScript modules (input names from the real signature),
+forwards that write their input (``add_``, ``index_put_``, slice
+assignment, ``copy_``), the traced fixture (``trace_fixture``), and a
+static-by-design export with an unrelated defect.
+
+ONNX Runtime on the plain export: the onnxruntime Python package where it is
+installed (the torch 2.x venv), else the project's own ``onnxparity run``
+(torch 1.13 under /usr/bin/python3).
+
+Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \\
+     /usr/bin/python3 -m pytest -q tests/py/test_capture_accepts.py
+"""
+import copy
+import inspect
+import json
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+np = pytest.importorskip("numpy")
+from onnx import numpy_helper  # noqa: E402
+
+import onnxparity  # noqa: E402
+from onnxparity import _export  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore::UserWarning",
+                                        "ignore::DeprecationWarning")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@pytest.fixture(scope="session")
+def binary(onnxparity):  # conftest's fixture: the binary's path (skips when it is not built)
+    return onnxparity
+
+
+def default_exporter():
+    return "dynamo" if _export.has_dynamo_exporter() else "legacy"
+
+
+# ---------------------------------------------------------------- the plain procedure
+
+def flat_tensors(x):
+    """The tensors of a nest, depth first, dicts in insertion order."""
+    if isinstance(x, torch.Tensor):
+        return [x]
+    items = x.values() if isinstance(x, dict) else x
+    return [t for v in items for t in flat_tensors(v)]
+
+
+def clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, dict):
+        return {k: clone(v) for k, v in x.items()}
+    return type(x)(clone(v) for v in x)
+
+
+def plain_export(model, args, path, exporter, input_names, output_names=None, axes=None, shapes=None):
+    """torch.onnx.export as a user calls it: ``args`` as it takes them (a
+    trailing {} for a positional dict), ``axes`` (legacy dynamic_axes) or
+    ``shapes`` (dynamo dynamic_shapes)."""
+    kw = dict(input_names=input_names)
+    if output_names is not None:
+        kw["output_names"] = output_names
+    has_flag = "dynamo" in inspect.signature(torch.onnx.export).parameters
+    if exporter == "legacy":
+        if has_flag:
+            kw["dynamo"] = False
+        if axes:
+            kw["dynamic_axes"] = axes
+    else:
+        kw["dynamo"] = True
+        if shapes:
+            kw["dynamic_shapes"] = shapes
+    torch.onnx.export(copy.deepcopy(model), clone(args), str(path), **kw)
+
+
+def ort_outputs(model_path, feeds, binary, scratch):
+    """ONNX Runtime on ``feeds`` ({graph input: tensor}): the outputs as numpy
+    arrays, or the error text when ORT refuses them."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    if ort is not None:
+        sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+        try:
+            return sess.run(None, {k: v.numpy() for k, v in feeds.items()})
+        except Exception as e:  # ORT refuses the shapes, or fails in a node
+            return str(e)
+    scratch.mkdir(parents=True, exist_ok=True)
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    inits = {i.name for i in graph.initializer}
+    args = []
+    for i, vi in enumerate(x for x in graph.input if x.name not in inits):
+        f = scratch / f"input_{i}.pb"
+        f.write_bytes(numpy_helper.from_array(feeds[vi.name].numpy(), vi.name).SerializeToString())
+        args.append(str(f))
+    out = scratch / "out"
+    p = subprocess.run([binary, "run", str(model_path), *args, "--save", str(out), "--save-format", "pb"],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return p.stderr or p.stdout
+    return [numpy_helper.to_array(onnx.load_tensor(str(out / f"output_{j}.pb")))
+            for j in range(len(graph.output))]
+
+
+def plain_verdicts(model, fixtures, path, binary, exporter, input_names, trace=0, **export_kw):
+    """The plain procedure over ``fixtures`` (each a tuple of positional args as
+    capture takes them; a dict last is positional when followed by {}):
+    export traced on fixture ``trace``, ORT on the untouched inputs, eager on
+    a fresh model; per fixture "pass", "fail" or "error"."""
+    fixed = [fx + ({},) if isinstance(fx[-1], dict) else fx for fx in fixtures]
+    plain_export(model, fixed[trace], path, exporter, input_names, **export_kw)
+    graph_inputs = [i.name for i in onnx.load(str(path)).graph.input]
+    verdicts = []
+    for k, fx in enumerate(fixtures):
+        feeds = dict(zip(input_names, flat_tensors(clone(fx))))
+        got = ort_outputs(path, {n: feeds[n] for n in graph_inputs if n in feeds}, binary,
+                          path.parent / f"plain_{k}")
+        if isinstance(got, str):
+            verdicts.append("error")
+            continue
+        with torch.no_grad():
+            want = flat_tensors(copy.deepcopy(model)(*clone(fx)))
+        same = len(got) == len(want) and all(
+            g.shape == w.shape and np.allclose(g, w.numpy(), rtol=RTOL, atol=ATOL) for g, w in zip(got, want))
+        verdicts.append("pass" if same else "fail")
+    return verdicts
+
+
+def check(binary, bundle):
+    p = subprocess.run([binary, "check", str(bundle), "--rtol", str(RTOL), "--atol", str(ATOL),
+                        "--format", "json"], capture_output=True, text=True, timeout=600)
+    assert p.returncode in (0, 1), p.stderr
+    return json.loads(p.stdout)
+
+
+def statuses(doc):
+    return [f["status"] for f in doc["fixtures"]]
+
+
+def assert_inputs_as_given(bundle, fixtures, doc):
+    """Every input_I.pb is the caller's tensor, untouched."""
+    for k, fx in enumerate(fixtures):
+        flat = flat_tensors(fx)
+        for j, entry in enumerate(doc["inputs"]):
+            i = next(i for i, f in enumerate(doc["export_args"]["input_names"]) if f == entry["name"])
+            got = numpy_helper.to_array(onnx.load_tensor(str(bundle / f"test_data_set_{k}/input_{j}.pb")))
+            np.testing.assert_array_equal(got, flat[i].numpy())
+
+
+def agree(tmp_path, binary, model, fixtures, *, plain, capture_kw=None, trace=0):
+    """capture + check, then the plain procedure; the verdicts per fixture
+    must be equal.  Returns (parity.json, check document)."""
+    capture_kw = dict(capture_kw or {})
+    kept = [clone(fx) for fx in fixtures]
+    doc = onnxparity.capture(model, [clone(fx) for fx in fixtures], tmp_path / "b", trace_fixture=trace,
+                             reference64=False, **capture_kw)
+    chk = check(binary, tmp_path / "b")
+    exporter = doc["exporter"]
+    expected = plain_verdicts(model, kept, tmp_path / "plain.onnx", binary, exporter, trace=trace,
+                              **plain(exporter))
+    assert statuses(chk) == expected, (statuses(chk), expected, chk.get("summary"))
+    if chk["verdict"] == "pass":
+        assert expected == ["pass"] * len(fixtures)
+    return doc, chk
+
+
+def batch_dims(*names, dims=(0,)):
+    """plain export arguments declaring ``dims`` of each input dynamic."""
+    def make(exporter):
+        if exporter == "legacy":
+            return dict(input_names=list(names), axes={n: {d: f"{n}_{d}" for d in dims} for n in names})
+        from torch.export import Dim
+        return dict(input_names=list(names), shapes={n: {d: Dim.DYNAMIC for d in dims} for n in names})
+    return make
+
+
+def seeded(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+# ---------------------------------------------------------------- outputs whose rank differs
+
+class SqueezeBatch(torch.nn.Module):
+    """squeeze(0): the output has rank 1 at batch 1, rank 2 otherwise."""
+
+    def forward(self, x):
+        return torch.squeeze(x * 2 + 1, 0)
+
+
+class SqueezeMiddle(torch.nn.Module):
+    def forward(self, x):
+        return x.squeeze(1).relu()
+
+
+@pytest.mark.parametrize("trace", [0, 1])
+def test_output_rank_differs_across_fixtures(tmp_path, binary, trace):
+    g = seeded()
+    fixtures = [(torch.randn(1, 3, generator=g),), (torch.randn(2, 3, generator=g),),
+                (torch.randn(4, 3, generator=g),)]
+    doc, chk = agree(tmp_path, binary, SqueezeBatch().eval(), fixtures, plain=batch_dims("x"),
+                     trace=trace)
+    assert [f["outputs"][0]["shape"] for f in doc["fixtures"]] == [[3], [2, 3], [4, 3]]
+    assert doc["export_args"]["traced_fixture"] == trace
+    if doc["exporter"] == "legacy":  # torch's Squeeze of a dynamic dim is an If on its size
+        assert chk["verdict"] == "pass"
+    elif trace == 0:  # torch.export specializes the traced batch of 1: the capture says so
+        assert any("specializes a dim of size 1" in w["message"] for w in doc["warnings"]), doc["warnings"]
+
+
+def test_output_rank_differs_in_a_middle_dim(tmp_path, binary):
+    g = seeded(1)
+    fixtures = [(torch.randn(2, 1, 5, generator=g),), (torch.randn(2, 4, 5, generator=g),)]
+    doc, _ = agree(tmp_path, binary, SqueezeMiddle().eval(), fixtures, plain=batch_dims("x", dims=(0, 1)),
+                   capture_kw=dict(dynamic_axes={"x": {0: "x_0", 1: "x_1"}}))
+    assert [f["outputs"][0]["shape"] for f in doc["fixtures"]] == [[2, 5], [2, 4, 5]]
+
+
+# ---------------------------------------------------------------- nests the exporter flattens
+
+class DictInput(torch.nn.Module):
+    def forward(self, x, d):
+        return x * d["scale"] + d["shift"]
+
+
+class ListInput(torch.nn.Module):
+    def forward(self, xs, y):
+        return xs[0] + xs[1] * y
+
+
+def dict_plain(exporter):
+    names = ["x", "d_scale", "d_shift"]
+    if exporter == "legacy":
+        return dict(input_names=names, axes={n: {0: "batch"} for n in names})
+    from torch.export import Dim
+    return dict(input_names=names, shapes={"x": {0: Dim.DYNAMIC},
+                                           "d": {"scale": {0: Dim.DYNAMIC}, "shift": {0: Dim.DYNAMIC}}})
+
+
+@pytest.mark.parametrize("form", ["trailing-empty-dict", "dict-last"])
+def test_dict_passed_positionally(tmp_path, binary, form):
+    g = seeded(2)
+
+    def fx(b):
+        # keys not in sorted order: the order of the graph inputs is the dict's
+        d = {"scale": torch.randn(b, 3, generator=g), "shift": torch.randn(b, 3, generator=g)}
+        return (torch.randn(b, 3, generator=g), d)
+    fixtures = [fx(2), fx(5)]
+    given = [f + ({},) for f in fixtures] if form == "trailing-empty-dict" else fixtures
+    kept = [clone(f) for f in fixtures]
+    doc = onnxparity.capture(DictInput().eval(), given, tmp_path / "b", reference64=False)
+    assert doc["export_args"]["input_names"] == ["x", "d_scale", "d_shift"]
+    assert [i["path"] for i in doc["inputs"]] == ["args[0]", "args[1]['scale']", "args[1]['shift']"]
+    assert_inputs_as_given(tmp_path / "b", kept, doc)
+    chk = check(binary, tmp_path / "b")
+    expected = plain_verdicts(DictInput().eval(), kept, tmp_path / "plain.onnx", binary, doc["exporter"],
+                              **dict_plain(doc["exporter"]))
+    assert statuses(chk) == expected == ["pass", "pass"]
+
+
+class DictHead(torch.nn.Module):
+    def forward(self, feats):
+        return feats["a"] - feats["b"]
+
+
+class DictParent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Linear(3, 4)
+        self.head = DictHead()
+
+    def forward(self, x):
+        y = self.body(x)
+        return self.head({"a": y.relu(), "b": y * 0.5})
+
+
+def test_submodule_fed_a_dict(tmp_path, binary):
+    g = seeded(11)
+    fixtures = [torch.randn(b, 3, generator=g) for b in (2, 3)]
+    doc = onnxparity.export_submodules(DictParent().eval(), fixtures, tmp_path / "parts", ["head"],
+                                       reference64=False)
+    assert doc["submodules"][0]["fixtures"] == 2
+    b = tmp_path / "parts/head"
+    sub = json.loads((b / "parity.json").read_text())
+    assert [i["path"] for i in sub["inputs"]] == ["args[0]['a']", "args[0]['b']"]
+    chk = check(binary, b)
+    # the plain procedure on what the head received
+    with torch.no_grad():
+        received = []
+        for x in fixtures:
+            y = DictParent().eval().body(x)
+            received.append(({"a": y.relu(), "b": y * 0.5},))
+    if sub["exporter"] == "legacy":
+        plain = batch_dims("feats_a", "feats_b")("legacy")
+    else:
+        from torch.export import Dim
+        plain = dict(input_names=["feats_a", "feats_b"],
+                     shapes={"feats": {"a": {0: Dim.DYNAMIC}, "b": {0: Dim.DYNAMIC}}})
+    expected = plain_verdicts(DictHead().eval(), received, tmp_path / "plain.onnx", binary, sub["exporter"],
+                              **plain)
+    assert statuses(chk) == expected == ["pass", "pass"]
+
+
+def test_dict_keys_that_name_parameters_stay_keyword_inputs(tmp_path):
+    g = seeded(3)
+    x, s = torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g)
+    doc = onnxparity.capture(ListInput().eval(), [((x, s), {"y": s})], tmp_path / "b", reference64=False)
+    assert [i["path"] for i in doc["inputs"]] == ["args[0][0]", "args[0][1]", "kwargs['y']"]
+
+
+def test_list_of_tensors_as_one_input(tmp_path, binary):
+    g = seeded(4)
+    fixtures = [([torch.randn(b, 3, generator=g), torch.randn(b, 3, generator=g)], torch.randn(b, 3, generator=g))
+                for b in (2, 3)]
+
+    def plain(exporter):
+        names = ["xs_0", "xs_1", "y"]
+        if exporter == "legacy":
+            return dict(input_names=names, axes={n: {0: "batch"} for n in names})
+        from torch.export import Dim
+        return dict(input_names=names, shapes={"xs": [{0: Dim.DYNAMIC}, {0: Dim.DYNAMIC}], "y": {0: Dim.DYNAMIC}})
+    doc, chk = agree(tmp_path, binary, ListInput().eval(), fixtures, plain=plain)
+    assert doc["export_args"]["input_names"] == ["xs_0", "xs_1", "y"] and chk["verdict"] == "pass"
+
+
+# ---------------------------------------------------------------- names
+
+class ThreeOut(torch.nn.Module):
+    def forward(self, x):
+        return x + 1, x * 2, x.relu() - 3
+
+
+def test_partial_output_names_torch_names_the_rest(tmp_path, binary):
+    g = seeded(5)
+    fixtures = [(torch.randn(2, 3, generator=g),), (torch.randn(4, 3, generator=g),)]
+
+    def plain(exporter):
+        return dict(batch_dims("x")(exporter), output_names=["first"])
+    doc, chk = agree(tmp_path, binary, ThreeOut().eval(), fixtures, plain=plain,
+                     capture_kw=dict(output_names=["first"]))
+    names = doc["export_args"]["output_names"]
+    assert len(names) == 3 and names[0] == "first" and len(set(names)) == 3
+    # the names torch gave the rest are the plain export's
+    assert names == [o.name for o in onnx.load(str(tmp_path / "plain.onnx")).graph.output] or \
+        doc["exporter"] == "dynamo"  # dynamo's own names carry a counter of the trace
+    assert [o["name"] for o in doc["outputs"]] == names and chk["verdict"] == "pass"
+
+
+def test_unknown_dynamic_axes_name_is_warned_and_ignored(tmp_path, binary):
+    g = seeded(6)
+    fixtures = [(torch.randn(2, 3, generator=g),), (torch.randn(5, 3, generator=g),)]
+    axes = {"x": {0: "batch"}, "not_a_tensor": {0: "batch"}}
+    with pytest.warns(UserWarning, match="'not_a_tensor', which is neither an input nor an output"):
+        doc = onnxparity.capture(ThreeOut().eval(), fixtures, tmp_path / "b", dynamic_axes=axes,
+                                 reference64=False)
+    assert doc["export_args"]["dynamic_axes_ignored"] == ["not_a_tensor"]
+    assert doc["export_args"]["dynamic"] == {"x": {"0": "batch"}}
+    chk = check(binary, tmp_path / "b")
+    expected = plain_verdicts(ThreeOut().eval(), fixtures, tmp_path / "plain.onnx", binary, doc["exporter"],
+                              **batch_dims("x")(doc["exporter"]))
+    assert statuses(chk) == expected == ["pass", "pass"]
+    if doc["exporter"] == "legacy":  # torch itself warns and exports the same graph
+        with pytest.warns(UserWarning, match="not_a_tensor"):
+            plain_export(ThreeOut().eval(), fixtures[0], tmp_path / "plain2.onnx", "legacy", ["x"], axes=axes)
+
+
+class Pair(torch.nn.Module):
+    def forward(self, x, y):
+        return x * y + 1
+
+
+class PairScript(torch.jit.ScriptModule):
+    @torch.jit.script_method
+    def forward(self, x, y):
+        return x * y + 1
+
+
+@pytest.mark.parametrize("make", [lambda: torch.jit.script(Pair()), PairScript,
+                                  lambda: torch.jit.trace(Pair(), (torch.ones(2, 3), torch.ones(2, 3)))],
+                         ids=["jit.script", "ScriptModule", "jit.trace"])
+def test_scripted_module_inputs_named_from_the_signature(tmp_path, binary, make):
+    g = seeded(7)
+    fixtures = [(torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g)),
+                (torch.randn(3, 3, generator=g), torch.randn(3, 3, generator=g))]
+    model = make().eval()
+    # torch.export cannot trace TorchScript: a plain torch 2.x export of it is dynamo=False
+    doc, chk = agree(tmp_path, binary, model, fixtures, plain=batch_dims("x", "y"),
+                     capture_kw=dict(exporter="legacy"))
+    assert doc["export_args"]["input_names"] == ["x", "y"]
+    assert [i["name"] for i in doc["inputs"]] == ["x", "y"] and chk["verdict"] == "pass"
+
+
+@pytest.mark.exporter_fallback
+def test_scripted_module_under_auto_uses_legacy(tmp_path):
+    doc = onnxparity.capture(torch.jit.script(Pair()).eval(), (torch.ones(2, 3), torch.ones(2, 3)),
+                             tmp_path / "b", reference64=False)
+    assert doc["exporter"] == "legacy"
+    if _export.has_dynamo_exporter():
+        assert "TorchScript" in doc["exporter_fallback"]
+    else:
+        assert doc["exporter_fallback"] is None
+
+
+# ---------------------------------------------------------------- forwards that write their input
+
+class Lin(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(4, 3)
+
+
+class AddInPlace(Lin):
+    def forward(self, x):
+        x.add_(12.0)
+        return self.fc(x)
+
+
+class IndexPutInPlace(Lin):
+    def forward(self, x):
+        x.index_put_((torch.zeros(1, dtype=torch.long),), torch.full((4,), 5.0))
+        return self.fc(x) + x.sum()
+
+
+class SliceAssign(Lin):
+    def forward(self, x):
+        x[:, 1:3] = x[:, 0:2] * 2
+        return self.fc(x)
+
+
+class CopyIntoView(Lin):
+    def forward(self, x):
+        x[:, :2].copy_(x[:, 2:] - 1)
+        return self.fc(x)
+
+
+@pytest.mark.parametrize("model_cls", [AddInPlace, IndexPutInPlace, SliceAssign, CopyIntoView],
+                         ids=lambda c: c.__name__)
+def test_forward_writing_its_input(tmp_path, binary, model_cls):
+    g = seeded(8)
+    fixtures = [(torch.randn(b, 4, generator=g),) for b in (2, 2, 3)]
+    kept = [clone(f) for f in fixtures]
+    doc, chk = agree(tmp_path, binary, model_cls().eval(), fixtures, plain=batch_dims("x"))
+    assert_inputs_as_given(tmp_path / "b", kept, doc)
+    assert doc["deterministic"] is True
+    assert [f["inputs_written"] for f in doc["fixtures"]] == [["x"]] * 3
+    assert chk["verdict"] == "pass"
+
+
+# ---------------------------------------------------------------- the traced fixture
+
+class BatchState(torch.nn.Module):
+    """An initial state built from the batch size as a Python int: the trace
+    bakes the traced fixture's batch in."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.cell = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.zeros(int(x.shape[0]), 3)
+        return self.cell(torch.cat([x, h], 1))
+
+
+@pytest.mark.parametrize("trace", [None, 0, 1, -1, "auto"])
+def test_traced_fixture_follows_trace_fixture(tmp_path, binary, trace):
+    g = seeded(9)
+    fixtures = [(torch.randn(b, 3, generator=g),) for b in (1, 2, 4)]
+    kw = dict(exporter="legacy", reference64=False)  # torch.export refuses int(x.shape[0]) on a dynamic dim
+    if trace is not None:
+        kw["trace_fixture"] = trace
+    doc = onnxparity.capture(BatchState().eval(), fixtures, tmp_path / "b", **kw)
+    want = {None: 0, 0: 0, 1: 1, -1: 2, "auto": 1}[trace]  # "auto": the first with every dynamic dim >= 2
+    assert doc["export_args"]["traced_fixture"] == want
+    assert doc["export_args"]["trace_fixture"] == (0 if trace is None else trace)
+    chk = check(binary, tmp_path / "b")
+    expected = plain_verdicts(BatchState().eval(), fixtures, tmp_path / "plain.onnx", binary, "legacy",
+                              trace=want, **batch_dims("x")("legacy"))
+    assert statuses(chk) == expected
+    # the batch the trace baked runs; the others do not
+    assert [s == "pass" for s in expected] == [k == want for k in range(3)]
+
+
+def test_trace_fixture_recorded_under_the_default_exporter(tmp_path):
+    fixtures = [torch.ones(2, 3), torch.ones(3, 3), torch.ones(4, 3)]
+    doc = onnxparity.capture(ThreeOut().eval(), fixtures, tmp_path / "b", trace_fixture=2, reference64=False)
+    assert doc["export_args"]["traced_fixture"] == 2 and doc["exporter"] == default_exporter()
+
+
+@pytest.mark.parametrize("bad", [3, -4, "first", 1.0, True])
+def test_trace_fixture_out_of_range_is_refused(tmp_path, bad):
+    with pytest.raises(onnxparity.CaptureError, match="trace_fixture"):
+        onnxparity.capture(ThreeOut().eval(), [torch.ones(2, 3)] * 3, tmp_path / "b", trace_fixture=bad)
+    assert not (tmp_path / "b").exists()
+
+
+def test_trace_fixture_default_is_documented():
+    text = (ROOT / "docs/capture.md").read_text()
+    row = next(ln for ln in text.splitlines() if ln.startswith("| `trace_fixture`"))
+    assert "`0`" in row and "first" in row and "torch.onnx.export" in row
+    assert re.search(r"trace_fixture.*parity\.json|traced_fixture", text)
+
+
+# ---------------------------------------------------------------- static on purpose
+
+def test_static_export_does_not_blame_the_static_batch(tmp_path, binary):
+    """Exported static on purpose, every fixture at the exported shape, and a
+    planted wrong weight: the static batch explains nothing, so it may be a
+    latent warning, never the top cause."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)).eval()
+    g = seeded(10)
+    fixtures = [torch.randn(2, 4, generator=g) for _ in range(3)]
+    onnxparity.capture(model, fixtures, tmp_path / "b", dynamic_axes=None, reference64=False)
+    path = tmp_path / "b/model.onnx"
+    mp = onnx.load(str(path))
+    init = next(i for i in mp.graph.initializer if len(i.dims) == 2)
+    w = numpy_helper.to_array(init).copy()
+    w[0, 0] += 0.5
+    init.CopyFrom(numpy_helper.from_array(w, init.name))
+    onnx.save(mp, str(path))
+    chk = check(binary, tmp_path / "b")
+    assert chk["verdict"] == "fail" and statuses(chk) == ["fail"] * 3
+    ids = [c["id"] for c in chk["causes"]]
+    assert ids and ids[0] != "baked-shape", chk["causes"]
