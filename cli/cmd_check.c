@@ -32,6 +32,7 @@
 #include "onnxparity/bisect.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
+#include "onnxparity/env.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
@@ -309,7 +310,8 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const onp_fixture_verdict *res, size_t n, int failed)
+                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res,
+                       size_t n, int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -319,8 +321,9 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                             : failed              ? "fail"
                                                   : "pass");
     cJSON_AddStringToObject(root, "model", model);
-    report_environment(root, ort, d->provider, d->opt_level, d->intra_threads, d->inter_threads,
-                       sha, o->ort.so.config, o->ort.so.n_config);
+    cJSON *envj = report_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
+                                     d->inter_threads, sha, o->ort.so.config, o->ort.so.n_config);
+    onp_env_write_json(env, envj);
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {
@@ -481,12 +484,14 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
-                       const onp_lint_result *l)
+static int write_junit(const opts *o, const onp_fixture_verdict *res, const double *secs,
+                       size_t n, const onp_lint_result *l, const onp_env *env)
 {
     junit j;
     junit_init(&j);
-    for (size_t i = 0; i < l->n; i++) {
+    junit_env_properties(&j, env);
+    /* bundle-wide cases once: in shard 0 of a sharded run */
+    for (size_t i = 0; (!o->shard_n || o->shard_i == 0) && i < l->n; i++) {
         const onp_lint_finding *f = &l->findings[i];
         char name[512];
         if (f->rule->severity != ONP_LINT_ERROR) continue;
@@ -497,6 +502,7 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
     for (size_t i = 0; i < n; i++) {
         const onp_fixture_verdict *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
+        junit_set_time(&j, secs ? secs[i] / (double)(r->n_out ? r->n_out : 1) : 0);
         if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
             const onp_output_verdict *x = &r->outs[k];
@@ -639,7 +645,21 @@ int cmd_check(int argc, char **argv)
     onp_session *s;
     int upgraded;
     rc = cli_ort_session(&o.ort, model, m, &ort, &s, &upgraded);
+    onp_env env; /* the environment fingerprint's export and runtime fields */
+    onp_env_init(&env);
+    if (!rc) {
+        char manifest[4096];
+        snprintf(manifest, sizeof manifest, "%s/parity.json", o.target ? o.target : "");
+        if (onp_env_from_session(&env, ort, s, &e) ||
+            onp_env_from_bundle(&env, m, o.target ? manifest : NULL, &e)) {
+            rc = cli_report(&e);
+            onp_session_close(s);
+            onp_ort_close(ort);
+        }
+        onp_env_set_config(&env, o.ort.so.config, o.ort.so.n_config);
+    }
     sha = sha_finish();
+    onp_env_set(&env, ONP_ENV_MODEL_SHA256, sha);
     g_sha.job.m = NULL; /* no thread after this: the model is closed */
     onp_model_close(m);
     if (rc) {
@@ -657,6 +677,7 @@ int cmd_check(int argc, char **argv)
     onp_noisebook *noise = NULL;
     if (o.target && (rc = measure_noisebook(o.target, &noise))) goto out_session;
     onp_fixture_verdict *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    double *secs = calloc(n_fix ? n_fix : 1, sizeof *secs); /* [n_fix] seconds per fixture */
     onp_judge_fixture_opts mo;
     onp_judge_fixture_opts_init(&mo);
     mo.tol = tol_for;
@@ -678,8 +699,10 @@ int cmd_check(int argc, char **argv)
                 fprintf(stderr,
                         o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
                         k + 1, n_fix, td[i].sets[j].dir);
+            double t0 = junit_clock();
             if (onp_judge_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
                 rc = cli_report(&e);
+            if (secs) secs[k - 1] = junit_clock() - t0;
             else if (res[k - 1].status)
                 failed++;
         }
@@ -699,7 +722,7 @@ int cmd_check(int argc, char **argv)
     int html_rc = 0;
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
-            cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
+            cJSON *doc = doc_json(&o, model, sha, ort, s, &env, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
@@ -751,7 +774,7 @@ int cmd_check(int argc, char **argv)
              : failed || lint_errors   ? EXIT_FAIL
                                        : EXIT_PASS;
         if (html_rc) rc = html_rc;
-        int junit_rc = o.junit ? write_junit(&o, res, n_fix, &lint) : 0;
+        int junit_rc = o.junit ? write_junit(&o, res, secs, n_fix, &lint, &env) : 0;
         if (junit_rc) rc = junit_rc;
         if (o.sarif) { /* the lint findings for code scanning */
             cJSON *doc = lint_sarif_doc(model, &lint);
@@ -770,6 +793,7 @@ int cmd_check(int argc, char **argv)
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);
+    free(secs);
     onp_noisebook_free(noise);
 out_session:
     onp_session_close(s);

@@ -59,6 +59,17 @@ int measure_run(const cli_ort *ort_opts, const char *target, const onp_judge_fix
     onp_session *s;
     int upgraded;
     if (!rc) rc = cli_ort_session(ort_opts, out->model, m, &ort, &s, &upgraded);
+    if (!rc) {
+        onp_env_init(&out->env);
+        onp_env_set(&out->env, ONP_ENV_MODEL_SHA256, out->sha256);
+        onp_env_set_config(&out->env, ort_opts->so.config, ort_opts->so.n_config);
+        if (onp_env_from_session(&out->env, ort, s, &e) ||
+            onp_env_from_bundle(&out->env, m, lo.manifest, &e)) {
+            rc = cli_report(&e);
+            onp_session_close(s);
+            onp_ort_close(ort);
+        }
+    }
     onp_model_close(m);
     if (rc) goto out_td;
     out->fix = calloc(td.n, sizeof *out->fix);
@@ -73,6 +84,7 @@ int measure_run(const cli_ort *ort_opts, const char *target, const onp_judge_fix
                                     d->inter_threads, out->sha256, ort_opts->so.config,
                                     ort_opts->so.n_config);
     cJSON_AddBoolToObject(env, "upgraded_to_opset7", upgraded);
+    onp_env_write_json(&out->env, env);
     out->environment = cJSON_DetachItemFromObject(holder, "environment");
     cJSON_Delete(holder);
     onp_session_close(s);

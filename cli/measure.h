@@ -9,6 +9,7 @@
 #define ONP_CLI_MEASURE_H
 
 #include "onnxparity/compare.h"
+#include "onnxparity/env.h"
 #include "onnxparity/judge.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/tfile.h"
@@ -22,6 +23,7 @@ typedef struct meas_result {
     onp_lint_result lint;
     onp_noisebook *noise; /* owned */
     cJSON *environment; /* the environment fingerprint (report_environment), owned */
+    onp_env env;        /* the same fields gate compares with the recorded ones */
 } meas_result;
 
 /* Measure TARGET (a bundle folder).  Returns 0, or the exit code after
