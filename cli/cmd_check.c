@@ -310,8 +310,8 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res,
-                       size_t n, int failed)
+                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res, size_t n,
+                       int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -434,20 +434,6 @@ static void print_latent_text(const onp_causes *cs, const char *target)
            cs->n_latent_total > 3 ? ", ..." : "", target ? target : ".");
 }
 
-/* One line per cause, most likely first, then its first evidence and fix. */
-static void print_causes_text(const onp_causes *cs)
-{
-    for (size_t i = 0; i < cs->n; i++) {
-        const onp_cause_item *c = &cs->items[cs->order[i]];
-        printf("cause    %s (%s confidence)%s%s: %s\n", onp_cause_name(c->id),
-               onp_confidence_name(c->confidence), c->node[0] ? " at " : "", c->node,
-               c->n_evidence ? c->evidence[0] : "");
-        for (size_t k = 1; k < c->n_evidence && k < 4; k++)
-            printf("         - %s\n", c->evidence[k]);
-        printf("         fix: %s\n", c->fix);
-    }
-}
-
 /* On a failed check of a bundle, bisect it the way `onnxparity bisect
  * TARGET` does (the same routine and defaults: every fixture, the noise
  * rule, eager intermediates or ORT at opt-level disable), so both name the
@@ -484,8 +470,8 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const onp_fixture_verdict *res, const double *secs,
-                       size_t n, const onp_lint_result *l, const onp_env *env)
+static int write_junit(const opts *o, const onp_fixture_verdict *res, const double *secs, size_t n,
+                       const onp_lint_result *l, const onp_env *env)
 {
     junit j;
     junit_init(&j);
@@ -618,6 +604,18 @@ int cmd_check(int argc, char **argv)
         rc = cli_report(&e);
         goto out_td;
     }
+    /* --tol NAME=...: NAME must be a graph output (docs/cli.md: exit 2) */
+    for (size_t t = 0; t < o.n_tols; t++) {
+        const onp_graph *g = onp_model_graph(m);
+        size_t k = 0;
+        while (k < g->n_outputs && strcmp(g->outputs[k].name, o.tols[t].name)) k++;
+        if (k == g->n_outputs) {
+            rc = cli_usage_error(argv[0], "--tol %s: the model has no output named '%s'",
+                                 o.tols[t].name, o.tols[t].name);
+            onp_model_close(m);
+            goto out_td;
+        }
+    }
     static int atfork_set;
     if (!atfork_set) atfork_set = pthread_atfork(sha_before_fork, sha_after_fork_parent, NULL) == 0;
     memset(&g_sha, 0, sizeof g_sha);
@@ -702,9 +700,9 @@ int cmd_check(int argc, char **argv)
             double t0 = junit_clock();
             if (onp_judge_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
                 rc = cli_report(&e);
-            if (secs) secs[k - 1] = junit_clock() - t0;
             else if (res[k - 1].status)
                 failed++;
+            if (secs) secs[k - 1] = junit_clock() - t0;
         }
     if (progress && !o.verbose) fprintf(stderr, "\r\033[K");
     if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
@@ -728,23 +726,8 @@ int cmd_check(int argc, char **argv)
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
             cJSON_AddItemToObject(doc, "latent", report_latent_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
-            if (bis) {
-                const onp_bisect_point *p = &bis->points[bis->first];
-                cJSON *fd = cJSON_CreateObject();
-                cJSON_AddStringToObject(fd, "node", p->node);
-                cJSON_AddStringToObject(fd, "op_type", p->op_type);
-                cJSON_AddStringToObject(fd, "output", p->value);
-                cJSON_AddStringToObject(fd, "module", p->module);
-                cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
-                report_num(fd, "max_abs", p->max_abs);
-                if (p->noise.src != ONP_NOISE_NONE)
-                    report_num(fd, "envelope_max", p->envelope_max);
-                else
-                    cJSON_AddNullToObject(fd, "envelope_max");
-                report_num(fd, "jump", p->jump);
-                cJSON_AddNumberToObject(fd, "fixture", p->fail_fixture);
-                cJSON_ReplaceItemInObject(doc, "first_divergent", fd);
-            }
+            if (bis)
+                cJSON_ReplaceItemInObject(doc, "first_divergent", report_first_divergent_json(bis));
             cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",
                                   upgraded);
             if (o.shard_n) {
@@ -760,7 +743,7 @@ int cmd_check(int argc, char **argv)
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
-            print_causes_text(cs);
+            report_causes_text(cs);
             print_latent_text(cs, o.target);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {

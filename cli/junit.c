@@ -147,7 +147,7 @@ void junit_case(junit *j, const char *classname, const char *name, junit_status 
         return;
     }
     if (st == JUNIT_WARN) {
-        put(b, "\">\n      <system-out>warning: ");
+        put(b, "\">\n      <system-out>");
         junit_escape(b, text ? text : message);
         put(b, "</system-out>\n    </testcase>\n");
         return;
@@ -241,10 +241,10 @@ static const char *num(double v, char *buf, size_t n)
 char *junit_metrics_text(const onp_metrics *m, char *buf, size_t n)
 {
     char a[32], r[32], f[32], we[32], wa[32], nr[32], na[32], tr[32], ta[32];
-    int k = snprintf(buf, n, "max_abs %s, max_rel %s, mismatches %lld/%lld (frac %s)",
-                     num(m->max_abs, a, sizeof a), num(m->max_rel, r, sizeof r),
-                     (long long)m->mismatches, (long long)m->count,
-                     num(m->mismatch_frac, f, sizeof f));
+    int k =
+        snprintf(buf, n, "max_abs %s, max_rel %s, mismatches %lld/%lld (frac %s)",
+                 num(m->max_abs, a, sizeof a), num(m->max_rel, r, sizeof r),
+                 (long long)m->mismatches, (long long)m->count, num(m->mismatch_frac, f, sizeof f));
     if (k >= 0 && (size_t)k < n && m->worst_index >= 0)
         k += snprintf(buf + k, n - (size_t)k, ", worst at index %lld: expected %s, got %s",
                       (long long)m->worst_index, num(m->worst_expected, we, sizeof we),

@@ -25,7 +25,7 @@
 #include "onnxparity/env.h"
 #include "onnxparity/error.h"
 
-/* JUNIT_WARN is a passing case whose <system-out> carries the warning (JUnit
+/* JUNIT_WARN is a passing case whose <system-out> carries the text (JUnit
  * has no warning state; readers show system-out beside the case). */
 typedef enum { JUNIT_PASS = 0, JUNIT_FAIL, JUNIT_ERROR, JUNIT_WARN } junit_status;
 
@@ -33,9 +33,9 @@ typedef struct junit {
     onp_buf body;  /* the <testcase> elements written so far */
     onp_buf props; /* the <property> elements */
     long tests, failures, errors;
-    double time;      /* seconds given to the next cases (junit_set_time) */
-    double time_sum;  /* the suite's time: the sum over the cases */
-    char **ids;       /* [cap_ids] open-addressing set of "classname\x1fname" */
+    double time;     /* seconds given to the next cases (junit_set_time) */
+    double time_sum; /* the suite's time: the sum over the cases */
+    char **ids;      /* [cap_ids] open-addressing set of "classname\x1fname" */
     size_t n_ids, cap_ids;
 } junit;
 
