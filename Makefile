@@ -68,6 +68,11 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
+# SARIF's informationUri and helpUri point at the documentation: this tree's
+# docs/ by default; `make ONP_DOCS_URL=https://...` for a published copy.
+ONP_DOCS_URL ?= file://$(abspath docs)
+$(BUILD)/cli/cmd_lint.o: CFLAGS += -DONP_DOCS_URL='"$(ONP_DOCS_URL)"'
+
 # The ORT module needs the ONNX Runtime headers.
 $(BUILD)/src/ort/%.o: CFLAGS += $(ORT_CFLAGS)
 

@@ -310,8 +310,8 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res,
-                       const double *secs, size_t n, int failed)
+                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res, size_t n,
+                       int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -330,7 +330,6 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
         const onp_fixture_verdict *r = &res[i];
         cJSON *f = cJSON_CreateObject();
         cJSON_AddNumberToObject(f, "index", r->index);
-        if (secs) cJSON_AddNumberToObject(f, "seconds", secs[i]);
         cJSON_AddStringToObject(f, "dir", r->dir);
         cJSON_AddStringToObject(f, "status",
                                 r->status == 0   ? "pass"
@@ -721,7 +720,7 @@ int cmd_check(int argc, char **argv)
     int html_rc = 0;
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
-            cJSON *doc = doc_json(&o, model, sha, ort, s, &env, res, secs, n_fix, failed);
+            cJSON *doc = doc_json(&o, model, sha, ort, s, &env, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
