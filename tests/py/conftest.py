@@ -93,5 +93,13 @@ def testdata():
 
 
 def run(args, **kw):
-    """Run a command, capture text output, never raise on exit status."""
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    """Run a command, capture text output, never raise on exit status.  What
+    the command wrote goes through its real consumer (tests/py/consumers.py:
+    junitparser, sarif-multitool, the published JSON Schemas): a file or
+    document they refuse fails the test that ran it."""
+    import tempfile
+    import consumers
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    with tempfile.TemporaryDirectory() as tmp:
+        consumers.consume(args, r, tmp)
+    return r
