@@ -29,6 +29,9 @@ static const cli_cmd commands[] = {
      cmd_gate},
     {"merge", "RESULT.json... [--format text|json]",
      "combine the JSON documents of check --shard I/N runs into one verdict", cmd_merge},
+    {"diff", "OLD.json NEW.json [--format text|json]",
+     "what got worse between two check documents, output by output and fixture by fixture",
+     cmd_diff},
     {"bisect",
      "TARGET [--fixture K] [--reference eager|disable] [--chunk N] [--max-exposed-bytes B] "
      "[--format text|json] [--html FILE] [--rtol R] [--atol A]",
