@@ -582,7 +582,7 @@ int cmd_check(int argc, char **argv)
     onp_testdata td[MAX_DATA];
     memset(td, 0, sizeof td);
     size_t n_fix = 0, n_total = 0;
-    int rc = EXIT_PASS;
+    int rc = EXIT_PASS, junit_done = 0;
     for (size_t i = 0; i < o.n_data; i++) {
         if (onp_testdata_scan(o.data[i], &td[i], &e)) {
             rc = cli_report(&e);
@@ -757,6 +757,7 @@ int cmd_check(int argc, char **argv)
              : failed || lint_errors   ? EXIT_FAIL
                                        : EXIT_PASS;
         if (html_rc) rc = html_rc;
+        junit_done = 1;
         int junit_rc = o.junit ? write_junit(&o, res, secs, n_fix, &lint, &env) : 0;
         if (junit_rc) rc = junit_rc;
         if (o.sarif) { /* the lint findings for code scanning */
@@ -785,5 +786,13 @@ out_lint:
     onp_lint_result_free(&lint);
 out_td:
     for (size_t i = 0; i < o.n_data; i++) onp_testdata_free(&td[i]);
+    if (rc >= EXIT_USAGE && o.junit && !junit_done) { /* the upload step still gets a file */
+        char why[1400];
+        if (e.code)
+            onp_error_format(&e, why, sizeof why);
+        else
+            snprintf(why, sizeof why, "the check could not run (exit %d): the log says why", rc);
+        junit_write_error("onnxparity check", "run", why, o.junit);
+    }
     return rc;
 }
