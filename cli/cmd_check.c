@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ghactions.h"
 #include "junit.h"
 #include "measure.h"
 #include "onnxparity/bisect.h"
@@ -64,6 +65,8 @@ typedef struct opts {
     const char *junit;     /* --junit FILE, or NULL */
     const char *sarif;     /* --sarif FILE (lint findings), or NULL */
     const char *html;      /* --html FILE (the report page), or NULL */
+    const char *summary;   /* --summary FILE: a Markdown summary appended, or NULL */
+    int annotations;       /* --annotations: GitHub Actions workflow commands on stdout */
     int quiet, verbose;    /* progress on stderr: off / with ORT's log */
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
@@ -148,6 +151,11 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_estimate = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
             o->no_lint = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "summary", &v))) {
+            if (r < 0) return -1;
+            o->summary = v;
+        } else if (cli_flag(argv, i, "annotations")) {
+            o->annotations = 1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
@@ -156,6 +164,10 @@ static int parse_args(int argc, char **argv, opts *o)
         return cli_usage_error(argv[0], "give TARGET or --model/--data, not both"), -1;
     if (!o->target && !(o->model && o->n_data))
         return cli_usage_error(argv[0], "usage: onnxparity check TARGET | --model M --data DIR..."),
+               -1;
+    if (o->annotations && o->fmt == FMT_JSON)
+        return cli_usage_error(argv[0], "--annotations writes workflow commands on stdout, where "
+                                        "--format json writes the document: use one"),
                -1;
     return 0;
 }
@@ -466,6 +478,78 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_
     *out = r;
 }
 
+/* --annotations: the causes, then one ::error per failing output (at most
+ * 50) with its metrics. */
+static void print_annotations(const char *model, const onp_fixture_verdict *res, size_t n,
+                              const onp_causes *cs)
+{
+    gh_causes_commands(stdout, cs, model);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_out && shown < 50; k++) {
+            const onp_output_verdict *x = &res[i].outs[k];
+            const char *fx = strrchr(res[i].dir, '/') ? strrchr(res[i].dir, '/') + 1 : res[i].dir;
+            char title[400], txt[2048] = "";
+            if (x->pass) continue;
+            snprintf(title, sizeof title, "onnxparity check: %s fails on %s", x->name, fx);
+            if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
+            gh_command(stdout, "error", model, title, txt[0] ? txt : x->note);
+            shown++;
+        }
+}
+
+/* --summary FILE: the verdict, the causes and the outputs (failing ones
+ * first, at most 100 rows) as Markdown, appended. */
+static int write_summary(const opts *o, const char *model, const onp_fixture_verdict *res, size_t n,
+                         const onp_causes *cs, const onp_bisect_result *bis, int failed,
+                         int lint_errors)
+{
+    FILE *f = gh_summary_open(o->summary);
+    if (!f) return EXIT_IO;
+    size_t lost = count_runtime(res, n);
+    fprintf(f, "### onnxparity check: %s\n\n`",
+            lost                    ? "ERROR"
+            : failed || lint_errors ? "FAIL"
+                                    : "pass");
+    gh_md_text(f, model);
+    fprintf(f, "`: %zu fixture(s), %d failed, %d error-level lint finding(s)\n", n, failed,
+            lint_errors);
+    gh_md_causes(f, cs);
+    if (bis) {
+        const onp_bisect_point *p = &bis->points[bis->first];
+        fputs("\n**First divergent node**: `", f);
+        gh_md_text(f, p->node[0] ? p->node : "(unnamed)");
+        fprintf(f, "` (%s)\n", p->op_type);
+    }
+    fputs("\n| fixture | output | max_abs | max_rel | needed atol | envelope | result |\n"
+          "|---|---|---|---|---|---|---|\n",
+          f);
+    size_t rows = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < res[i].n_out && rows < 100; k++) {
+                const onp_output_verdict *x = &res[i].outs[k];
+                const char *fx =
+                    strrchr(res[i].dir, '/') ? strrchr(res[i].dir, '/') + 1 : res[i].dir;
+                char a[16], r[16], na[16], ev[16];
+                if (x->pass != pass) continue;
+                fputs("| ", f);
+                gh_md_text(f, fx);
+                fputs(" | ", f);
+                gh_md_text(f, x->name);
+                fprintf(f, " | %s | %s | %s | %s | %s |\n", report_fmt(x->m.max_abs, a, sizeof a),
+                        report_fmt(x->m.max_rel, r, sizeof r),
+                        report_fmt(x->m.needed_atol, na, sizeof na),
+                        x->j.noise.src != ONP_NOISE_NONE
+                            ? report_fmt(x->j.envelope_max, ev, sizeof ev)
+                            : "-",
+                        x->pass ? "ok" : "**FAIL**");
+                rows++;
+            }
+    fputc('\n', f);
+    return fclose(f) ? EXIT_IO : 0;
+}
+
 /* --junit FILE: one testcase per fixture x output (classname: the fixture's
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
@@ -757,6 +841,10 @@ int cmd_check(int argc, char **argv)
              : failed || lint_errors   ? EXIT_FAIL
                                        : EXIT_PASS;
         if (html_rc) rc = html_rc;
+        if (o.fmt != FMT_JSON && o.annotations) print_annotations(model, res, n_fix, cs);
+        int sum_rc =
+            o.summary ? write_summary(&o, model, res, n_fix, cs, bis, failed, lint_errors) : 0;
+        if (sum_rc) rc = sum_rc;
         junit_done = 1;
         int junit_rc = o.junit ? write_junit(&o, res, secs, n_fix, &lint, &env) : 0;
         if (junit_rc) rc = junit_rc;

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "criteria.h"
+#include "ghactions.h"
 #include "junit.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/causes.h"
@@ -35,6 +36,8 @@
 typedef struct opts {
     cli_ort ort;
     const char *target, *criteria, *junit;
+    const char *summary; /* --summary FILE: a Markdown summary appended */
+    int annotations;     /* --annotations: GitHub Actions workflow commands on stdout */
     int record;
     int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
     int margin_given;
@@ -74,6 +77,11 @@ static int parse_args(int argc, char **argv, opts *o)
             o->env_given = 1;
         } else if (cli_flag(argv, i, "no-bisect")) {
             o->no_bisect = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "summary", &v))) {
+            if (r < 0) return -1;
+            o->summary = v;
+        } else if (cli_flag(argv, i, "annotations")) {
+            o->annotations = 1;
         } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
@@ -101,9 +109,17 @@ static int parse_args(int argc, char **argv, opts *o)
                                "criteria recorded)",
                                rec_only),
                -1;
-    if (o->record && (o->env_given || o->no_bisect))
-        return cli_usage_error(argv[0], "%s applies to gating only, not to --record",
-                               o->env_given ? "--env-drift" : "--no-bisect"),
+    const char *gate_only = o->env_given     ? "--env-drift"
+                            : o->no_bisect   ? "--no-bisect"
+                            : o->summary     ? "--summary"
+                            : o->annotations ? "--annotations"
+                                             : NULL;
+    if (o->record && gate_only)
+        return cli_usage_error(argv[0], "%s applies to gating only, not to --record", gate_only),
+               -1;
+    if (o->annotations && o->fmt == FMT_JSON)
+        return cli_usage_error(argv[0], "--annotations writes workflow commands on stdout, where "
+                                        "--format json writes the document: use one"),
                -1;
     return 0;
 }
@@ -782,6 +798,92 @@ static void print_text(const opts *o, const criteria *c, const meas_result *r, c
                c->n_out, o->criteria, dl->n ? " (see the environment lines above)" : "");
 }
 
+/* --annotations: the causes, each drift that warns or fails, each
+ * regression (at most 50) as workflow commands; then the verdict. */
+static void print_annotations(const opts *o, const meas_result *r, const reglist *l,
+                              const drift_list *dl, const onp_causes *cs, size_t lost)
+{
+    char t[900], title[200];
+    gh_causes_commands(stdout, cs, r->model);
+    for (size_t i = 0; i < dl->n; i++) {
+        const char *eff = drift_effect(o, &dl->d[i]);
+        if (!strcmp(eff, "note")) continue;
+        drift_text(&dl->d[i], t, sizeof t);
+        gh_command(stdout, !strcmp(eff, "failure") ? "error" : "warning", o->criteria,
+                   "onnxparity gate: environment drift", t);
+    }
+    for (size_t q = 0; q < l->n && q < 50; q++) {
+        if (!strcmp(l->r[q].check, "environment")) continue; /* said above */
+        snprintf(title, sizeof title, "onnxparity gate: regressed (%s)", l->r[q].check);
+        gh_command(stdout, "error", r->model, title, l->r[q].msg);
+    }
+    if (lost || l->n)
+        gh_command(stdout, "error", NULL, "onnxparity gate",
+                   lost ? "ONNX Runtime crashed or timed out"
+                        : "parity regressed against the criteria");
+}
+
+/* --summary FILE: the verdict, the environment, the causes, the first
+ * divergent node and the regressions as Markdown, appended. */
+static int write_summary(const opts *o, const criteria *c, const meas_result *r, const reglist *l,
+                         const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
+                         size_t lost)
+{
+    FILE *f = gh_summary_open(o->summary);
+    if (!f) return EXIT_IO;
+    char a[200], b[200];
+    fprintf(f, "### onnxparity gate: %s\n\n",
+            lost   ? "ERROR (ONNX Runtime crashed or timed out)"
+            : l->n ? "FAIL"
+                   : "pass");
+    fputs("`", f);
+    gh_md_text(f, o->target);
+    fputs("` against `", f);
+    gh_md_text(f, o->criteria);
+    fprintf(f,
+            "`: %zu fixtures, %zu outputs, %zu regression(s); ONNX Runtime %s (%s, opt-level %s)\n",
+            r->n_fix, c->n_out, l->n, r->env.v[ONP_ENV_ORT_VERSION], r->env.v[ONP_ENV_PROVIDER],
+            r->env.v[ONP_ENV_OPT_LEVEL]);
+    if (dl->n) {
+        fprintf(f,
+                "\n**Environment** (policy `--env-drift %s`):\n\n"
+                "| field | at record time | now | effect |\n|---|---|---|---|\n",
+                o->env_fail ? "fail" : "warn");
+        for (size_t i = 0; i < dl->n; i++) {
+            const onp_env_drift *d = &dl->d[i];
+            fprintf(f, "| %s | ", onp_env_field_name(d->field));
+            gh_md_text(f, shown_value(d->field, d->recorded, a, sizeof a));
+            fputs(" | ", f);
+            gh_md_text(f, shown_value(d->field, d->current, b, sizeof b));
+            fprintf(f, " | %s |\n", drift_effect(o, d));
+        }
+    }
+    gh_md_causes(f, cs);
+    if (bis) {
+        const onp_bisect_point *p = &bis->points[bis->first];
+        fputs("\n**First divergent node**: `", f);
+        gh_md_text(f, p->node[0] ? p->node : "(unnamed)");
+        fprintf(f, "` (%s), output `", p->op_type);
+        gh_md_text(f, p->value);
+        fputs("`\n", f);
+    }
+    if (l->n) {
+        fputs("\n| fixture | output | check | regression |\n|---|---|---|---|\n", f);
+        for (size_t q = 0; q < l->n && q < 100; q++) {
+            fputs("| ", f);
+            gh_md_text(f, l->r[q].fixture ? l->r[q].fixture : "(bundle)");
+            fputs(" | ", f);
+            gh_md_text(f, l->r[q].output ? l->r[q].output : "");
+            fprintf(f, " | %s | ", l->r[q].check);
+            gh_md_text(f, l->r[q].msg);
+            fputs(" |\n", f);
+        }
+        if (l->n > 100) fprintf(f, "\n%zu more in the log and the JUnit file.\n", l->n - 100);
+    }
+    fputc('\n', f);
+    return fclose(f) ? EXIT_IO : 0;
+}
+
 /* --record --junit: the measured run, each output failing where it fails. */
 static int record_junit(const opts *o, const meas_result *r)
 {
@@ -857,7 +959,10 @@ int cmd_gate(int argc, char **argv)
             print_json(&o, &c, &r, &l, &dl, cs, bis, lost ? "error" : l.n ? "fail" : "pass");
         else
             print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
+        if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
         rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
+        int sum_rc = o.summary ? write_summary(&o, &c, &r, &l, &dl, cs, bis, lost) : 0;
+        if (sum_rc) rc = sum_rc;
     }
     int junit_rc = o.junit ? write_junit(&o, &c, &r, &l, &dl) : 0;
     if (junit_rc) rc = junit_rc;

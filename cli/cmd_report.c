@@ -51,6 +51,11 @@ static int numv(const cJSON *v, double *out)
         *out = v->valuedouble;
         return 1;
     }
+    if (cJSON_IsRaw(v) && v->valuestring) { /* report_num's exact form, in a document built here */
+        char *end;
+        *out = strtod(v->valuestring, &end);
+        return end != v->valuestring && !*end;
+    }
     if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
         if (!strcmp(s, "nan")) return *out = NAN, 1;
