@@ -355,3 +355,37 @@ def test_diff_usage(onnxparity, recorded, tmp_path):
     assert run([onnxparity, "diff", a, recorded]).returncode == 2  # a criteria file
     (tmp_path / "g.json").write_text("{")
     assert run([onnxparity, "diff", a, tmp_path / "g.json"]).returncode == 3
+
+
+# --- CI-native summaries and the HTML page ------------------------------------------
+
+
+def test_annotations_and_markdown_summary(onnxparity, recorded, tmp_path):
+    md = tmp_path / "summary.md"
+    md.write_text("earlier step\n")
+    r = run([onnxparity, "gate", TRAINING, "--criteria", recorded, "--annotations",
+             "--summary", md, "--no-bisect"])
+    assert r.returncode == 1
+    cmds = [ln for ln in r.stdout.splitlines() if ln.startswith("::")]
+    assert cmds[0].startswith("::error file=") and "title=onnxparity cause%3A training-mode" in cmds[0]
+    assert any("regressed (max_abs)::logits: max_abs 0.485 > recorded limit" in c for c in cmds)
+    assert "%0Afix: call model.eval()" in cmds[0]  # one line: the newline percent-encoded
+    text = md.read_text()
+    assert text.startswith("earlier step\n### onnxparity gate: FAIL")  # appended, not replaced
+    assert "| test_data_set_0 | logits | max_abs |" in text and "**training-mode**" in text
+    r = run([onnxparity, "check", HEALTHY, "--annotations", "--summary", md])
+    assert r.returncode == 0 and not [ln for ln in r.stdout.splitlines() if ln.startswith("::")]
+    assert "### onnxparity check: pass" in md.read_text()
+    assert run([onnxparity, "check", HEALTHY, "--annotations", "--format", "json"]).returncode == 2
+    assert run([onnxparity, "gate", HEALTHY, "--criteria", recorded, "--record",
+                "--summary", md]).returncode == 2
+
+
+def test_check_html_shows_every_metric(onnxparity, tmp_path):
+    page = tmp_path / "c.html"
+    assert run([onnxparity, "check", HEALTHY, "--html", page]).returncode == 0
+    html = page.read_text()
+    assert '<td class="num">\u2014</td>' not in html  # no metric missing
+    doc = json.loads(run([onnxparity, "check", HEALTHY, "--format", "json"]).stdout)
+    ma = doc["fixtures"][0]["outputs"][0]["max_abs"]
+    assert f'<td class="num">{ma:.3g}</td>' in html
