@@ -137,7 +137,15 @@ $(TESTOPS): tests/customop/testops.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared $(ORT_CFLAGS) -o $@ $<
 
-test-py: $(BIN) $(TOOL_BIN) $(TESTOPS)
+# The consumers the python tests read the tool's output with (tests/py/
+# consumers.py): ORT 1.30.0 for the environment-drift tests and
+# sarif-multitool, from npm (scripts/setup.sh consumers; 157 MB, once).
+CONSUMERS := $(BUILD)/.consumers-ok
+$(CONSUMERS): scripts/setup.sh
+	bash scripts/setup.sh consumers
+	@mkdir -p $(@D) && touch $@
+
+test-py: $(BIN) $(TOOL_BIN) $(TESTOPS) $(CONSUMERS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
@@ -168,7 +176,7 @@ asan: $(SETUP)
 # The tool built with ASan + UBSan (by `make asan`) under the python tests
 # that drive it through every command; LeakSanitizer on, ONNX Runtime's own
 # allocation suppressed (tests/lsan.supp).
-ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
+ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py tests/py/test_ci.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
                  tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py \
                  tests/py/test_outputs.py

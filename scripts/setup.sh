@@ -11,7 +11,8 @@
 #   scripts/setup.sh consumers what `make test` checks the tool's output with:
 #                             a second ONNX Runtime (1.30.0, for environment
 #                             drift) and Microsoft's SARIF validator, both from
-#                             npm into third_party/ (about 120 MB of downloads)
+#                             npm into third_party/ (157 MB of downloads: 114 +
+#                             44 MB; 148 MB on disk)
 #
 # Debian packages: checked with dpkg-query (npm: by command, it may come
 # from elsewhere); the missing ones are installed with
