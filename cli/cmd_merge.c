@@ -245,7 +245,7 @@ int cmd_merge(int argc, char **argv)
     const char *files[MAX_DOCS];
     size_t n = 0;
     cli_format fmt = FMT_TEXT;
-    const char *v, *junit_path = NULL;
+    const char *v, *junit_path = NULL, *html = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if ((r = cli_opt(argc, argv, &i, "format", &v))) {
@@ -253,6 +253,9 @@ int cmd_merge(int argc, char **argv)
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
             if (r < 0) return EXIT_USAGE;
             junit_path = v;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return EXIT_USAGE;
+            html = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
         } else if (n < MAX_DOCS) {
@@ -267,6 +270,7 @@ int cmd_merge(int argc, char **argv)
     onp_error e;
     onp_error_clear(&e);
     long shard_n = -2; /* -2 unknown yet, -1 unsharded */
+    int done = 0;      /* 1 once a merged document exists */
     for (size_t i = 0; i < n && !rc; i++) {
         if (!(docs[i] = cli_read_json(files[i], ONP_ERR_FORMAT, "not valid JSON", &e))) {
             rc = cli_report(&e);
@@ -409,12 +413,18 @@ int cmd_merge(int argc, char **argv)
         cJSON *from = cJSON_AddArrayToObject(root, "merged_from");
         for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(from, cJSON_CreateString(files[i]));
         rc = any_error ? EXIT_RUNTIME : !strcmp(verdict, "fail") ? EXIT_FAIL : EXIT_PASS;
+        done = 1;
         int junit_rc = junit_path ? write_junit(root, junit_path) : 0;
         if (junit_rc) rc = junit_rc;
-        if (fmt == FMT_JSON) {
+        if (fmt == FMT_JSON || html) { /* the document: printed, and/or the page */
             exact_numbers(root);
-            report_print_json(root);
-        } else {
+            int html_rc = report_emit(
+                root, fmt == FMT_JSON, html,
+                str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
+            if (html_rc) rc = html_rc;
+            root = NULL;
+        }
+        if (fmt != FMT_JSON) {
             printf("merged   %zu document(s), model sha256 %.12s\n", n,
                    str_at(docs[0], "environment", "model_sha256"));
             printf("verdict: %s — %ld fixtures, %ld outputs compared, %ld fixtures failed\n",
@@ -425,8 +435,7 @@ int cmd_merge(int argc, char **argv)
             cJSON_Delete(root);
         }
     }
-    if (rc >= EXIT_USAGE && rc != EXIT_RUNTIME &&
-        junit_path) /* nothing merged: say why in the file */
+    if (!done && junit_path) /* nothing merged: say why in the file */
         junit_write_error("onnxparity merge", "merge",
                           "the documents could not be merged (exit 2 or 3: the log says why)",
                           junit_path);

@@ -389,3 +389,17 @@ def test_check_html_shows_every_metric(onnxparity, tmp_path):
     doc = json.loads(run([onnxparity, "check", HEALTHY, "--format", "json"]).stdout)
     ma = doc["fixtures"][0]["outputs"][0]["max_abs"]
     assert f'<td class="num">{ma:.3g}</td>' in html
+
+
+def test_gate_sarif_and_merge_html(onnxparity, recorded, tmp_path):
+    s = tmp_path / "g.sarif"
+    r = run([onnxparity, "gate", TRAINING, "--criteria", recorded, "--sarif", s, "--no-bisect"])
+    assert r.returncode == 1 and s.exists()  # validated by run()
+    ids = {x["ruleId"] for x in json.loads(s.read_text())["runs"][0]["results"]}
+    assert "ONP104" in ids
+    a, b = _shards(onnxparity, tmp_path, "h")
+    page = tmp_path / "m.html"
+    r = run([onnxparity, "merge", a, b, "--html", page, "--format", "json"])
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["fixtures"] == 3
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and '<td class="num">\u2014</td>' not in html
