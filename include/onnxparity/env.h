@@ -44,8 +44,9 @@
 struct cJSON;
 
 /* The fields, in the order they are reported.  How to add one: a row in
- * env.c's table (name, kind, whether JSON holds it as a number), then fill
- * it in onp_env_from_session or onp_env_from_bundle. */
+ * src/env/env.c's table (name, kind, whether JSON holds it as a number),
+ * then fill it in onp_env_from_session or onp_env_from_bundle
+ * (src/judge/envcollect.c). */
 typedef enum onp_env_field {
     ONP_ENV_ORT_VERSION,        /* "1.29.0" */
     ONP_ENV_ORT_LIBRARY_SHA256, /* sha256 of the ORT shared library file loaded */
@@ -112,8 +113,7 @@ int onp_env_from_session(onp_env *env, const onp_ort *ort, const onp_session *s,
  * those fields stay empty).  The model's sha256 is the caller's to set (the
  * CLI hashes the model while ORT loads it).  ONP_ERR_FORMAT for a manifest
  * that is not JSON. */
-int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_json,
-                        onp_error *e);
+int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_json, onp_error *e);
 
 /* Read the fields an "environment" object holds (numbers as integers,
  * arrays of strings '\n'-joined, anything else left empty); fields already
