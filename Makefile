@@ -147,6 +147,7 @@ $(CONSUMERS): scripts/setup.sh
 
 test-py: $(BIN) $(TOOL_BIN) $(TESTOPS) $(CONSUMERS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
+	    ONNXPARITY_ORT_LIB2=$(abspath third_party/onnxruntime-1.30/lib/libonnxruntime.so.1) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
 
