@@ -403,3 +403,33 @@ def test_gate_sarif_and_merge_html(onnxparity, recorded, tmp_path):
     assert r.returncode == 1 and json.loads(r.stdout)["summary"]["fixtures"] == 3
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and '<td class="num">\u2014</td>' not in html
+
+
+def test_reexport_at_another_opset_drifts(onnxparity, tmp_path):
+    """The same model re-exported at opset 17 against criteria recorded at
+    opset 13: an export drift (a warning, a regression under fail), and the
+    model hash a note."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+    import onnxparity as op
+    spec = importlib.util.spec_from_file_location("eac", ROOT / "examples" / "ci" / "export_and_capture.py")
+    eac = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(eac)
+    torch.manual_seed(0)
+    model = eac.SmallCNN().eval()
+    fx = [torch.randn(b, 3, 12, 12, generator=torch.Generator().manual_seed(1)) for b in (1, 2)]
+    for opset in (13, 17):
+        op.capture(model, fx, tmp_path / f"o{opset}", input_names=["image"],
+                   output_names=["logits"], opset=opset, exporter="legacy")
+    crit = tmp_path / "c.json"
+    assert run([onnxparity, "gate", tmp_path / "o13", "--criteria", crit, "--record"]).returncode == 0
+    r = run([onnxparity, "gate", tmp_path / "o17", "--criteria", crit])
+    assert r.returncode == 0, r.stdout
+    assert "drift    opset: 13 at record time, 17 now (warning;" in r.stdout
+    assert "note     model_sha256:" in r.stdout
+    r = run([onnxparity, "gate", tmp_path / "o17", "--criteria", crit, "--env-drift", "fail",
+             "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert [(d["field"], d["kind"], d["effect"]) for d in doc["environment_drift"]] == [
+        ("opset", "export", "failure"), ("model_sha256", "note", "note")]
