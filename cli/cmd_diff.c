@@ -47,10 +47,16 @@ static const char *str_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A number member; the strings "inf", "-inf" and "nan" the documents use
+ * for non-finite values; else dflt. */
 static double num_of(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "inf")) return INFINITY;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "-inf")) return -INFINITY;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "nan")) return NAN;
+    return dflt;
 }
 
 static void values_init(onp_baseline_values *v)
@@ -58,16 +64,17 @@ static void values_init(onp_baseline_values *v)
     *v = (onp_baseline_values){0, 1, NAN, NAN, NAN, -1, -1};
 }
 
-/* The pair (fixture, output), added (both sides absent) when new. */
-static pair *find(pairs *ps, const char *fixture, const char *output)
+/* The index of the pair (fixture, output), added (both sides absent) when
+ * new; (size_t)-1 when memory ran out.  An index, not a pointer: adding a
+ * pair may move the array. */
+static size_t find(pairs *ps, const char *fixture, const char *output)
 {
     for (size_t i = 0; i < ps->n; i++)
-        if (!strcmp(ps->p[i].fixture, fixture) && !strcmp(ps->p[i].output, output))
-            return &ps->p[i];
+        if (!strcmp(ps->p[i].fixture, fixture) && !strcmp(ps->p[i].output, output)) return i;
     if (ps->n == ps->cap) {
         size_t cap = ps->cap ? 2 * ps->cap : 32;
         pair *p = realloc(ps->p, cap * sizeof *p);
-        if (!p) return NULL;
+        if (!p) return (size_t)-1;
         ps->p = p, ps->cap = cap;
     }
     pair *x = &ps->p[ps->n++];
@@ -76,7 +83,7 @@ static pair *find(pairs *ps, const char *fixture, const char *output)
     snprintf(x->output, sizeof x->output, "%s", output);
     values_init(&x->side[0]);
     values_init(&x->side[1]);
-    return x;
+    return ps->n - 1;
 }
 
 /* Fold one fixture's output `o` into the values v (the aggregate over
@@ -112,10 +119,10 @@ static int collect(pairs *ps, const cJSON *doc, int s)
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
         {
             const char *name = str_of(o, "name");
-            pair *one = name ? find(ps, fx, name) : NULL;
-            pair *all = name ? find(ps, "", name) : NULL;
             if (!name) continue;
-            if (!one || !all) return -1;
+            size_t i1 = find(ps, fx, name), i2 = find(ps, "", name);
+            if (i1 == (size_t)-1 || i2 == (size_t)-1) return -1;
+            pair *one = &ps->p[i1], *all = &ps->p[i2];
             one->side[s].present = all->side[s].present = 1;
             fold(&one->side[s], o, &one->rows[s], &one->agree[s]);
             fold(&all->side[s], o, &all->rows[s], &all->agree[s]);
