@@ -433,3 +433,22 @@ def test_reexport_at_another_opset_drifts(onnxparity, tmp_path):
     assert r.returncode == 1
     assert [(d["field"], d["kind"], d["effect"]) for d in doc["environment_drift"]] == [
         ("opset", "export", "failure"), ("model_sha256", "note", "note")]
+
+
+def test_diff_many_fixtures(onnxparity, tmp_path):
+    """More pairs than diff's first allocation (the table grows while a pair
+    is being filled): every fixture matched, the one that changed named."""
+    base = json.loads(run([onnxparity, "check", HEALTHY, "--format", "json"]).stdout)
+    fx = base["fixtures"][0]
+    base["fixtures"] = [dict(fx, index=i, dir=f"b/test_data_set_{i}") for i in range(60)]
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(base))
+    worse = json.loads(json.dumps(base))
+    o = worse["fixtures"][41]["outputs"][0]
+    o["max_abs"] = o["max_abs"] * 100
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(worse))
+    assert run([onnxparity, "diff", a, a]).returncode == 0
+    doc = json.loads(run([onnxparity, "diff", a, b, "--format", "json"]).stdout)
+    assert doc["verdict"] == "regressed" and len(doc["fixtures"]) == 60
+    assert [f["fixture"] for f in doc["fixtures"] if f["change"] == "worse"] == ["test_data_set_41"]
