@@ -84,6 +84,11 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
+# SARIF's informationUri and helpUri point at the documentation: this tree's
+# docs/ by default; `make ONP_DOCS_URL=https://...` for a published copy.
+ONP_DOCS_URL ?= file://$(abspath docs)
+$(BUILD)/cli/cmd_lint.o: CFLAGS += -DONP_DOCS_URL='"$(ONP_DOCS_URL)"'
+
 # The ORT module needs the ONNX Runtime headers.
 $(BUILD)/src/ort/%.o: CFLAGS += $(ORT_CFLAGS)
 
@@ -153,8 +158,17 @@ $(TESTOPS): tests/customop/testops.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared $(ORT_CFLAGS) -o $@ $<
 
-test-py: $(BIN) $(TOOL_BIN) $(TESTOPS)
+# The consumers the python tests read the tool's output with (tests/py/
+# consumers.py): ORT 1.30.0 for the environment-drift tests and
+# sarif-multitool, from npm (scripts/setup.sh consumers; 157 MB, once).
+CONSUMERS := $(BUILD)/.consumers-ok
+$(CONSUMERS): scripts/setup.sh
+	bash scripts/setup.sh consumers
+	@mkdir -p $(@D) && touch $@
+
+test-py: $(BIN) $(TOOL_BIN) $(TESTOPS) $(CONSUMERS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
+	    ONNXPARITY_ORT_LIB2=$(abspath third_party/onnxruntime-1.30/lib/libonnxruntime.so.1) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) \
 	    $(PY) -m pytest -q -p no:cacheprovider tests/py
 
@@ -185,7 +199,7 @@ asan: $(SETUP)
 # The tool built with ASan + UBSan (by `make asan`) under the python tests
 # that drive it through every command; LeakSanitizer on, ONNX Runtime's own
 # allocation suppressed (tests/lsan.supp).
-ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py \
+ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py/test_check_examples.py tests/py/test_gate.py tests/py/test_ci.py \
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
                  tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py \
                  tests/py/test_outputs.py tests/py/test_help.py tests/py/test_byo.py \

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ghactions.h"
 #include "junit.h"
 #include "measure.h"
 #include "onnxparity/adequacy.h"
@@ -35,6 +36,7 @@
 #include "onnxparity/buf.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
+#include "onnxparity/env.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "onnxparity/tfile.h"
@@ -66,6 +68,8 @@ typedef struct opts {
     const char *junit;     /* --junit FILE, or NULL */
     const char *sarif;     /* --sarif FILE (lint findings), or NULL */
     const char *html;      /* --html FILE (the report page), or NULL */
+    const char *summary;   /* --summary FILE: a Markdown summary appended, or NULL */
+    int annotations;       /* --annotations: GitHub Actions workflow commands on stdout */
     int quiet, verbose;    /* progress on stderr: off / with ORT's log */
     long shard_i, shard_n; /* --shard I/N; shard_n 0: every fixture */
 } opts;
@@ -150,6 +154,11 @@ static int parse_args(int argc, char **argv, opts *o)
             o->no_estimate = 1;
         } else if (cli_flag(argv, i, "no-lint")) {
             o->no_lint = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "summary", &v))) {
+            if (r < 0) return -1;
+            o->summary = v;
+        } else if (cli_flag(argv, i, "annotations")) {
+            o->annotations = 1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
@@ -158,6 +167,10 @@ static int parse_args(int argc, char **argv, opts *o)
         return cli_usage_error(argv[0], "give TARGET or --model/--data, not both"), -1;
     if (!o->target && !(o->model && o->n_data))
         return cli_usage_error(argv[0], "usage: onnxparity check TARGET | --model M --data DIR..."),
+               -1;
+    if (o->annotations && o->fmt == FMT_JSON)
+        return cli_usage_error(argv[0], "--annotations writes workflow commands on stdout, where "
+                                        "--format json writes the document: use one"),
                -1;
     return 0;
 }
@@ -383,7 +396,8 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
-                       onp_session *s, const onp_fixture_verdict *res, size_t n, int failed)
+                       onp_session *s, const onp_env *env, const onp_fixture_verdict *res, size_t n,
+                       int failed)
 {
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *root = cJSON_CreateObject();
@@ -393,8 +407,9 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
                             : failed              ? "fail"
                                                   : "pass");
     cJSON_AddStringToObject(root, "model", model);
-    report_environment(root, ort, d->provider, d->opt_level, d->intra_threads, d->inter_threads,
-                       sha, o->ort.so.config, o->ort.so.n_config);
+    cJSON *envj = report_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
+                                     d->inter_threads, sha, o->ort.so.config, o->ort.so.n_config);
+    onp_env_write_json(env, envj);
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {
@@ -515,20 +530,6 @@ static void print_latent_text(const onp_causes *cs, const onp_lint_result *lint,
     printf("; onnxparity lint %s lists them\n", onp_shell_quote(lint_arg, q, sizeof q));
 }
 
-/* One line per cause, most likely first, then its first evidence and fix. */
-static void print_causes_text(const onp_causes *cs)
-{
-    for (size_t i = 0; i < cs->n; i++) {
-        const onp_cause_item *c = &cs->items[cs->order[i]];
-        printf("cause    %s (%s confidence)%s%s: %s\n", onp_cause_name(c->id),
-               onp_confidence_name(c->confidence), c->node[0] ? " at " : "", c->node,
-               c->n_evidence ? c->evidence[0] : "");
-        for (size_t k = 1; k < c->n_evidence && k < 4; k++)
-            printf("         - %s\n", c->evidence[k]);
-        printf("         fix: %s\n", c->fix);
-    }
-}
-
 /* On a failed check of a bundle, bisect it the way `onnxparity bisect
  * TARGET` does (the same routine and defaults: every fixture, the noise
  * rule, eager intermediates or ORT at opt-level disable), so both name the
@@ -561,16 +562,90 @@ static void find_first_divergent(const opts *o, onp_ort *ort, const onp_fixture_
     *out = r;
 }
 
+/* --annotations: the causes, then one ::error per failing output (at most
+ * 50) with its metrics. */
+static void print_annotations(const char *model, const onp_fixture_verdict *res, size_t n,
+                              const onp_causes *cs)
+{
+    gh_causes_commands(stdout, cs, model);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_out && shown < 50; k++) {
+            const onp_output_verdict *x = &res[i].outs[k];
+            const char *fx = strrchr(res[i].dir, '/') ? strrchr(res[i].dir, '/') + 1 : res[i].dir;
+            char title[400], txt[2048] = "";
+            if (x->pass) continue;
+            snprintf(title, sizeof title, "onnxparity check: %s fails on %s", x->name, fx);
+            if (x->compared) junit_metrics_text(&x->m, txt, sizeof txt);
+            gh_command(stdout, "error", model, title, txt[0] ? txt : x->note);
+            shown++;
+        }
+}
+
+/* --summary FILE: the verdict, the causes and the outputs (failing ones
+ * first, at most 100 rows) as Markdown, appended. */
+static int write_summary(const opts *o, const char *model, const onp_fixture_verdict *res, size_t n,
+                         const onp_causes *cs, const onp_bisect_result *bis, int failed,
+                         int lint_errors)
+{
+    FILE *f = gh_summary_open(o->summary);
+    if (!f) return EXIT_IO;
+    size_t lost = count_runtime(res, n);
+    fprintf(f, "### onnxparity check: %s\n\n`",
+            lost                    ? "ERROR"
+            : failed || lint_errors ? "FAIL"
+                                    : "pass");
+    gh_md_text(f, model);
+    fprintf(f, "`: %zu fixture(s), %d failed, %d error-level lint finding(s)\n", n, failed,
+            lint_errors);
+    gh_md_causes(f, cs);
+    if (bis) {
+        const onp_bisect_point *p = &bis->points[bis->first];
+        fputs("\n**First divergent node**: `", f);
+        gh_md_text(f, p->node[0] ? p->node : "(unnamed)");
+        fprintf(f, "` (%s)\n", p->op_type);
+    }
+    fputs("\n| fixture | output | max_abs | max_rel | needed atol | envelope | result |\n"
+          "|---|---|---|---|---|---|---|\n",
+          f);
+    size_t rows = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < res[i].n_out && rows < 100; k++) {
+                const onp_output_verdict *x = &res[i].outs[k];
+                const char *fx =
+                    strrchr(res[i].dir, '/') ? strrchr(res[i].dir, '/') + 1 : res[i].dir;
+                char a[16], r[16], na[16], ev[16];
+                if (x->pass != pass) continue;
+                fputs("| ", f);
+                gh_md_text(f, fx);
+                fputs(" | ", f);
+                gh_md_text(f, x->name);
+                fprintf(f, " | %s | %s | %s | %s | %s |\n", report_fmt(x->m.max_abs, a, sizeof a),
+                        report_fmt(x->m.max_rel, r, sizeof r),
+                        report_fmt(x->m.needed_atol, na, sizeof na),
+                        x->j.noise.src != ONP_NOISE_NONE
+                            ? report_fmt(x->j.envelope_max, ev, sizeof ev)
+                            : "-",
+                        x->pass ? "ok" : "**FAIL**");
+                rows++;
+            }
+    fputc('\n', f);
+    return fclose(f) ? EXIT_IO : 0;
+}
+
 /* --junit FILE: one testcase per fixture x output (classname: the fixture's
  * folder name), failures carrying the metrics; one failing testcase
  * (classname "lint") per error-level lint finding, since those fail the
  * check too. */
-static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
-                       const onp_lint_result *l)
+static int write_junit(const opts *o, const onp_fixture_verdict *res, const double *secs, size_t n,
+                       const onp_lint_result *l, const onp_env *env)
 {
     junit j;
     junit_init(&j);
-    for (size_t i = 0; i < l->n; i++) {
+    junit_env_properties(&j, env);
+    /* bundle-wide cases once: in shard 0 of a sharded run */
+    for (size_t i = 0; (!o->shard_n || o->shard_i == 0) && i < l->n; i++) {
         const onp_lint_finding *f = &l->findings[i];
         char name[512];
         if (f->rule->severity != ONP_LINT_ERROR) continue;
@@ -581,6 +656,7 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, size_t n,
     for (size_t i = 0; i < n; i++) {
         const onp_fixture_verdict *r = &res[i];
         const char *fx = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
+        junit_set_time(&j, secs ? secs[i] / (double)(r->n_out ? r->n_out : 1) : 0);
         if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
             const onp_output_verdict *x = &r->outs[k];
@@ -684,7 +760,7 @@ int cmd_check(int argc, char **argv)
     onp_testdata td[MAX_DATA];
     memset(td, 0, sizeof td);
     size_t n_fix = 0, n_total = 0;
-    int rc = EXIT_PASS;
+    int rc = EXIT_PASS, junit_done = 0;
     for (size_t i = 0; i < o.n_data; i++) {
         if (onp_testdata_scan(o.data[i], &td[i], &e)) {
             rc = cli_report(&e);
@@ -714,6 +790,18 @@ int cmd_check(int argc, char **argv)
         rc = cli_report(&e);
         goto out_td;
     }
+    /* --tol NAME=...: NAME must be a graph output (docs/cli.md: exit 2) */
+    for (size_t t = 0; t < o.n_tols; t++) {
+        const onp_graph *g = onp_model_graph(m);
+        size_t k = 0;
+        while (k < g->n_outputs && strcmp(g->outputs[k].name, o.tols[t].name)) k++;
+        if (k == g->n_outputs) {
+            rc = cli_usage_error(argv[0], "--tol %s: the model has no output named '%s'",
+                                 o.tols[t].name, o.tols[t].name);
+            onp_model_close(m);
+            goto out_td;
+        }
+    }
     static int atfork_set;
     if (!atfork_set) atfork_set = pthread_atfork(sha_before_fork, sha_after_fork_parent, NULL) == 0;
     memset(&g_sha, 0, sizeof g_sha);
@@ -741,7 +829,21 @@ int cmd_check(int argc, char **argv)
     onp_session *s;
     int upgraded;
     rc = cli_ort_session(&o.ort, model, m, &ort, &s, &upgraded);
+    onp_env env; /* the environment fingerprint's export and runtime fields */
+    onp_env_init(&env);
+    if (!rc) {
+        char manifest[4096];
+        snprintf(manifest, sizeof manifest, "%s/parity.json", o.target ? o.target : "");
+        if (onp_env_from_session(&env, ort, s, &e) ||
+            onp_env_from_bundle(&env, m, o.target ? manifest : NULL, &e)) {
+            rc = cli_report(&e);
+            onp_session_close(s);
+            onp_ort_close(ort);
+        }
+        onp_env_set_config(&env, o.ort.so.config, o.ort.so.n_config);
+    }
     sha = sha_finish();
+    onp_env_set(&env, ONP_ENV_MODEL_SHA256, sha);
     g_sha.job.m = NULL; /* no thread after this: the model is closed */
     onp_model_close(m);
     if (rc) {
@@ -770,6 +872,7 @@ int cmd_check(int argc, char **argv)
         }
     }
     onp_fixture_verdict *res = calloc(n_fix ? n_fix : 1, sizeof *res);
+    double *secs = calloc(n_fix ? n_fix : 1, sizeof *secs); /* [n_fix] seconds per fixture */
     onp_judge_fixture_opts mo;
     onp_judge_fixture_opts_init(&mo);
     mo.tol = tol_for;
@@ -791,10 +894,12 @@ int cmd_check(int argc, char **argv)
                 fprintf(stderr,
                         o.verbose ? "check: fixture %zu/%zu %s\n" : "\rcheck: fixture %zu/%zu %s ",
                         k + 1, n_fix, td[i].sets[j].dir);
+            double t0 = junit_clock();
             if (onp_judge_fixture(s, &td[i].sets[j], &mo, &res[k++], &e))
                 rc = cli_report(&e);
             else if (res[k - 1].status)
                 failed++;
+            if (secs) secs[k - 1] = junit_clock() - t0;
         }
     if (progress && !o.verbose) fprintf(stderr, "\r\033[K");
     if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
@@ -812,30 +917,15 @@ int cmd_check(int argc, char **argv)
     int html_rc = 0;
     if (!rc) {
         if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
-            cJSON *doc = doc_json(&o, model, sha, ort, s, res, n_fix, failed);
+            cJSON *doc = doc_json(&o, model, sha, ort, s, &env, res, n_fix, failed);
             if (lint_errors && !failed && !count_runtime(res, n_fix))
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
             cJSON_AddItemToObject(doc, "latent", report_latent_json(cs));
             cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
             cJSON_AddItemToObject(doc, "adequacy", adequacy_json(adequacy));
-            if (bis) {
-                const onp_bisect_point *p = &bis->points[bis->first];
-                cJSON *fd = cJSON_CreateObject();
-                cJSON_AddStringToObject(fd, "node", p->node);
-                cJSON_AddStringToObject(fd, "op_type", p->op_type);
-                cJSON_AddStringToObject(fd, "output", p->value);
-                cJSON_AddStringToObject(fd, "module", p->module);
-                cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
-                report_num(fd, "max_abs", p->max_abs);
-                if (p->noise.src != ONP_NOISE_NONE)
-                    report_num(fd, "envelope_max", p->envelope_max);
-                else
-                    cJSON_AddNullToObject(fd, "envelope_max");
-                report_num(fd, "jump", p->jump);
-                cJSON_AddNumberToObject(fd, "fixture", p->fail_fixture);
-                cJSON_ReplaceItemInObject(doc, "first_divergent", fd);
-            }
+            if (bis)
+                cJSON_ReplaceItemInObject(doc, "first_divergent", report_first_divergent_json(bis));
             cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "environment"), "upgraded_to_opset7",
                                   upgraded);
             if (o.shard_n) {
@@ -851,7 +941,7 @@ int cmd_check(int argc, char **argv)
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
-            print_causes_text(cs);
+            report_causes_text(cs);
             print_latent_text(cs, &lint, o.target ? o.target : model);
             print_adequacy_text(adequacy);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
@@ -868,7 +958,12 @@ int cmd_check(int argc, char **argv)
              : failed || lint_errors   ? EXIT_FAIL
                                        : EXIT_PASS;
         if (html_rc) rc = html_rc;
-        int junit_rc = o.junit ? write_junit(&o, res, n_fix, &lint) : 0;
+        if (o.fmt != FMT_JSON && o.annotations) print_annotations(model, res, n_fix, cs);
+        int sum_rc =
+            o.summary ? write_summary(&o, model, res, n_fix, cs, bis, failed, lint_errors) : 0;
+        if (sum_rc) rc = sum_rc;
+        junit_done = 1;
+        int junit_rc = o.junit ? write_junit(&o, res, secs, n_fix, &lint, &env) : 0;
         if (junit_rc) rc = junit_rc;
         if (o.sarif) { /* the lint findings for code scanning */
             cJSON *doc = lint_sarif_doc(model, &lint);
@@ -887,6 +982,7 @@ int cmd_check(int argc, char **argv)
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);
+    free(secs);
     onp_noisebook_free(noise);
     onp_adequacy_free(adequacy);
 out_session:
@@ -896,5 +992,13 @@ out_lint:
     onp_lint_result_free(&lint);
 out_td:
     for (size_t i = 0; i < o.n_data; i++) onp_testdata_free(&td[i]);
+    if (rc >= EXIT_USAGE && o.junit && !junit_done) { /* the upload step still gets a file */
+        char why[1400];
+        if (e.code)
+            onp_error_format(&e, why, sizeof why);
+        else
+            snprintf(why, sizeof why, "the check could not run (exit %d): the log says why", rc);
+        junit_write_error("onnxparity check", "run", why, o.junit);
+    }
     return rc;
 }

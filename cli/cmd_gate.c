@@ -21,7 +21,11 @@
 
 #include "cli.h"
 #include "criteria.h"
+#include "ghactions.h"
 #include "junit.h"
+#include "onnxparity/bisect.h"
+#include "onnxparity/causes.h"
+#include "onnxparity/env.h"
 #include "measure.h"
 #include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
@@ -34,8 +38,15 @@ typedef struct opts {
     cli_ort ort;
     cli_target tg; /* TARGET, or --model/--data */
     const char *target, *criteria, *junit;
+    const char *summary; /* --summary FILE: a Markdown summary appended */
+    const char *sarif;   /* --sarif FILE: the lint findings, as check writes them */
+    int annotations;     /* --annotations: GitHub Actions workflow commands on stdout */
     int record;
     int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
+    int margin_given;
+    int env_fail;  /* --env-drift fail: a runtime or export drift is a regression */
+    int env_given; /* --env-drift seen */
+    int no_bisect; /* --no-bisect: no first divergent node on a failing gate */
     double margin, rtol, atol;
     cli_format fmt;
 } opts;
@@ -62,6 +73,23 @@ static int parse_args(int argc, char **argv, opts *o)
             if (r < 0 || cli_double(argv[0], "margin", v, &o->margin)) return -1;
             if (o->margin < 1 || !isfinite(o->margin))
                 return cli_usage_error(argv[0], "--margin wants a number >= 1, not '%s'", v), -1;
+            o->margin_given = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "env-drift", &v))) {
+            if (r < 0) return -1;
+            if (strcmp(v, "warn") && strcmp(v, "fail"))
+                return cli_usage_error(argv[0], "--env-drift wants warn or fail, not '%s'", v), -1;
+            o->env_fail = !strcmp(v, "fail");
+            o->env_given = 1;
+        } else if (cli_flag(argv, i, "no-bisect")) {
+            o->no_bisect = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "summary", &v))) {
+            if (r < 0) return -1;
+            o->summary = v;
+        } else if (cli_flag(argv, i, "annotations")) {
+            o->annotations = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
+            if (r < 0) return -1;
+            o->sarif = v;
         } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
@@ -76,6 +104,31 @@ static int parse_args(int argc, char **argv, opts *o)
     if (!o->criteria)
         return cli_usage_error(argv[0], "usage: onnxparity gate TARGET --criteria FILE [--record "
                                         "[--margin M]]"),
+               -1;
+    /* no flag without effect: what only recording uses is refused when
+     * gating, and the reverse */
+    const char *rec_only = o->margin_given    ? "--margin"
+                           : o->rtol >= 0     ? "--rtol"
+                           : o->atol >= 0     ? "--atol"
+                           : o->allow_failing ? "--allow-failing"
+                                              : NULL;
+    if (!o->record && rec_only)
+        return cli_usage_error(argv[0],
+                               "%s applies to --record only (gating uses the tolerances the "
+                               "criteria recorded)",
+                               rec_only),
+               -1;
+    const char *gate_only = o->env_given     ? "--env-drift"
+                            : o->no_bisect   ? "--no-bisect"
+                            : o->summary     ? "--summary"
+                            : o->annotations ? "--annotations"
+                                             : NULL;
+    if (o->record && gate_only)
+        return cli_usage_error(argv[0], "%s applies to gating only, not to --record", gate_only),
+               -1;
+    if (o->annotations && o->fmt == FMT_JSON)
+        return cli_usage_error(argv[0], "--annotations writes workflow commands on stdout, where "
+                                        "--format json writes the document: use one"),
                -1;
     return 0;
 }
@@ -154,6 +207,62 @@ static int refuse_failing(const meas_result *r)
     return 1;
 }
 
+/* --record over an existing criteria file: one line per limit that
+ * changes, "limit    OUTPUT.FIELD: OLD -> NEW", so that a re-record on
+ * purpose shows what it loosens or tightens. */
+static void limit_diff(FILE *to, const criteria *old, const cJSON *outs)
+{
+    static const char *const keys[] = {"rtol",    "atol",        "top1_min",    "mismatch_frac_max",
+                                       "max_abs", "needed_rtol", "needed_atol", "envelope_max"};
+    const cJSON *oj;
+    cJSON_ArrayForEach(oj, outs)
+    {
+        const crit_out *co = criteria_find(old, oj->string);
+        if (!co) {
+            fprintf(to, "limit    %s: new output (not in the old criteria)\n", oj->string);
+            continue;
+        }
+        const double was[] = {co->rtol,    co->atol,        co->top1_min,    co->mismatch_frac_max,
+                              co->max_abs, co->needed_rtol, co->needed_atol, co->envelope_max};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(oj, keys[k]);
+            double now = cJSON_IsNumber(v) ? v->valuedouble
+                         : cJSON_IsRaw(v)  ? strtod(v->valuestring, NULL) /* report_num's form */
+                                           : -1;
+            char a[32], b[32];
+            if (now == was[k]) continue;
+            snprintf(a, sizeof a, "%.9g", was[k]);
+            snprintf(b, sizeof b, "%.9g", now);
+            fprintf(to, "limit    %s.%s: %s -> %s\n", oj->string, keys[k], was[k] < 0 ? "null" : a,
+                    now < 0 ? "null" : b);
+        }
+    }
+    for (size_t i = 0; i < old->n_out; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(outs, old->outs[i].name))
+            fprintf(to, "limit    %s: no longer recorded (not in the bundle)\n", old->outs[i].name);
+}
+
+/* The criteria already at `path`, if any, for limit_diff.  Read with plain
+ * stdio, not cli_read_file: that would note the file as an input, and the
+ * output rule would then refuse to replace it.  0 when *old holds them. */
+static int read_old(const char *path, criteria *old)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    onp_buf b;
+    onp_buf_init(&b, (size_t)64 << 20);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
+    int bad = ferror(f) || b.failed;
+    fclose(f);
+    onp_error e;
+    onp_error_clear(&e);
+    int rc = bad ? -1 : criteria_parse((const char *)b.p, b.n, path, old, &e);
+    onp_buf_free(&b);
+    return rc;
+}
+
 static int record(const opts *o, const meas_result *r)
 {
     for (size_t i = 0; i < r->n_fix; i++)
@@ -168,6 +277,10 @@ static int record(const opts *o, const meas_result *r)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", CRIT_SCHEMA);
     cJSON_AddStringToObject(root, "model_sha256", r->sha256);
+    if (onp_env_write_json(&r->env, cJSON_AddObjectToObject(root, "environment"))) {
+        cJSON_Delete(root);
+        return cli_usage_error("gate", "out of memory");
+    }
     report_num(root, "margin", o->margin);
     cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fix);
     cJSON *lc = cJSON_AddArrayToObject(root, "lint_clean");
@@ -247,6 +360,11 @@ static int record(const opts *o, const meas_result *r)
             report_num(meas, "needed_rtol", nr);
             report_num(meas, "needed_atol", na);
         }
+    criteria old;
+    if (!read_old(o->criteria, &old)) { /* re-recording: say what moves */
+        limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, outs);
+        criteria_free(&old);
+    }
     char *txt = report_json_print(root);
     onp_buf b;
     onp_buf_init(&b, 0);
@@ -259,11 +377,13 @@ static int record(const opts *o, const meas_result *r)
     else if (onp_buf_write_file(&b, o->criteria, &e))
         rc = cli_report(&e);
     onp_buf_free(&b);
-    free(txt);
     cJSON_Delete(root);
-    if (!rc)
+    if (!rc && o->fmt == FMT_JSON)
+        fputs(txt, stdout), fputc('\n', stdout); /* the criteria document itself */
+    else if (!rc)
         printf("recorded %s: %zu fixtures, margin %g, model sha256 %.12s\n", o->criteria, r->n_fix,
                o->margin, r->sha256);
+    free(txt);
     return rc;
 }
 
@@ -273,6 +393,7 @@ typedef struct regression {
     const char *fixture; /* folder name, or NULL for a bundle-wide check */
     const char *output;  /* or NULL */
     char check[32];
+    char item[64]; /* what a bundle-wide check is about: a rule id, a field, a shape */
     double value, limit;
     char msg[1200];
 } regression;
@@ -305,11 +426,16 @@ static regression *reg_add(reglist *l, const char *fixture, const char *output, 
 static void reg_limit(reglist *l, const char *fx, const char *out, const char *check, double v,
                       double lim, const char *what)
 {
-    char a[16], b[16];
+    char a[32], b[32];
     regression *g = reg_add(l, fx, out, check, v, lim);
-    if (g)
-        snprintf(g->msg, sizeof g->msg, "%s: %s %s > %s %s (%s)", out, check,
-                 report_fmt(v, a, sizeof a), what, report_fmt(lim, b, sizeof b), fx);
+    /* as many digits as it takes for the value to read differently from the limit */
+    for (int prec = 3; prec <= 17; prec++) {
+        snprintf(a, sizeof a, "%.*g", prec, v);
+        snprintf(b, sizeof b, "%.*g", prec, lim);
+        if (strcmp(a, b) || !isfinite(v)) break;
+    }
+    if (!isfinite(v)) report_fmt(v, a, sizeof a);
+    if (g) snprintf(g->msg, sizeof g->msg, "%s: %s %s > %s %s (%s)", out, check, a, what, b, fx);
 }
 
 static void judge(const criteria *c, const meas_result *r, reglist *l)
@@ -388,6 +514,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             if (!have[s] && (g = reg_add(l, NULL, co->name, "shapes", NAN, NAN))) {
                 char sh[256];
                 onp_shape_str(co->rank[s], co->dims[s], sh, sizeof sh);
+                snprintf(g->item, sizeof g->item, "%.63s", sh);
                 snprintf(g->msg, sizeof g->msg,
                          "%s: no fixture with shape %s (criteria require it)", co->name, sh);
             }
@@ -419,19 +546,132 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             if (!strcmp(r->lint.findings[i].rule->id, c->lint[k])) {
                 if (!hits++) first = &r->lint.findings[i];
             }
-        if (hits && (g = reg_add(l, NULL, NULL, "lint", (double)hits, 0)))
+        if (hits && (g = reg_add(l, NULL, NULL, "lint", (double)hits, 0)) &&
+            snprintf(g->item, sizeof g->item, "%s", c->lint[k]) >= 0)
             snprintf(g->msg, sizeof g->msg, "lint %s %s: %zu finding(s), first at %s: %s",
                      first->rule->id, first->rule->name, hits,
                      first->loc.name[0] ? first->loc.name : "(model)", first->message);
     }
 }
 
-static int write_junit(const opts *o, const meas_result *r, const reglist *l)
+/* --- the environment ----------------------------------------------------- */
+
+typedef struct drift_list {
+    onp_env_drift d[ONP_ENV_FIELD_COUNT]; /* [n] */
+    size_t n;
+} drift_list;
+
+/* What a drift does under the policy: "note", "warning" or "failure". */
+static const char *drift_effect(const opts *o, const onp_env_drift *d)
+{
+    return d->kind == ONP_DRIFT_NOTE ? "note" : o->env_fail ? "failure" : "warning";
+}
+
+/* A value as it is shown: hashes to 12 digits, config entries joined by "; ". */
+static const char *shown_value(onp_env_field f, const char *v, char *buf, size_t n)
+{
+    if (!v[0]) return "unknown";
+    if (f == ONP_ENV_MODEL_SHA256 || f == ONP_ENV_ORT_LIBRARY_SHA256) {
+        snprintf(buf, n, "%.12s", v);
+        return buf;
+    }
+    size_t k = 0;
+    for (const char *p = v; *p && k + 3 < n; p++) {
+        if (*p == '\n')
+            buf[k++] = ';', buf[k++] = ' ';
+        else
+            buf[k++] = *p;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* "FIELD: REC at record time, CUR now" */
+static void drift_text(const onp_env_drift *d, char *buf, size_t n)
+{
+    char a[200], b[200];
+    snprintf(buf, n, "%s: %s at record time, %s now", onp_env_field_name(d->field),
+             shown_value(d->field, d->recorded, a, sizeof a),
+             shown_value(d->field, d->current, b, sizeof b));
+}
+
+/* Compare the recorded environment with this run's (env.h decides what a
+ * difference is); under --env-drift fail each runtime or export drift is a
+ * regression (check "environment"). */
+static void judge_env(const opts *o, const criteria *c, const meas_result *r, drift_list *dl,
+                      reglist *l)
+{
+    dl->n = c->has_env ? onp_env_compare(&c->env, &r->env, dl->d) : 0;
+    for (size_t i = 0; o->env_fail && i < dl->n; i++) {
+        regression *g;
+        if (dl->d[i].kind == ONP_DRIFT_NOTE ||
+            !(g = reg_add(l, NULL, NULL, "environment", NAN, NAN)))
+            continue;
+        char t[900];
+        drift_text(&dl->d[i], t, sizeof t);
+        snprintf(g->item, sizeof g->item, "%s", onp_env_field_name(dl->d[i].field));
+        snprintf(g->msg, sizeof g->msg, "environment drift: %s (--env-drift fail)", t);
+    }
+}
+
+/* --- causes and the first divergent node --------------------------------- */
+
+/* On a gate with failing fixtures, bisect the bundle as check does (best
+ * effort: any problem leaves *out NULL). */
+static void find_first_divergent(const opts *o, const meas_result *r, onp_bisect_result **out)
+{
+    *out = NULL;
+    int any = 0;
+    for (size_t i = 0; i < r->n_fix; i++) any |= r->fix[i].status == ONP_FIXTURE_FAIL;
+    if (!any || o->no_bisect) return;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_ort *ort;
+    if (onp_ort_open(o->ort.lib, &ort, &e)) return;
+    onp_bisect_opts bo;
+    onp_bisect_opts_init(&bo);
+    bo.session = o->ort.so;
+    bo.fixture = -1;
+    bo.reference = ONP_BISECT_REF_AUTO;
+    if (!o->tg.bundle) {
+        bo.model = o->tg.model;
+        bo.data = o->tg.data;
+        bo.n_data = o->tg.n_data;
+    }
+    onp_bisect_result *b = NULL;
+    if (onp_bisect_run(ort, cli_target_name(&o->tg), &bo, &b, &e) ||
+        b->status != ONP_BISECT_DIVERGES || b->first < 0)
+        onp_bisect_free(b);
+    else
+        *out = b;
+    onp_ort_close(ort);
+}
+
+/* --- writers ------------------------------------------------------------- */
+
+/* The JUnit name of a bundle-wide regression: "CHECK[ OUTPUT][ ITEM]". */
+static void bundle_case_name(const regression *g, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s%s%s", g->check, g->output ? " " : "", g->output ? g->output : "",
+             g->item[0] ? " " : "", g->item);
+}
+
+/* One testcase per fixture x output (failing when a regression names it),
+ * one per environment field recorded (failing, or passing with the drift in
+ * system-out), one per other bundle-wide regression; the environment and
+ * the policy as properties. */
+static int write_junit(const opts *o, const criteria *c, const meas_result *r, const reglist *l,
+                       const drift_list *dl)
 {
     junit j;
     junit_init(&j);
+    junit_env_properties(&j, &r->env);
+    junit_property(&j, "env_drift_policy", o->env_fail ? "fail" : "warn");
     for (size_t i = 0; i < r->n_fix; i++) {
         const onp_fixture_verdict *f = &r->fix[i];
+        junit_set_time(&j, r->secs ? r->secs[i] / (double)(f->n_out ? f->n_out : 1) : 0);
+        if (f->status == ONP_FIXTURE_ERROR && !f->n_out)
+            junit_case(&j, base(f->dir), "(fixture)", JUNIT_ERROR, f->msg, NULL);
         for (size_t k = 0; k < f->n_out; k++) {
             const onp_output_verdict *x = &f->outs[k];
             char msg[2048] = "", txt[4096] = "";
@@ -453,14 +693,273 @@ static int write_junit(const opts *o, const meas_result *r, const reglist *l)
                        txt[0] ? txt : msg);
         }
     }
-    for (size_t q = 0; q < l->n; q++)
-        if (!l->r[q].fixture)
-            junit_case(&j, "criteria", l->r[q].output ? l->r[q].output : l->r[q].check, JUNIT_FAIL,
-                       l->r[q].msg, NULL);
+    junit_set_time(&j, 0);
+    for (int fld = 0; c->has_env && fld < ONP_ENV_FIELD_COUNT; fld++) {
+        if (!c->env.v[fld][0]) continue; /* not recorded: not compared */
+        const onp_env_drift *d = NULL;
+        for (size_t i = 0; i < dl->n; i++)
+            if ((int)dl->d[i].field == fld) d = &dl->d[i];
+        char t[900], m[1000];
+        if (!d) {
+            junit_case(&j, "environment", onp_env_field_name((onp_env_field)fld), JUNIT_PASS, NULL,
+                       NULL);
+            continue;
+        }
+        drift_text(d, t, sizeof t);
+        snprintf(m, sizeof m, "%s: %s", drift_effect(o, d), t);
+        junit_case(&j, "environment", onp_env_field_name(d->field),
+                   !strcmp(drift_effect(o, d), "failure") ? JUNIT_FAIL : JUNIT_WARN, m, m);
+    }
+    for (size_t q = 0; q < l->n; q++) {
+        char name[400];
+        if (l->r[q].fixture || !strcmp(l->r[q].check, "environment")) continue;
+        bundle_case_name(&l->r[q], name, sizeof name);
+        junit_case(&j, "criteria", name, JUNIT_FAIL, l->r[q].msg, NULL);
+    }
     onp_error e;
     onp_error_clear(&e);
     int rc = junit_write(&j, "onnxparity gate", o->junit, &e) ? cli_report(&e) : 0;
     junit_free(&j);
+    return rc;
+}
+
+static cJSON *drift_json(const opts *o, const drift_list *dl)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < dl->n; i++) {
+        const onp_env_drift *d = &dl->d[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "field", onp_env_field_name(d->field));
+        cJSON_AddStringToObject(x, "kind", onp_drift_kind_name(d->kind));
+        cJSON_AddStringToObject(x, "recorded", d->recorded);
+        if (d->current[0])
+            cJSON_AddStringToObject(x, "current", d->current);
+        else
+            cJSON_AddNullToObject(x, "current");
+        cJSON_AddStringToObject(x, "effect", drift_effect(o, d));
+        cJSON_AddItemToArray(arr, x);
+    }
+    return arr;
+}
+
+static void print_json(const opts *o, const criteria *c, meas_result *r, const reglist *l,
+                       const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
+                       const char *verdict)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.gate/1");
+    cJSON_AddStringToObject(root, "verdict", verdict);
+    cJSON_AddStringToObject(root, "model", r->model);
+    cJSON_AddStringToObject(root, "criteria", o->criteria);
+    cJSON_AddItemToObject(root, "environment", r->environment);
+    r->environment = NULL;
+    cJSON_AddBoolToObject(root, "environment_recorded", c->has_env);
+    cJSON_AddStringToObject(root, "env_drift_policy", o->env_fail ? "fail" : "warn");
+    cJSON_AddItemToObject(root, "environment_drift", drift_json(o, dl));
+    cJSON_AddItemToObject(root, "causes", report_causes_json(cs));
+    if (bis)
+        cJSON_AddItemToObject(root, "first_divergent", report_first_divergent_json(bis));
+    else
+        cJSON_AddNullToObject(root, "first_divergent");
+    cJSON *arr = cJSON_AddArrayToObject(root, "regressions");
+    for (size_t q = 0; q < l->n; q++) {
+        cJSON *g = cJSON_CreateObject();
+        const regression *x = &l->r[q];
+        if (x->fixture)
+            cJSON_AddStringToObject(g, "fixture", x->fixture);
+        else
+            cJSON_AddNullToObject(g, "fixture");
+        if (x->output)
+            cJSON_AddStringToObject(g, "output", x->output);
+        else
+            cJSON_AddNullToObject(g, "output");
+        cJSON_AddStringToObject(g, "check", x->check);
+        if (isnan(x->value))
+            cJSON_AddNullToObject(g, "value");
+        else
+            report_num(g, "value", x->value);
+        if (isnan(x->limit))
+            cJSON_AddNullToObject(g, "limit");
+        else
+            report_num(g, "limit", x->limit);
+        cJSON_AddStringToObject(g, "message", x->msg);
+        cJSON_AddItemToArray(arr, g);
+    }
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "fixtures", (double)r->n_fix);
+    cJSON_AddNumberToObject(sum, "outputs", (double)c->n_out);
+    cJSON_AddNumberToObject(sum, "regressions", (double)l->n);
+    report_print_json(root);
+}
+
+/* The text: the run, the environment against the recorded one, the causes
+ * and the first divergent node (as check derives them), the regressions,
+ * the verdict. */
+static void print_text(const opts *o, const criteria *c, const meas_result *r, const reglist *l,
+                       const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
+                       size_t lost)
+{
+    char t[900];
+    printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->criteria,
+           r->sha256);
+    printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", r->env.v[ONP_ENV_ORT_VERSION],
+           r->env.v[ONP_ENV_PROVIDER], r->env.v[ONP_ENV_OPT_LEVEL]);
+    if (!c->has_env)
+        printf("note     %s records no environment (recorded before environments were): "
+               "nothing to compare; --record again to add one\n",
+               o->criteria);
+    for (size_t i = 0; i < dl->n; i++) {
+        const char *eff = drift_effect(o, &dl->d[i]);
+        drift_text(&dl->d[i], t, sizeof t);
+        if (!strcmp(eff, "note"))
+            printf("note     %s (a re-export changes it)\n", t);
+        else
+            printf("drift    %s (%s%s)\n", t, eff,
+                   strcmp(eff, "warning") ? "" : "; --env-drift fail makes it a regression");
+    }
+    report_causes_text(cs);
+    if (bis) {
+        const onp_bisect_point *p = &bis->points[bis->first];
+        char q[4200];
+        printf("first divergent node: %s (%s), output %s%s%s (onnxparity bisect %s)\n",
+               p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
+               p->module[0] ? ", module " : "", p->module,
+               onp_shell_quote(cli_target_name(&o->tg), q, sizeof q));
+    }
+    for (size_t q = 0; q < l->n; q++) printf("regressed: %s\n", l->r[q].msg);
+    if (lost)
+        printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", lost);
+    else if (l->n)
+        printf("verdict: FAIL — %zu regression(s) against %s\n", l->n, o->criteria);
+    else
+        printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s%s\n", r->n_fix,
+               c->n_out, o->criteria, dl->n ? " (see the environment lines above)" : "");
+}
+
+/* --annotations: the causes, each drift that warns or fails, each
+ * regression (at most 50) as workflow commands; then the verdict. */
+static void print_annotations(const opts *o, const meas_result *r, const reglist *l,
+                              const drift_list *dl, const onp_causes *cs, size_t lost)
+{
+    char t[900], title[200];
+    gh_causes_commands(stdout, cs, r->model);
+    for (size_t i = 0; i < dl->n; i++) {
+        const char *eff = drift_effect(o, &dl->d[i]);
+        if (!strcmp(eff, "note")) continue;
+        drift_text(&dl->d[i], t, sizeof t);
+        gh_command(stdout, !strcmp(eff, "failure") ? "error" : "warning", o->criteria,
+                   "onnxparity gate: environment drift", t);
+    }
+    for (size_t q = 0; q < l->n && q < 50; q++) {
+        if (!strcmp(l->r[q].check, "environment")) continue; /* said above */
+        snprintf(title, sizeof title, "onnxparity gate: regressed (%s)", l->r[q].check);
+        gh_command(stdout, "error", r->model, title, l->r[q].msg);
+    }
+    if (lost || l->n)
+        gh_command(stdout, "error", NULL, "onnxparity gate",
+                   lost ? "ONNX Runtime crashed or timed out"
+                        : "parity regressed against the criteria");
+}
+
+/* --summary FILE: the verdict, the environment, the causes, the first
+ * divergent node and the regressions as Markdown, appended. */
+static int write_summary(const opts *o, const criteria *c, const meas_result *r, const reglist *l,
+                         const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
+                         size_t lost)
+{
+    FILE *f = gh_summary_open(o->summary);
+    if (!f) return EXIT_IO;
+    char a[200], b[200];
+    fprintf(f, "### onnxparity gate: %s\n\n",
+            lost   ? "ERROR (ONNX Runtime crashed or timed out)"
+            : l->n ? "FAIL"
+                   : "pass");
+    fputs("`", f);
+    gh_md_text(f, cli_target_name(&o->tg));
+    fputs("` against `", f);
+    gh_md_text(f, o->criteria);
+    fprintf(f,
+            "`: %zu fixtures, %zu outputs, %zu regression(s); ONNX Runtime %s (%s, opt-level %s)\n",
+            r->n_fix, c->n_out, l->n, r->env.v[ONP_ENV_ORT_VERSION], r->env.v[ONP_ENV_PROVIDER],
+            r->env.v[ONP_ENV_OPT_LEVEL]);
+    if (dl->n) {
+        fprintf(f,
+                "\n**Environment** (policy `--env-drift %s`):\n\n"
+                "| field | at record time | now | effect |\n|---|---|---|---|\n",
+                o->env_fail ? "fail" : "warn");
+        for (size_t i = 0; i < dl->n; i++) {
+            const onp_env_drift *d = &dl->d[i];
+            fprintf(f, "| %s | ", onp_env_field_name(d->field));
+            gh_md_text(f, shown_value(d->field, d->recorded, a, sizeof a));
+            fputs(" | ", f);
+            gh_md_text(f, shown_value(d->field, d->current, b, sizeof b));
+            fprintf(f, " | %s |\n", drift_effect(o, d));
+        }
+    }
+    gh_md_causes(f, cs);
+    if (bis) {
+        const onp_bisect_point *p = &bis->points[bis->first];
+        fputs("\n**First divergent node**: `", f);
+        gh_md_text(f, p->node[0] ? p->node : "(unnamed)");
+        fprintf(f, "` (%s), output `", p->op_type);
+        gh_md_text(f, p->value);
+        fputs("`\n", f);
+    }
+    if (l->n) {
+        fputs("\n| fixture | output | check | regression |\n|---|---|---|---|\n", f);
+        for (size_t q = 0; q < l->n && q < 100; q++) {
+            fputs("| ", f);
+            gh_md_text(f, l->r[q].fixture ? l->r[q].fixture : "(bundle)");
+            fputs(" | ", f);
+            gh_md_text(f, l->r[q].output ? l->r[q].output : "");
+            fprintf(f, " | %s | ", l->r[q].check);
+            gh_md_text(f, l->r[q].msg);
+            fputs(" |\n", f);
+        }
+        if (l->n > 100) fprintf(f, "\n%zu more in the log and the JUnit file.\n", l->n - 100);
+    }
+    fputc('\n', f);
+    return fclose(f) ? EXIT_IO : 0;
+}
+
+/* --sarif FILE: the bundle's lint findings (check --sarif's document). */
+static int write_sarif(const char *path, const meas_result *r)
+{
+    cJSON *doc = lint_sarif_doc(r->model, &r->lint);
+    char *txt = doc ? cJSON_Print(doc) : NULL;
+    onp_buf b;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_buf_init(&b, 0);
+    int rc = 0;
+    if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1) ||
+        onp_buf_write_file(&b, path, &e))
+        rc = e.code ? cli_report(&e) : EXIT_IO;
+    onp_buf_free(&b);
+    free(txt);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+/* --record --junit: the measured run, each output failing where it fails. */
+static int record_junit(const opts *o, const meas_result *r)
+{
+    reglist l = {NULL, 0, 0};
+    for (size_t i = 0; i < r->n_fix; i++)
+        for (size_t k = 0; k < r->fix[i].n_out; k++) {
+            const onp_output_verdict *x = &r->fix[i].outs[k];
+            regression *g;
+            if (x->pass || !(g = reg_add(&l, base(r->fix[i].dir), x->name, "parity", NAN, NAN)))
+                continue;
+            snprintf(g->msg, sizeof g->msg, "%.255s: %s%s%.600s (%.200s)", x->name,
+                     onp_verdict_name(x->j.verdict), x->note[0] ? ": " : "", x->note,
+                     base(r->fix[i].dir));
+        }
+    criteria none;
+    memset(&none, 0, sizeof none);
+    drift_list dl = {.n = 0};
+    int rc = write_junit(o, &none, r, &l, &dl);
+    free(l.r);
     return rc;
 }
 
@@ -473,7 +972,13 @@ int cmd_gate(int argc, char **argv)
     memset(&c, 0, sizeof c);
     onp_error e;
     onp_error_clear(&e);
-    if (!o.record && criteria_read(o.criteria, &c, &e)) return cli_report(&e);
+    if (!o.record && criteria_read(o.criteria, &c, &e)) {
+        char why[1400];
+        if (o.junit)
+            junit_write_error("onnxparity gate", "criteria", onp_error_format(&e, why, sizeof why),
+                              o.junit);
+        return cli_report(&e);
+    }
     tol_ctx tc = {&o, o.record ? NULL : &c};
     meas_result r;
     onp_judge_fixture_opts jo;
@@ -482,67 +987,45 @@ int cmd_gate(int argc, char **argv)
     jo.tol_ctx = &tc;
     jo.atol_given = o.atol >= 0;
     int rc = measure_run(&o.ort, &o.tg, &jo, &r);
-    if (rc) goto out;
+    if (rc) { /* the run could not start: the upload step still gets a file saying why */
+        if (o.junit)
+            junit_write_error("onnxparity gate", "run",
+                              r.why[0] ? r.why : "the run could not start", o.junit);
+        goto out;
+    }
+    if (o.sarif && (rc = write_sarif(o.sarif, &r))) goto out;
     if (o.record) {
         rc = record(&o, &r);
+        int junit_rc = o.junit ? record_junit(&o, &r) : 0;
+        if (junit_rc) rc = junit_rc;
         goto out;
     }
     reglist l = {NULL, 0, 0};
+    drift_list dl;
     judge(&c, &r, &l);
+    judge_env(&o, &c, &r, &dl, &l);
     size_t lost = 0; /* fixtures on which ONNX Runtime crashed or timed out: exit 4 */
     for (size_t i = 0; i < r.n_fix; i++) lost += r.fix[i].runtime != NULL;
-    if (o.fmt == FMT_JSON) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "schema", "onnxparity.gate/1");
-        cJSON_AddStringToObject(root, "verdict", lost ? "error" : l.n ? "fail" : "pass");
-        cJSON_AddStringToObject(root, "model", r.model);
-        cJSON_AddStringToObject(root, "criteria", o.criteria);
-        cJSON_AddItemToObject(root, "environment", r.environment);
-        r.environment = NULL;
-        cJSON *arr = cJSON_AddArrayToObject(root, "regressions");
-        for (size_t q = 0; q < l.n; q++) {
-            cJSON *g = cJSON_CreateObject();
-            const regression *x = &l.r[q];
-            if (x->fixture)
-                cJSON_AddStringToObject(g, "fixture", x->fixture);
-            else
-                cJSON_AddNullToObject(g, "fixture");
-            if (x->output)
-                cJSON_AddStringToObject(g, "output", x->output);
-            else
-                cJSON_AddNullToObject(g, "output");
-            cJSON_AddStringToObject(g, "check", x->check);
-            if (isnan(x->value))
-                cJSON_AddNullToObject(g, "value");
-            else
-                report_num(g, "value", x->value);
-            if (isnan(x->limit))
-                cJSON_AddNullToObject(g, "limit");
-            else
-                report_num(g, "limit", x->limit);
-            cJSON_AddStringToObject(g, "message", x->msg);
-            cJSON_AddItemToArray(arr, g);
-        }
-        cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-        cJSON_AddNumberToObject(sum, "fixtures", (double)r.n_fix);
-        cJSON_AddNumberToObject(sum, "outputs", (double)c.n_out);
-        cJSON_AddNumberToObject(sum, "regressions", (double)l.n);
-        report_print_json(root);
+    onp_bisect_result *bis = NULL;
+    if (l.n) find_first_divergent(&o, &r, &bis);
+    onp_causes *cs = NULL;
+    onp_evidence ev = {&r.lint, r.fix, r.n_fix, NULL, NULL, bis};
+    if (onp_causes_derive(&ev, &cs, &e)) {
+        rc = cli_report(&e);
     } else {
-        printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o.tg), o.criteria,
-               r.sha256);
-        for (size_t q = 0; q < l.n; q++) printf("regressed: %s\n", l.r[q].msg);
-        if (lost)
-            printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", lost);
-        else if (l.n)
-            printf("verdict: FAIL — %zu regression(s) against %s\n", l.n, o.criteria);
+        if (o.fmt == FMT_JSON)
+            print_json(&o, &c, &r, &l, &dl, cs, bis, lost ? "error" : l.n ? "fail" : "pass");
         else
-            printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s\n", r.n_fix,
-                   c.n_out, o.criteria);
+            print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
+        if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
+        rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
+        int sum_rc = o.summary ? write_summary(&o, &c, &r, &l, &dl, cs, bis, lost) : 0;
+        if (sum_rc) rc = sum_rc;
     }
-    rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
-    int junit_rc = o.junit ? write_junit(&o, &r, &l) : 0;
+    int junit_rc = o.junit ? write_junit(&o, &c, &r, &l, &dl) : 0;
     if (junit_rc) rc = junit_rc;
+    onp_causes_free(cs);
+    onp_bisect_free(bis);
     free(l.r);
 out:
     measure_free(&r);

@@ -12,9 +12,11 @@
  */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "report.h"
@@ -173,7 +175,9 @@ static cJSON *rules_json(void)
 // --- SARIF 2.1.0 --------------------------------------------------------------------
 
 /* A file path as a URI reference: unreserved bytes and '/' kept, the rest
- * percent-encoded; absolute paths become file:// URIs.  malloc'ed. */
+ * percent-encoded; absolute paths become file:// URIs, relative ones stay
+ * relative (to SRCROOT, the working folder: sarif_doc declares it).
+ * malloc'ed. */
 static char *path_uri(const char *path)
 {
     size_t n = strlen(path);
@@ -191,11 +195,27 @@ static char *path_uri(const char *path)
     return u;
 }
 
+/* Where the documentation lives, as an absolute URI without the trailing
+ * '/': $ONNXPARITY_DOCS_URL, else the build's ONP_DOCS_URL (the Makefile
+ * sets file://<source tree>/docs; `make ONP_DOCS_URL=https://...` for a
+ * published copy). */
+static const char *docs_url(void)
+{
+#ifndef ONP_DOCS_URL
+#define ONP_DOCS_URL "file:///usr/share/doc/onnxparity"
+#endif
+    const char *v = getenv("ONNXPARITY_DOCS_URL");
+    return v && v[0] ? v : ONP_DOCS_URL;
+}
+
 static cJSON *sarif_rule(const onp_lint_rule *r)
 {
+    char help[2048];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", r->id);
     cJSON_AddStringToObject(o, "name", r->name);
+    snprintf(help, sizeof help, "%s/lint.md#rules", docs_url());
+    cJSON_AddStringToObject(o, "helpUri", help);
     cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "shortDescription"), "text",
                           cJSON_CreateString(r->summary));
     cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "help"), "text", cJSON_CreateString(r->fix));
@@ -208,21 +228,61 @@ static cJSON *sarif_rule(const onp_lint_rule *r)
     return o;
 }
 
-static cJSON *sarif_location(const onp_lint_location *l, const char *model_uri)
+/* The artifact location of `path`: relative to SRCROOT (the working folder)
+ * when the path is relative or lies below it, else an absolute file:// URI. */
+static void sarif_artifact(cJSON *art, const char *path, const char *cwd)
+{
+    size_t n = cwd ? strlen(cwd) : 0;
+    const char *rel = NULL;
+    if (path[0] != '/')
+        rel = path;
+    else if (n > 1 && !strncmp(path, cwd, n) && path[n] == '/')
+        rel = path + n + 1;
+    char *u = path_uri(rel ? rel : path);
+    cJSON_AddStringToObject(art, "uri", u ? u : "");
+    if (rel) cJSON_AddStringToObject(art, "uriBaseId", "SRCROOT");
+    free(u);
+}
+
+/* The bytes of model.onnx a finding is about: the NodeProto of a node of
+ * the main graph, the ValueInfoProto of a graph input or output; the whole
+ * file for anything else (a finding on the model, a subgraph node, a module
+ * of the manifest).  Byte regions are SARIF's form for binary artifacts. */
+static void sarif_region(cJSON *phys, const onp_lint_location *l, const onp_model *m)
+{
+    const onp_graph *g = m ? onp_model_graph(m) : NULL;
+    uint64_t off = 0, len = 0;
+    size_t file_n = 0;
+    if (m) onp_model_bytes(m, &file_n);
+    len = file_n;
+    if (g && l->index >= 0 && (!l->graph || !l->graph[0])) {
+        size_t i = (size_t)l->index;
+        const onp_span *sp = l->kind == ONP_LINT_LOC_NODE && i < g->n_nodes     ? &g->nodes[i].raw
+                             : l->kind == ONP_LINT_LOC_INPUT && i < g->n_inputs ? &g->inputs[i].raw
+                             : l->kind == ONP_LINT_LOC_OUTPUT && i < g->n_outputs
+                                 ? &g->outputs[i].raw
+                                 : NULL;
+        if (sp && sp->n) off = sp->off, len = sp->n;
+    }
+    cJSON *reg = cJSON_AddObjectToObject(phys, "region");
+    cJSON_AddNumberToObject(reg, "byteOffset", (double)off);
+    cJSON_AddNumberToObject(reg, "byteLength", (double)(len ? len : 1));
+}
+
+static cJSON *sarif_location(const onp_lint_location *l, const char *model, const onp_model *m,
+                             const char *cwd)
 {
     cJSON *loc = cJSON_CreateObject();
     cJSON *phys = cJSON_AddObjectToObject(loc, "physicalLocation");
     cJSON *art = cJSON_AddObjectToObject(phys, "artifactLocation");
     if (l->kind == ONP_LINT_LOC_SOURCE) {
-        char *u = path_uri(l->file);
-        cJSON_AddStringToObject(art, "uri", u ? u : "");
-        free(u);
-        if (l->line >= 1)
-            cJSON_AddNumberToObject(cJSON_AddObjectToObject(phys, "region"), "startLine",
-                                    (double)l->line);
+        sarif_artifact(art, l->file, cwd);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(phys, "region"), "startLine",
+                                (double)(l->line >= 1 ? l->line : 1));
         return loc;
     }
-    cJSON_AddStringToObject(art, "uri", model_uri);
+    sarif_artifact(art, model, cwd);
+    sarif_region(phys, l, m);
     const char *kind = NULL;
     switch (l->kind) {
     case ONP_LINT_LOC_NODE: kind = "function"; break;
@@ -244,6 +304,9 @@ static cJSON *sarif_location(const onp_lint_location *l, const char *model_uri)
     cJSON_AddStringToObject(ll, "name", name);
     cJSON_AddStringToObject(ll, "fullyQualifiedName", fq);
     cJSON_AddStringToObject(ll, "kind", kind);
+    if (l->index >= 0) /* SARIF's own "index" points into run.logicalLocations */
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(ll, "properties"), "graph_index",
+                                (double)l->index);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(loc, "logicalLocations"), ll);
     return loc;
 }
@@ -258,14 +321,32 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
     cJSON *driver = cJSON_AddObjectToObject(cJSON_AddObjectToObject(run, "tool"), "driver");
     cJSON_AddStringToObject(driver, "name", "onnxparity");
     cJSON_AddStringToObject(driver, "version", ONP_VERSION);
+    char info[2048];
+    snprintf(info, sizeof info, "%s/lint.md", docs_url());
+    cJSON_AddStringToObject(driver, "informationUri", info);
     cJSON *rules = cJSON_AddArrayToObject(driver, "rules");
     for (size_t i = 0; i < onp_lint_rule_count(); i++)
         cJSON_AddItemToArray(rules, sarif_rule(onp_lint_rule_at(i)));
     cJSON *results = cJSON_AddArrayToObject(run, "results");
     if (!model || !r) return root;
-    char *uri = path_uri(model);
+    /* relative URIs are relative to the working folder, declared as SRCROOT */
+    char cwd[4096] = "", *base = NULL;
+    if (getcwd(cwd, sizeof cwd - 1)) {
+        char *cu = path_uri(cwd);
+        if (cu && (base = malloc(strlen(cu) + 2))) sprintf(base, "%s/", cu);
+        free(cu);
+    }
+    if (base) {
+        cJSON *ob = cJSON_AddObjectToObject(run, "originalUriBaseIds");
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(ob, "SRCROOT"), "uri", base);
+        free(base);
+    }
+    onp_model *m = NULL;
+    onp_error me;
+    onp_error_clear(&me);
+    if (onp_model_open(model, &m, &me)) m = NULL; /* no regions then: whole-file ones */
     cJSON *art = cJSON_CreateObject();
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(art, "location"), "uri", uri ? uri : "");
+    sarif_artifact(cJSON_AddObjectToObject(art, "location"), model, cwd);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(run, "artifacts"), art);
     for (size_t i = 0; i < r->n; i++) {
         const onp_lint_finding *f = &r->findings[i];
@@ -279,7 +360,7 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "message"), "text",
                               cJSON_CreateString(f->message));
         cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "locations"),
-                             sarif_location(&f->loc, uri ? uri : ""));
+                             sarif_location(&f->loc, model, m, cwd));
         cJSON *props = cJSON_AddObjectToObject(o, "properties");
         cJSON_AddStringToObject(props, "cause", onp_cause_name(f->rule->cause));
         cJSON_AddStringToObject(props, "fix", f->rule->fix);
@@ -289,7 +370,7 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
         }
         cJSON_AddItemToArray(results, o);
     }
-    free(uri);
+    onp_model_close(m);
     return root;
 }
 

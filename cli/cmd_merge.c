@@ -15,6 +15,7 @@
  * "error" (ONNX Runtime could not load the model there).
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 #include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
 #include "infile.h"
+#include "junit.h"
+#include "onnxparity/env.h"
 #include "report.h"
 
 #define MAX_DOCS 4096
@@ -82,6 +85,157 @@ static void exact_numbers(cJSON *node)
     }
 }
 
+/* Shards measured in different environments do not merge: every field of
+ * env.h (ORT version and library, provider, opt level, threads, session
+ * config, opset, exporter, torch) must be equal in every document, both
+ * ways (a field one document has and another lacks differs too).  0, or
+ * exit 2 after naming the file and the field. */
+static int same_environment(const char *cmd, const char *const *files, cJSON *const *docs, size_t n)
+{
+    onp_env first, other;
+    onp_env_init(&first);
+    onp_env_read_json(&first, cJSON_GetObjectItemCaseSensitive(docs[0], "environment"));
+    for (size_t i = 1; i < n; i++) {
+        onp_env_drift d[ONP_ENV_FIELD_COUNT];
+        onp_env_init(&other);
+        onp_env_read_json(&other, cJSON_GetObjectItemCaseSensitive(docs[i], "environment"));
+        size_t k = onp_env_compare(&first, &other, d);
+        if (!k) k = onp_env_compare(&other, &first, d);
+        if (!k) continue;
+        char a[80], b[80];
+        const char *va = d[0].recorded, *vb = d[0].current;
+        if (d[0].recorded != first.v[d[0].field]) va = d[0].current, vb = d[0].recorded;
+        return cli_usage_error(cmd,
+                               "%s: environment.%s '%s' differs from %s's '%s': results measured "
+                               "in different environments do not merge",
+                               files[i], onp_env_field_name(d[0].field),
+                               shown(vb[0] ? vb : "(none)", 64, a, sizeof a), files[0],
+                               shown(va[0] ? va : "(none)", 64, b, sizeof b));
+    }
+    return 0;
+}
+
+/* The tolerance each output was compared with must be the same in every
+ * document (a shard run with --rtol 1 --atol 1 would pass anything).  0,
+ * or exit 2 naming the file, the output and both tolerances. */
+static int same_tolerances(const char *cmd, const char *const *files, cJSON *const *docs, size_t n)
+{
+    const cJSON *seen = NULL; /* an object: output name -> [rtol, atol, doc index] */
+    cJSON *tab = cJSON_CreateObject();
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const cJSON *f, *o;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures"))
+        {
+            cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
+            {
+                const char *name = str_at(o, "name", NULL);
+                const cJSON *rt = cJSON_GetObjectItemCaseSensitive(o, "rtol");
+                const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "atol");
+                if (!name || !cJSON_IsNumber(rt) || !cJSON_IsNumber(at) || rc) continue;
+                seen = cJSON_GetObjectItemCaseSensitive(tab, name);
+                if (!seen) {
+                    cJSON *t = cJSON_CreateArray();
+                    cJSON_AddItemToArray(t, cJSON_CreateNumber(rt->valuedouble));
+                    cJSON_AddItemToArray(t, cJSON_CreateNumber(at->valuedouble));
+                    cJSON_AddItemToArray(t, cJSON_CreateNumber((double)i));
+                    cJSON_AddItemToObject(tab, name, t);
+                    continue;
+                }
+                double r0 = cJSON_GetArrayItem(seen, 0)->valuedouble;
+                double a0 = cJSON_GetArrayItem(seen, 1)->valuedouble;
+                size_t i0 = (size_t)cJSON_GetArrayItem(seen, 2)->valuedouble;
+                if (r0 == rt->valuedouble && a0 == at->valuedouble) continue;
+                char nm[80];
+                rc = cli_usage_error(cmd,
+                                     "%s: output '%s' was compared with rtol %.9g, atol %.9g; "
+                                     "%s with rtol %.9g, atol %.9g: results under different "
+                                     "tolerances do not merge",
+                                     files[i], shown(name, 64, nm, sizeof nm), rt->valuedouble,
+                                     at->valuedouble, files[i0], r0, a0);
+            }
+        }
+    }
+    cJSON_Delete(tab);
+    return rc;
+}
+
+/* --- merge --junit: the merged document as JUnit --------------------------- */
+
+static double num_or(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* One case per fixture x output (in the merged order), then one per
+ * error-level lint finding, once (every shard linted the same model).  The
+ * check documents hold no timings (they are byte-identical run to run), so
+ * every time is 0: the shards' own --junit files have them. */
+static int write_junit(const cJSON *root, const char *path)
+{
+    junit j;
+    junit_init(&j);
+    onp_env env;
+    onp_env_init(&env);
+    onp_env_read_json(&env, cJSON_GetObjectItemCaseSensitive(root, "environment"));
+    junit_env_properties(&j, &env);
+    const cJSON *f, *o;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(root, "fixtures"))
+    {
+        const char *dir = str_at(f, "dir", NULL);
+        const char *fx = dir && strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir ? dir : "?";
+        const char *st = str_at(f, "status", NULL);
+        const cJSON *outs = cJSON_GetObjectItemCaseSensitive(f, "outputs");
+        int n_out = cJSON_GetArraySize(outs);
+        if (st && !strcmp(st, "error") && !n_out)
+            junit_case(&j, fx, "(fixture)", JUNIT_ERROR, str_at(f, "error", NULL), NULL);
+        cJSON_ArrayForEach(o, outs)
+        {
+            const char *name = str_at(o, "name", NULL);
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pass"))) {
+                junit_case(&j, fx, name, JUNIT_PASS, NULL, NULL);
+                continue;
+            }
+            if (st && !strcmp(st, "error")) {
+                junit_case(&j, fx, name, JUNIT_ERROR, str_at(f, "error", NULL), NULL);
+                continue;
+            }
+            char msg[1024];
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "worst");
+            snprintf(msg, sizeof msg,
+                     "%s: max_abs %.17g, max_rel %.17g, mismatches %.0f/%.0f; worst: expected "
+                     "%.17g, got %.17g; needed rtol %.17g or atol %.17g (tolerance rtol %.17g, "
+                     "atol %.17g)",
+                     str_at(o, "judgment", "verdict") ? str_at(o, "judgment", "verdict") : "fail",
+                     num_or(o, "max_abs", NAN), num_or(o, "max_rel", NAN),
+                     num_or(o, "mismatches", NAN), num_or(o, "count", NAN),
+                     num_or(w, "expected", NAN), num_or(w, "actual", NAN),
+                     num_or(o, "needed_rtol", NAN), num_or(o, "needed_atol", NAN),
+                     num_or(o, "rtol", NAN), num_or(o, "atol", NAN));
+            junit_case(&j, fx, name, JUNIT_FAIL, msg, msg);
+        }
+    }
+    junit_set_time(&j, 0);
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(root, "lint"), "findings"))
+    {
+        const char *sev = str_at(f, "severity", NULL), *node = str_at(f, "node", NULL);
+        char name[512];
+        if (!sev || strcmp(sev, "error")) continue;
+        snprintf(name, sizeof name, "%s %s%s%s",
+                 str_at(f, "id", NULL) ? str_at(f, "id", NULL) : "?",
+                 str_at(f, "name", NULL) ? str_at(f, "name", NULL) : "",
+                 node && node[0] ? " at " : "", node ? node : "");
+        junit_case(&j, "lint", name, JUNIT_FAIL, str_at(f, "message", NULL), NULL);
+    }
+    onp_error e;
+    onp_error_clear(&e);
+    int rc = junit_write(&j, "onnxparity merge", path, &e) ? cli_report(&e) : 0;
+    junit_free(&j);
+    return rc;
+}
+
 static int conf_rank(const char *c)
 {
     return !c ? 3 : !strcmp(c, "high") ? 0 : !strcmp(c, "medium") ? 1 : 2;
@@ -92,11 +246,17 @@ int cmd_merge(int argc, char **argv)
     const char *files[MAX_DOCS];
     size_t n = 0;
     cli_format fmt = FMT_TEXT;
-    const char *v;
+    const char *v, *junit_path = NULL, *html = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &fmt)) return EXIT_USAGE;
+        } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
+            if (r < 0) return EXIT_USAGE;
+            junit_path = v;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return EXIT_USAGE;
+            html = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
         } else if (n < MAX_DOCS) {
@@ -111,6 +271,7 @@ int cmd_merge(int argc, char **argv)
     onp_error e;
     onp_error_clear(&e);
     long shard_n = -2; /* -2 unknown yet, -1 unsharded */
+    int done = 0;      /* 1 once a merged document exists */
     for (size_t i = 0; i < n && !rc; i++) {
         if (!(docs[i] = cli_read_json(files[i], ONP_ERR_FORMAT, "not valid JSON", &e))) {
             rc = cli_report(&e);
@@ -140,6 +301,8 @@ int cmd_merge(int argc, char **argv)
                                  cnt, files[0], shard_n);
         shard_n = cnt;
     }
+    if (!rc) rc = same_environment(argv[0], files, docs, n);
+    if (!rc) rc = same_tolerances(argv[0], files, docs, n);
     /* fixtures in unsharded order */
     cJSON *merged = NULL;
     if (!rc) {
@@ -259,10 +422,19 @@ int cmd_merge(int argc, char **argv)
             cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));
         cJSON *from = cJSON_AddArrayToObject(root, "merged_from");
         for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(from, cJSON_CreateString(files[i]));
-        if (fmt == FMT_JSON) {
+        rc = any_error ? EXIT_RUNTIME : !strcmp(verdict, "fail") ? EXIT_FAIL : EXIT_PASS;
+        done = 1;
+        int junit_rc = junit_path ? write_junit(root, junit_path) : 0;
+        if (junit_rc) rc = junit_rc;
+        if (fmt == FMT_JSON || html) { /* the document: printed, and/or the page */
             exact_numbers(root);
-            report_print_json(root);
-        } else {
+            int html_rc = report_emit(
+                root, fmt == FMT_JSON, html,
+                str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
+            if (html_rc) rc = html_rc;
+            root = NULL;
+        }
+        if (fmt != FMT_JSON) {
             printf("merged   %zu document(s), model sha256 %.12s\n", n,
                    str_at(docs[0], "environment", "model_sha256"));
             printf("verdict: %s — %ld fixtures, %ld outputs compared, %ld fixtures failed\n",
@@ -272,8 +444,11 @@ int cmd_merge(int argc, char **argv)
                    fixtures, outs, fx_failed);
             cJSON_Delete(root);
         }
-        rc = any_error ? EXIT_RUNTIME : !strcmp(verdict, "fail") ? EXIT_FAIL : EXIT_PASS;
     }
+    if (!done && junit_path) /* nothing merged: say why in the file */
+        junit_write_error("onnxparity merge", "merge",
+                          "the documents could not be merged (exit 2 or 3: the log says why)",
+                          junit_path);
     cJSON_Delete(merged);
     for (size_t i = 0; i < n; i++) cJSON_Delete(docs[i]);
     return rc;

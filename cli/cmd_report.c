@@ -53,7 +53,7 @@ static int numv(const cJSON *v, double *out)
         *out = v->valuedouble;
         return 1;
     }
-    if (cJSON_IsRaw(v) && v->valuestring) {
+    if (cJSON_IsRaw(v) && v->valuestring) { /* report_num's exact form, in a document built here */
         char *end;
         *out = strtod(v->valuestring, &end);
         return end != v->valuestring && !*end;

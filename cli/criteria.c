@@ -142,6 +142,11 @@ static int from_json(const cJSON *root, const char *path, criteria *c, onp_error
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
         get_num(root, "margin", 0, &c->margin, path, "", e))
         return -1;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "environment"))) {
+        if (!cJSON_IsObject(v)) return bad(e, path, "environment", "not an object");
+        c->has_env = 1;
+        onp_env_read_json(&c->env, v);
+    }
     v = cJSON_GetObjectItemCaseSensitive(root, "lint_clean");
     if (!cJSON_IsArray(v)) return bad(e, path, "lint_clean", v ? "not an array" : "missing");
     c->lint = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->lint);

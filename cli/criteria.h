@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "onnxparity/env.h"
 #include "onnxparity/error.h"
 #include "onnxparity/tensor.h"
 
@@ -41,6 +42,8 @@ typedef struct criteria {
     char (*lint)[32]; /* [n_lint] rule ids that must have no finding */
     size_t n_out;
     crit_out *outs; /* [n_out] */
+    int has_env;    /* 1 when the file records an "environment" */
+    onp_env env;    /* what it records (fields absent there are empty) */
 } criteria;
 
 /* Parse a criteria document of `n` bytes (no NUL needed).  `path` names it

@@ -95,6 +95,8 @@ static const help_row check_rows[] = {
     {"--junit FILE", "also write JUnit XML: one testcase per fixture x output"},
     {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
     {"--shard I/N", "only the fixtures at positions k with k mod N = I"},
+    {"--summary FILE", "append a Markdown job summary ($GITHUB_STEP_SUMMARY) to FILE"},
+    {"--annotations", "print GitHub Actions ::error lines after the text"},
     {NULL, NULL},
 };
 
@@ -106,13 +108,26 @@ static const help_row gate_rows[] = {
     {"--allow-failing", "with --record: record a bundle that fails, on purpose"},
     {"--rtol R", "relative tolerance (default: the criteria's, else per dtype)"},
     {"--atol A", "absolute tolerance (default: the criteria's, else per dtype)"},
-    {"--format text|json", "text (default) or the JSON document"},
+    {"--format text|json", "text (default) or the JSON document (--record: the criteria)"},
     {"--junit FILE", "also write JUnit XML"},
+    {"--env-drift warn|fail", "a difference from the recorded environment warns (default) or "
+                              "regresses"},
+    {"--no-bisect", "do not bisect a failing gate for the first divergent node"},
+    {"--summary FILE", "append a Markdown job summary ($GITHUB_STEP_SUMMARY) to FILE"},
+    {"--annotations", "print GitHub Actions ::error lines after the text"},
+    {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
     {NULL, NULL},
 };
 
 static const help_row merge_rows[] = {
     {"--format text|json", "text (default) or the merged JSON document"},
+    {"--junit FILE", "also write the merged result as one JUnit XML file"},
+    {"--html FILE", "also write the merged result as a self-contained HTML page"},
+    {NULL, NULL},
+};
+
+static const help_row diff_rows[] = {
+    {"--format text|json", "text (default) or the JSON document (onnxparity.diff/1)"},
     {NULL, NULL},
 };
 
@@ -230,7 +245,13 @@ static const help_page pages[] = {
      "0 nothing regressed (or criteria recorded)\n1 something regressed (--record: the bundle "
      "fails)\n2 bad usage, a malformed criteria file, or nothing to compare\n3 unreadable "
      "files\n4 ONNX Runtime failure"},
-    {"merge", "merge RESULT.json... [--format text|json]",
+    {"diff", "diff OLD.json NEW.json [--format text|json]",
+     "Compare two check documents of one model output by output and fixture by fixture, and say "
+     "what got worse.",
+     diff_rows, 0,
+     "0 unchanged or improved\n1 something got worse (regressed or mixed)\n2 bad usage, or a "
+     "document that is not a check document\n3 unreadable or non-JSON files"},
+    {"merge", "merge RESULT.json... [--format text|json] [--junit FILE] [--html FILE]",
      "Combine the JSON documents of check --shard I/N runs into one verdict.", merge_rows, 0,
      "0 merged verdict pass\n1 fail\n2 bad usage, or documents that do not belong together "
      "(a missing or repeated shard)\n3 unreadable or non-JSON files\n4 a shard's verdict was "

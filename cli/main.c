@@ -25,11 +25,16 @@ static const cli_cmd commands[] = {
     {"check",
      "TARGET | --model M --data DIR... [--rtol R] [--atol A] [--tol NAME=R,A] [--top-k K|auto]",
      "run every fixture under ONNX Runtime and compare with the eager truth", cmd_check},
-    {"gate", "TARGET --criteria FILE [--record [--margin M]] [--format text|json] [--junit FILE]",
+    {"gate",
+     "TARGET --criteria FILE [--record [--margin M]] [--env-drift warn|fail] [--format text|json] "
+     "[--junit FILE]",
      "fail on any regression against recorded release criteria (record them with --record)",
      cmd_gate},
-    {"merge", "RESULT.json... [--format text|json]",
+    {"merge", "RESULT.json... [--format text|json] [--junit FILE] [--html FILE]",
      "combine the JSON documents of check --shard I/N runs into one verdict", cmd_merge},
+    {"diff", "OLD.json NEW.json [--format text|json]",
+     "what got worse between two check documents, output by output and fixture by fixture",
+     cmd_diff},
     {"bisect",
      "TARGET [--fixture K] [--reference eager|disable] [--chunk N] [--max-exposed-bytes B] "
      "[--format text|json] [--html FILE] [--rtol R] [--atol A]",

@@ -9,6 +9,7 @@
 #define ONP_CLI_MEASURE_H
 
 #include "onnxparity/compare.h"
+#include "onnxparity/env.h"
 #include "onnxparity/judge.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/tfile.h"
@@ -20,9 +21,12 @@ typedef struct meas_result {
     char sha256[65];
     size_t n_fix;
     onp_fixture_verdict *fix; /* [n_fix], owned */
+    double *secs;             /* [n_fix] seconds each fixture took, owned */
     onp_lint_result lint;
     onp_noisebook *noise; /* owned */
     cJSON *environment;   /* the environment fingerprint (report_environment), owned */
+    onp_env env;          /* the same fields gate compares with the recorded ones */
+    char why[1024];       /* when measure_run fails: the error, one line (for JUnit) */
 } meas_result;
 
 /* Measure the target (a bundle folder, or a model and data folders).

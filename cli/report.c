@@ -273,3 +273,35 @@ int report_emit(cJSON *root, int json, const char *html, const char *label)
         cJSON_Delete(root);
     return rc;
 }
+
+void report_causes_text(const onp_causes *cs)
+{
+    for (size_t i = 0; cs && i < cs->n; i++) {
+        const onp_cause_item *c = &cs->items[cs->order[i]];
+        printf("cause    %s (%s confidence)%s%s: %s\n", onp_cause_name(c->id),
+               onp_confidence_name(c->confidence), c->node[0] ? " at " : "", c->node,
+               c->n_evidence ? c->evidence[0] : "");
+        for (size_t k = 1; k < c->n_evidence && k < 4; k++)
+            printf("         - %s\n", c->evidence[k]);
+        printf("         fix: %s\n", c->fix);
+    }
+}
+
+cJSON *report_first_divergent_json(const onp_bisect_result *bis)
+{
+    const onp_bisect_point *p = &bis->points[bis->first];
+    cJSON *fd = cJSON_CreateObject();
+    cJSON_AddStringToObject(fd, "node", p->node);
+    cJSON_AddStringToObject(fd, "op_type", p->op_type);
+    cJSON_AddStringToObject(fd, "output", p->value);
+    cJSON_AddStringToObject(fd, "module", p->module);
+    cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
+    report_num(fd, "max_abs", p->max_abs);
+    if (p->noise.src != ONP_NOISE_NONE)
+        report_num(fd, "envelope_max", p->envelope_max);
+    else
+        cJSON_AddNullToObject(fd, "envelope_max");
+    report_num(fd, "jump", p->jump);
+    cJSON_AddNumberToObject(fd, "fixture", p->fail_fixture);
+    return fd;
+}

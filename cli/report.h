@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "onnxparity/bisect.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/noise.h"
@@ -31,6 +32,16 @@ void report_judgment_json(cJSON *o, const onp_judgment *j);
 /* The derivation's causes, most likely first: [{id, confidence, node,
  * evidence[], fix, suggested_atol (float-noise)}] (check and diagnose). */
 cJSON *report_causes_json(const onp_causes *cs);
+
+/* The causes as text on stdout, one "cause    ID (C confidence) at NODE:
+ * EVIDENCE" line each, most likely first, then up to three more evidence
+ * lines and the fix (check and gate). */
+void report_causes_text(const onp_causes *cs);
+
+/* The first divergent node of a bisection that found one (r->first >= 0):
+ * {node, op_type, output, module, reference, max_abs, envelope_max, jump,
+ * fixture} (check and gate). */
+cJSON *report_first_divergent_json(const onp_bisect_result *r);
 
 /* The latent findings: [{rule, name, cause, node}]. */
 cJSON *report_latent_json(const onp_causes *cs);

@@ -8,6 +8,11 @@
 #   scripts/setup.sh all      deps + ort (what `make` and `make demo` run)
 #   scripts/setup.sh venv     the torch 2.x virtual environment in .venv-torch2/
 #                             (what `make test` adds; about 4 GB of downloads)
+#   scripts/setup.sh consumers what `make test` checks the tool's output with:
+#                             a second ONNX Runtime (1.30.0, for environment
+#                             drift) and Microsoft's SARIF validator, both from
+#                             npm into third_party/ (157 MB of downloads: 114 +
+#                             44 MB; 148 MB on disk)
 #
 # Debian packages: checked with dpkg-query (npm: by command, it may come
 # from elsewhere); the missing ones are installed with
@@ -35,13 +40,25 @@ tp="$top/third_party"
 
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libjansson-dev libssl-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv mypy
-      valgrind time chromium fonts-dejavu-core)
+      valgrind time chromium fonts-dejavu-core python3-junitparser python3-jsonschema python3-yaml)
 TORCH=(python3-torch python3-torchvision python3-sklearn)  # sklearn: the digits data set of the real-input tests
 
 ORT_PKG="com.github.asus4.onnxruntime@0.4.9"
 ORT_SHA256="e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d"
 ORT_HDR='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
 ORT_LIB='package/Plugins/Linux/x64/libonnxruntime.so'
+
+# The consumers of the tool's output (`setup.sh consumers`), pinned by the
+# registry's sha512 integrity.  onnxruntime-node 1.30.0 is the newest 1.30.x
+# (npm view onnxruntime-node versions: 1.29.0, 1.30.0 at the top): its
+# official ORT 1.30.0 library is the "other version" of the drift tests.
+ORT2_PKG="onnxruntime-node@1.30.0"
+ORT2_SRI="sha512-twhs1C2C/BFkz1yc5OY0KIU2GUq6DURO7hD4bx5Q2Qy3nAMJwRXW8xU3NVczE29VA9lolLOYepoD8fjTGOfIqw=="
+ORT2_LIB='package/bin/napi-v6/linux/x64/libonnxruntime.so.1'
+# @microsoft/sarif-multitool is a launcher whose Linux binary lives in the
+# platform package; the binary is all the tests need.
+SARIF_PKG="@microsoft/sarif-multitool-linux@5.7.0"
+SARIF_SRI="sha512-NxUbpq6ISCWoTQ/NfOYEwEDKq1Heka/rMoJ5R5LMydcAZQX/X7g5mWHcgxDub+0M07LC96tZ5LZHvF1Qy3gjTA=="
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -102,6 +119,42 @@ setup_ort() {
     say "ONNX Runtime ready in $dst"
 }
 
+# npm_fetch PKG@VER SRI DIR: `npm pack` PKG into DIR (no install scripts run)
+# and check the tarball against the registry's sha512 integrity string.
+npm_fetch() {
+    local pkg=$1 sri=$2 dir=$3
+    command -v npm >/dev/null || install_pkgs npm
+    say "downloading $pkg from the npm registry"
+    (cd "$dir" && npm pack --silent "$pkg" >/dev/null)
+    local tgz; tgz=$(ls "$dir"/*.tgz)
+    local got; got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+    if [ "$got" != "$sri" ]; then
+        say "integrity mismatch for $pkg: got $got, expected $sri"; exit 1
+    fi
+    tar -xzf "$tgz" -C "$dir"
+}
+
+setup_consumers() {
+    local ort2="$tp/onnxruntime-1.30" sarif="$tp/sarif-multitool"
+    if [ ! -f "$ort2/.ok" ]; then
+        local tmp; tmp=$(mktemp -d "$top/.ort2-dl.XXXXXX")
+        npm_fetch "$ORT2_PKG" "$ORT2_SRI" "$tmp"
+        rm -rf "$ort2"; mkdir -p "$ort2/lib"
+        cp "$tmp/$ORT2_LIB" "$ort2/lib/libonnxruntime.so.1"
+        echo "$ORT2_PKG $ORT2_SRI" > "$ort2/.ok"
+        rm -rf "$tmp"
+    fi
+    if [ ! -f "$sarif/.ok" ]; then
+        local tmp; tmp=$(mktemp -d "$top/.sarif-dl.XXXXXX")
+        npm_fetch "$SARIF_PKG" "$SARIF_SRI" "$tmp"
+        rm -rf "$sarif"; mkdir -p "$sarif"
+        cp -r "$tmp/package/." "$sarif/"
+        chmod +x "$sarif/Sarif.Multitool"
+        echo "$SARIF_PKG $SARIF_SRI" > "$sarif/.ok"
+        rm -rf "$tmp"
+    fi
+}
+
 setup_venv() {
     local venv="${VENV:-$top/.venv-torch2}"
     local lock="$top/scripts/requirements-torch2.txt"
@@ -130,5 +183,6 @@ case "${1:-all}" in
     ort)   setup_ort ;;
     all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
     venv)  setup_venv ;;
-    *)     say "usage: scripts/setup.sh [deps|ort|all|venv]"; exit 2 ;;
+    consumers) setup_consumers ;;
+    *)     say "usage: scripts/setup.sh [deps|ort|all|venv|consumers]"; exit 2 ;;
 esac

@@ -15,6 +15,9 @@ tests/py/test_bad_inputs.py drives, one test per entry:
              match): it names the file and the field / byte / member
     absent   paths that must not exist afterwards (outputs of the command,
              so a failed command leaves no partial file)
+    junit_error  JUnit files the command must write even though it fails:
+             a complete document holding one errored case that says why
+             (issue 17: the CI upload step always gets a file)
     valid    for the cases that must succeed on hostile names: each entry
              {"path", "kind": html|xml|json} must parse and must not carry
              the hostile text raw (stdout is "-")
@@ -127,11 +130,12 @@ def npy_f4(n=4):
 
 
 def case(cid, argv, code, regex, absent=(), valid=(), needs_ort=False, known_bug=None, timeout=None,
-         unchanged=()):
+         unchanged=(), junit_error=()):
     """unchanged: files whose bytes the command must leave as they were (an
     output aimed at an input); their sha256 is recorded here."""
     return {"id": cid, "argv": [str(a) for a in argv], "exit": code, "stderr": regex,
             "absent": [str(a) for a in absent], "valid": list(valid), "needs_ort": needs_ort,
+            "junit_error": [str(a) for a in junit_error],
             "known_bug": known_bug, "timeout": timeout,
             "unchanged": [[str(f), hashlib.sha256(pathlib.Path(f).read_bytes()).hexdigest()] for f in unchanged]}
 
@@ -721,7 +725,8 @@ def gate(cid, d, text, code, regex):
     b = bundle(d)
     c = w(d / "c.json", text)
     j = d / "gate.xml"
-    return case(cid, ["onnxparity", "gate", b, "--criteria", c, "--junit", j], code, regex, absent=[j])
+    return case(cid, ["onnxparity", "gate", b, "--criteria", c, "--junit", j], code, regex,
+                junit_error=[j])
 
 
 def c_crit_nan(d):
@@ -929,7 +934,7 @@ def c_check_truncated_model(d):
     h, j, s = d / "c.html", d / "c.xml", d / "c.sarif"
     return case("check_truncated_model_no_outputs",
                 ["onnxparity", "check", b, "--format", "json", "--html", h, "--junit", j, "--sarif", s], 3,
-                r"model\.onnx: .*at byte \d+", absent=[h, j, s], needs_ort=True)
+                r"model\.onnx: .*at byte \d+", absent=[h, s], junit_error=[j], needs_ort=True)
 
 
 def c_check_fixture_bad(d):
@@ -938,7 +943,8 @@ def c_check_fixture_bad(d):
     h, j = d / "c.html", d / "c.xml"
     return case("check_fixture_raw_short",
                 ["onnxparity", "check", b, "--html", h, "--junit", j], 3,
-                r"output_0\.pb: TensorProto\.raw_data at byte \d+: 12 bytes", absent=[h, j], needs_ort=True)
+                r"output_0\.pb: TensorProto\.raw_data at byte \d+: 12 bytes", absent=[h],
+                junit_error=[j], needs_ort=True)
 
 
 def c_check_sarif_invalid_utf8(d):
@@ -1103,7 +1109,8 @@ def c_testdata_layouts(d):
             f.unlink()
             f.symlink_to("/dev/zero")
         h, j = d / (how + ".html"), d / (how + ".xml")
-        out.append(case(cid, ["onnxparity", "check", b, "--html", h, "--junit", j], 2, regex, absent=[h, j]))
+        out.append(case(cid, ["onnxparity", "check", b, "--html", h, "--junit", j], 2, regex, absent=[h],
+                        junit_error=[j]))
     return out
 
 

@@ -65,6 +65,31 @@ def _no_silent_fallback(request, monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _captures_match_their_schema(monkeypatch):
+    """Every bundle a test captures: its parity.json and each fixture's
+    intermediates index validate against the published schemas
+    (tests/py/consumers.py).  Only where the test already imported torch."""
+    if "torch" not in sys.modules:
+        yield
+        return
+    import importlib
+    import json
+    import consumers
+    cap = importlib.import_module("onnxparity.capture")
+    inner = cap._capture
+
+    def checked(model, fixtures, out_dir, o, source):
+        doc = inner(model, fixtures, out_dir, o, source)
+        consumers.validate_doc(doc, f"{out_dir}/parity.json")
+        for idx in pathlib.Path(out_dir).glob("test_data_set_*/intermediates/index.json"):
+            consumers.validate_doc(json.loads(idx.read_text()), str(idx))
+        return doc
+
+    monkeypatch.setattr(cap, "_capture", checked)
+    yield
+
+
 def _bin():
     return os.environ.get("ONNXPARITY_BIN", str(ROOT / "build" / "onnxparity"))
 
@@ -93,5 +118,13 @@ def testdata():
 
 
 def run(args, **kw):
-    """Run a command, capture text output, never raise on exit status."""
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    """Run a command, capture text output, never raise on exit status.  What
+    the command wrote goes through its real consumer (tests/py/consumers.py:
+    junitparser, sarif-multitool, the published JSON Schemas): a file or
+    document they refuse fails the test that ran it."""
+    import tempfile
+    import consumers
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    with tempfile.TemporaryDirectory() as tmp:
+        consumers.consume(args, r, tmp)
+    return r

@@ -9,7 +9,8 @@ case is one test here.  A case passes when the command
     report (the suite also runs against the ASan + UBSan build),
   - finishes within TIMEOUT seconds,
   - leaves none of its output files behind (nor a temporary file beside
-    them),
+    them), except the JUnit file, which holds one errored case saying why
+    (issue 17),
 
 or, for the cases whose hostile names must come out escaped, succeeds and
 writes documents that parse (strict UTF-8 JSON, XML, HTML) without the
@@ -128,6 +129,12 @@ def _run_case(onnxparity, cid, c):
         assert not os.path.lexists(p), f"{cid}: partial output {p} left behind"
         left = [q.name for q in p.parent.glob(p.name + "*")] if p.parent.is_dir() else []
         left += [q.name for q in p.parent.glob("." + p.name + "*")] if p.parent.is_dir() else []
+        assert not left, f"{cid}: temporary files left behind: {left}"
+    for j in c.get("junit_error", []):  # written even though the run failed, saying why
+        cases = list(ET.parse(j).getroot().iter("testcase"))
+        assert len(cases) == 1 and cases[0].find("error") is not None, f"{cid}: {j}: not one errored case"
+        assert cases[0].find("error").get("message"), f"{cid}: {j}: the error says nothing"
+        left = [q.name for q in pathlib.Path(j).parent.glob("." + pathlib.Path(j).name + "*")]
         assert not left, f"{cid}: temporary files left behind: {left}"
     for f, digest in c.get("unchanged", []):
         assert hashlib.sha256(pathlib.Path(f).read_bytes()).hexdigest() == digest, \

@@ -10,6 +10,7 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("torch")
 
+import consumers  # noqa: E402
 from conftest import expected_exporter  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -29,8 +30,11 @@ def cli(*args, cwd=None):
 
 
 def check(binary, bundle):
-    return subprocess.run([binary, "check", str(bundle), "--format", "json", "--top-k", "auto"],
-                          capture_output=True, text=True)
+    r = subprocess.run([binary, "check", str(bundle), "--format", "json", "--top-k", "auto"],
+                       capture_output=True, text=True)
+    if r.stdout.strip():
+        consumers.validate_doc(json.loads(r.stdout), "check --format json")  # its published schema
+    return r
 
 
 def test_capture_per_fixture_members(tmp_path, binary):

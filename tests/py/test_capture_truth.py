@@ -24,6 +24,7 @@ onnx = pytest.importorskip("onnx")
 np = pytest.importorskip("numpy")
 from onnx import numpy_helper  # noqa: E402
 
+import consumers  # noqa: E402
 import onnxparity  # noqa: E402
 from onnxparity import testing  # noqa: E402
 
@@ -79,7 +80,9 @@ def load(path):
 def run_json(binary, *args):
     p = subprocess.run([binary, *map(str, args), "--format", "json"], capture_output=True, text=True,
                        timeout=600)
-    return p.returncode, json.loads(p.stdout)
+    doc = json.loads(p.stdout)
+    consumers.validate_doc(doc, f"{args[0]} --format json")  # its published schema
+    return p.returncode, doc
 
 
 # ---------------------------------------------------------------- models that write

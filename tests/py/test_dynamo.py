@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 onnx = pytest.importorskip("onnx")
 
+import consumers  # noqa: E402
 import onnxparity  # noqa: E402
 from onnxparity import ExportError, _export  # noqa: E402
 from onnxparity.testing import assert_export_parity, assert_intermediates_parity, run_check  # noqa: E402
@@ -149,7 +150,9 @@ def run_bisect(binary, bundle):
     r = subprocess.run([binary, "bisect", str(bundle), "--format", "json"], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode in (0, 1), r.stderr
-    return json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    consumers.validate_doc(doc, "bisect --format json")  # its published schema
+    return doc
 
 
 def test_transformer_encoder_maps_every_called_leaf(tmp_path, binary):

@@ -39,7 +39,13 @@ def test_record_then_gate_passes(onnxparity, recorded, tmp_path):
     assert doc["verdict"] == "pass" and doc["regressions"] == []
     assert doc["environment"]["model_sha256"] == c["model_sha256"]
     suite = ET.parse(tmp_path / "g.xml").getroot().find("testsuite")
-    assert suite.get("tests") == "3" and suite.get("failures") == "0"
+    assert suite.get("failures") == "0" and suite.get("errors") == "0"
+    cases = [(c.get("classname"), c.get("name")) for c in suite.iter("testcase")]
+    assert [c for c in cases if c[0] != "environment"] == [
+        (f"test_data_set_{i}", "logits") for i in range(3)]
+    # one case per recorded environment field, every one unchanged here
+    assert {n for k, n in cases if k == "environment"} >= {"ort_version", "opset", "model_sha256"}
+    assert all(c.find("system-out") is None for c in suite.iter("testcase"))
 
 
 def test_margin_scales_the_limits(onnxparity, tmp_path):

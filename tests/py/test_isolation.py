@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -18,6 +19,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import consumers
 from conftest import ROOT
 
 FIXTURES = [np.array([[1.0, 2.0, 3.0]], np.float32),
@@ -60,7 +62,10 @@ def run(cmd, env_extra=None, timeout=120):
     # and exit 1; the test wants the plain signal, as a release build has.
     env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
     env.update(env_extra or {})
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    with tempfile.TemporaryDirectory() as tmp:  # the outputs through their readers (conftest.run)
+        consumers.consume(cmd, r, tmp)
+    return r
 
 
 def test_crashing_kernel_marks_its_fixture_and_the_rest_completes(onnxparity, tmp_path):

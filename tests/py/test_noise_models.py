@@ -292,12 +292,27 @@ def test_gate_keeps_the_envelope(onnxparity, tmp_path):
         for p in retrained.parameters():
             p.mul_(1.01)
     onnxparity_capture(retrained, fx, tmp_path / "b")
-    r = run([onnxparity, "gate", tmp_path / "b", "--criteria", crit, "--format", "json"])
+    # strict on the environment too: a retrain changes the model's hash (a
+    # note), nothing the numbers depend on
+    r = run([onnxparity, "gate", tmp_path / "b", "--criteria", crit, "--format", "json",
+             "--env-drift", "fail"])
     assert r.returncode == 0, r.stdout
+    doc = json.loads(r.stdout)
+    assert [(d["field"], d["effect"]) for d in doc["environment_drift"]] == [("model_sha256", "note")]
+    # and the baseline diff of the two check documents sees no change either
+    for name in ("a", "b"):
+        p = run([onnxparity, "check", tmp_path / name, "--format", "json", "--no-bisect"])
+        (tmp_path / f"{name}.json").write_text(p.stdout)
+    r = run([onnxparity, "diff", tmp_path / "a.json", tmp_path / "b.json"])
+    assert r.returncode == 0 and "verdict: unchanged" in r.stdout, r.stdout
     broken, _, _ = PLANTED["resnet18-wrong-weight"](tmp_path / "w")
     r = run([onnxparity, "gate", broken, "--criteria", crit, "--format", "json"])
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and "noise" in {g["check"] for g in doc["regressions"]}
+    p = run([onnxparity, "check", broken, "--format", "json", "--no-bisect"])
+    (tmp_path / "w.json").write_text(p.stdout)
+    r = run([onnxparity, "diff", tmp_path / "a.json", tmp_path / "w.json"])
+    assert r.returncode == 1 and "verdict: REGRESSED" in r.stdout, r.stdout
 
 
 class Literal(torch.nn.Module):

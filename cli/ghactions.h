@@ -1,0 +1,39 @@
+/*
+ * ghactions.h — what CI systems show beside a log: GitHub Actions workflow
+ * commands (`::error title=T::message` lines on stdout, shown as
+ * annotations on the run) and a Markdown job summary (appended to a file,
+ * `$GITHUB_STEP_SUMMARY` on GitHub).  Used by check and gate
+ * (`--annotations`, `--summary FILE`; docs/gate.md).
+ *
+ * Escaping: workflow-command data has '%', CR and LF percent-encoded,
+ * property values also ':' and ','; Markdown table cells have '|' escaped
+ * and line breaks as spaces.  The writers decide nothing: they format what
+ * the command measured.
+ */
+#ifndef ONP_CLI_GHACTIONS_H
+#define ONP_CLI_GHACTIONS_H
+
+#include <stdio.h>
+
+#include "onnxparity/causes.h"
+
+/* One workflow command: `::LEVEL title=TITLE::MESSAGE` on `to`; LEVEL is
+ * "error", "warning" or "notice".  `file` (may be NULL) adds file=FILE. */
+void gh_command(FILE *to, const char *level, const char *file, const char *title,
+                const char *message);
+
+/* One ::error per cause (most likely first), titled with its id and
+ * confidence, the first evidence and the fix as message. */
+void gh_causes_commands(FILE *to, const onp_causes *cs, const char *model);
+
+/* Text as a Markdown table cell (or inline text). */
+void gh_md_text(FILE *to, const char *s);
+
+/* The causes as a Markdown list ("" when there are none). */
+void gh_md_causes(FILE *to, const onp_causes *cs);
+
+/* Open `path` for appending a summary; NULL after printing the error
+ * (exit 3 is the caller's). */
+FILE *gh_summary_open(const char *path);
+
+#endif
