@@ -280,6 +280,10 @@ n_fix=$(ls -d "$rn"/test_data_set_* | wc -l)
 echo "bench: capture, float64 reference off / default / every fixture" >&2
 cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quick" = 1 ] && echo 1 || echo 3)")
 
+# --- 6b. capture time against a plain export + one eager forward per fixture ---------
+echo "bench: capture time against torch.onnx.export + one eager forward per fixture" >&2
+captime=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" "$([ "$quick" = 1 ] && echo 1 || echo 3)")
+
 # --- 7. compare of two .npz archives of many small members ---------------------------
 echo "bench: compare, two .npz archives of many one-element members" >&2
 npz=$($py bench/npzbench.py "$bin" "$out/npz" "$([ "$quick" = 1 ] && echo 7000 || echo 70000)")
@@ -444,6 +448,8 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "is most of either figure."
     echo
     echo "$cap64"
+    echo
+    echo "$captime"
     echo
     echo "$npz"
     echo
