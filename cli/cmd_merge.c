@@ -229,6 +229,20 @@ static int write_junit(const cJSON *root, const char *path)
                  node && node[0] ? " at " : "", node ? node : "");
         junit_case(&j, "lint", name, JUNIT_FAIL, str_at(f, "message", NULL), NULL);
     }
+    /* the flip-rate case, as check writes it, over the merged rows */
+    const cJSON *tk =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "summary"), "topk");
+    if (tk && num_at(tk, "rows", NULL) > 0) {
+        onp_agreement ag;
+        onp_agreement_of(num_at(tk, "rows", NULL), num_at(tk, "top1_agree", NULL),
+                         ONP_AGREEMENT_CONFIDENCE, &ag);
+        char name[256], u[16];
+        snprintf(name, sizeof name,
+                 "top-1 agreement %lld/%lld, flip rate at most %s at %g%% (Clopper-Pearson)",
+                 (long long)ag.agree, (long long)ag.rows, report_fmt(ag.flip_upper, u, sizeof u),
+                 100 * ag.confidence);
+        junit_case(&j, "agreement", name, ag.flipped ? JUNIT_FAIL : JUNIT_PASS, name, NULL);
+    }
     onp_error e;
     onp_error_clear(&e);
     int rc = junit_write(&j, "onnxparity merge", path, &e) ? cli_report(&e) : 0;
