@@ -24,7 +24,16 @@
 #      numpy (bench/npzbench.py): linear in the members, target under 2 s.
 #   8. peers: `polygraphy run --onnxrt` against check on the resnet18 bundle,
 #      same inputs, outputs, tolerances and ORT (bench/peers.py, run with the
-#      torch 2.x environment's python; skipped, and said so, without it).
+#      torch 2.x environment's python; skipped, and said so, without it);
+#      torch.onnx.verification's verify_onnx_program(compare_intermediates=
+#      True) against bisect on the same dynamo exports, healthy and planted
+#      (bench/peers_verify.py); the zoo through diagnose, verification and
+#      Polygraphy: who names the cause, who names the layer
+#      (bench/peers_zoo.py).
+#   9. a model over 2 GiB (a random-init Llama-style decoder, 2.17 GiB of
+#      float32 weights, external data): capture, check and bisect, each
+#      step's time and peak RSS (bench/large_model.py; skipped, and said
+#      so, under BENCH_QUICK=1 or with under 12 GiB of memory available).
 #
 # BIN defaults to build/onnxparity; the library beside it
 # (BIN's directory/libonnxparity.a) is linked into the helper programs, and
@@ -294,8 +303,27 @@ if [ -x "$venv_py" ]; then
     echo "bench: polygraphy run against check" >&2
     peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers.py "$bin" "$rn" "$reps" 2>"$out/err.txt") \
         || { cat "$out/err.txt" >&2; exit 1; }
+    echo "bench: torch.onnx.verification against bisect" >&2
+    verify=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_verify.py "$bin" "$out/verify" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
+    echo "bench: the zoo through diagnose, verification and polygraphy" >&2
+    zoo_peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_zoo.py "$bin" "$out/zoo-peers" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
 else
     peers=$'## Peers: Polygraphy against check\n\nSkipped: no .venv-torch2 (make venv builds it).'
+    verify="" zoo_peers=""
+fi
+
+# --- 9. a model over 2 GiB -------------------------------------------------------------
+avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+if [ "$quick" = 1 ]; then
+    large=$'## A model over 2 GiB: capture, check and bisect\n\nSkipped: BENCH_QUICK=1.'
+elif [ ! -x "$venv_py" ] || [ "$avail_kib" -lt $((12 * 1024 * 1024)) ]; then
+    large="## A model over 2 GiB: capture, check and bisect"$'\n\n'"Skipped: needs .venv-torch2 and 12 GiB of memory available ($((avail_kib / 1024)) MiB now)."
+else
+    echo "bench: a 2.17 GiB Llama-style model: capture, check, bisect" >&2
+    large=$(PYTHONPATH="$top/python" "$venv_py" bench/large_model.py "$bin" "$out/large" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
 fi
 
 elapsed=$((SECONDS - started))
@@ -454,6 +482,10 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "$npz"
     echo
     echo "$peers"
+    echo
+    [ -z "$verify" ] || { echo "$verify"; echo; }
+    [ -z "$zoo_peers" ] || { echo "$zoo_peers"; echo; }
+    echo "$large"
     echo
     echo "## Targets"
     echo

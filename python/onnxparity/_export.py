@@ -250,6 +250,8 @@ def explain_dynamo_failure(e):
     text = "\n".join(str(x) for x in excs)
     where = _user_frame(excs)
     inner = excs[-1]
+    if _under_vmap(excs) and ("not tracked with proxy" in text or "BatchedTensor" in text):
+        return _explain_vmap(where, inner)
     if "GuardOnDataDependentSymNode" in names or "data-dependent" in text:
         return (f"dynamo export: data-dependent control flow{where}: Python branches on a tensor's "
                 f"value ({_brief(inner)}). Fix: torch.cond(pred, true_fn, false_fn, (x,)) for a branch, "
@@ -278,6 +280,29 @@ def explain_dynamo_failure(e):
         return (f"dynamo export: {what}{where} ({_brief(inner)}). Fix: a newer opset, a "
                 "custom_translation_table entry for the operator, or exporter='legacy'")
     return f"dynamo export failed{where}: {type(inner).__name__}: {_brief(inner)}"
+
+
+def _under_vmap(excs):
+    return any(fr.filename.endswith(os.path.join("_functorch", "vmap.py"))
+               for x in excs for fr in traceback.extract_tb(x.__traceback__))
+
+
+def _explain_vmap(where, inner):
+    """torch.vmap over a tensor whose size is symbolic: torch.export (2.9)
+    loses the size's proxy inside the vmapped function.  transformers' masks
+    (masking_utils) are built that way; transformers ships a mask function
+    without vmap for its own exporters."""
+    msg = (f"dynamo export: torch.vmap over a tensor with a dynamic dim{where}: torch.export cannot "
+           f"trace torch.vmap when a vmapped tensor's size is symbolic ({_brief(inner)}). Fix: build "
+           "the tensor without torch.vmap (broadcast the index tensors: q[:, None] >= k[None, :]), or "
+           "export with static shapes (dynamic_axes=None)")
+    if "masking_utils.py" in where:
+        msg += ("; for a transformers model (its attention masks come from masking_utils), the mask "
+                "function transformers' own exporters use: ALL_MASK_ATTENTION_FUNCTIONS.register("
+                "'sdpa_without_vmap', transformers.integrations.executorch.sdpa_mask_without_vmap), "
+                "ALL_ATTENTION_FUNCTIONS.register('sdpa_without_vmap', ALL_ATTENTION_FUNCTIONS['sdpa']), "
+                "then model.config._attn_implementation = 'sdpa_without_vmap'")
+    return msg
 
 
 def _shapes_json(shapes):

@@ -10,6 +10,7 @@ check) that docs/architectures.md quotes.
 Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
      .venv-torch2/bin/python -m pytest -q -s tests/py/test_dynamo_archs.py
 """
+import re
 import time
 
 import pytest
@@ -68,16 +69,53 @@ def bert():
                                                           **small())), text((2, 8), (3, 12), token_types=True)
 
 
+def masks_without_vmap(model):
+    """The decoders' attention masks built without torch.vmap, as
+    transformers' own exporters (transformers.integrations.executorch) do:
+    torch.export cannot trace masking_utils' vmap with a dynamic batch or
+    sequence, which is what the capture's ExportError says to do."""
+    from transformers.integrations.executorch import sdpa_mask_without_vmap
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    ALL_MASK_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", sdpa_mask_without_vmap)
+    ALL_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", ALL_ATTENTION_FUNCTIONS["sdpa"])
+    model.config._attn_implementation = "sdpa_without_vmap"
+    return model
+
+
+def gpt2_config():
+    return transformers.GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4,
+                                   use_cache=False)
+
+
+def llama_config():
+    return transformers.LlamaConfig(vocab_size=VOCAB, max_position_embeddings=64, num_key_value_heads=2,
+                                    use_cache=False, **small())
+
+
 def gpt2():
-    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4,
-                                  use_cache=False)
-    return transformers.GPT2Model(cfg), text((2, 8), (3, 12), seed=1)
+    return masks_without_vmap(transformers.GPT2Model(gpt2_config())), text((2, 8), (3, 12), seed=1)
+
+
+class TextOnly(torch.nn.Module):
+    """forward(input_ids, attention_mask) and nothing else.  torch's legacy
+    exporter fills every forward parameter it is not given with its default:
+    LlamaForCausalLM's logits_to_keep=0 becomes a graph input of its own, and
+    LlamaModel (whose forward ends in **kwargs) fails with "multiple values
+    for argument 'use_cache'".  A forward of exactly the inputs is what a
+    user exports instead; the module names gain the prefix "lm."."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids, attention_mask):
+        return self.lm(input_ids=input_ids, attention_mask=attention_mask)
 
 
 def llama():
-    cfg = transformers.LlamaConfig(vocab_size=VOCAB, max_position_embeddings=64, num_key_value_heads=2,
-                                   use_cache=False, **small())
-    return transformers.LlamaForCausalLM(cfg), text((2, 8), (3, 12), seed=2)
+    lm = masks_without_vmap(transformers.LlamaForCausalLM(llama_config()))
+    return TextOnly(lm), text((2, 8), (3, 12), seed=2)
 
 
 def t5_encoder():
@@ -119,7 +157,7 @@ def timm_model(name, **kw):
     return make
 
 
-ARCHS = [bert, t5_encoder, bart_encoder, vit, whisper_encoder,
+ARCHS = [bert, gpt2, llama, t5_encoder, bart_encoder, vit, whisper_encoder,
          timm_model("resnet18"), timm_model("vit_tiny_patch16_224", img_size=32, patch_size=8),
          timm_model("convnext_atto"), timm_model("mobilenetv3_small_050")]
 
@@ -162,15 +200,21 @@ def test_architecture_captures_and_checks(arch, exporter, binary, tmp_path):
     assert check["summary"]["outputs_failed"] == 0
 
 
-@pytest.mark.parametrize("arch", [gpt2, llama], ids=lambda f: f.__name__)
-def test_decoder_masks_are_an_export_error_naming_the_place(arch, tmp_path):
-    """transformers 4.57 builds the causal and padding masks of its decoders
-    with torch.vmap over index functions (masking_utils); torch 2.9's
-    torch.export cannot trace that with a dynamic batch or sequence (and its
-    legacy exporter fails inside TorchScript: unordered_map::at).  The
-    capture says where, and leaves nothing behind."""
+@pytest.mark.parametrize("config, cls", [(gpt2_config, "GPT2Model"), (llama_config, "LlamaForCausalLM")],
+                         ids=["gpt2", "llama"])
+def test_decoder_vmap_masks_are_an_export_error_naming_construct_and_fix(config, cls, tmp_path):
+    """transformers 4.57 builds its decoders' causal and padding masks with
+    torch.vmap over index functions (masking_utils); torch 2.9's torch.export
+    cannot trace that with a dynamic batch or sequence (the same model
+    exports with static shapes, and with the masks built without vmap: the
+    ARCHS above).  The capture names vmap, the place, and transformers' own
+    fix, and leaves nothing behind."""
     torch.manual_seed(0)
-    model, fixtures = arch()
-    with pytest.raises(onnxparity.ExportError, match=r"dynamo export failed at .*masking_utils\.py:\d+"):
-        onnxparity.capture(model.eval(), fixtures, tmp_path / "b", exporter="dynamo", dynamic_axes="auto")
+    model = getattr(transformers, cls)(config()).eval()
+    with pytest.raises(onnxparity.ExportError) as e:
+        onnxparity.capture(model, text((2, 8), (3, 12)), tmp_path / "b", exporter="dynamo",
+                           dynamic_axes="auto")
+    msg = str(e.value)
+    assert re.search(r"torch\.vmap over a tensor with a dynamic dim at \S*masking_utils\.py:\d+", msg), msg
+    assert "sdpa_mask_without_vmap" in msg and "_attn_implementation = 'sdpa_without_vmap'" in msg, msg
     assert not (tmp_path / "b").exists()
