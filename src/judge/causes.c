@@ -710,8 +710,9 @@ static int holds_size(const onp_lint_finding *f)
  * a finding of another cause sits on (an unrolled loop's Gather): that
  * cause there; a size-holding finding (ONP202, ONP203, ONP206) on the node
  * ORT names: baked-shape there; a traced branch (a boolean TracerWarning:
- * the path taken at trace time fixed the shapes, a Swin's window padding):
- * traced-control-flow at the node ORT names; a size-holding finding
+ * the path taken at trace time fixed the shapes, a Swin's window padding)
+ * when ORT refused inside the graph (a refusal at the declared inputs is
+ * the declaration's): traced-control-flow at the node ORT names; a size-holding finding
  * anywhere: baked-shape there; else baked-shape at the node ORT names or at
  * any baked-shape finding's node. */
 static void shape_owner(facts *F)
@@ -731,7 +732,7 @@ static void shape_owner(facts *F)
         snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
         return;
     }
-    if (traced_branch(F->lint)) {
+    if (named[0] && traced_branch(F->lint)) { /* refused inside the graph, not at its inputs */
         F->shape_cause = ONP_CAUSE_TRACED_CONTROL_FLOW;
         snprintf(F->shape_node, sizeof F->shape_node, "%s", named);
         return;

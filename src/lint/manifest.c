@@ -19,6 +19,7 @@
  * naming it.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -227,6 +228,25 @@ static int benign_tracer(const char *file, const char *code)
     return 0;
 }
 
+/* "torch.tensor results are registered as constants" raised on a line that
+ * calls torch.tensor on a number literal (`torch.tensor(1.0, dtype=dtype)`):
+ * the constant is the literal, the same on every input. */
+static int literal_tensor(const char *msg, const char *code)
+{
+    static const char call[] = "torch.tensor(", what[] = "torch.tensor results are registered";
+    if (!msg || !code || strncmp(msg, what, sizeof what - 1)) return 0;
+    const char *p = strstr(code, call);
+    if (!p) return 0;
+    p += sizeof call - 1;
+    if (*p == '-') p++;
+    if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1]))) return 0;
+    while (isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' ||
+           ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E')))
+        p++;
+    while (*p == ' ') p++;
+    return *p == ',' || *p == ')';
+}
+
 static int same_str(const cJSON *a, const cJSON *b, const char *key)
 {
     const char *x = get_str(a, key), *y = get_str(b, key);
@@ -276,7 +296,8 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
         if (!msg) msg = "";
         lint_rule_ix ix = classify(cat, mod ? mod : "", file ? file : "", msg);
         if (ix == R_COUNT) continue;
-        if (ix == R_TRACER_WARNING && benign_tracer(file, code)) continue;
+        if (ix == R_TRACER_WARNING && (benign_tracer(file, code) || literal_tensor(msg, code)))
+            continue;
         /* "operator 'dropout' is set to train=True" (F.dropout's default) matters
          * only where a Dropout can drop: not when every live one has ratio 0 */
         if (ix == R_EXPORTER_TRAINING && has(msg, "dropout") && !lint_live_dropouts(c, main))

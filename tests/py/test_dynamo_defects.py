@@ -123,12 +123,6 @@ def test_wrong_weight_in_one_layer_is_found_at_that_layer(exporter, binary, tmp_
     for command, (cause, unknown, fd) in tops.items():
         # no cause id describes a wrong weight: unknown, at the first divergent node
         assert [c["node"] for c in unknown] == [fd["node"]], (command, unknown, fd)
-        if cause["id"] == "traced-control-flow" and cause["node"] is None and exporter == "legacy":
-            pytest.xfail("cause derivation: the legacy trace of BERT records one harmless TracerWarning "
-                         "(modeling_attn_mask_utils.py: torch.tensor(1.0) registered as a constant); "
-                         "traced-control-flow (low, no node) from it ranks above unknown (low) at the node "
-                         "bisect proved local, although a local error fed with eager inputs is not a "
-                         "traced branch")
         assert cause["id"] == "unknown" and cause["node"] == fd["node"], (command, cause, fd)
 
 
