@@ -6,7 +6,8 @@ The model: a Llama-style decoder (transformers' LlamaForCausalLM, random
 weights from a config, nothing downloaded) in float32 with 582 M parameters,
 2.17 GiB of weights: hidden 2048, 10 layers, 16 heads and 4 key-value heads,
 MLP 5632, vocabulary 32000, untied head.  Two fixtures, (batch, sequence)
-(1, 8) and (2, 12), the second row of the second padded; the masks are built
+(2, 12), its second row padded, and (1, 8), the first traced (capture's
+trace_fixture default: torch.export would fix every dim traced at size 1); the masks are built
 without torch.vmap (docs/architectures.md: torch.export cannot trace
 transformers' vmap masks with a dynamic dim).  Captured with the dynamo
 exporter, external data throughout (the capture switches to it on its own
@@ -31,7 +32,7 @@ import time
 CONFIG = dict(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=10,
               num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=256,
               tie_word_embeddings=False, use_cache=False)
-SHAPES = [(1, 8), (2, 12)]
+SHAPES = [(2, 12), (1, 8)]  # traced on the first: torch.export fixes a dim traced at 1
 
 
 def capture(out):
