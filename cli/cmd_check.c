@@ -679,14 +679,7 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, const doub
     }
     onp_agreement ag; /* issue 19: one testcase carrying the flip-rate statistic */
     onp_agreement_collect(res, n, NULL, ONP_AGREEMENT_CONFIDENCE, &ag);
-    if (ag.rows) {
-        char name[256], u[16];
-        snprintf(name, sizeof name,
-                 "top-1 agreement %lld/%lld, flip rate at most %s at %g%% (Clopper-Pearson)",
-                 (long long)ag.agree, (long long)ag.rows, report_fmt(ag.flip_upper, u, sizeof u),
-                 100 * ag.confidence);
-        junit_case(&j, "agreement", name, ag.flipped ? JUNIT_FAIL : JUNIT_PASS, name, NULL);
-    }
+    junit_agreement_case(&j, &ag);
     onp_error e;
     onp_error_clear(&e);
     int rc = junit_write(&j, "onnxparity check", o->junit, &e) ? cli_report(&e) : 0;

@@ -236,12 +236,7 @@ static int write_junit(const cJSON *root, const char *path)
         onp_agreement ag;
         onp_agreement_of(num_at(tk, "rows", NULL), num_at(tk, "top1_agree", NULL),
                          ONP_AGREEMENT_CONFIDENCE, &ag);
-        char name[256], u[16];
-        snprintf(name, sizeof name,
-                 "top-1 agreement %lld/%lld, flip rate at most %s at %g%% (Clopper-Pearson)",
-                 (long long)ag.agree, (long long)ag.rows, report_fmt(ag.flip_upper, u, sizeof u),
-                 100 * ag.confidence);
-        junit_case(&j, "agreement", name, ag.flipped ? JUNIT_FAIL : JUNIT_PASS, name, NULL);
+        junit_agreement_case(&j, &ag);
     }
     onp_error e;
     onp_error_clear(&e);

@@ -31,6 +31,17 @@ void junit_free(junit *j)
     j->n_ids = j->cap_ids = 0;
 }
 
+void junit_agreement_case(junit *j, const onp_agreement *a)
+{
+    if (!a->rows) return;
+    char name[256], u[16];
+    snprintf(name, sizeof name,
+             "top-1 agreement %lld/%lld, flip rate at most %s at %g%% (Clopper-Pearson)",
+             (long long)a->agree, (long long)a->rows, report_fmt(a->flip_upper, u, sizeof u),
+             100 * a->confidence);
+    junit_case(j, "agreement", name, a->flipped ? JUNIT_FAIL : JUNIT_PASS, name, NULL);
+}
+
 double junit_clock(void)
 {
     struct timespec ts;

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/env.h"
@@ -47,6 +48,11 @@ void junit_init(junit *j);
  * " #2", " #3", ... appended to its name. */
 void junit_case(junit *j, const char *classname, const char *name, junit_status st,
                 const char *message, const char *text);
+
+/* The testcase carrying the top-1 flip-rate statistic (classname
+ * "agreement"), the same in check's file and merge's; none when `a` counts
+ * no rows. */
+void junit_agreement_case(junit *j, const onp_agreement *a);
 
 /* A monotonic clock in seconds, for the time attributes. */
 double junit_clock(void);

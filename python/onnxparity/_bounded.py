@@ -10,7 +10,6 @@ import pathlib
 import sys
 
 from . import _reference64 as _r64
-from .errors import CaptureError
 
 # what ``intermediates=True`` means: every fixture (the behaviour before the
 # option took a count); the streamed capture defaults to STREAM_DEFAULT
@@ -21,25 +20,9 @@ def parse_policy(value):
     """``intermediates`` option -> ('all', None) or ('per_shape_group', K).
     True / 'all': every fixture; False / None / 0 / 'none': none; an int K
     (or its decimal string): the first K fixtures of each shape group."""
-    if value is True:
-        return ("all", None)
-    if value is False or value is None:
-        return ("per_shape_group", 0)
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v == "all":
-            return ("all", None)
-        if v in ("none", "off"):
-            return ("per_shape_group", 0)
-        try:
-            value = int(v, 10)
-        except ValueError:
-            raise CaptureError(f"intermediates must be 'all', 'none' or a count, not {value!r}") from None
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise CaptureError(f"intermediates must be >= 0, not {value}")
-        return ("per_shape_group", value)
-    raise CaptureError(f"intermediates must be True, False, 'all', 'none' or a count, not {value!r}")
+    return _r64.parse_count_policy(value, "intermediates", ("all", None), ("none", "off"),
+                                   "'all', 'none' or a count",
+                                   "True, False, 'all', 'none' or a count")
 
 
 def stored_fixtures(policy, flat_inputs):

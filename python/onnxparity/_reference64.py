@@ -25,28 +25,39 @@ _FLOATING = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 DEFAULT_PER_GROUP = 2
 
 
-def parse_policy(value):
-    """``reference64`` option -> ('per_shape_group', K) or ('all', None).
-    True is the default K, False/0/None/'off' is off."""
+def parse_count_policy(value, what, true_means, off_words, words_hint, kinds_hint):
+    """An option that says which fixtures of each shape group get some extra
+    work -> ('all', None) or ('per_shape_group', K).  True means
+    ``true_means``; False / None / 0 / a word of ``off_words``: none; 'all':
+    every fixture; an int K (or its decimal string): the first K of each
+    group.  ``words_hint`` / ``kinds_hint`` end the error messages (a bad
+    string, a bad type)."""
     if value is True:
-        return ("per_shape_group", DEFAULT_PER_GROUP)
+        return true_means
     if value is False or value is None:
         return ("per_shape_group", 0)
     if isinstance(value, str):
         v = value.strip().lower()
         if v == "all":
             return ("all", None)
-        if v == "off":
+        if v in off_words:
             return ("per_shape_group", 0)
         try:
             value = int(v, 10)
         except ValueError:
-            raise CaptureError(f"reference64 must be a count, 'all' or 'off', not {value!r}") from None
+            raise CaptureError(f"{what} must be {words_hint}, not {value!r}") from None
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
-            raise CaptureError(f"reference64 must be >= 0, not {value}")
+            raise CaptureError(f"{what} must be >= 0, not {value}")
         return ("per_shape_group", value)
-    raise CaptureError(f"reference64 must be a count, True, False or 'all', not {value!r}")
+    raise CaptureError(f"{what} must be {kinds_hint}, not {value!r}")
+
+
+def parse_policy(value):
+    """``reference64`` option -> ('per_shape_group', K) or ('all', None).
+    True is the default K, False/0/None/'off' is off."""
+    return parse_count_policy(value, "reference64", ("per_shape_group", DEFAULT_PER_GROUP),
+                              ("off",), "a count, 'all' or 'off'", "a count, True, False or 'all'")
 
 
 def policy_doc(policy):

@@ -39,6 +39,12 @@ typedef struct facts {
     int lint_cause[ONP_CAUSE_COUNT];  /* warning- or error-level findings per cause */
     int lint_err[ONP_CAUSE_COUNT];    /* error-level findings per cause */
     int shape_evidence;               /* a fixture fails by shape, or a probe saw shapes matter */
+    /* the fixtures failing by shape (shape_failure), counted once */
+    size_t n_failing, n_shape;
+    const onp_fixture_verdict *shape_first; /* the first of them, or NULL */
+    int shape_kind;                         /* its shape_failure: 1 refused, 2 an output's shape */
+    size_t shape_out;                       /* kind 2: that output */
+    char refused_at[256];                   /* the node ORT names in the first refusal, or "" */
     /* what explains a fixture failing by shape: baked-shape, or the cause of
      * a finding on the node ORT names in its refusal (an unrolled loop) */
     onp_cause shape_cause;
@@ -234,20 +240,10 @@ static const char *const SHAPE_FIX =
  * explains the refusal instead. */
 static void rule_shape_failures(const facts *F, onp_causes *cs)
 {
-    size_t n_fail = 0, n_shape = 0, out = 0;
-    const onp_fixture_verdict *first = NULL;
-    int kind = 0;
-    char node[256] = "";
-    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
-        const onp_fixture_verdict *f = &F->ev->fixtures[i];
-        size_t k = 0;
-        int sk = shape_failure(f, &k);
-        n_fail += failing(f) != 0;
-        if (!sk) continue;
-        n_shape++;
-        if (!first) first = f, kind = sk, out = k;
-        if (sk == 1 && !node[0]) ort_failed_node(f->msg, node, sizeof node);
-    }
+    size_t n_fail = F->n_failing, n_shape = F->n_shape, out = F->shape_out;
+    const onp_fixture_verdict *first = F->shape_first;
+    int kind = F->shape_kind;
+    const char *node = F->refused_at;
     if (!n_shape) return;
     onp_confidence conf = n_shape == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM;
     const onp_lint_finding *on = node[0] ? finding_at(F->lint, node) : NULL;
@@ -718,10 +714,7 @@ static int holds_size(const onp_lint_finding *f)
 static void shape_owner(facts *F)
 {
     F->shape_cause = ONP_CAUSE_BAKED_SHAPE;
-    char named[256] = "";
-    for (size_t i = 0; i < F->ev->n_fixtures && !named[0]; i++)
-        if (refused(&F->ev->fixtures[i]))
-            ort_failed_node(F->ev->fixtures[i].msg, named, sizeof named);
+    const char *named = F->refused_at;
     const onp_lint_finding *on = named[0] ? finding_at(F->lint, named) : NULL;
     if (on && on->rule->cause != ONP_CAUSE_BAKED_SHAPE) {
         F->shape_cause = on->rule->cause;
@@ -769,11 +762,19 @@ static void gather(const onp_evidence *ev, facts *F)
     }
     for (size_t c = 0; F->sw && c < F->sw->n_configs; c++)
         if (F->sw->configs[c].available && !F->sw->configs[c].pass) F->any_fail = 1;
-    shape_owner(F);
     for (size_t i = 0; i < ev->n_fixtures; i++) {
-        size_t k;
-        if (shape_failure(&ev->fixtures[i], &k)) F->shape_evidence = 1;
+        const onp_fixture_verdict *f = &ev->fixtures[i];
+        size_t k = 0;
+        int sk = shape_failure(f, &k);
+        F->n_failing += failing(f) != 0;
+        if (!sk) continue;
+        F->n_shape++;
+        if (!F->shape_first) F->shape_first = f, F->shape_kind = sk, F->shape_out = k;
+        if (sk == 1 && !F->refused_at[0])
+            ort_failed_node(f->msg, F->refused_at, sizeof F->refused_at);
     }
+    F->shape_evidence = F->n_shape > 0;
+    shape_owner(F);
     if (F->pr && (F->pr->shape_dependent || F->pr->batch_shape_error)) F->shape_evidence = 1;
     for (size_t i = 0; i < F->lint->n; i++) {
         const onp_lint_finding *f = &F->lint->findings[i];
