@@ -329,11 +329,43 @@ _ONNX_DTYPES = {
 }
 
 
+# initializers above this size go to shape inference without their values
+_TYPE_ONLY_BYTES = 4096
+
+
+def _without_weights(model_proto):
+    """A shallow model for shape inference: the graph's nodes, inputs,
+    outputs and value_info, small initializers as they are, and the larger
+    ones as dims and type only.  Inference reads a constant's values only
+    where they decide a shape (Reshape's shape, Slice's starts: small
+    integer tensors); handing it the weights costs a copy of the whole model
+    through the C++ boundary (0.19 s for resnet18, against 0.01 s)."""
+    m = onnx.ModelProto()
+    m.ir_version = model_proto.ir_version
+    m.opset_import.extend(model_proto.opset_import)
+    m.functions.extend(model_proto.functions)  # local functions (dynamo) define node types
+    src, g = model_proto.graph, m.graph
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    g.sparse_initializer.extend(src.sparse_initializer)
+    for init in src.initializer:
+        if init.ByteSize() <= _TYPE_ONLY_BYTES:
+            g.initializer.append(init)
+        else:
+            t = g.initializer.add()
+            t.name, t.data_type = init.name, init.data_type
+            t.dims.extend(init.dims)
+    return m
+
+
 def value_types(model_proto):
     """{value name: (elem_type, [dim or None])} from ONNX shape inference
-    (the legacy exporter writes no value_info for intermediates)."""
+    (the legacy exporter writes no value_info for intermediates), run on the
+    graph without its weights (_without_weights)."""
     try:
-        g = onnx.shape_inference.infer_shapes(model_proto).graph
+        g = onnx.shape_inference.infer_shapes(_without_weights(model_proto)).graph
     except Exception:  # shape inference is a check, not a requirement
         g = model_proto.graph
     types = {}

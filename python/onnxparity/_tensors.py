@@ -1,5 +1,6 @@
 """Tensors to ONNX TensorProto files, and bitwise comparison."""
 import re
+import sys
 
 import numpy as np
 import onnx
@@ -19,7 +20,8 @@ def tensor_proto(t, name):
     if t.dtype in _BITS:
         elem, view = _BITS[t.dtype]
         tp = onnx.TensorProto()
-        tp.name = name
+        if name:  # as from_array: an empty name stays unset
+            tp.name = name
         tp.data_type = elem
         tp.dims.extend(t.shape)
         tp.raw_data = t.view(view).numpy().tobytes()
@@ -27,8 +29,55 @@ def tensor_proto(t, name):
     return numpy_helper.from_array(t.numpy(), name)
 
 
+# TensorProto.DataType of the torch dtypes whose raw_data is the tensor's
+# memory as it is (bfloat16 included: its bits)
+_ELEM = {torch.float32: onnx.TensorProto.FLOAT, torch.uint8: onnx.TensorProto.UINT8,
+         torch.int8: onnx.TensorProto.INT8, torch.int16: onnx.TensorProto.INT16,
+         torch.int32: onnx.TensorProto.INT32, torch.int64: onnx.TensorProto.INT64,
+         torch.bool: onnx.TensorProto.BOOL, torch.float16: onnx.TensorProto.FLOAT16,
+         torch.float64: onnx.TensorProto.DOUBLE, torch.bfloat16: onnx.TensorProto.BFLOAT16}
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        low = n & 0x7F
+        n >>= 7
+        if not n:
+            out.append(low)
+            return bytes(out)
+        out.append(low | 0x80)
+
+
+def _raw_view(t):
+    """The bytes of contiguous CPU tensor ``t`` as a flat uint8 array (no copy)."""
+    if t.dtype in _BITS:
+        t = t.view(_BITS[t.dtype][1])
+    return t.numpy().reshape(-1).view(np.uint8)
+
+
 def write_pb(path, t, name):
-    path.write_bytes(tensor_proto(t, name).SerializeToString())
+    """Write ``t`` as a TensorProto file: the bytes numpy_helper.from_array
+    + SerializeToString give (dims, data_type, name, raw_data, in field
+    order), written here field by field so the tensor's memory goes to the
+    file without two copies through protobuf (the capture writes one file
+    per intermediate per fixture).  Other dtypes, or a big-endian host, go
+    through tensor_proto."""
+    t = t.detach().cpu().contiguous()
+    elem = _ELEM.get(t.dtype)
+    if elem is None or sys.byteorder != "little":
+        path.write_bytes(tensor_proto(t, name).SerializeToString())
+        return
+    raw = _raw_view(t)
+    label = name.encode("utf-8")
+    head = b"".join(b"\x08" + _varint(int(d)) for d in t.shape)  # 1: dims (unpacked, proto2)
+    head += b"\x10" + _varint(elem)                                # 2: data_type
+    if label:  # from_array leaves an empty name unset
+        head += b"\x42" + _varint(len(label)) + label              # 8: name
+    head += b"\x4a" + _varint(raw.nbytes)                          # 9: raw_data
+    with open(path, "wb") as f:
+        f.write(head)
+        f.write(raw.data)
 
 
 def _bytes(t):

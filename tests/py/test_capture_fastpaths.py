@@ -1,0 +1,162 @@
+"""The capture's hand-written fast paths against the library calls they
+replace (issue #16: capture time): each must give what the slow path gives,
+bit for bit or to the last digit the statistics keep.
+
+- write_pb writes TensorProto bytes field by field: the bytes must be those
+  of onnx.numpy_helper.from_array(...).SerializeToString() for every dtype a
+  capture writes, every rank (0-d, empty, non-contiguous) and every name
+  (empty, non-ASCII, longer than one varint byte), and ONNX must read them
+  back as the same tensor.
+- noise_stats computes in torch with a top-k quantile: numpy.quantile's
+  "linear" value for every size around the 99.9 % boundary, with ties, and
+  NaN / infinity on either side.
+- value_types runs shape inference on the graph without its weights: the
+  same types as inference on the whole model, over every libonnx-testdata
+  model and real exports with weights of both exporters.
+"""
+import math
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import numpy_helper
+
+from onnxparity import _mapping
+from onnxparity import _reference64 as r64
+from onnxparity._tensors import write_pb
+
+NAMES = ["x", "", "ünï/côde:" * 40]
+
+
+def tensors():
+    g = torch.Generator().manual_seed(3)
+    yield torch.randn(2, 3, generator=g)
+    yield torch.randn((), generator=g)
+    yield torch.zeros(0, 5)
+    yield torch.randn(3, generator=g).half()
+    yield torch.randn(200, 300, generator=g)          # raw_data longer than two varint bytes
+    yield torch.randn(3, 4, generator=g).t()          # not contiguous
+    yield torch.randn(2, 2, generator=g).double()
+    yield torch.arange(10)
+    yield torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    yield torch.tensor([True, False, True])
+    yield torch.tensor([1, 255], dtype=torch.uint8)
+    yield torch.tensor([-1, 2], dtype=torch.int8)
+    yield torch.tensor([-1, 2], dtype=torch.int16)
+    yield torch.ones(1, 1, 1, 70000)[..., ::7]        # a large dim, a strided view
+
+
+@pytest.mark.parametrize("name", NAMES, ids=["plain", "empty", "long-unicode"])
+def test_write_pb_bytes_are_from_arrays(tmp_path, name):
+    for i, t in enumerate(tensors()):
+        p = tmp_path / f"t{i}.pb"
+        write_pb(p, t, name)
+        want = numpy_helper.from_array(t.contiguous().numpy(), name or None).SerializeToString()
+        assert p.read_bytes() == want, (t.dtype, tuple(t.shape))
+        back = onnx.load_tensor(str(p))
+        assert back.name == name and list(back.dims) == list(t.shape)
+        assert np.array_equal(numpy_helper.to_array(back), t.numpy())
+
+
+def test_write_pb_bfloat16_keeps_the_bits(tmp_path):
+    t = torch.tensor([1.0, -2.5, 3.0e38, float("inf")]).bfloat16()
+    p = tmp_path / "b.pb"
+    write_pb(p, t, "b")
+    tp = onnx.load_tensor(str(p))
+    assert tp.data_type == onnx.TensorProto.BFLOAT16 and list(tp.dims) == [4]
+    assert tp.raw_data == t.view(torch.int16).numpy().tobytes()
+
+
+def test_quantile_is_numpys_linear_quantile():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 5, 10, 999, 1000, 1001, 1002, 1999, 2001, 12345, 400000):
+        for kind in ("normal", "ties", "constant"):
+            v = np.abs(rng.standard_normal(n))
+            if kind == "ties":
+                v = np.round(v, 1)
+            elif kind == "constant":
+                v[:] = 0.25
+            got = r64._quantile_high(torch.from_numpy(v), 0.999)
+            assert got == float(np.quantile(v, 0.999)), (n, kind)
+
+
+def reference_stats(e32, e64):
+    """noise_stats by its definition, in numpy."""
+    a = e32.to(torch.float64).numpy().reshape(-1)
+    b = e64.numpy().reshape(-1)
+    both = np.isfinite(a) & np.isfinite(b)
+    dev = np.abs(a[both] - b[both])
+    sc = np.abs(b[np.isfinite(b)])
+    return {"max_abs": float(dev.max()) if dev.size else 0.0,
+            "rms": math.sqrt(float(np.mean(dev * dev))) if dev.size else 0.0,
+            "q999": float(np.quantile(dev, 0.999)) if dev.size else 0.0,
+            "scale_max": float(sc.max()) if sc.size else 0.0,
+            "scale_rms": math.sqrt(float(np.mean(sc * sc))) if sc.size else 0.0,
+            "count": int(a.size), "nonfinite": int(a.size - both.sum())}
+
+
+@pytest.mark.parametrize("n", [1, 7, 4096, 401408])
+@pytest.mark.parametrize("planted", ["finite", "nonfinite", "all-nan"])
+def test_noise_stats_match_the_definition(n, planted):
+    g = torch.Generator().manual_seed(n)
+    e64 = torch.randn(n, dtype=torch.float64, generator=g) * 3
+    e32 = e64.float() + torch.randn(n, generator=g) * 1e-6
+    if planted == "nonfinite" and n > 3:
+        e32[1] = float("inf")
+        e64[2] = float("nan")
+        e64[3] = float("-inf")
+    elif planted == "all-nan":
+        e32[:] = float("nan")
+    got, want = r64.noise_stats(e32, e64), reference_stats(e32, e64)
+    assert sorted(got) == sorted(want)
+    for k, w in want.items():
+        assert math.isclose(got[k], w, rel_tol=1e-12, abs_tol=1e-300), (k, got[k], w)
+
+
+def test_noise_stats_of_an_empty_tensor():
+    got = r64.noise_stats(torch.zeros(0), torch.zeros(0, dtype=torch.float64))
+    assert got == {"max_abs": 0.0, "rms": 0.0, "q999": 0.0, "scale_max": 0.0, "scale_rms": 0.0,
+                   "count": 0, "nonfinite": 0}
+
+
+def full_inference_types(mp):
+    try:
+        g = onnx.shape_inference.infer_shapes(mp).graph
+    except Exception:
+        g = mp.graph
+    out = {}
+    for vi in list(g.value_info) + list(g.input) + list(g.output):
+        if vi.type.HasField("tensor_type"):
+            tt = vi.type.tensor_type
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim] \
+                if tt.HasField("shape") else None
+            out[vi.name] = (tt.elem_type, dims)
+    return out
+
+
+def test_value_types_without_weights_equal_full_inference_on_testdata(testdata):
+    models = sorted(testdata.glob("*/*/model.onnx"))
+    assert len(models) > 500
+    for path in models:
+        mp = onnx.load(str(path))
+        assert _mapping.value_types(mp) == full_inference_types(mp), path.parent.name
+
+
+def test_value_types_without_weights_equal_full_inference_on_exports(tmp_path):
+    torchvision = pytest.importorskip("torchvision")
+    from onnxparity import _export
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
+    models = [(torch.nn.TransformerEncoder(layer, num_layers=2).eval(), torch.randn(2, 16, 64)),
+              (torchvision.models.mobilenet_v3_small().eval(), torch.randn(2, 3, 64, 64))]
+    kw = {"dynamo": True} if _export.has_dynamo_exporter() else {}
+    for i, (m, x) in enumerate(models):
+        path = tmp_path / f"m{i}.onnx"
+        torch.onnx.export(m, (x,), str(path), **kw)
+        mp = onnx.load(str(path))
+        assert any(t.ByteSize() > 4096 for t in mp.graph.initializer), "the test needs real weights"
+        got = _mapping.value_types(mp)
+        assert got == full_inference_types(mp)
+        assert len(got) > len(mp.graph.input) + len(mp.graph.output)
