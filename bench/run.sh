@@ -19,7 +19,8 @@
 #   6. capture with the float64 reference pass off, at its default and on
 #      every fixture (bench/capture64.py): resnet18 and a transformer.
 #   6b. capture time against a plain torch.onnx.export plus one eager forward
-#      per fixture (bench/capturetime.py), reported as a ratio; goal 1.5x.
+#      per fixture (bench/capturetime.py), reported as a ratio; goal 1.5x;
+#      under torch 1.13 (legacy) and, with .venv-torch2, torch 2.x (dynamo).
 #   7. compare of two .npz archives of 70,000 one-element members against
 #      numpy (bench/npzbench.py): linear in the members, target under 2 s.
 #   8. peers: `polygraphy run --onnxrt` against check on the resnet18 bundle,
@@ -291,7 +292,14 @@ cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quic
 
 # --- 6b. capture time against a plain export + one eager forward per fixture ---------
 echo "bench: capture time against torch.onnx.export + one eager forward per fixture" >&2
-captime=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" "$([ "$quick" = 1 ] && echo 1 || echo 3)")
+cap_reps=$([ "$quick" = 1 ] && echo 1 || echo 3)
+captime=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" 1 --header)$'\n'
+captime+=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" "$cap_reps")
+if [ -x "$top/.venv-torch2/bin/python" ]; then  # torch 2.x, the dynamo exporter
+    captime+=$'\n'$(PYTHONPATH="$top/python" "$top/.venv-torch2/bin/python" bench/capturetime.py \
+        "$out/captime" "$cap_reps")
+fi
+captime+=$'\n'$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" 1 --footer)
 
 # --- 7. compare of two .npz archives of many small members ---------------------------
 echo "bench: compare, two .npz archives of many one-element members" >&2
