@@ -922,25 +922,6 @@ static int write_summary(const opts *o, const criteria *c, const meas_result *r,
     return fclose(f) ? EXIT_IO : 0;
 }
 
-/* --sarif FILE: the bundle's lint findings (check --sarif's document). */
-static int write_sarif(const char *path, const meas_result *r)
-{
-    cJSON *doc = lint_sarif_doc(r->model, &r->lint);
-    char *txt = doc ? cJSON_Print(doc) : NULL;
-    onp_buf b;
-    onp_error e;
-    onp_error_clear(&e);
-    onp_buf_init(&b, 0);
-    int rc = 0;
-    if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1) ||
-        onp_buf_write_file(&b, path, &e))
-        rc = e.code ? cli_report(&e) : EXIT_IO;
-    onp_buf_free(&b);
-    free(txt);
-    cJSON_Delete(doc);
-    return rc;
-}
-
 /* --record --junit: the measured run, each output failing where it fails. */
 static int record_junit(const opts *o, const meas_result *r)
 {
@@ -993,7 +974,7 @@ int cmd_gate(int argc, char **argv)
                               r.why[0] ? r.why : "the run could not start", o.junit);
         goto out;
     }
-    if (o.sarif && (rc = write_sarif(o.sarif, &r))) goto out;
+    if (o.sarif && (rc = lint_sarif_write(o.sarif, r.model, &r.lint))) goto out;
     if (o.record) {
         rc = record(&o, &r);
         int junit_rc = o.junit ? record_junit(&o, &r) : 0;
