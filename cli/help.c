@@ -123,6 +123,7 @@ static const help_row merge_rows[] = {
     {"--format text|json", "text (default) or the merged JSON document"},
     {"--junit FILE", "also write the merged result as one JUnit XML file"},
     {"--html FILE", "also write the merged result as a self-contained HTML page"},
+    {"--sarif FILE", "also write the shards' lint findings, each once, as SARIF 2.1.0"},
     {NULL, NULL},
 };
 
@@ -251,7 +252,8 @@ static const help_page pages[] = {
      diff_rows, 0,
      "0 unchanged or improved\n1 something got worse (regressed or mixed)\n2 bad usage, or a "
      "document that is not a check document\n3 unreadable or non-JSON files"},
-    {"merge", "merge RESULT.json... [--format text|json] [--junit FILE] [--html FILE]",
+    {"merge",
+     "merge RESULT.json... [--format text|json] [--junit FILE] [--html FILE] [--sarif FILE]",
      "Combine the JSON documents of check --shard I/N runs into one verdict.", merge_rows, 0,
      "0 merged verdict pass\n1 fail\n2 bad usage, or documents that do not belong together "
      "(a missing or repeated shard)\n3 unreadable or non-JSON files\n4 a shard's verdict was "

@@ -30,7 +30,7 @@ static const cli_cmd commands[] = {
      "[--junit FILE]",
      "fail on any regression against recorded release criteria (record them with --record)",
      cmd_gate},
-    {"merge", "RESULT.json... [--format text|json] [--junit FILE] [--html FILE]",
+    {"merge", "RESULT.json... [--format text|json] [--junit FILE] [--html FILE] [--sarif FILE]",
      "combine the JSON documents of check --shard I/N runs into one verdict", cmd_merge},
     {"diff", "OLD.json NEW.json [--format text|json]",
      "what got worse between two check documents, output by output and fixture by fixture",
