@@ -116,6 +116,7 @@ static const help_row gate_rows[] = {
     {"--summary FILE", "append a Markdown job summary ($GITHUB_STEP_SUMMARY) to FILE"},
     {"--annotations", "print GitHub Actions ::error lines after the text"},
     {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
+    {"--html FILE", "also write the gate result as a self-contained HTML page (not with --record)"},
     {NULL, NULL},
 };
 
@@ -278,10 +279,11 @@ static const help_page pages[] = {
      diagnose_rows, HELP_ORT | HELP_PROGRESS,
      EXITS_JUDGE "4 ONNX Runtime cannot load the model at the configuration under test"},
     {"report", "report DOC.json... --html FILE",
-     "Render check, bisect, diagnose and sweep JSON documents as one self-contained HTML page.",
+     "Render check, bisect, diagnose, sweep and gate JSON documents as one self-contained HTML "
+     "page.",
      report_rows, 0,
-     "0 the page was written\n2 bad usage, a non-JSON document or an unknown schema\n3 a "
-     "document that cannot be read or a page that cannot be written"},
+     "0 the page was written\n2 bad usage or an unknown schema\n3 a document that cannot be "
+     "read or is not JSON, or a page that cannot be written"},
     {"run", "run MODEL [--input NAME=FILE | FILE]... [--output NAME]... [--save DIR] [options]",
      "Run a model once under ONNX Runtime and print (or save) its outputs.", run_rows, HELP_ORT,
      "0 the model ran\n2 bad usage or inputs that do not fit the model\n3 unreadable files\n4 "

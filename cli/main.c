@@ -47,7 +47,7 @@ static const cli_cmd commands[] = {
      "lint + numbers + sweep + probes + bisect: the ranked causes, with evidence and fix",
      cmd_diagnose},
     {"report", "DOC.json... --html FILE",
-     "render check/bisect/diagnose/sweep JSON documents as one self-contained HTML page",
+     "render check/bisect/diagnose/sweep/gate JSON documents as one self-contained HTML page",
      cmd_report},
     {"run", "MODEL [--input NAME=FILE]... [--output NAME]... [--save DIR]",
      "run a model once under ONNX Runtime and print or save its outputs", cmd_run},
