@@ -161,6 +161,7 @@ static const help_row sweep_rows[] = {
     {"--rtol R", "relative tolerance (default: per dtype)"},
     {"--atol A", "absolute tolerance (default: per dtype)"},
     {"--format text|json", "text (default) or the JSON document"},
+    {"--html FILE", "also write the result as a self-contained HTML page"},
     {NULL, NULL},
 };
 
@@ -173,6 +174,7 @@ static const help_row diagnose_rows[] = {
     {"--atol A", "absolute tolerance (default: per dtype)"},
     {"--format text|json", "text (default) or the JSON document"},
     {"--html FILE", "also write the result as a self-contained HTML page"},
+    {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
     {NULL, NULL},
 };
 

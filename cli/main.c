@@ -41,7 +41,7 @@ static const cli_cmd commands[] = {
      "name the first node whose output leaves the eager intermediates", cmd_bisect},
     {"sweep",
      "TARGET [--providers P,Q] [--ort-lib PATH]... [--diff-graphs] [--save-optimized DIR] "
-     "[--no-search] [--once] [--format text|json] [--rtol R] [--atol A]",
+     "[--no-search] [--once] [--format text|json] [--html FILE] [--rtol R] [--atol A]",
      "every fixture at every optimization level; name the optimizer that breaks it", cmd_sweep},
     {"diagnose", "TARGET [--no-sweep] [--no-bisect] [--format text|json] [--rtol R] [--atol A]",
      "lint + numbers + sweep + probes + bisect: the ranked causes, with evidence and fix",
