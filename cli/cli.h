@@ -90,6 +90,10 @@ int cmd_lint(int argc, char **argv);
 /* SARIF 2.1.0 document of lint findings (cli/cmd_lint.c); r NULL: rules only. */
 struct onp_lint_result;
 struct cJSON *lint_sarif_doc(const char *model, const struct onp_lint_result *r);
+/* That document written to `path` atomically (no partial file on error):
+ * the one writer of every --sarif FILE (check, gate, merge, diagnose).  0,
+ * or the exit code after the one-line error. */
+int lint_sarif_write(const char *path, const char *model, const struct onp_lint_result *r);
 int cmd_compare(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_expose(int argc, char **argv);

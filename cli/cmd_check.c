@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "ghactions.h"
 #include "junit.h"
+#include "lintdoc.h"
 #include "measure.h"
 #include "onnxparity/adequacy.h"
 #include "onnxparity/agreement.h"
@@ -488,27 +489,6 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
  * The lint findings, the judged fixtures and, on a failure, bisect: the same
  * record and the same rules as `diagnose`, which adds its probes and sweep. */
 
-static cJSON *lint_json(const onp_lint_result *l)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "errors", (double)l->counts[ONP_LINT_ERROR]);
-    cJSON_AddNumberToObject(o, "warnings", (double)l->counts[ONP_LINT_WARNING]);
-    cJSON_AddNumberToObject(o, "infos", (double)l->counts[ONP_LINT_INFO]);
-    cJSON *arr = cJSON_AddArrayToObject(o, "findings");
-    for (size_t i = 0; i < l->n; i++) {
-        const onp_lint_finding *f = &l->findings[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "id", f->rule->id);
-        cJSON_AddStringToObject(j, "name", f->rule->name);
-        cJSON_AddStringToObject(j, "severity", onp_lint_severity_name(f->rule->severity));
-        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
-        if (f->loc.name) cJSON_AddStringToObject(j, "node", f->loc.name);
-        cJSON_AddStringToObject(j, "message", f->message);
-        cJSON_AddItemToArray(arr, j);
-    }
-    return o;
-}
-
 /* One line: how many warnings explain nothing, the first few, and how many
  * TracerWarnings the export recorded (parity.json), with the command that
  * lists them (`lint_arg`: the bundle, which brings its parity.json, else the
@@ -915,7 +895,7 @@ int cmd_check(int argc, char **argv)
                 cJSON_ReplaceItemInObject(doc, "verdict", cJSON_CreateString("fail"));
             cJSON_ReplaceItemInObject(doc, "causes", report_causes_json(cs));
             cJSON_AddItemToObject(doc, "latent", report_latent_json(cs));
-            cJSON_AddItemToObject(doc, "lint", lint_json(&lint));
+            cJSON_AddItemToObject(doc, "lint", lintdoc_json(&lint));
             cJSON_AddItemToObject(doc, "adequacy", adequacy_json(adequacy));
             if (bis)
                 cJSON_ReplaceItemInObject(doc, "first_divergent", report_first_divergent_json(bis));
@@ -958,18 +938,8 @@ int cmd_check(int argc, char **argv)
         junit_done = 1;
         int junit_rc = o.junit ? write_junit(&o, res, secs, n_fix, &lint, &env) : 0;
         if (junit_rc) rc = junit_rc;
-        if (o.sarif) { /* the lint findings for code scanning */
-            cJSON *doc = lint_sarif_doc(model, &lint);
-            char *txt = doc ? cJSON_Print(doc) : NULL;
-            onp_buf b;
-            onp_buf_init(&b, 0);
-            if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1) ||
-                onp_buf_write_file(&b, o.sarif, &e))
-                rc = e.code ? cli_report(&e) : EXIT_IO;
-            onp_buf_free(&b);
-            free(txt);
-            cJSON_Delete(doc);
-        }
+        int sarif_rc = o.sarif ? lint_sarif_write(o.sarif, model, &lint) : 0;
+        if (sarif_rc) rc = sarif_rc; /* the lint findings for code scanning */
     }
     onp_causes_free(cs);
     onp_bisect_free(bis);

@@ -46,6 +46,7 @@ typedef struct opts {
     int no_sweep, no_bisect;
     cli_format fmt;
     const char *html;       /* --html FILE (the report page), or NULL */
+    const char *sarif;      /* --sarif FILE: the lint findings, as check writes them */
     const char *save_repro; /* --save-repro DIR: bisect's reproducer of the named node */
     int quiet, verbose;     /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
@@ -70,6 +71,9 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
+        } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
+            if (r < 0) return -1;
+            o->sarif = v;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
         } else if (cli_flag(argv, i, "no-sweep")) {
             o->no_sweep = 1;
@@ -311,6 +315,9 @@ int cmd_diagnose(int argc, char **argv)
         goto out;
     }
     onp_model_close(m);
+    /* the findings for code scanning, written before ORT runs: they stand
+     * whatever the runtime does */
+    if (o.sarif && (rc = lint_sarif_write(o.sarif, model, &lint))) goto out;
     if (onp_ort_open(o.ort.lib, &ort, &e)) {
         rc = cli_report(&e);
         goto out;

@@ -40,6 +40,7 @@ typedef struct opts {
     const char *target, *criteria, *junit;
     const char *summary; /* --summary FILE: a Markdown summary appended */
     const char *sarif;   /* --sarif FILE: the lint findings, as check writes them */
+    const char *html;    /* --html FILE: the gate result as a page (gating only) */
     int annotations;     /* --annotations: GitHub Actions workflow commands on stdout */
     int record;
     int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
@@ -90,6 +91,9 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
             if (r < 0) return -1;
             o->sarif = v;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return -1;
+            o->html = v;
         } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
         } else if (cli_flag(argv, i, "record")) {
@@ -122,6 +126,7 @@ static int parse_args(int argc, char **argv, opts *o)
                             : o->no_bisect   ? "--no-bisect"
                             : o->summary     ? "--summary"
                             : o->annotations ? "--annotations"
+                            : o->html        ? "--html"
                                              : NULL;
     if (o->record && gate_only)
         return cli_usage_error(argv[0], "%s applies to gating only, not to --record", gate_only),
@@ -398,10 +403,62 @@ typedef struct regression {
     char msg[1200];
 } regression;
 
+/* One criterion as judged: the worst value measured against its limit over
+ * every fixture it applies to, and whether any of them regressed.  The
+ * JSON document's "checks" and the --html page's criteria table. */
+typedef struct crit_check {
+    const char *output; /* or NULL for a bundle-wide criterion */
+    char check[32];     /* the regression's `check` name */
+    double measured;    /* the worst value judged (NaN stays NaN: it regressed) */
+    double limit;
+    int floor;     /* 1: the value must be >= limit (fixtures, shapes, top1), else <= */
+    int regressed; /* 1 when some fixture (or the bundle) regressed on it */
+} crit_check;
+
+/* The verdict's record: every regression (r), every criterion judged (ck). */
 typedef struct reglist {
     regression *r;
     size_t n, cap;
+    crit_check *ck;
+    size_t n_ck, cap_ck;
 } reglist;
+
+static void reglist_free(reglist *l)
+{
+    free(l->r);
+    free(l->ck);
+}
+
+/* Record one comparison of `v` with `lim` under (output, check): the entry
+ * keeps the worst value and the limit (the same for every fixture). */
+static void check_note(reglist *l, const char *output, const char *check, double v, double lim,
+                       int floor, int regressed)
+{
+    crit_check *k = NULL;
+    for (size_t i = 0; !k && i < l->n_ck; i++)
+        if (!strcmp(l->ck[i].check, check) &&
+            (l->ck[i].output == output ||
+             (l->ck[i].output && output && !strcmp(l->ck[i].output, output))))
+            k = &l->ck[i];
+    if (!k) {
+        if (l->n_ck == l->cap_ck) {
+            size_t cap = l->cap_ck ? 2 * l->cap_ck : 16;
+            crit_check *p = realloc(l->ck, cap * sizeof *p);
+            if (!p) return;
+            l->ck = p, l->cap_ck = cap;
+        }
+        k = &l->ck[l->n_ck++];
+        memset(k, 0, sizeof *k);
+        k->output = output;
+        snprintf(k->check, sizeof k->check, "%s", check);
+        k->measured = v;
+        k->limit = lim;
+        k->floor = floor;
+    } else if (!isnan(k->measured) && (isnan(v) || (floor ? v < k->measured : v > k->measured))) {
+        k->measured = v;
+    }
+    k->regressed |= regressed;
+}
 
 static regression *reg_add(reglist *l, const char *fixture, const char *output, const char *check,
                            double value, double limit)
@@ -438,10 +495,22 @@ static void reg_limit(reglist *l, const char *fx, const char *out, const char *c
     if (g) snprintf(g->msg, sizeof g->msg, "%s: %s %s > %s %s (%s)", out, check, a, what, b, fx);
 }
 
+/* Judge v against the upper limit lim (NaN is beyond any limit): noted as
+ * a check, a regression when beyond. */
+static void judge_limit(reglist *l, const char *fx, const char *out, const char *check, double v,
+                        double lim, const char *what)
+{
+    int beyond = !(v <= lim);
+    check_note(l, out, check, v, lim, 0, beyond);
+    if (beyond) reg_limit(l, fx, out, check, v, lim, what);
+}
+
 static void judge(const criteria *c, const meas_result *r, reglist *l)
 {
     regression *g;
     char a[16], b[16];
+    check_note(l, NULL, "fixtures", (double)r->n_fix, (double)c->fixtures, 1,
+               (long)r->n_fix < c->fixtures);
     if ((long)r->n_fix < c->fixtures &&
         (g = reg_add(l, NULL, NULL, "fixtures", (double)r->n_fix, (double)c->fixtures)))
         snprintf(g->msg, sizeof g->msg, "fixtures: %zu present, criteria require %ld", r->n_fix,
@@ -464,6 +533,9 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
                              base(f->dir));
                 continue;
             }
+            if (co->envelope_max >= 0 && x->j.noise.src != ONP_NOISE_NONE)
+                check_note(l, x->name, "noise", x->j.ratio, 1, 0,
+                           x->j.verdict == ONP_VERDICT_BEYOND_NOISE);
             if (co->envelope_max >= 0 && x->j.verdict == ONP_VERDICT_BEYOND_NOISE) {
                 char a1[16], b1[16];
                 if ((g = reg_add(l, base(f->dir), x->name, "noise", x->j.gap_max,
@@ -476,18 +548,18 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             /* elements outside the tolerance but inside the noise are not a
              * regression when the criteria carry an envelope */
             int in_noise = co->envelope_max >= 0 && x->j.verdict == ONP_VERDICT_WITHIN_NOISE;
-            if (!in_noise && !(x->m.mismatch_frac <= co->mismatch_frac_max))
-                reg_limit(l, base(f->dir), x->name, "mismatch_frac", x->m.mismatch_frac,
-                          co->mismatch_frac_max, "allowed");
-            if (co->max_abs >= 0 && !(x->m.max_abs <= co->max_abs))
-                reg_limit(l, base(f->dir), x->name, "max_abs", x->m.max_abs, co->max_abs,
-                          "recorded limit");
-            if (co->needed_rtol >= 0 && !(x->m.needed_rtol <= co->needed_rtol))
-                reg_limit(l, base(f->dir), x->name, "needed_rtol", x->m.needed_rtol,
-                          co->needed_rtol, "recorded limit");
-            if (co->needed_atol >= 0 && !(x->m.needed_atol <= co->needed_atol))
-                reg_limit(l, base(f->dir), x->name, "needed_atol", x->m.needed_atol,
-                          co->needed_atol, "recorded limit");
+            if (!in_noise)
+                judge_limit(l, base(f->dir), x->name, "mismatch_frac", x->m.mismatch_frac,
+                            co->mismatch_frac_max, "allowed");
+            if (co->max_abs >= 0)
+                judge_limit(l, base(f->dir), x->name, "max_abs", x->m.max_abs, co->max_abs,
+                            "recorded limit");
+            if (co->needed_rtol >= 0)
+                judge_limit(l, base(f->dir), x->name, "needed_rtol", x->m.needed_rtol,
+                            co->needed_rtol, "recorded limit");
+            if (co->needed_atol >= 0)
+                judge_limit(l, base(f->dir), x->name, "needed_atol", x->m.needed_atol,
+                            co->needed_atol, "recorded limit");
         }
     }
     for (size_t o = 0; o < c->n_out; o++) {
@@ -510,6 +582,11 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             snprintf(g->msg, sizeof g->msg, "%s: no such output in the bundle", co->name);
             continue;
         }
+        size_t present = 0;
+        for (size_t s = 0; s < co->n_shapes; s++) present += (size_t)have[s];
+        if (co->n_shapes)
+            check_note(l, co->name, "shapes", (double)present, (double)co->n_shapes, 1,
+                       present < co->n_shapes);
         for (size_t s = 0; s < co->n_shapes; s++)
             if (!have[s] && (g = reg_add(l, NULL, co->name, "shapes", NAN, NAN))) {
                 char sh[256];
@@ -521,6 +598,8 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         if (co->max_flip_rate >= 0) { /* issue 19: the flip rate at a confidence */
             onp_agreement ag;
             onp_agreement_of(rows, agree, co->flip_confidence, &ag);
+            check_note(l, co->name, "flip_rate", ag.flip_upper, co->max_flip_rate, 0,
+                       !onp_agreement_meets(&ag, co->max_flip_rate));
             if (!onp_agreement_meets(&ag, co->max_flip_rate) &&
                 (g = reg_add(l, NULL, co->name, "flip_rate", ag.flip_upper, co->max_flip_rate)))
                 snprintf(g->msg, sizeof g->msg,
@@ -532,6 +611,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         }
         if (co->top1_min >= 0) {
             double frac = rows ? (double)agree / (double)rows : 0;
+            check_note(l, co->name, "top1", frac, co->top1_min, 1, frac < co->top1_min);
             if (frac < co->top1_min && (g = reg_add(l, NULL, co->name, "top1", frac, co->top1_min)))
                 snprintf(g->msg, sizeof g->msg,
                          "%s: top-1 agreement %s (%lld/%lld rows) < recorded floor %s", co->name,
@@ -539,6 +619,11 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
                          report_fmt(co->top1_min, b, sizeof b));
         }
     }
+    size_t lint_hits = 0; /* findings of the rules recorded clean: one check, limit 0 */
+    for (size_t k = 0; k < c->n_lint; k++)
+        for (size_t i = 0; i < r->lint.n; i++)
+            lint_hits += !strcmp(r->lint.findings[i].rule->id, c->lint[k]);
+    if (c->n_lint) check_note(l, NULL, "lint", (double)lint_hits, 0, 0, lint_hits > 0);
     for (size_t k = 0; k < c->n_lint; k++) {
         size_t hits = 0;
         const onp_lint_finding *first = NULL;
@@ -742,9 +827,32 @@ static cJSON *drift_json(const opts *o, const drift_list *dl)
     return arr;
 }
 
-static void print_json(const opts *o, const criteria *c, meas_result *r, const reglist *l,
-                       const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
-                       const char *verdict)
+/* "checks": every criterion judged, the worst value against its limit. */
+static cJSON *checks_json(const reglist *l)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < l->n_ck; i++) {
+        const crit_check *k = &l->ck[i];
+        cJSON *x = cJSON_CreateObject();
+        if (k->output)
+            cJSON_AddStringToObject(x, "output", k->output);
+        else
+            cJSON_AddNullToObject(x, "output");
+        cJSON_AddStringToObject(x, "check", k->check);
+        report_num(x, "measured", k->measured);
+        report_num(x, "limit", k->limit);
+        cJSON_AddStringToObject(x, "bound", k->floor ? "min" : "max");
+        cJSON_AddBoolToObject(x, "pass", !k->regressed);
+        cJSON_AddItemToArray(arr, x);
+    }
+    return arr;
+}
+
+/* The result document (onnxparity.gate/1, docs/gate.md); takes
+ * r->environment.  The caller owns it. */
+static cJSON *gate_json(const opts *o, const criteria *c, meas_result *r, const reglist *l,
+                        const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
+                        const char *verdict)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "onnxparity.gate/1");
@@ -789,7 +897,8 @@ static void print_json(const opts *o, const criteria *c, meas_result *r, const r
     cJSON_AddNumberToObject(sum, "fixtures", (double)r->n_fix);
     cJSON_AddNumberToObject(sum, "outputs", (double)c->n_out);
     cJSON_AddNumberToObject(sum, "regressions", (double)l->n);
-    report_print_json(root);
+    cJSON_AddItemToObject(root, "checks", checks_json(l));
+    return root;
 }
 
 /* The text: the run, the environment against the recorded one, the causes
@@ -922,29 +1031,11 @@ static int write_summary(const opts *o, const criteria *c, const meas_result *r,
     return fclose(f) ? EXIT_IO : 0;
 }
 
-/* --sarif FILE: the bundle's lint findings (check --sarif's document). */
-static int write_sarif(const char *path, const meas_result *r)
-{
-    cJSON *doc = lint_sarif_doc(r->model, &r->lint);
-    char *txt = doc ? cJSON_Print(doc) : NULL;
-    onp_buf b;
-    onp_error e;
-    onp_error_clear(&e);
-    onp_buf_init(&b, 0);
-    int rc = 0;
-    if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1) ||
-        onp_buf_write_file(&b, path, &e))
-        rc = e.code ? cli_report(&e) : EXIT_IO;
-    onp_buf_free(&b);
-    free(txt);
-    cJSON_Delete(doc);
-    return rc;
-}
-
 /* --record --junit: the measured run, each output failing where it fails. */
 static int record_junit(const opts *o, const meas_result *r)
 {
-    reglist l = {NULL, 0, 0};
+    reglist l;
+    memset(&l, 0, sizeof l);
     for (size_t i = 0; i < r->n_fix; i++)
         for (size_t k = 0; k < r->fix[i].n_out; k++) {
             const onp_output_verdict *x = &r->fix[i].outs[k];
@@ -959,7 +1050,7 @@ static int record_junit(const opts *o, const meas_result *r)
     memset(&none, 0, sizeof none);
     drift_list dl = {.n = 0};
     int rc = write_junit(o, &none, r, &l, &dl);
-    free(l.r);
+    reglist_free(&l);
     return rc;
 }
 
@@ -993,14 +1084,15 @@ int cmd_gate(int argc, char **argv)
                               r.why[0] ? r.why : "the run could not start", o.junit);
         goto out;
     }
-    if (o.sarif && (rc = write_sarif(o.sarif, &r))) goto out;
+    if (o.sarif && (rc = lint_sarif_write(o.sarif, r.model, &r.lint))) goto out;
     if (o.record) {
         rc = record(&o, &r);
         int junit_rc = o.junit ? record_junit(&o, &r) : 0;
         if (junit_rc) rc = junit_rc;
         goto out;
     }
-    reglist l = {NULL, 0, 0};
+    reglist l;
+    memset(&l, 0, sizeof l);
     drift_list dl;
     judge(&c, &r, &l);
     judge_env(&o, &c, &r, &dl, &l);
@@ -1013,12 +1105,17 @@ int cmd_gate(int argc, char **argv)
     if (onp_causes_derive(&ev, &cs, &e)) {
         rc = cli_report(&e);
     } else {
-        if (o.fmt == FMT_JSON)
-            print_json(&o, &c, &r, &l, &dl, cs, bis, lost ? "error" : l.n ? "fail" : "pass");
-        else
-            print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
-        if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
         rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
+        if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
+            cJSON *doc = gate_json(&o, &c, &r, &l, &dl, cs, bis,
+                                   lost  ? "error"
+                                   : l.n ? "fail"
+                                         : "pass");
+            int html_rc = report_emit(doc, o.fmt == FMT_JSON, o.html, o.criteria);
+            if (html_rc) rc = html_rc;
+        }
+        if (o.fmt != FMT_JSON) print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
+        if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
         int sum_rc = o.summary ? write_summary(&o, &c, &r, &l, &dl, cs, bis, lost) : 0;
         if (sum_rc) rc = sum_rc;
     }
@@ -1026,7 +1123,7 @@ int cmd_gate(int argc, char **argv)
     if (junit_rc) rc = junit_rc;
     onp_causes_free(cs);
     onp_bisect_free(bis);
-    free(l.r);
+    reglist_free(&l);
 out:
     measure_free(&r);
     criteria_free(&c);

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lintdoc.h"
 #include "report.h"
+#include "onnxparity/buf.h"
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 
@@ -98,35 +100,6 @@ static cJSON *rule_json(const onp_lint_rule *r)
     return o;
 }
 
-static cJSON *location_json(const onp_lint_location *l)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", onp_lint_loc_kind_name(l->kind));
-    switch (l->kind) {
-    case ONP_LINT_LOC_NODE:
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddStringToObject(o, "op_type", l->op_type);
-        cJSON_AddNumberToObject(o, "index", (double)l->index);
-        cJSON_AddStringToObject(o, "graph", l->graph);
-        break;
-    case ONP_LINT_LOC_INPUT:
-    case ONP_LINT_LOC_OUTPUT:
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddNumberToObject(o, "index", (double)l->index);
-        break;
-    case ONP_LINT_LOC_MODULE: cJSON_AddStringToObject(o, "name", l->name); break;
-    case ONP_LINT_LOC_SOURCE:
-        cJSON_AddStringToObject(o, "file", l->file);
-        if (l->line >= 0)
-            cJSON_AddNumberToObject(o, "line", (double)l->line);
-        else
-            cJSON_AddNullToObject(o, "line");
-        break;
-    default: break;
-    }
-    return o;
-}
-
 static cJSON *doc_json(const char *model, const char *manifest, const onp_lint_result *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -148,7 +121,7 @@ static cJSON *doc_json(const char *model, const char *manifest, const onp_lint_r
         cJSON_AddStringToObject(o, "name", f->rule->name);
         cJSON_AddStringToObject(o, "severity", onp_lint_severity_name(f->rule->severity));
         cJSON_AddStringToObject(o, "cause", onp_cause_name(f->rule->cause));
-        cJSON_AddItemToObject(o, "location", location_json(&f->loc));
+        cJSON_AddItemToObject(o, "location", lintdoc_location_json(&f->loc));
         cJSON_AddStringToObject(o, "message", f->message);
         cJSON_AddStringToObject(o, "fix", f->rule->fix);
         cJSON_AddItemToArray(arr, o);
@@ -372,6 +345,27 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
     }
     onp_model_close(m);
     return root;
+}
+
+int lint_sarif_write(const char *path, const char *model, const onp_lint_result *r)
+{
+    cJSON *doc = lint_sarif_doc(model, r);
+    char *txt = doc ? report_json_print(doc) : NULL;
+    cJSON_Delete(doc);
+    onp_buf b;
+    onp_error e;
+    onp_error_clear(&e);
+    onp_buf_init(&b, 0);
+    int rc = 0;
+    if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1))
+        rc = cli_report((onp_error_set(&e, ONP_ERR_NOMEM, path, NULL, -1,
+                                       "out of memory building the SARIF document"),
+                         &e));
+    else if (onp_buf_write_file(&b, path, &e))
+        rc = cli_report(&e);
+    onp_buf_free(&b);
+    free(txt);
+    return rc;
 }
 
 // --- the command --------------------------------------------------------------------

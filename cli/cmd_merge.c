@@ -10,6 +10,10 @@
  * unsharded run has (fixture j of shard i was at position i + j*N).
  * Documents without "shard" are concatenated in the order given.
  *
+ * The merged "lint" holds each finding of the documents once (every shard
+ * lints the same model); --sarif writes those findings as check --sarif
+ * does, --junit and --html the merged document.
+ *
  * Exit: 0 merged verdict pass, 1 fail, 2 bad usage or documents that do not
  * belong together, 3 unreadable or malformed files, 4 a shard's verdict is
  * "error" (ONNX Runtime could not load the model there).
@@ -25,6 +29,7 @@
 #include "onnxparity/buf.h"
 #include "infile.h"
 #include "junit.h"
+#include "lintdoc.h"
 #include "onnxparity/env.h"
 #include "report.h"
 
@@ -245,6 +250,25 @@ static int write_junit(const cJSON *root, const char *path)
     return rc;
 }
 
+/* --sarif FILE: the merged document's lint findings through the writer
+ * check --sarif uses, with the model the shards name (its bytes give the
+ * regions when the file is there; whole-file regions when not). */
+static int write_sarif(const cJSON *root, const char *first_file, const char *path)
+{
+    const char *model = str_at(root, "model", NULL);
+    if (!model || !model[0])
+        return cli_usage_error("merge", "%s: no model named: --sarif has no artifact to point at",
+                               first_file);
+    onp_lint_result lint;
+    onp_error e;
+    onp_error_clear(&e);
+    if (lintdoc_read(cJSON_GetObjectItemCaseSensitive(root, "lint"), first_file, &lint, &e))
+        return cli_report(&e);
+    int rc = lint_sarif_write(path, model, &lint);
+    lintdoc_release(&lint);
+    return rc;
+}
+
 static int conf_rank(const char *c)
 {
     return !c ? 3 : !strcmp(c, "high") ? 0 : !strcmp(c, "medium") ? 1 : 2;
@@ -255,7 +279,7 @@ int cmd_merge(int argc, char **argv)
     const char *files[MAX_DOCS];
     size_t n = 0;
     cli_format fmt = FMT_TEXT;
-    const char *v, *junit_path = NULL, *html = NULL;
+    const char *v, *junit_path = NULL, *html = NULL, *sarif = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if ((r = cli_opt(argc, argv, &i, "format", &v))) {
@@ -266,6 +290,9 @@ int cmd_merge(int argc, char **argv)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return EXIT_USAGE;
             html = v;
+        } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
+            if (r < 0) return EXIT_USAGE;
+            sarif = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
         } else if (n < MAX_DOCS) {
@@ -424,8 +451,12 @@ int cmd_merge(int argc, char **argv)
         }
         cJSON_AddItemToObject(root, "causes", causes);
         cJSON_AddItemToObject(root, "first_divergent", fd ? fd : cJSON_CreateNull());
-        const cJSON *lint = cJSON_GetObjectItemCaseSensitive(docs[0], "lint");
-        if (lint) cJSON_AddItemToObject(root, "lint", cJSON_Duplicate(lint, 1));
+        const cJSON *lints[MAX_DOCS];
+        int any_lint = 0;
+        for (size_t i = 0; i < n; i++)
+            any_lint |= (lints[i] = cJSON_GetObjectItemCaseSensitive(docs[i], "lint")) != NULL;
+        if (any_lint) /* every shard lints the same model: each finding once */
+            cJSON_AddItemToObject(root, "lint", lintdoc_union(lints, n));
         const cJSON *adequacy = cJSON_GetObjectItemCaseSensitive(docs[0], "adequacy");
         if (adequacy) /* the bundle's own report: the same in every shard */
             cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));
@@ -435,6 +466,8 @@ int cmd_merge(int argc, char **argv)
         done = 1;
         int junit_rc = junit_path ? write_junit(root, junit_path) : 0;
         if (junit_rc) rc = junit_rc;
+        int sarif_rc = sarif ? write_sarif(root, files[0], sarif) : 0;
+        if (sarif_rc) rc = sarif_rc;
         if (fmt == FMT_JSON || html) { /* the document: printed, and/or the page */
             exact_numbers(root);
             int html_rc = report_emit(

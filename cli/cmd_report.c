@@ -1,7 +1,7 @@
 /*
  * cmd_report.c — `onnxparity report DOC.json... --html FILE`: one
  * self-contained HTML page (no network, no external CSS/JS/fonts) from the
- * JSON documents of check, bisect, diagnose and sweep (docs/report.md).
+ * JSON documents of check, bisect, diagnose, sweep and gate (docs/report.md).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,11 +19,24 @@
 #define MAX_DOCS 256
 #define MAX_SERIES 64
 
-typedef enum { DOC_CHECK, DOC_BISECT, DOC_DIAGNOSE, DOC_SWEEP } doc_kind;
+/* The documents a page renders.  How to add one: an enum entry, its name and
+ * schema id below, a section function, and its case in render(). */
+typedef enum { DOC_CHECK, DOC_BISECT, DOC_DIAGNOSE, DOC_SWEEP, DOC_GATE, DOC_COUNT } doc_kind;
 
-static const char *const kind_names[] = {"check", "bisect", "diagnose", "sweep"};
+static const char *const kind_names[] = {"check", "bisect", "diagnose", "sweep", "gate"};
 static const char *const schemas[] = {"onnxparity.check/1", "onnxparity.bisect/1",
-                                      "onnxparity.diagnose/1", "onnxparity.sweep/1"};
+                                      "onnxparity.diagnose/1", "onnxparity.sweep/1",
+                                      "onnxparity.gate/1"};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == DOC_COUNT, "a name per kind");
+_Static_assert(sizeof schemas / sizeof schemas[0] == DOC_COUNT, "a schema per kind");
+
+/* The kind of a document by its schema id; DOC_COUNT when none. */
+static doc_kind kind_of(const char *schema)
+{
+    size_t k = 0;
+    while (k < DOC_COUNT && !(schema && !strcmp(schema, schemas[k]))) k++;
+    return (doc_kind)k;
+}
 
 typedef struct doc {
     const char *path;
@@ -123,6 +136,29 @@ static void badge(onp_buf *b, const char *verdict)
     html_printf(b, "<span class=\"badge %s\">", verdict_class(verdict_rank(verdict)));
     html_escape(b, verdict ? verdict : "unknown");
     html_put(b, "</span>");
+}
+
+/* One column of a table of members: the member shown, and how: "num" (a
+ * number for people, right-aligned), "name" (monospace), NULL (text). */
+typedef struct column {
+    const char *member;
+    const char *cls;
+} column;
+
+/* The cells of one row: each column's member of `o` (a dash when absent). */
+static void member_cells(onp_buf *b, const cJSON *o, const column *cols, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (cols[k].cls)
+            html_printf(b, "<td class=\"%s\">", cols[k].cls);
+        else
+            html_put(b, "<td>");
+        if (cols[k].cls && !strcmp(cols[k].cls, "num"))
+            put_num_member(b, o, cols[k].member);
+        else
+            put_value(b, get(o, cols[k].member));
+        html_put(b, "</td>");
+    }
 }
 
 /* ---- sections ---------------------------------------------------------- */
@@ -413,20 +449,17 @@ static void bisect_doc(onp_buf *b, const cJSON *root)
         html_put(b, "<h3>Inputs of the first divergent node</h3>\n<table class=\"metrics\"><tr>"
                     "<th>input</th><th>source</th><th>max_abs</th><th>max_rel</th><th>pass</th>"
                     "</tr>\n");
+        static const column cols[] = {{"name", "name"},
+                                      {"source", NULL},
+                                      {"max_abs", "num"},
+                                      {"max_rel", "num"},
+                                      {"pass", NULL}};
         const cJSON *c;
         cJSON_ArrayForEach(c, ins)
         {
-            html_put(b, "<tr><td class=\"name\">");
-            html_escape(b, str(c, "name"));
-            html_put(b, "</td><td>");
-            html_escape(b, str(c, "source"));
-            html_put(b, "</td><td class=\"num\">");
-            put_num_member(b, c, "max_abs");
-            html_put(b, "</td><td class=\"num\">");
-            put_num_member(b, c, "max_rel");
-            html_put(b, "</td><td>");
-            put_value(b, get(c, "pass"));
-            html_put(b, "</td></tr>\n");
+            html_put(b, "<tr>");
+            member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
+            html_put(b, "</tr>\n");
         }
         html_put(b, "</table>\n");
     }
@@ -553,6 +586,83 @@ static void diagnose_doc(onp_buf *b, const cJSON *root)
     sweep_part(b, get(root, "sweep"));
 }
 
+/* A gate result: every criterion judged (measured against its limit, pass
+ * or regressed), the regressions, the environment against the recorded
+ * one, then the causes and the first divergent node as check shows them. */
+static void gate_doc(onp_buf *b, const cJSON *root)
+{
+    const cJSON *sum = get(root, "summary");
+    html_put(b, "<p class=\"summary\">against ");
+    html_escape(b, str(root, "criteria"));
+    html_put(b, ": ");
+    put_value(b, get(sum, "fixtures"));
+    html_put(b, " fixtures, ");
+    put_value(b, get(sum, "outputs"));
+    html_put(b, " outputs, ");
+    put_value(b, get(sum, "regressions"));
+    html_put(b, " regression(s)</p>\n");
+    const cJSON *c, *checks = get(root, "checks");
+    if (cJSON_GetArraySize(checks)) {
+        html_put(b, "<h3>Criteria</h3>\n<table class=\"metrics\" id=\"criteria\"><tr>"
+                    "<th>output</th><th>check</th><th>measured (worst)</th><th>limit</th>"
+                    "<th>result</th></tr>\n");
+        cJSON_ArrayForEach(c, checks)
+        {
+            int pass = cJSON_IsTrue(get(c, "pass"));
+            const char *bound = str(c, "bound");
+            static const column cols[] = {{"output", "name"}, {"check", NULL}, {"measured", "num"}};
+            html_printf(b, "<tr class=\"%s\">", pass ? "pass" : "fail");
+            member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
+            html_put(b, bound && !strcmp(bound, "min") ? "<td class=\"num\">\xE2\x89\xA5 "
+                                                       : "<td class=\"num\">\xE2\x89\xA4 ");
+            put_num_member(b, c, "limit");
+            html_printf(b, "</td><td class=\"%s\">%s</td></tr>\n", pass ? "pass" : "fail",
+                        pass ? "pass" : "regressed");
+        }
+        html_put(b, "</table>\n");
+    }
+    const cJSON *regs = get(root, "regressions");
+    if (cJSON_GetArraySize(regs)) {
+        html_put(b, "<h3>Regressions</h3>\n<table class=\"metrics\" id=\"regressions\"><tr>"
+                    "<th>fixture</th><th>output</th><th>check</th><th>value</th><th>limit</th>"
+                    "<th>message</th></tr>\n");
+        static const column cols[] = {{"fixture", NULL}, {"output", "name"}, {"check", NULL},
+                                      {"value", "num"},  {"limit", "num"},   {"message", NULL}};
+        cJSON_ArrayForEach(c, regs)
+        {
+            html_put(b, "<tr class=\"fail\">");
+            member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
+            html_put(b, "</tr>\n");
+        }
+        html_put(b, "</table>\n");
+    }
+    html_put(b, "<h3>Environment against the criteria</h3>\n");
+    if (cJSON_IsFalse(get(root, "environment_recorded")))
+        html_put(b, "<p>The criteria record no environment: nothing compared.</p>\n");
+    const cJSON *drift = get(root, "environment_drift");
+    if (!cJSON_GetArraySize(drift)) {
+        if (!cJSON_IsFalse(get(root, "environment_recorded")))
+            html_put(b, "<p>Unchanged since the criteria were recorded.</p>\n");
+    } else {
+        html_put(b, "<p>policy <code>--env-drift ");
+        html_escape(b, str(root, "env_drift_policy"));
+        html_put(b, "</code></p>\n<table class=\"metrics\" id=\"drift\"><tr><th>field</th>"
+                    "<th>at record time</th><th>now</th><th>effect</th></tr>\n");
+        static const column cols[] = {
+            {"field", NULL}, {"recorded", "name"}, {"current", "name"}, {"effect", NULL}};
+        cJSON_ArrayForEach(c, drift)
+        {
+            const char *eff = str(c, "effect");
+            html_printf(b, "<tr class=\"%s\">", eff && !strcmp(eff, "failure") ? "fail" : "pass");
+            member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
+            html_put(b, "</tr>\n");
+        }
+        html_put(b, "</table>\n");
+    }
+    causes(b, get(root, "causes"));
+    first_divergent(b, root, get(root, "first_divergent"));
+}
+
 static const char css[] =
     "body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#212121;background:#fafafa}"
     "h1{font-size:20px}h2{margin-top:36px;border-bottom:2px solid #ccc}"
@@ -615,6 +725,8 @@ static int render(onp_buf *b, const doc *docs, size_t n)
         case DOC_BISECT: bisect_doc(b, root); break;
         case DOC_DIAGNOSE: diagnose_doc(b, root); break;
         case DOC_SWEEP: sweep_part(b, get(root, "sweep")); break;
+        case DOC_GATE: gate_doc(b, root); break;
+        case DOC_COUNT: break;
         }
         environment(b, get(root, "environment"));
         html_put(b, "</section>\n");
@@ -625,12 +737,10 @@ static int render(onp_buf *b, const doc *docs, size_t n)
 
 int report_html_write(const cJSON *root, const char *label, const char *path, onp_error *e)
 {
-    const char *schema = str(root, "schema");
-    size_t k = 0;
-    while (k < 4 && !(schema && !strcmp(schema, schemas[k]))) k++;
-    if (k == 4)
+    doc_kind k = kind_of(str(root, "schema"));
+    if (k == DOC_COUNT)
         return onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "no HTML page for this document");
-    doc d = {label, (doc_kind)k, (cJSON *)root};
+    doc d = {label, k, (cJSON *)root};
     onp_buf b;
     onp_buf_init(&b, 0);
     int rc = render(&b, &d, 1) < 0 ? onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1,
@@ -666,8 +776,8 @@ int cmd_report(int argc, char **argv)
     size_t nd = 0;
     for (; nd < n; nd++) {
         docs[nd].path = paths[nd];
-        docs[nd].root =
-            cli_read_json(paths[nd], ONP_ERR_INPUT, "not a JSON document of onnxparity", &e);
+        docs[nd].root = /* bytes that are not JSON: a format error (exit 3), as in merge */
+            cli_read_json(paths[nd], ONP_ERR_FORMAT, "not a JSON document of onnxparity", &e);
         if (!docs[nd].root) {
             rc = cli_report(&e);
             break;
@@ -677,18 +787,17 @@ int cmd_report(int argc, char **argv)
         snprintf(shown, sizeof shown, "%s", schema ? schema : "(none)");
         for (char *c = shown; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
-        size_t k = 0;
-        while (k < 4 && !(schema && !strcmp(schema, schemas[k]))) k++;
-        if (k == 4) {
+        doc_kind k = kind_of(schema);
+        if (k == DOC_COUNT) {
             onp_error_set(&e, ONP_ERR_INPUT, paths[nd], "schema", -1,
                           "unknown schema '%s' (report reads onnxparity.check/1, bisect/1, "
-                          "diagnose/1, sweep/1)",
+                          "diagnose/1, sweep/1, gate/1)",
                           shown);
             rc = cli_report(&e);
             nd++;
             break;
         }
-        docs[nd].kind = (doc_kind)k;
+        docs[nd].kind = k;
     }
     if (rc == EXIT_PASS) {
         onp_buf b;

@@ -50,6 +50,7 @@ typedef struct opts {
     const char *providers[MAX_PROVIDERS]; /* --providers, repeatable, comma lists */
     size_t n_providers;
     cli_format fmt;
+    const char *html;   /* --html FILE: the sweep as a page, or NULL */
     int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
 } opts;
 
@@ -96,6 +97,9 @@ static int parse_args(int argc, char **argv, opts *o)
         if (r) continue;
         if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
             if (r < 0) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
+            if (r < 0) return -1;
+            o->html = v;
         } else if (cli_flag(argv, i, "once")) {
             o->once = 1;
         } else if (cli_flag(argv, i, "no-search")) {
@@ -476,7 +480,7 @@ int cmd_sweep(int argc, char **argv)
         rc = pass ? EXIT_PASS : EXIT_FAIL;
     }
     const char *verdict = !avail ? "error" : pass ? "pass" : "fail";
-    if (o.fmt == FMT_JSON) {
+    if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
         cJSON_AddStringToObject(root, "verdict", verdict);
@@ -486,8 +490,10 @@ int cmd_sweep(int argc, char **argv)
                            o.ort.so.n_config);
         cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);
         cJSON_AddItemToObject(root, "sweep", sweep_json(r));
-        report_print_json(root);
-    } else if (avail) {
+        int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);
+        if (html_rc) rc = html_rc;
+    }
+    if (o.fmt != FMT_JSON && avail) {
         printf("model    %s (sha256 %.12s), %zu fixtures\n", model, sha, r->n_fixtures);
         printf("runtime  ONNX Runtime %s", onp_ort_version(orts[0]));
         for (size_t k = 1; k < n_orts; k++) printf(", %s", onp_ort_version(orts[k]));

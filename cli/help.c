@@ -116,6 +116,7 @@ static const help_row gate_rows[] = {
     {"--summary FILE", "append a Markdown job summary ($GITHUB_STEP_SUMMARY) to FILE"},
     {"--annotations", "print GitHub Actions ::error lines after the text"},
     {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
+    {"--html FILE", "also write the gate result as a self-contained HTML page (not with --record)"},
     {NULL, NULL},
 };
 
@@ -123,6 +124,7 @@ static const help_row merge_rows[] = {
     {"--format text|json", "text (default) or the merged JSON document"},
     {"--junit FILE", "also write the merged result as one JUnit XML file"},
     {"--html FILE", "also write the merged result as a self-contained HTML page"},
+    {"--sarif FILE", "also write the shards' lint findings, each once, as SARIF 2.1.0"},
     {NULL, NULL},
 };
 
@@ -159,6 +161,7 @@ static const help_row sweep_rows[] = {
     {"--rtol R", "relative tolerance (default: per dtype)"},
     {"--atol A", "absolute tolerance (default: per dtype)"},
     {"--format text|json", "text (default) or the JSON document"},
+    {"--html FILE", "also write the result as a self-contained HTML page"},
     {NULL, NULL},
 };
 
@@ -171,6 +174,7 @@ static const help_row diagnose_rows[] = {
     {"--atol A", "absolute tolerance (default: per dtype)"},
     {"--format text|json", "text (default) or the JSON document"},
     {"--html FILE", "also write the result as a self-contained HTML page"},
+    {"--sarif FILE", "also write the lint findings as SARIF 2.1.0"},
     {NULL, NULL},
 };
 
@@ -251,7 +255,8 @@ static const help_page pages[] = {
      diff_rows, 0,
      "0 unchanged or improved\n1 something got worse (regressed or mixed)\n2 bad usage, or a "
      "document that is not a check document\n3 unreadable or non-JSON files"},
-    {"merge", "merge RESULT.json... [--format text|json] [--junit FILE] [--html FILE]",
+    {"merge",
+     "merge RESULT.json... [--format text|json] [--junit FILE] [--html FILE] [--sarif FILE]",
      "Combine the JSON documents of check --shard I/N runs into one verdict.", merge_rows, 0,
      "0 merged verdict pass\n1 fail\n2 bad usage, or documents that do not belong together "
      "(a missing or repeated shard)\n3 unreadable or non-JSON files\n4 a shard's verdict was "
@@ -276,10 +281,11 @@ static const help_page pages[] = {
      diagnose_rows, HELP_ORT | HELP_PROGRESS,
      EXITS_JUDGE "4 ONNX Runtime cannot load the model at the configuration under test"},
     {"report", "report DOC.json... --html FILE",
-     "Render check, bisect, diagnose and sweep JSON documents as one self-contained HTML page.",
+     "Render check, bisect, diagnose, sweep and gate JSON documents as one self-contained HTML "
+     "page.",
      report_rows, 0,
-     "0 the page was written\n2 bad usage, a non-JSON document or an unknown schema\n3 a "
-     "document that cannot be read or a page that cannot be written"},
+     "0 the page was written\n2 bad usage or an unknown schema\n3 a document that cannot be "
+     "read or is not JSON, or a page that cannot be written"},
     {"run", "run MODEL [--input NAME=FILE | FILE]... [--output NAME]... [--save DIR] [options]",
      "Run a model once under ONNX Runtime and print (or save) its outputs.", run_rows, HELP_ORT,
      "0 the model ran\n2 bad usage or inputs that do not fit the model\n3 unreadable files\n4 "

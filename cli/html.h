@@ -57,14 +57,9 @@ void html_svg_heat(onp_buf *b, const char *const *rows, size_t nrows, const char
                    size_t ncols, const html_cell *cells);
 
 /* The page `onnxparity report` writes, for one document a command built in
- * memory (check, bisect, diagnose, sweep: the commands' --html FILE);
- * `label` is shown as its source.  Written atomically.  0 or -1 + e. */
-struct cJSON;
-int report_html_write(const struct cJSON *root, const char *label, const char *path, onp_error *e);
-
-/* The page `onnxparity report` writes, for one document a command built in
- * memory (check, bisect, diagnose, sweep: the commands' --html FILE);
- * `label` is shown as its source.  Written atomically.  0 or -1 + e. */
+ * memory (the --html FILE of check, bisect, diagnose, sweep, gate and
+ * merge); `label` is shown as its source.  Written atomically (no partial
+ * file on error).  0, or -1 with e. */
 struct cJSON;
 int report_html_write(const struct cJSON *root, const char *label, const char *path, onp_error *e);
 
