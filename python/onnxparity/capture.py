@@ -331,8 +331,32 @@ def _input_axes(mode, in_names, flat_inputs, ref):
 def _eager_truth(model, plan, eager, example, keep_calls):
     """The truth of every fixture (see _eager): the traced fixture's forward
     records the call tree with data flow (for the module map), the others
-    every module output while the budget lasts (for the intermediates)."""
+    every module output while the budget lasts (for the intermediates).
+
+    The state checks after each forward run in the snapshot's fast mode
+    (_state) once the first forward has been checked value by value and
+    changed nothing, and while no forward changes anything.  Behind them:
+    when a forward checked fast reports a change, or the whole state
+    compared value by value afterwards differs from the snapshot (a write
+    past torch's version counters), every forward runs again with every
+    check reading every value, so no change is missed or put on the wrong
+    fixture."""
+    snap = eager.snap
+    try:
+        truths, used_fast = _eager_forwards(model, plan, eager, example, keep_calls, fast=True)
+        redo = used_fast and (any(t.changed for t in truths) or snap.changes(full=True))
+    finally:
+        snap.fast = False
+    if redo:
+        snap.restore(full=True)
+        truths, _ = _eager_forwards(model, plan, eager, example, keep_calls, fast=False)
+    return truths
+
+
+def _eager_forwards(model, plan, eager, example, keep_calls, fast):
+    """The forwards of _eager_truth -> (truths, whether a check ran in fast mode)."""
     truths, budget, structure = [], _eager.Budget(), None
+    eager.snap.fast, used_fast = False, False  # the first forward's check reads every value
     reruns = set(_eager.rerun_fixtures(plan.flat_inputs))
     plan.progress.stage("eager forwards", len(plan.fxs))
     for k, fx in enumerate(plan.fxs):
@@ -341,8 +365,11 @@ def _eager_truth(model, plan, eager, example, keep_calls):
             rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
         else:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes()) if keep_calls else None
+        used_fast |= eager.snap.fast
         t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget,
                         rerun=k in reruns)
+        # fast checks from the second forward on, while no forward changes the state
+        eager.snap.fast = fast and not t.changed and (k == 0 or eager.snap.fast)
         s = _fixtures.output_structure(t.flat)
         if k == 0:
             structure = s
@@ -354,7 +381,7 @@ def _eager_truth(model, plan, eager, example, keep_calls):
         if k != example:
             t.fx = None  # the traced fixture's copy: its tensors' ids are the graph inputs
         truths.append(t)
-    return truths
+    return truths, used_fast
 
 
 def _restyle(calls, style):

@@ -556,3 +556,85 @@ def test_snapshot_leaves_torch_internals_alone():
         m(torch.randn(3, 4))
     assert snap.changes() == []
     handle.remove()
+
+
+# ---------------------------------------------------------------- the snapshot's fast mode
+
+def test_fast_mode_sees_in_place_writes_and_misses_writes_past_the_version_counter():
+    """What fast mode reads (the version counter, the storage) and what it
+    cannot: a write through ``.data`` leaves the counter alone, so only the
+    full comparison sees it; the capture relies on that comparison."""
+    from onnxparity import _state
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).eval()
+    snap = _state.Snapshot(m)
+    snap.fast = True
+    with torch.no_grad():
+        m[0].bias.add_(1)                     # in place: the version moves
+        m[1].running_mean.data = torch.ones(3)  # rebinding .data: the storage moves
+    got = {(c["name"], c["how"]) for c in snap.changes()}
+    assert got == {("0.bias", "values"), ("1.running_mean", "values")}
+    snap.restore()
+    assert snap.changes() == [] and snap.changes(full=True) == []
+    w = m[0].weight
+    v = w._version
+    w.data.mul_(2)
+    assert w._version == v, "torch now counts .data writes: fast mode could read them"
+    assert snap.changes() == []                                    # the shortcut misses it
+    assert [c["name"] for c in snap.changes(full=True)] == ["0.weight"]  # the check behind it does not
+    snap.restore()
+    assert [c["name"] for c in snap.changes(full=True)] == ["0.weight"]  # fast restore skips it too
+    snap.restore(full=True)
+    assert snap.changes(full=True) == []
+
+
+class SneakyOnThree(torch.nn.Module):
+    """Writes its weight through .data on a batch of 3 only: past the version
+    counter, and on a fixture after the first."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        if x.shape[0] == 3:
+            self.fc.weight.data.mul_(2)
+        return self.fc(x)
+
+
+class CounterOnThree(torch.nn.Module):
+    """Increments a buffer in place on a batch of 3 only: a visible write on
+    a fixture after the first."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+        self.register_buffer("seen", torch.zeros(()))
+
+    def forward(self, x):
+        if x.shape[0] == 3:
+            self.seen.add_(1)
+        return self.fc(x) + self.seen
+
+
+@pytest.mark.parametrize("model_cls,name", [(SneakyOnThree, "fc.weight"), (CounterOnThree, "seen")],
+                         ids=["past-the-counter", "in-place"])
+def test_a_later_fixture_changing_the_state_is_named_on_that_fixture(tmp_path, model_cls, name):
+    """The fixture that changes the state is the one named, whether fast mode
+    could see the write or not; every other fixture's truth is the forward
+    from the model as given (a fresh copy of it, independently)."""
+    torch.manual_seed(0)
+    model = model_cls().eval()
+    fresh = copy.deepcopy(model)
+    before = model_hash(model)
+    fixtures = batches(2, 2, 3, 2, 2)
+    doc = onnxparity.capture(model, fixtures, tmp_path / "b", exporter="legacy", reference64=0)
+    assert [f["state_changed"] for f in doc["fixtures"]] == [[], [], [name], [], []]
+    assert model_hash(model) == before
+    for k, x in enumerate(fixtures):
+        if k == 2:
+            continue
+        with torch.no_grad():
+            want = copy.deepcopy(fresh)(x.clone()).numpy()
+        got = load(tmp_path / f"b/test_data_set_{k}/output_0.pb")
+        assert np.array_equal(got, want), k
