@@ -62,8 +62,9 @@ class _InputStats:
         if not np.issubdtype(a.dtype, np.floating):
             self.floating = False
             return
-        x = a.astype(np.float64).reshape(-1)
-        x = x[np.isfinite(x)]
+        flat = a.reshape(-1)
+        finite = np.isfinite(flat)
+        x = flat[finite].astype(np.float64)
         if x.size == 0:
             return
         self.n += x.size
@@ -73,8 +74,10 @@ class _InputStats:
         self.s3 += float((x2 * x).sum())
         self.s4 += float((x2 * x2).sum())
         self.lo, self.hi = min(self.lo, float(x.min())), max(self.hi, float(x.max()))
-        look = x[:SAMPLE_VALUES]
-        self.distinct.append(np.unique(look).size / look.size)
+        # distinct values counted in the input's own dtype (widening is exact,
+        # so the count is the same; sorting float32 takes half the time)
+        look = np.sort(flat[finite][:SAMPLE_VALUES])
+        self.distinct.append((1 + int(np.count_nonzero(look[1:] != look[:-1]))) / look.size)
         if a.ndim >= 2 and a.shape[0] > 0:
             r = a.reshape(a.shape[0], -1).astype(np.float64)
             self.rows += r.shape[0]
