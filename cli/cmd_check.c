@@ -489,27 +489,6 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
  * The lint findings, the judged fixtures and, on a failure, bisect: the same
  * record and the same rules as `diagnose`, which adds its probes and sweep. */
 
-/* One line: how many warnings explain nothing, the first few, and how many
- * TracerWarnings the export recorded (parity.json), with the command that
- * lists them (`lint_arg`: the bundle, which brings its parity.json, else the
- * model).  Nothing when both counts are 0. */
-static void print_latent_text(const onp_causes *cs, const onp_lint_result *lint,
-                              const char *lint_arg)
-{
-    if (!cs->n_latent_total && !lint->tracer_warnings) return;
-    char q[4200];
-    printf("latent   %zu warning(s) explain no failure (risks, not causes)", cs->n_latent_total);
-    for (size_t i = 0; i < cs->n_latent && i < 3; i++) {
-        const onp_lint_finding *f = cs->latent[i].finding;
-        printf("%s %s%s%s", i ? "," : ":", f->rule->id, f->loc.name && f->loc.name[0] ? " at " : "",
-               f->loc.name ? f->loc.name : "");
-    }
-    if (cs->n_latent_total > 3) printf(", ...");
-    if (lint->tracer_warnings)
-        printf("; %zu TracerWarning(s) recorded at export", lint->tracer_warnings);
-    printf("; onnxparity lint %s lists them\n", onp_shell_quote(lint_arg, q, sizeof q));
-}
-
 /* On a failed check of a bundle, bisect it the way `onnxparity bisect
  * TARGET` does (the same routine and defaults: every fixture, the noise
  * rule, eager intermediates or ORT at opt-level disable), so both name the
@@ -915,7 +894,7 @@ int cmd_check(int argc, char **argv)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
             report_causes_text(cs);
-            print_latent_text(cs, &lint, o.target ? o.target : model);
+            report_latent_text(cs, &lint, o.target ? o.target : model);
             print_adequacy_text(adequacy);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);
             if (bis) {

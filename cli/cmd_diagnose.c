@@ -155,7 +155,7 @@ typedef struct shown {
 } shown;
 
 static void print_text(const char *model, const char *sha, onp_ort *ort, const opts *o,
-                       const onp_causes *cs, const shown *F, int fail)
+                       const onp_causes *cs, const onp_lint_result *lint, const shown *F, int fail)
 {
     const onp_probe_result *pr = F->pr;
     for (size_t i = 0; i < cs->n; i++) {
@@ -165,6 +165,7 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
         for (size_t k = 0; k < c->n_evidence; k++) printf("         - %s\n", c->evidence[k]);
         printf("         fix: %s\n", c->fix);
     }
+    report_latent_text(cs, lint, cli_target_name(&o->tg));
     printf("model    %s (sha256 %.12s)\n", model, sha);
     printf("runtime  ONNX Runtime %s, opt-level %s\n", onp_ort_version(ort),
            onp_ort_opt_level_name(o->ort.so.opt_level));
@@ -449,7 +450,7 @@ int cmd_diagnose(int argc, char **argv)
         int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);
         if (html_rc) rc = html_rc;
     }
-    if (o.fmt != FMT_JSON) print_text(model, sha, ort, &o, cs, &F, fail);
+    if (o.fmt != FMT_JSON) print_text(model, sha, ort, &o, cs, &lint, &F, fail);
 out:
     for (size_t i = 0; res && i < n_res; i++) onp_fixture_verdict_release(&res[i]);
     free(res);

@@ -927,6 +927,7 @@ static void print_text(const opts *o, const criteria *c, const meas_result *r, c
                    strcmp(eff, "warning") ? "" : "; --env-drift fail makes it a regression");
     }
     report_causes_text(cs);
+    report_latent_text(cs, &r->lint, cli_target_name(&o->tg));
     if (bis) {
         const onp_bisect_point *p = &bis->points[bis->first];
         char q[4200];

@@ -154,6 +154,22 @@ cJSON *report_latent_json(const onp_causes *cs)
     return arr;
 }
 
+void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const char *lint_arg)
+{
+    if (!cs->n_latent_total && !lint->tracer_warnings) return;
+    char q[4200];
+    printf("latent   %zu warning(s) explain no failure (risks, not causes)", cs->n_latent_total);
+    for (size_t i = 0; i < cs->n_latent && i < 3; i++) {
+        const onp_lint_finding *f = cs->latent[i].finding;
+        printf("%s %s%s%s", i ? "," : ":", f->rule->id, f->loc.name && f->loc.name[0] ? " at " : "",
+               f->loc.name ? f->loc.name : "");
+    }
+    if (cs->n_latent_total > 3) printf(", ...");
+    if (lint->tracer_warnings)
+        printf("; %zu TracerWarning(s) recorded at export", lint->tracer_warnings);
+    printf("; onnxparity lint %s lists them\n", onp_shell_quote(lint_arg, q, sizeof q));
+}
+
 const char *report_fmt(double v, char *buf, size_t n)
 {
     if (isnan(v))

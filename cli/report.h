@@ -12,6 +12,7 @@
 #include "onnxparity/bisect.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
+#include "onnxparity/lint.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
 
@@ -45,6 +46,14 @@ cJSON *report_first_divergent_json(const onp_bisect_result *r);
 
 /* The latent findings: [{rule, name, cause, node}]. */
 cJSON *report_latent_json(const onp_causes *cs);
+
+/* One "latent" line on stdout: how many warnings explain no failure, the
+ * first few, and how many TracerWarnings the export recorded (parity.json),
+ * with the command that lists them (`lint_arg`: the bundle, which brings
+ * its parity.json, else the model, shell-quoted).  Nothing when both
+ * counts are 0.  A passing run shows its risks this way (check, gate,
+ * diagnose). */
+void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const char *lint_arg);
 
 /* The environment fingerprint every result document carries: onnxparity
  * version, ORT version and library, provider, optimization level, threads,

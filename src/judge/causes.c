@@ -141,6 +141,11 @@ static void rule_lint(const facts *F, onp_causes *cs)
                 !F->shape_evidence && rank > 0)
                 rank = -1;
             if (rank < 0) {
+                /* the node the shape evidence (a fixture failing by shape, a
+                 * probe) is put on explains that evidence: no latent risk */
+                if (F->shape_evidence && f->loc.kind == ONP_LINT_LOC_NODE && F->shape_node[0] &&
+                    f->loc.name && !strcmp(f->loc.name, F->shape_node))
+                    continue;
                 if (f->rule->severity == ONP_LINT_WARNING) { /* explains no failure */
                     if (cs->n_latent < ONP_CAUSES_MAX_LATENT)
                         cs->latent[cs->n_latent++].finding = f;

@@ -89,14 +89,23 @@ TRACER = {"category": "TracerWarning", "category_module": "torch.jit._trace",
                      "incorrect. We can't record the data flow of Python values."}
 
 
-def test_passing_check_counts_its_warnings(onnxparity, tmp_path):
+@pytest.mark.parametrize("command", ["check", "gate", "diagnose"])
+def test_passing_run_counts_its_warnings(onnxparity, tmp_path, command):
+    """check, gate and diagnose: a passing run says how many warnings and
+    TracerWarnings it carries and which command lists them."""
     b = tmp_path / ODD
     shutil.copytree(HEALTHY, b)
     doc = json.loads((b / "parity.json").read_text())
     doc["warnings"] = [TRACER, TRACER, dict(TRACER, line=50)]  # 3 records, 2 distinct
     (b / "parity.json").write_text(json.dumps(doc))
-    r = run([onnxparity, "check", b])
+    extra = {"check": [], "diagnose": ["--no-sweep"],
+             "gate": ["--criteria", tmp_path / "criteria.json"]}[command]
+    if command == "gate":
+        rec = run([onnxparity, "gate", b, "--record", *extra])
+        assert rec.returncode == 0, rec.stdout + rec.stderr
+    r = run([onnxparity, command, b, *extra])
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "verdict: pass" in r.stdout, r.stdout
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("latent ")]
     assert len(lines) == 1, r.stdout
     m = re.fullmatch(r"latent   (\d+) warning\(s\) explain no failure \(risks, not causes\): .*; "
@@ -109,7 +118,9 @@ def test_passing_check_counts_its_warnings(onnxparity, tmp_path):
     listed = sh(m.group(3), onnxparity)
     assert listed.returncode == 0 and listed.stdout.count("ONP301") == 2, listed.stdout
     # a clean pass prints no such line
-    r = run([onnxparity, "check", HEALTHY])
+    if command == "gate":
+        assert run([onnxparity, "gate", HEALTHY, "--record", *extra]).returncode == 0
+    r = run([onnxparity, command, HEALTHY, *extra])
     assert r.returncode == 0 and "\nlatent " not in "\n" + r.stdout, r.stdout
 
 

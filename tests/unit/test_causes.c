@@ -54,6 +54,7 @@ typedef struct tcase {
     const char *absent2;
     int nondet_flag;
     size_t want_explained, want_failing; /* the top cause's explains (0 of 0: not checked) */
+    const char *not_latent;              /* a node no latent finding may be at, or NULL */
 } tcase;
 
 /* The hand-made results a case points at. */
@@ -445,6 +446,29 @@ static const tcase cases[] = {
      .batch_shape_error = 1,
      .top = "baked-shape",
      .top_conf = "medium"},
+    {.what = "a single sample refused at a baked Reshape, numbers pass: the finding is the "
+             "cause's node, not a latent risk beside it",
+     .rule = {"ONP203", "ONP301"},
+     .node = {"/Reshape", ""},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .batch_fail = 1,
+     .batch_shape_error = 1,
+     .top = "baked-shape",
+     .top_conf = "medium",
+     .top_node = "/Reshape",
+     .not_latent = "/Reshape"},
+    {.what = "failures follow the shape groups with a baked size finding: not latent either",
+     .rule = {"ONP202"},
+     .node = {"/Expand"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .probe = 1,
+     .shape_dep = 1,
+     .top = "baked-shape",
+     .top_node = "/Expand",
+     .not_latent = "/Expand"},
     /* sweep */
     {.what = "sweep names an optimizer: graph-optimization high",
      .n_fix = 3,
@@ -742,6 +766,10 @@ static void test_derivation_table(void)
         if (c->absent) CHECKF(!find(cs, c->absent), "%s: %s derived", c->what, c->absent);
         if (c->absent2) CHECKF(!find(cs, c->absent2), "%s: %s derived", c->what, c->absent2);
         if (c->nondet_flag) CHECK(cs->nondeterministic);
+        for (size_t k = 0; c->not_latent && k < cs->n_latent; k++)
+            CHECKF(strcmp(cs->latent[k].finding->loc.name, c->not_latent), "%s: %s latent", c->what,
+                   c->not_latent);
+        if (c->not_latent) CHECKF(cs->n_latent_total == cs->n_latent, "%s: latent cut", c->what);
         onp_causes_free(cs);
     }
     CHECK(sizeof cases / sizeof *cases >= 30);
