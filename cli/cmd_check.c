@@ -411,6 +411,15 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON *envj = report_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
                                      d->inter_threads, sha, o->ort.so.config, o->ort.so.n_config);
     onp_env_write_json(env, envj);
+    /* the judging options (docs/cli.md): merge refuses shards judged otherwise */
+    cJSON *optj = cJSON_AddObjectToObject(root, "options");
+    if (o->topk > 0)
+        cJSON_AddNumberToObject(optj, "top_k", o->topk);
+    else
+        cJSON_AddStringToObject(optj, "top_k", o->topk ? "auto" : "off");
+    cJSON_AddBoolToObject(optj, "strict_tol", o->strict_tol);
+    cJSON_AddBoolToObject(optj, "noise_estimate", !o->no_estimate);
+    cJSON_AddBoolToObject(optj, "lint", !o->no_lint);
     long outs = 0, out_failed = 0, rows = 0, agree = 0, topk_agree = 0;
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < n; i++) {

@@ -120,6 +120,40 @@ static int same_environment(const char *cmd, const char *const *files, cJSON *co
     return 0;
 }
 
+/* Shards judged with other options (check's "options": --top-k,
+ * --strict-tol, --no-noise-estimate, --no-lint) do not merge: each member
+ * must be equal in every document, both ways (one a document lacks, as one
+ * written before "options" existed, differs from one it has).  0, or exit 2
+ * naming the file and the option. */
+static int same_options(const char *cmd, const char *const *files, cJSON *const *docs, size_t n)
+{
+    const cJSON *first = cJSON_GetObjectItemCaseSensitive(docs[0], "options");
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *other = cJSON_GetObjectItemCaseSensitive(docs[i], "options");
+        for (int pass = 0; pass < 2; pass++) {
+            const cJSON *a = pass ? other : first, *b = pass ? first : other, *m;
+            cJSON_ArrayForEach(m, a)
+            {
+                const cJSON *mb = cJSON_GetObjectItemCaseSensitive(b, m->string);
+                if (mb && cJSON_Compare(m, mb, 1)) continue;
+                char *va = cJSON_PrintUnformatted(pass ? mb : m);
+                char *vb = cJSON_PrintUnformatted(pass ? m : mb);
+                char sa[80], sb[80], key[80];
+                int rc = cli_usage_error(cmd,
+                                         "%s: options.%s %s differs from %s's %s: results judged "
+                                         "with different options do not merge",
+                                         files[i], shown(m->string, 64, key, sizeof key),
+                                         shown(vb ? vb : "(none)", 64, sb, sizeof sb), files[0],
+                                         shown(va ? va : "(none)", 64, sa, sizeof sa));
+                free(va);
+                free(vb);
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The tolerance each output was compared with must be the same in every
  * document (a shard run with --rtol 1 --atol 1 would pass anything).  0,
  * or exit 2 naming the file, the output and both tolerances. */
@@ -339,6 +373,7 @@ int cmd_merge(int argc, char **argv)
     }
     if (!rc) rc = same_environment(argv[0], files, docs, n);
     if (!rc) rc = same_tolerances(argv[0], files, docs, n);
+    if (!rc) rc = same_options(argv[0], files, docs, n);
     /* fixtures in unsharded order */
     cJSON *merged = NULL;
     if (!rc) {
@@ -457,6 +492,9 @@ int cmd_merge(int argc, char **argv)
             any_lint |= (lints[i] = cJSON_GetObjectItemCaseSensitive(docs[i], "lint")) != NULL;
         if (any_lint) /* every shard lints the same model: each finding once */
             cJSON_AddItemToObject(root, "lint", lintdoc_union(lints, n));
+        const cJSON *options = cJSON_GetObjectItemCaseSensitive(docs[0], "options");
+        if (options) /* the same in every shard (same_options) */
+            cJSON_AddItemToObject(root, "options", cJSON_Duplicate(options, 1));
         const cJSON *adequacy = cJSON_GetObjectItemCaseSensitive(docs[0], "adequacy");
         if (adequacy) /* the bundle's own report: the same in every shard */
             cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));

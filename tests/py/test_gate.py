@@ -261,6 +261,33 @@ def test_merge_refuses_mixed_models_and_missing_shards(onnxparity, tmp_path):
     assert run([onnxparity, "merge", garbage]).returncode == 3
 
 
+@pytest.mark.parametrize("flags,option", [(["--strict-tol"], "strict_tol"),
+                                          (["--top-k", "3"], "top_k"),
+                                          (["--no-noise-estimate"], "noise_estimate"),
+                                          (["--no-lint"], "lint")])
+def test_merge_refuses_shards_judged_with_other_options(onnxparity, tmp_path, flags, option):
+    """A shard judged with another option would make the merged verdict a
+    mix of two judgments: merge names the option and exits 2."""
+    def shard(i, extra):
+        p = tmp_path / f"s{i}{'x' if extra else ''}.json"
+        r = run([onnxparity, "check", TRAINING, "--shard", f"{i}/2", "--format", "json",
+                 "--no-bisect", *extra])
+        assert r.returncode in (0, 1), r.stderr
+        p.write_text(r.stdout)
+        return p
+    s0, s1, s1x = shard(0, []), shard(1, []), shard(1, flags)
+    assert json.loads(s0.read_text())["options"] == {"top_k": "auto", "strict_tol": False,
+                                                     "noise_estimate": True, "lint": True}
+    r = run([onnxparity, "merge", s0, s1x])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{s1x}: options.{option} " in r.stderr and f"from {s0}'s " in r.stderr, r.stderr
+    assert "results judged with different options do not merge" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = run([onnxparity, "merge", s0, s1, "--format", "json"])
+    assert r.returncode == 1, r.stderr
+    assert json.loads(r.stdout)["options"] == json.loads(s0.read_text())["options"]
+
+
 def test_shard_usage_errors(onnxparity):
     for bad in ("2/2", "1", "a/b", "0/0", "-1/2"):
         assert run([onnxparity, "check", HEALTHY, "--shard", bad]).returncode == 2, bad
