@@ -156,7 +156,9 @@ cJSON *report_latent_json(const onp_causes *cs)
 
 void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const char *lint_arg)
 {
-    if (!cs->n_latent_total && !lint->tracer_warnings) return;
+    /* the TracerWarnings alone: worth a line while they are nowhere else; once
+     * causes are listed, the ones that matter are among them (ONP301) */
+    if (!cs->n_latent_total && (!lint->tracer_warnings || cs->n)) return;
     char q[4200];
     printf("latent   %zu warning(s) explain no failure (risks, not causes)", cs->n_latent_total);
     for (size_t i = 0; i < cs->n_latent && i < 3; i++) {

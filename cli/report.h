@@ -51,7 +51,8 @@ cJSON *report_latent_json(const onp_causes *cs);
  * first few, and how many TracerWarnings the export recorded (parity.json),
  * with the command that lists them (`lint_arg`: the bundle, which brings
  * its parity.json, else the model, shell-quoted).  Nothing when both
- * counts are 0.  A passing run shows its risks this way (check, gate,
+ * counts are 0, or when no warning is latent and causes were derived (the
+ * TracerWarnings that matter are among them).  A passing run shows its risks this way (check, gate,
  * diagnose). */
 void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const char *lint_arg);
 
