@@ -784,17 +784,17 @@ def report(cid, d, data, code, regex, name="r.json"):
 
 
 def c_report_nan(d):
-    return report("report_nan", d, json.dumps(check_doc("y")).replace('"max_abs": 0', '"max_abs": NaN'), 2,
+    return report("report_nan", d, json.dumps(check_doc("y")).replace('"max_abs": 0', '"max_abs": NaN'), 3,
                   r"r\.json: at byte \d+: not a JSON document")
 
 
 def c_report_deep(d):
-    return report("report_deep_nesting", d, '{"schema": "onnxparity.check/1", "x": ' + DEEP_JSON + "}", 2,
+    return report("report_deep_nesting", d, '{"schema": "onnxparity.check/1", "x": ' + DEEP_JSON + "}", 3,
                   r"r\.json: at byte \d+: not a JSON document")
 
 
 def c_report_empty(d):
-    return report("report_empty_file", d, b"", 2, r"r\.json: at byte 0: not a JSON document")
+    return report("report_empty_file", d, b"", 3, r"r\.json: at byte 0: not a JSON document")
 
 
 def c_report_dir(d):
@@ -841,7 +841,7 @@ def c_report_invalid_utf8(d):
     doc = json.dumps(check_doc("NAME")).encode().replace(b"NAME", b"y\xff\xc3(\xed\xa0\x80z")
     p = w(d / "r.json", doc)
     h = d / "r.html"
-    return case("report_invalid_utf8_names", ["onnxparity", "report", p, "--html", h], 2,
+    return case("report_invalid_utf8_names", ["onnxparity", "report", p, "--html", h], 3,
                 r"r\.json: at byte \d+: not a JSON document.*unable to decode byte 0xff", absent=[h])
 
 
@@ -1400,7 +1400,7 @@ def c_json_trailing_documents(d):
     h = d / "r.html"
     return [
         case("merge_second_document", ["onnxparity", "merge", m], 3, r"m\.json: at byte \d+: not valid JSON"),
-        case("report_second_document", ["onnxparity", "report", r, "--html", h], 2,
+        case("report_second_document", ["onnxparity", "report", r, "--html", h], 3,
              r"r\.json: at byte \d+: not a JSON document", absent=[h]),
         case("parity_json_second_document", ["onnxparity", "lint", b], 3,
              r"parity\.json: at byte \d+: not valid JSON"),
@@ -1421,7 +1421,7 @@ def c_json_duplicate_keys(d):
     return [
         gate("criteria_duplicate_key", d / "g", dup_crit, 2, r"c\.json: at byte \d+: not valid JSON: duplicate"),
         case("merge_duplicate_key", ["onnxparity", "merge", m], 3, r"m\.json: at byte \d+: not valid JSON: duplicate"),
-        case("report_duplicate_key", ["onnxparity", "report", r, "--html", h], 2,
+        case("report_duplicate_key", ["onnxparity", "report", r, "--html", h], 3,
              r"r\.json: at byte \d+: not a JSON document of onnxparity: duplicate", absent=[h]),
         case("parity_json_duplicate_key", ["onnxparity", "lint", b], 3,
              r"parity\.json: at byte \d+: not valid JSON.*duplicate"),
