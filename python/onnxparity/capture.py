@@ -369,7 +369,10 @@ def _eager_forwards(model, plan, eager, example, keep_calls, fast):
         t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget,
                         rerun=k in reruns)
         # fast checks from the second forward on, while no forward changes the state
-        eager.snap.fast = fast and not t.changed and (k == 0 or eager.snap.fast)
+        if not fast or t.changed:
+            eager.snap.fast = False
+        elif k == 0:
+            eager.snap.fast = True
         s = _fixtures.output_structure(t.flat)
         if k == 0:
             structure = s
