@@ -43,7 +43,7 @@ def one(model, fixtures, out, policy):
     if out.exists():
         shutil.rmtree(out)
     t0 = time.perf_counter()
-    doc = onnxparity.capture(model, fixtures, out, reference64=policy)
+    doc = onnxparity.capture(model, fixtures, out, reference64=policy, intermediates="all")
     dt = time.perf_counter() - t0
     return dt, (doc.get("noise") or {}).get("seconds") or 0.0
 

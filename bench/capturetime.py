@@ -4,12 +4,15 @@ against what a user does without onnxparity: one plain `torch.onnx.export`
 eager forward per fixture under no_grad.  The goal (issue #16): capture
 within 1.5x of that.
 
-Captures torchvision's resnet18 over 8 and over 32 fixtures of two shapes
-and an nn.TransformerEncoder over 8 (random weights, this interpreter's
-torch and its default exporter), with the float64 reference off and at its
-default, REPS times each, and prints Markdown table rows (the section head
-and the table's header first with --header): median wall times and the
-ratios.  bench/run.sh calls it once per torch (Debian's 1.13 with the
+Captures torchvision's resnet18 over 8, 32 and 128 fixtures of two shapes
+and an nn.TransformerEncoder over 8 and 32 (random weights, this
+interpreter's torch and its default exporter) at the defaults, with the
+float64 reference off, and with every fixture's intermediates stored,
+REPS times each, and prints Markdown table rows (the section head and the
+table's header first with --header): median wall times and the ratios.
+The bounded extras (the float64 pass, the determinism rerun, the stored
+intermediates) cover the first fixtures of each shape group, so the ratio
+falls as the fixtures grow: the rows show how fast.  bench/run.sh calls it once per torch (Debian's 1.13 with the
 legacy exporter, the venv's 2.x with dynamo) and joins the rows.
 """
 import contextlib
@@ -49,7 +52,10 @@ def transformer(n):
         torch.randn(b, 32, 128, generator=g) for b in (2, 4) * (n // 2)]
 
 
-CASES = ((resnet18, 8), (resnet18, 32), (transformer, 8))
+CASES = ((resnet18, 8), (resnet18, 32), (resnet18, 128), (transformer, 8), (transformer, 32))
+
+# the columns: capture()'s options beyond the defaults
+SETTINGS = ({}, {"reference64": 0}, {"intermediates": "all"})
 
 
 def plain(model, fixtures, path, exporter):
@@ -71,13 +77,12 @@ def plain(model, fixtures, path, exporter):
     return time.perf_counter() - t0
 
 
-def capture(model, fixtures, out, exporter, reference64, intermediates=True):
+def capture(model, fixtures, out, exporter, options):
     if out.exists():
         shutil.rmtree(out)
     os.sync()  # the last run's files are not this one's writeback
     t0 = time.perf_counter()
-    onnxparity.capture(model, fixtures, out, exporter=exporter, reference64=reference64,
-                       intermediates=intermediates, progress=False)
+    onnxparity.capture(model, fixtures, out, exporter=exporter, progress=False, **options)
     return time.perf_counter() - t0
 
 
@@ -94,22 +99,24 @@ def header():
           "each.  Goal (issue #16): capture within %.1f× of the plain run." % GOAL)
     print()
     print("| torch, exporter | model | plain export + forwards | capture (defaults) | ratio "
-          "| reference64 off | ratio | reference64 off, intermediates=2 | ratio |")
+          "| reference64 off | ratio | intermediates=\"all\" | ratio |")
     print("|---|---|---|---|---|---|---|---|---|")
 
 
 def footer():
     print()
     print("Goal %.1f×.  Beyond the plain run, a capture at its defaults makes a snapshot of the "
-          "model and checks the state after every forward, reruns the first fixture of each "
-          "shape group for determinism, keeps and writes the intermediates of every fixture "
-          "(resnet18 at 112×112: 41 files, 10 MB at batch 2 and 20 MB at batch 4), and runs the float64 "
-          "reference on the first two fixtures of each shape group (here half of 8 fixtures; "
-          "a float64 forward on a CPU costs about three float32 ones).  The last two columns "
-          "turn the float64 reference off, then also keep the intermediates of the first two "
-          "fixtures of each shape group only (capture_stream's default; bisect falls back to "
-          "ONNX Runtime at opt-level disable on the others).  Each timed capture starts after "
-          "an `os.sync()`." % GOAL)
+          "model and checks the state after every forward; its bounded extras cover the first "
+          "two fixtures of each shape group: the float64 reference (a float64 forward on a CPU "
+          "costs two to three float32 ones, plus the statistics of every intermediate), the "
+          "stored intermediates (resnet18 at 112×112: 41 files, 10 MB at batch 2 and 20 MB at "
+          "batch 4) and, on the first of them, the determinism rerun.  With two shape groups "
+          "that is 4 fixtures at any count: half of 8, a thirty-second of 128, so the ratio "
+          "falls toward the per-fixture cost (a forward on a copy of the fixture, the state "
+          "check, its input and output files).  `intermediates=\"all\"` stores every "
+          "fixture's, for bisect against eager on every fixture (the other fixtures of a "
+          "default bundle bisect against ONNX Runtime at opt-level disable).  Each timed "
+          "capture starts after an `os.sync()`." % GOAL)
 
 
 def main():
@@ -130,9 +137,8 @@ def main():
         with contextlib.redirect_stdout(sys.stderr):  # torch.onnx's own progress lines
             t_plain = statistics.median(plain(model, fixtures, out_dir / "plain.onnx", exporter)
                                         for _ in range(reps))
-            times = [statistics.median(capture(model, fixtures, cap, exporter, r64, inter)
-                                       for _ in range(reps))
-                     for r64, inter in ((2, True), (0, True), (0, 2))]
+            times = [statistics.median(capture(model, fixtures, cap, exporter, s) for _ in range(reps))
+                     for s in SETTINGS]
         cells = " | ".join("%.2f s | %s" % (t, ratio(t / t_plain)) for t in times)
         print("| %s, %s | %s | %.2f s | %s |" % (torch.__version__.split("+")[0], exporter, label,
                                                  t_plain, cells), flush=True)

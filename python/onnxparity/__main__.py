@@ -148,8 +148,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--split", type=_sizes, metavar="N,M,...")
     c.add_argument("--no-intermediates", action="store_true", help="the same as --intermediates none")
     c.add_argument("--intermediates", metavar="K|all|none",
-                   help="store intermediates for the first K fixtures of each shape group, every "
-                        "fixture (all, the default) or none")
+                   help="store intermediates for the first K fixtures of each shape group "
+                        "(default 2), every fixture (all) or none")
     c.add_argument("--allow-training", action="store_true")
     c.add_argument("--large-model", action="store_true", help="weights as external data")
     c.add_argument("--eval", action="store_true", help="call model.eval() on the factory's model first")
@@ -194,7 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       output_names=args.output_names,
                       dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,
                       exporter=args.exporter, intermediates="none" if args.no_intermediates else (
-                          args.intermediates if args.intermediates is not None else True),
+                          args.intermediates if args.intermediates is not None else 2),
                       allow_training=args.allow_training, large_model=args.large_model,
                       reference64=args.reference64, trace_fixture=args.trace_fixture)
     except (UsageError, CaptureError) as e:

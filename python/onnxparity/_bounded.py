@@ -11,9 +11,12 @@ import sys
 
 from . import _reference64 as _r64
 
-# what ``intermediates=True`` means: every fixture (the behaviour before the
-# option took a count); the streamed capture defaults to STREAM_DEFAULT
-STREAM_DEFAULT = 2
+# the default of capture() and capture_stream(): the first DEFAULT_PER_GROUP
+# fixtures of each shape group store their intermediates, the fixtures the
+# float64 reference covers at its default (so each stored fixture has its
+# noise statistics, and bisect's eager reference stands where the envelope
+# was measured).  ``intermediates=True`` or "all" still means every fixture.
+DEFAULT_PER_GROUP = _r64.DEFAULT_PER_GROUP
 
 
 def parse_policy(value):

@@ -43,7 +43,7 @@ def capture_stream(model: torch.nn.Module, batches: Iterable[Any],
                    out_dir: Union[str, "os.PathLike[str]"], *, limit: Optional[int] = None,
                    head: int = HEAD_DEFAULT, fixture_of: Optional[Callable[[Any], Any]] = None,
                    labels_of: Optional[Callable[[Any], Any]] = None,
-                   intermediates: Union[bool, int, str] = _bounded.STREAM_DEFAULT,
+                   intermediates: Union[bool, int, str] = _bounded.DEFAULT_PER_GROUP,
                    reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
                    **options: Any) -> Dict[str, Any]:
     """Capture ``model`` over the fixtures that ``batches`` yields (any

@@ -46,9 +46,10 @@ class CaptureOptions:
     they are (to reproduce that bug) instead of refusing.  reference64: the
     float64 reference pass runs on the first K fixtures of each shape group
     (an int K, True = 2, False/0 = off, "all" = every fixture).
-    intermediates: True or "all" stores every fixture's, an int K the first K
-    fixtures of each shape group, False/0/"none" none (docs/capture.md,
-    "Bounded bundles").  trace_fixture: the fixture the exporter traces (an index; "auto": the
+    intermediates: an int K stores those of the first K fixtures of each
+    shape group (default 2, the fixtures the float64 reference covers), True
+    or "all" every fixture's, False/0/"none" none (docs/capture.md, "Bounded
+    bundles").  trace_fixture: the fixture the exporter traces (an index; "auto": the
     first whose dynamic dims are all >= 2); default 0, the first, as
     torch.onnx.export is called.  progress: stages and per-fixture counts on
     stderr; None (default): when stderr is a terminal."""
@@ -58,7 +59,7 @@ class CaptureOptions:
     dynamic_axes: DynamicAxes = "batch"
     opset: Optional[int] = None
     exporter: str = "auto"
-    intermediates: Union[bool, int, str] = True
+    intermediates: Union[bool, int, str] = _bounded.DEFAULT_PER_GROUP
     allow_training: bool = False
     large_model: bool = False
     reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP
@@ -73,7 +74,8 @@ def capture(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathL
             options: Optional[CaptureOptions] = None,
             input_names: Optional[Sequence[str]] = None, output_names: Optional[Sequence[str]] = None,
             dynamic_axes: DynamicAxes = "batch", opset: Optional[int] = None, exporter: str = "auto",
-            intermediates: Union[bool, int, str] = True, allow_training: bool = False,
+            intermediates: Union[bool, int, str] = _bounded.DEFAULT_PER_GROUP,
+            allow_training: bool = False,
             large_model: bool = False,
             reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
             trace_fixture: Union[int, str] = 0, progress: Optional[bool] = None) -> Dict[str, Any]:
@@ -328,10 +330,11 @@ def _input_axes(mode, in_names, flat_inputs, ref):
     return _resolve_axes(mode, in_names, [[t for _, t in fi] for fi in flat_inputs], ref, [])
 
 
-def _eager_truth(model, plan, eager, example, keep_calls):
+def _eager_truth(model, plan, eager, example):
     """The truth of every fixture (see _eager): the traced fixture's forward
-    records the call tree with data flow (for the module map), the others
-    every module output while the budget lasts (for the intermediates).
+    records the call tree with data flow (for the module map), the other
+    fixtures that store intermediates every module output while the budget
+    lasts; the rest record nothing.
 
     The state checks after each forward run in the snapshot's fast mode
     (_state) once the first forward has been checked value by value and
@@ -343,17 +346,17 @@ def _eager_truth(model, plan, eager, example, keep_calls):
     fixture."""
     snap = eager.snap
     try:
-        truths, used_fast = _eager_forwards(model, plan, eager, example, keep_calls, fast=True)
+        truths, used_fast = _eager_forwards(model, plan, eager, example, fast=True)
         redo = used_fast and (any(t.changed for t in truths) or snap.changes(full=True))
     finally:
         snap.fast = False
     if redo:
         snap.restore(full=True)
-        truths, _ = _eager_forwards(model, plan, eager, example, keep_calls, fast=False)
+        truths, _ = _eager_forwards(model, plan, eager, example, fast=False)
     return truths
 
 
-def _eager_forwards(model, plan, eager, example, keep_calls, fast):
+def _eager_forwards(model, plan, eager, example, fast):
     """The forwards of _eager_truth -> (truths, whether a check ran in fast mode)."""
     truths, budget, structure = [], _eager.Budget(), None
     eager.snap.fast, used_fast = False, False  # the first forward's check reads every value
@@ -363,8 +366,10 @@ def _eager_forwards(model, plan, eager, example, keep_calls, fast):
         plan.progress.step(k)
         if k == example:
             rec = _mapping.Recorder(model, _mapping.LegacyScopes(), dataflow=True)
+        elif k in plan.store_int:  # only the fixtures that store their intermediates
+            rec = _mapping.Recorder(model, _mapping.LegacyScopes())
         else:
-            rec = _mapping.Recorder(model, _mapping.LegacyScopes()) if keep_calls else None
+            rec = None
         used_fast |= eager.snap.fast
         t = eager.truth(k, fx, plan.flat_inputs[k], rec, None if k == example else budget,
                         rerun=k in reruns)
@@ -406,7 +411,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
     eager = _eager.Eager(model, snap, form, key_order, in_names)
     with _modes(model, flags, eval_all=export_training):
-        truths = _eager_truth(model, plan, eager, example, bool(plan.store_int))
+        truths = _eager_truth(model, plan, eager, example)
     ref64.keep_state(any(t.changed for t in truths))
     eager_out = [t.outputs for t in truths]
     det = [t.deterministic for t in truths]

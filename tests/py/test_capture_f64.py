@@ -203,7 +203,7 @@ def test_same_rng_state_for_both_passes(tmp_path):
 ])
 def test_k_per_shape_group(tmp_path, option, covered, policy):
     b = tmp_path / "b"
-    doc = onnxparity.capture(mlp(), batches(2, 2, 2, 5, 5, 2), b, reference64=option)
+    doc = onnxparity.capture(mlp(), batches(2, 2, 2, 5, 5, 2), b, reference64=option, intermediates="all")
     assert doc["noise"]["policy"] == policy
     assert doc["noise"]["fixtures_covered"] == covered
     assert reference_dirs(b) == [f"test_data_set_{k}" for k in covered]

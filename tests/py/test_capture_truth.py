@@ -386,15 +386,21 @@ def test_one_eager_forward_per_fixture(tmp_path):
                 counts.append(x.dtype)
             return self.b(torch.relu(self.a(x)))
 
-    torch.manual_seed(0)
-    doc = onnxparity.capture(Counted().eval(), batches(2, 3, 3, 3, 2, 5), tmp_path / "b", exporter="legacy")
-    assert doc["determinism"]["rerun_fixtures"] == [0, 1, 5]
-    assert counts.count(torch.float32) == 6 + 3
-    assert [f["deterministic"] for f in doc["fixtures"]] == [True, True, None, None, None, True]
-    assert doc["deterministic"] is True
-    assert doc["noise"]["fixtures_covered"] == [0, 1, 2, 4, 5]
-    assert counts.count(torch.float64) == 5
-    assert all(f["intermediates"] > 0 for f in doc["fixtures"])
+    for option, stored in (("all", [0, 1, 2, 3, 4, 5]), (None, [0, 1, 2, 4, 5])):
+        counts.clear()
+        torch.manual_seed(0)
+        kw = {} if option is None else {"intermediates": option}
+        doc = onnxparity.capture(Counted().eval(), batches(2, 3, 3, 3, 2, 5), tmp_path / "b",
+                                 exporter="legacy", **kw)
+        assert doc["determinism"]["rerun_fixtures"] == [0, 1, 5]
+        assert counts.count(torch.float32) == 6 + 3
+        assert [f["deterministic"] for f in doc["fixtures"]] == [True, True, None, None, None, True]
+        assert doc["deterministic"] is True
+        assert doc["noise"]["fixtures_covered"] == [0, 1, 2, 4, 5]
+        assert counts.count(torch.float64) == 5
+        # the default stores the intermediates where the float64 reference runs
+        assert doc["intermediates"]["fixtures_stored"] == stored
+        assert [k for k, f in enumerate(doc["fixtures"]) if f["intermediates"] > 0] == stored
 
 
 def test_intermediates_beyond_the_memory_bound_are_the_same(tmp_path, monkeypatch):
