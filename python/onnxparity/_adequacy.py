@@ -64,22 +64,24 @@ class _InputStats:
             return
         flat = a.reshape(-1)
         finite = np.isfinite(flat)
-        x = flat[finite].astype(np.float64)
-        if x.size == 0:
+        if not finite.all():  # the usual all-finite input needs no masked copy
+            flat = flat[finite]
+        if flat.size == 0:
             return
+        x = flat.astype(np.float64)
+        x2 = x * x
         self.n += x.size
         self.s1 += float(x.sum())
-        x2 = x * x
         self.s2 += float(x2.sum())
-        self.s3 += float((x2 * x).sum())
-        self.s4 += float((x2 * x2).sum())
-        self.lo, self.hi = min(self.lo, float(x.min())), max(self.hi, float(x.max()))
-        # distinct values counted in the input's own dtype (widening is exact,
-        # so the count is the same; sorting float32 takes half the time)
-        look = np.sort(flat[finite][:SAMPLE_VALUES])
+        self.s3 += float(np.dot(x2, x))
+        self.s4 += float(np.dot(x2, x2))
+        # min, max and the distinct values in the input's own dtype (widening
+        # is exact, so they are the same; sorting float32 takes half the time)
+        self.lo, self.hi = min(self.lo, float(flat.min())), max(self.hi, float(flat.max()))
+        look = np.sort(flat[:SAMPLE_VALUES])
         self.distinct.append((1 + int(np.count_nonzero(look[1:] != look[:-1]))) / look.size)
         if a.ndim >= 2 and a.shape[0] > 0:
-            r = a.reshape(a.shape[0], -1).astype(np.float64)
+            r = a.reshape(a.shape[0], -1)
             self.rows += r.shape[0]
             self.constant_rows += int(np.sum(r.max(axis=1) == r.min(axis=1)))
 

@@ -13,6 +13,10 @@ bit for bit or to the last digit the statistics keep.
 - value_types runs shape inference on the graph without its weights: the
   same types as inference on the whole model, over every libonnx-testdata
   model and real exports with weights of both exporters.
+- the adequacy report's input statistics skip the masked copy of an
+  all-finite input and reduce in the input's dtype: the moments, range,
+  distinct fraction and constant rows the definitions give (computed here
+  from them, in float64), with NaN, infinities, float16 and constant rows.
 """
 import math
 import pathlib
@@ -23,7 +27,7 @@ import pytest
 import torch
 from onnx import numpy_helper
 
-from onnxparity import _mapping
+from onnxparity import _adequacy, _mapping
 from onnxparity import _reference64 as r64
 from onnxparity._tensors import write_pb
 
@@ -160,3 +164,37 @@ def test_value_types_without_weights_equal_full_inference_on_exports(tmp_path):
         got = _mapping.value_types(mp)
         assert got == full_inference_types(mp)
         assert len(got) > len(mp.graph.input) + len(mp.graph.output)
+
+
+def adequacy_inputs():
+    g = np.random.default_rng(5)
+    yield g.standard_normal((4, 3, 16, 16)).astype(np.float32)
+    yield g.random((2, 5000)).astype(np.float16)
+    x = g.standard_normal((3, 7)).astype(np.float32)
+    x[1] = 2.5                                            # one constant row
+    x[0, 3], x[2, 0], x[2, 5] = np.nan, np.inf, -np.inf  # non-finite values
+    yield x
+    yield np.round(g.standard_normal((2, 70000)) * 4).astype(np.float32)  # ties, > SAMPLE_VALUES
+    yield np.full((2, 3), np.nan, dtype=np.float32)      # nothing finite
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_adequacy_input_stats_follow_their_definitions(k):
+    a = list(adequacy_inputs())[k]
+    st = _adequacy._InputStats("x")
+    st.add(a)
+    flat = a.reshape(-1)
+    fin = flat[np.isfinite(flat)]
+    rows = a.reshape(a.shape[0], -1).astype(np.float64)
+    assert st.rows == (a.shape[0] if fin.size else 0)
+    if not fin.size:
+        assert st.n == 0
+        return
+    x = fin.astype(np.float64)
+    assert st.n == x.size
+    for got, power in ((st.s1, 1), (st.s2, 2), (st.s3, 3), (st.s4, 4)):
+        assert got == pytest.approx(float(np.sum(x ** power)), rel=1e-12, abs=1e-9)
+    assert (st.lo, st.hi) == (float(x.min()), float(x.max()))
+    look = x[:_adequacy.SAMPLE_VALUES]
+    assert st.distinct == [len(np.unique(look)) / look.size]
+    assert st.constant_rows == int(np.sum(rows.max(axis=1) == rows.min(axis=1)))
