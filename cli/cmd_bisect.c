@@ -243,10 +243,16 @@ static void print_local(const onp_bisect_result *r)
         snprintf(nodes, sizeof nodes, " (with %zu unmapped nodes before it)", L->n_nodes - 1);
     if (!L->ran)
         printf("local:   not determined: %s\n", L->note[0] ? L->note : "not run");
+    else if (L->local && L->n_nodes > 1) /* no eager value between: any of them may own it */
+        printf("local:   the node%s on %s inputs still fails: max_abs %s, %lld mismatches "
+               "(fixture %d): the error is LOCAL to those %zu nodes, not necessarily to this one "
+               "(none of the others has an eager value to compare)\n",
+               nodes, ref, report_fmt(L->max_abs, ma, sizeof ma), L->mismatches, L->fixture,
+               L->n_nodes);
     else if (L->local)
-        printf("local:   the node alone%s on %s inputs still fails: max_abs %s, %lld mismatches "
+        printf("local:   the node alone on %s inputs still fails: max_abs %s, %lld mismatches "
                "(fixture %d): the error is LOCAL, the node owns it\n",
-               nodes, ref, report_fmt(L->max_abs, ma, sizeof ma), L->mismatches, L->fixture);
+               ref, report_fmt(L->max_abs, ma, sizeof ma), L->mismatches, L->fixture);
     else
         printf("local:   the node alone%s on %s inputs agrees (max_abs %s, fixture %d): the error "
                "is INHERITED from its inputs (worst input max_abs %s)\n",

@@ -863,6 +863,24 @@ int cmd_check(int argc, char **argv)
             if (secs) secs[k - 1] = junit_clock() - t0;
         }
     if (progress && !o.verbose) fprintf(stderr, "\r\033[K");
+    /* the fixture the export was traced on is evidence for the causes
+     * (causes.h): a shard without it judges it too, reported nowhere else */
+    int traced = -1, traced_in = 0, traced_judged = 0;
+    onp_fixture_verdict traced_extra;
+    memset(&traced_extra, 0, sizeof traced_extra);
+    if (o.target) {
+        char pj[4096];
+        snprintf(pj, sizeof pj, "%s/parity.json", o.target);
+        traced = cli_target_traced_fixture(pj);
+    }
+    for (size_t i = 0; res && i < k; i++) traced_in |= res[i].index == traced;
+    for (size_t i = 0; traced >= 0 && !traced_in && !rc && res && i < o.n_data; i++)
+        for (size_t j = 0; j < td[i].n; j++)
+            if (td[i].sets[j].index == traced && !traced_in) {
+                traced_in = traced_judged = 1;
+                if (onp_judge_fixture(s, &td[i].sets[j], &mo, &traced_extra, &e))
+                    rc = cli_report(&e);
+            }
     if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
         char log[8192];
         if (onp_ort_log_take(log, sizeof log))
@@ -873,7 +891,12 @@ int cmd_check(int argc, char **argv)
     if (!rc && failed && o.target && !o.no_bisect) find_first_divergent(&o, ort, res, n_fix, &bis);
     int lint_errors = (int)lint.counts[ONP_LINT_ERROR];
     onp_causes *cs = NULL;
-    onp_evidence ev = {&lint, res, n_fix, NULL, NULL, bis};
+    onp_evidence ev = {.lint = &lint,
+                       .fixtures = res,
+                       .n_fixtures = n_fix,
+                       .bisect = bis,
+                       .traced_fixture = traced >= 0 ? &traced : NULL,
+                       .traced_verdict = traced_judged ? &traced_extra : NULL};
     if (!rc && onp_causes_derive(&ev, &cs, &e)) rc = cli_report(&e);
     int html_rc = 0;
     if (!rc) {
@@ -933,6 +956,7 @@ int cmd_check(int argc, char **argv)
     onp_bisect_free(bis);
     for (size_t i = 0; res && i < n_fix; i++) onp_fixture_verdict_release(&res[i]);
     free(res);
+    onp_fixture_verdict_release(&traced_extra);
     free(secs);
     onp_noisebook_free(noise);
     onp_adequacy_free(adequacy);

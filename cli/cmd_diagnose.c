@@ -91,26 +91,6 @@ static int parse_args(int argc, char **argv, opts *o)
     return cli_target_finish(&o->tg, argv[0], o->target);
 }
 
-/* parity.json's export_args.traced_fixture, or -1 (also when the file is
- * missing or refused: the lint reports a bad parity.json itself). */
-static int traced_fixture(const char *manifest)
-{
-    if (!manifest) return -1;
-    onp_buf b;
-    onp_error e;
-    onp_error_clear(&e);
-    cJSON *root = NULL;
-    if (!cli_read_file(manifest, 1u << 30, "", &b, &e))
-        root = onp_json_parse(b.p, b.n, manifest, ONP_ERR_FORMAT, "not valid JSON", &e);
-    onp_buf_free(&b);
-    int64_t k = -1;
-    cJSON *t = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(root, "export_args"), "traced_fixture");
-    if (onp_json_int(t, 0, INT_MAX, &k)) k = -1;
-    cJSON_Delete(root);
-    return (int)k;
-}
-
 // --- output ----------------------------------------------------------------------
 
 static cJSON *probes_json(const onp_probe_result *pr)
@@ -328,7 +308,7 @@ int cmd_diagnose(int argc, char **argv)
     po.session = o.ort.so;
     po.rtol = o.rtol;
     po.atol = o.atol;
-    po.export_fixture = traced_fixture(manifest); /* -1 without a manifest */
+    po.export_fixture = cli_target_traced_fixture(manifest); /* -1 without a manifest */
     onp_probe_result pr;
     stage(&o, "diagnose: probes (determinism, batch invariance, shapes, fixture dependence)");
     if (onp_probe_run(ort, model, fs, &po, &pr, &e)) {
@@ -391,7 +371,8 @@ int cmd_diagnose(int argc, char **argv)
             bis = NULL;
         }
     }
-    onp_evidence ev = {&lint, res, n_res, &pr, sw, bis};
+    int traced = po.export_fixture;
+    onp_evidence ev = {&lint, res, n_res, &pr, sw, bis, traced >= 0 ? &traced : NULL, NULL};
     if (onp_causes_derive(&ev, &cs, &e)) {
         rc = cli_report(&e);
         goto out;

@@ -1102,7 +1102,10 @@ int cmd_gate(int argc, char **argv)
     onp_bisect_result *bis = NULL;
     if (l.n) find_first_divergent(&o, &r, &bis);
     onp_causes *cs = NULL;
-    onp_evidence ev = {&r.lint, r.fix, r.n_fix, NULL, NULL, bis};
+    char pj[4200];
+    int traced = cli_target_traced_fixture(cli_target_manifest(&o.tg, pj, sizeof pj));
+    onp_evidence ev = {&r.lint, r.fix, r.n_fix, NULL, NULL, bis, traced >= 0 ? &traced : NULL,
+                       NULL};
     if (onp_causes_derive(&ev, &cs, &e)) {
         rc = cli_report(&e);
     } else {

@@ -2,11 +2,16 @@
  * target.c — TARGET or --model/--data for the commands that judge
  * fixtures (target.h).
  */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "infile.h"
+#include "onnxparity/json.h"
 #include "target.h"
 
 int cli_target_opt(cli_target *t, int argc, char **argv, int *i)
@@ -58,4 +63,22 @@ const char *cli_target_manifest(const cli_target *t, char *buf, size_t n)
 const char *cli_target_name(const cli_target *t)
 {
     return t->bundle ? t->bundle : t->model;
+}
+
+int cli_target_traced_fixture(const char *manifest)
+{
+    if (!manifest) return -1;
+    onp_buf b;
+    onp_error e;
+    onp_error_clear(&e);
+    cJSON *root = NULL;
+    if (!cli_read_file(manifest, 1u << 30, "", &b, &e))
+        root = onp_json_parse(b.p, b.n, manifest, ONP_ERR_FORMAT, "not valid JSON", &e);
+    onp_buf_free(&b);
+    int64_t k = -1;
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "export_args"), "traced_fixture");
+    if (onp_json_int(t, 0, INT_MAX, &k)) k = -1;
+    cJSON_Delete(root);
+    return (int)k;
 }

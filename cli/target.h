@@ -34,6 +34,11 @@ int cli_target_finish(cli_target *t, const char *cmd, const char *positional);
  * file exists; else NULL (a model given with --model has no manifest). */
 const char *cli_target_manifest(const cli_target *t, char *buf, size_t n);
 
+/* parity.json's export_args.traced_fixture (the fixture the export was
+ * traced on), or -1: no manifest, or it is missing, unreadable or holds no
+ * such index (the lint reports a bad parity.json itself). */
+int cli_target_traced_fixture(const char *manifest);
+
 /* What names the run in messages: the bundle, else the model. */
 const char *cli_target_name(const cli_target *t);
 

@@ -55,6 +55,15 @@ typedef struct onp_evidence {
     const onp_probe_result *probe;
     const onp_sweep_result *sweep;
     const onp_bisect_result *bisect; /* a bisect that ran (any status) */
+    /* the test_data_set index the export was traced on (parity.json
+     * export_args.traced_fixture), or NULL: not known (a folder of fixtures).
+     * Tracing makes the graph right for that input: a failure there is not
+     * a size baked in or a branch fixed at trace time. */
+    const int *traced_fixture;
+    /* that fixture's verdict when it is not among `fixtures` (a shard of the
+     * run judges it as evidence only, so shards derive what the whole run
+     * derives), or NULL */
+    const onp_fixture_verdict *traced_verdict;
 } onp_evidence;
 
 #define ONP_CAUSE_MAX_EVIDENCE 12

@@ -49,6 +49,10 @@ typedef struct facts {
      * a finding on the node ORT names in its refusal (an unrolled loop) */
     onp_cause shape_cause;
     char shape_node[256]; /* the node holding the fixed size, or "" */
+    /* the fixture the export was traced on (evidence traced_fixture): NULL
+     * when not known or not judged; whether it fails, and by shape */
+    const onp_fixture_verdict *traced;
+    int traced_fails, traced_shape;
 } facts;
 
 /* A fixture ONNX Runtime refused to run (a shape the graph cannot take):
@@ -126,10 +130,14 @@ static void rule_lint(const facts *F, onp_causes *cs)
 {
     const onp_lint_result *l = F->lint;
     const char *fd = F->bis ? F->bis->points[F->bis->first].node : NULL;
+    /* bisect's node closes a region of nodes without eager values: the error
+     * is in that region, so a warning at the node is likely, not certain */
+    int region = F->bis && F->bis->local.ran && F->bis->local.n_nodes > 1;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < l->n; i++) {
             const onp_lint_finding *f = &l->findings[i];
             int rank = onp_lint_cause_rank(f, F->any_fail, fd);
+            if (rank == 0 && region && f->rule->severity == ONP_LINT_WARNING) rank = 1;
             if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
             /* a narrowing Cast explains only errors of its size: rule 7c decides */
             if (f->rule->cause == ONP_CAUSE_REDUCED_PRECISION) rank = -1;
@@ -139,6 +147,12 @@ static void rule_lint(const facts *F, onp_causes *cs)
              * warning latent beside an unrelated failure */
             if (f->rule->cause == ONP_CAUSE_BAKED_SHAPE && f->rule->severity == ONP_LINT_WARNING &&
                 !F->shape_evidence && rank > 0)
+                rank = -1;
+            /* a branch fixed at trace time is the right branch for the traced
+             * fixture: when that fixture fails too, something else is wrong
+             * (the warning stays latent unless bisect names its node) */
+            if (f->rule->cause == ONP_CAUSE_TRACED_CONTROL_FLOW &&
+                f->rule->severity == ONP_LINT_WARNING && F->traced_fails && rank > 0)
                 rank = -1;
             if (rank < 0) {
                 /* the node the shape evidence (a fixture failing by shape, a
@@ -237,6 +251,11 @@ static const char *const SHAPE_FIX =
     "dynamic_axes=\"auto\") and compute sizes from the tensor (x.flatten(1), "
     "x.view(x.size(0), -1)), never int(), len() or literals";
 
+static const char TRACED_SHAPE_FIX[] =
+    "find where the graph computes that shape: onnxparity bisect (the first value off eager), "
+    "onnxparity sweep (an optimization level that breaks it), or the node's shape inputs against "
+    "the eager sizes; dynamic_axes cannot fix a graph that refuses its own traced input";
+
 /* 1b. fixtures that fail by shape (ORT refuses them, or an output comes out
  * in another shape) while eager ran them: the graph holds a size fixed at
  * export.  High when that explains every failing fixture.  The node is the
@@ -251,6 +270,17 @@ static void rule_shape_failures(const facts *F, onp_causes *cs)
     const char *node = F->refused_at;
     if (!n_shape) return;
     onp_confidence conf = n_shape == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM;
+    if (F->traced_shape) { /* the graph cannot take the input it was traced on */
+        explains(cs, ONP_CAUSE_UNKNOWN, n_shape, n_fail);
+        add_cause(cs, ONP_CAUSE_UNKNOWN, ONP_CONFIDENCE_MEDIUM, node[0] ? node : NULL,
+                  TRACED_SHAPE_FIX,
+                  "%zu of %zu failing fixture(s) fail by shape, among them %.120s, the fixture "
+                  "the export was traced on: no size was fixed by tracing (the trace fits that "
+                  "input); a shape computation inside the graph is wrong%s%s",
+                  n_shape, n_fail, base(F->traced->dir),
+                  node[0] ? "; ONNX Runtime refused at " : "", node);
+        return;
+    }
     const onp_lint_finding *on = node[0] ? finding_at(F->lint, node) : NULL;
     explains(cs, F->shape_cause, n_shape, n_fail);
     if (F->shape_cause != ONP_CAUSE_BAKED_SHAPE) {
@@ -346,6 +376,8 @@ static void rule_batch(const facts *F, onp_causes *cs)
     if (!pr->deterministic)
         add_cause(cs, nd_cause(F), ONP_CONFIDENCE_HIGH, NULL, ND_FIX, "probe (batch): %s",
                   pr->batch_note);
+    else if (pr->batch_shape_error && F->traced_shape)
+        return; /* the graph refuses its own traced input too: rule 1b says what that means */
     else if (pr->batch_shape_error)
         add_cause(cs, F->shape_cause, F->numbers_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
                   F->shape_node[0] ? F->shape_node : NULL,
@@ -633,7 +665,14 @@ static void rule_bisect_checks(const facts *F, onp_causes *cs)
     for (int c = 0; c < ONP_CAUSE_COUNT; c++) {
         const onp_cause_item *it = &cs->items[c];
         if (!it->present || strcmp(it->node, p->node)) continue;
-        if (L->local) /* the node is certain; an unknown cause stays unknown (low) */
+        if (L->local && L->n_nodes > 1) /* a region without eager values: the node is not certain */
+            add_cause(cs, (onp_cause)c, it->confidence, p->node, NULL,
+                      "bisect: %s run with the %zu node(s) before it that have no %s value to "
+                      "compare, on %s inputs, still fails (max_abs %g, %lld mismatches): the error "
+                      "is in those %zu nodes, not necessarily at %s",
+                      p->node, L->n_nodes - 1, ref, ref, L->max_abs, L->mismatches, L->n_nodes,
+                      p->node);
+        else if (L->local) /* the node is certain; an unknown cause stays unknown (low) */
             add_cause(cs, (onp_cause)c,
                       c == ONP_CAUSE_UNKNOWN ? it->confidence : ONP_CONFIDENCE_HIGH, p->node, NULL,
                       "bisect: %s run alone on %s inputs still fails (max_abs %g, %lld "
@@ -778,7 +817,22 @@ static void gather(const onp_evidence *ev, facts *F)
         if (sk == 1 && !F->refused_at[0])
             ort_failed_node(f->msg, F->refused_at, sizeof F->refused_at);
     }
-    F->shape_evidence = F->n_shape > 0;
+    for (size_t i = 0; ev->traced_fixture && i < ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &ev->fixtures[i];
+        size_t k = 0;
+        if (f->index != *ev->traced_fixture) continue;
+        F->traced = f;
+        F->traced_fails = failing(f) != 0;
+        F->traced_shape = shape_failure(f, &k) != 0;
+    }
+    if (ev->traced_fixture && !F->traced && ev->traced_verdict) {
+        size_t k = 0;
+        F->traced = ev->traced_verdict;
+        F->traced_fails = failing(F->traced) != 0;
+        F->traced_shape = shape_failure(F->traced, &k) != 0;
+    }
+    /* shapes matter only where the traced input itself fits the graph */
+    F->shape_evidence = F->n_shape > 0 && !F->traced_shape;
     shape_owner(F);
     if (F->pr && (F->pr->shape_dependent || F->pr->batch_shape_error)) F->shape_evidence = 1;
     for (size_t i = 0; i < F->lint->n; i++) {

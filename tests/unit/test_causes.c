@@ -45,6 +45,7 @@ typedef struct tcase {
     int bisect;
     const char *bis_node;
     int bis_local, bis_disable;
+    size_t bis_region; /* nodes in the local rerun (0: 1, the node alone) */
     /* expected */
     const char *top; /* cause id of the top cause, or NULL: no cause at all */
     const char *top_conf;
@@ -55,6 +56,8 @@ typedef struct tcase {
     int nondet_flag;
     size_t want_explained, want_failing; /* the top cause's explains (0 of 0: not checked) */
     const char *not_latent;              /* a node no latent finding may be at, or NULL */
+    int traced; /* 1 + the fixture the export was traced on (evidence traced_fixture); 0: unknown */
+    int traced_apart; /* that fixture is not among the fixtures: its verdict, failing, apart */
 } tcase;
 
 /* The hand-made results a case points at. */
@@ -67,6 +70,9 @@ typedef struct world {
     onp_sweep_result sw;
     onp_bisect_result bis;
     onp_bisect_point pt[2];
+    int traced;
+    onp_fixture_verdict apart; /* the traced fixture judged apart (a shard) */
+    onp_output_verdict apart_out;
 } world;
 
 static void build(const tcase *c, world *w, onp_evidence *ev)
@@ -129,6 +135,21 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         }
     }
     if (c->n_fix) ev->fixtures = w->fix, ev->n_fixtures = (size_t)c->n_fix;
+    if (c->traced) {
+        w->traced = c->traced - 1;
+        ev->traced_fixture = &w->traced;
+    }
+    if (c->traced_apart) {
+        w->apart_out = w->out[0];
+        w->apart_out.j.verdict = ONP_VERDICT_BEYOND_NOISE;
+        w->apart_out.j.pass = w->apart_out.pass = 0;
+        snprintf(w->apart.dir, sizeof w->apart.dir, "b/test_data_set_%d", w->traced);
+        w->apart.index = w->traced;
+        w->apart.n_out = 1;
+        w->apart.outs = &w->apart_out;
+        w->apart.status = ONP_FIXTURE_FAIL;
+        ev->traced_verdict = &w->apart;
+    }
     if (c->probe) {
         onp_probe_result *p = &w->pr;
         p->ran = 1;
@@ -189,6 +210,7 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         b->reference = c->bis_disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
         b->local.ran = 1;
         b->local.local = c->bis_local;
+        b->local.n_nodes = c->bis_region ? c->bis_region : 1;
         b->jump_point = 1;
         ev->bisect = b;
     }
@@ -545,6 +567,19 @@ static const tcase cases[] = {
      .top = "op-semantics",
      .top_conf = "high",
      .top_node = "/p/MaxPool"},
+    {.what = "local only with 22 nodes before it that have no eager value: the warning at "
+             "the node is medium, not high (the defect may be any of them)",
+     .rule = {"ONP402"},
+     .node = {"/p/MaxPool"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/p/MaxPool",
+     .bis_local = 1,
+     .bis_region = 23,
+     .top = "op-semantics",
+     .top_conf = "medium",
+     .top_node = "/p/MaxPool"},
     {.what = "error-level BN with bisect elsewhere: still high, bisect's node is evidence",
      .rule = {"ONP104"},
      .node = {"/bn/BatchNormalization"},
@@ -719,6 +754,81 @@ static const tcase cases[] = {
      .gap_rel = 0.5,
      .top = "unknown",
      .absent = "reduced-precision"},
+    /* tracing fits the graph to the traced input: a failure there is no
+     * size or branch fixed at trace time */
+    {.what = "ORT refuses the very fixture the export was traced on: unknown at that node, "
+             "not baked-shape (a shape computation in the graph is wrong)",
+     .rule = {"ONP203"},
+     .node = {"/Reshape"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .traced = 2,
+     .top = "unknown",
+     .top_conf = "medium",
+     .top_node = "/Reshape",
+     .absent = "baked-shape",
+     .absent2 = "traced-control-flow",
+     .want_explained = 1,
+     .want_failing = 1},
+    {.what = "... and the batch probe's refusal is no baked batch then either",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .traced = 2,
+     .probe = 1,
+     .batch_fail = 1,
+     .batch_shape_error = 1,
+     .top = "unknown",
+     .top_conf = "medium",
+     .absent = "baked-shape"},
+    {.what = "the same refusal with the export traced on a fixture that runs: baked-shape high",
+     .rule = {"ONP203"},
+     .node = {"/Reshape"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .traced = 1,
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Reshape"},
+    {.what = "a boolean TracerWarning while the traced fixture fails too: latent, the node "
+             "bisect names on top",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = FAIL3,
+     .traced = 1,
+     .bisect = 1,
+     .bis_node = "/norm2/Add_1",
+     .top = "unknown",
+     .top_node = "/norm2/Add_1",
+     .absent = "traced-control-flow"},
+    {.what = "a shard without the traced fixture, judged apart and failing: the TracerWarning "
+             "stays latent as in the whole run",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .traced = 4,
+     .traced_apart = 1,
+     .top = "unknown",
+     .absent = "traced-control-flow"},
+    {.what = "the TracerWarning while only another fixture than the traced one fails: "
+             "traced-control-flow stays a cause",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .traced = 1,
+     .top = "traced-control-flow",
+     .top_conf = "low"},
     {.what = "latent only: a float16 Cast and an unrolled loop while everything passes",
      .rule = {"ONP416", "ONP303"},
      .node = {"/narrow/Cast", "/Gather_2"},
