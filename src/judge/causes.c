@@ -295,16 +295,22 @@ static void rule_shape_failures(const facts *F, onp_causes *cs)
         return;
     }
     const char *at = F->shape_node[0] ? F->shape_node : NULL;
+    /* traced at size 1 in a dynamic dim: the dim was declared dynamic and
+     * specialized anyway; the fix is another traced fixture */
+    const onp_lint_finding *one = finding_of(F->lint, "ONP207");
+    const char *fix = one ? one->rule->fix : SHAPE_FIX;
     if (kind == 1)
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, SHAPE_FIX,
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, fix,
                   "%zu of %zu failing fixture(s) fail by shape; ONNX Runtime refused %.120s: "
                   "%.400s",
                   n_shape, n_fail, base(first->dir), first->msg);
     else
-        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, SHAPE_FIX,
+        add_cause(cs, ONP_CAUSE_BAKED_SHAPE, conf, at, fix,
                   "%zu of %zu failing fixture(s) fail by shape; in %.120s output %.200s comes "
                   "out in another shape than eager's",
                   n_shape, n_fail, base(first->dir), first->outs[out].name);
+    if (one) /* whichever finding lent the cause its fix first, this one is the fix */
+        snprintf(cs->items[ONP_CAUSE_BAKED_SHAPE].fix, sizeof cs->items[0].fix, "%s", fix);
 }
 
 /* 1c. NaN where eager has a number, or the reverse, on the outputs of a

@@ -34,6 +34,7 @@ typedef enum lint_rule_ix {
     R_SHAPE_RISK,               /* ONP204 */
     R_EXPORTER_SHAPE,           /* ONP205 */
     R_CONSTANT_RESIZE_SIZE,     /* ONP206 */
+    R_SIZE_ONE_TRACE,           /* ONP207 */
     R_TRACER_WARNING,           /* ONP301 */
     R_TRACE_PATH_DIFFERS,       /* ONP302 */
     R_UNROLLED_LOOP,            /* ONP303 */

@@ -176,6 +176,8 @@ static int has(const char *s, const char *word)
 static lint_rule_ix classify(const char *cat, const char *mod, const char *file, const char *msg)
 {
     if (!strcmp(cat, "TracerWarning")) return R_TRACER_WARNING;
+    /* the capture's own warning (python/onnxparity/capture.py _warn_size_one) */
+    if (has(msg, "specializes a dim of size 1")) return R_SIZE_ONE_TRACE;
     int onnx = !strncmp(mod, "torch.onnx", 10) || strstr(file, "torch/onnx") || has(msg, "onnx");
     if (!onnx) return R_COUNT;
     /* an op left unfolded is computed at run time instead: same numbers */
@@ -327,7 +329,8 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
                       code && code[0] ? "`)" : "", rep, text);
         else
             lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
-                      "parity.json: %s from the exporter%s%s: %s", cat, where, rep, text);
+                      "parity.json: %s from the %s%s%s: %s", cat,
+                      ix == R_SIZE_ONE_TRACE ? "capture" : "exporter", where, rep, text);
     }
 }
 

@@ -86,6 +86,12 @@ static const onp_lint_rule rules[] = {
                                 "spatial or sequence dim: the export-time size is kept",
                                 "pass scale_factor to F.interpolate, or sizes computed from "
                                 "the tensor (x.shape[-2:]) without int()"},
+    [R_SIZE_ONE_TRACE] = {"ONP207", "size-one-trace", W, ONP_CAUSE_BAKED_SHAPE,
+                          "parity.json: the traced fixture has size 1 in a dynamic dim; "
+                          "torch.export specializes such a dim into a constant",
+                          "trace a fixture with sizes >= 2 in every dynamic dim: "
+                          "capture(..., trace_fixture=\"auto\"), or put such a fixture first; "
+                          "declaring the dim dynamic is not enough"},
     [R_TRACER_WARNING] = {"ONP301", "tracer-warning", W, ONP_CAUSE_TRACED_CONTROL_FLOW,
                           "parity.json: a TracerWarning: a Python value was fixed at trace time",
                           "express the branch with torch.where (or torch.cond); keep sizes as "

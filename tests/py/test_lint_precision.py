@@ -191,6 +191,7 @@ SILENT = {
     "ONP202": ["pad_windows", "slice_assign", "swin"],
     "ONP203": ["selections", "pad_windows"], "ONP204": ["swin", "shufflenet"],
     "ONP205": ["shufflenet"], "ONP206": ["interp", "swin", "vit"],
+    "ONP207": ["shufflenet", "swin"],  # traced at batch 1 by the legacy exporter: nothing specialized
     "ONP301": ["encoder", "vit", "pad_windows"],
     "ONP302": ["shufflenet", "swin"], "ONP303": ["selections", "shufflenet", "swin", "encoder"],
     "ONP401": ["selections"], "ONP402": ["selections"],

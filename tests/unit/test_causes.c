@@ -57,7 +57,8 @@ typedef struct tcase {
     size_t want_explained, want_failing; /* the top cause's explains (0 of 0: not checked) */
     const char *not_latent;              /* a node no latent finding may be at, or NULL */
     int traced; /* 1 + the fixture the export was traced on (evidence traced_fixture); 0: unknown */
-    int traced_apart; /* that fixture is not among the fixtures: its verdict, failing, apart */
+    int traced_apart;    /* that fixture is not among the fixtures: its verdict, failing, apart */
+    const char *fix_has; /* a substring of the top cause's fix, or NULL */
 } tcase;
 
 /* The hand-made results a case points at. */
@@ -808,6 +809,28 @@ static const tcase cases[] = {
      .top = "unknown",
      .top_node = "/norm2/Add_1",
      .absent = "traced-control-flow"},
+    {.what = "traced at size 1 in a dynamic dim (ONP207), the other sizes refused: baked-shape, "
+             "and the fix is another traced fixture, not dynamic_axes",
+     .rule = {"ONP203", "ONP207"},
+     .node = {"/Reshape", ""},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .traced = 1,
+     .top = "baked-shape",
+     .top_conf = "high",
+     .top_node = "/Reshape",
+     .fix_has = "trace_fixture"},
+    {.what = "the same refusal without ONP207: the fix is the size-holding finding's",
+     .rule = {"ONP203"},
+     .node = {"/Reshape"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 1,
+     .refused_at = "/Reshape",
+     .top = "baked-shape",
+     .fix_has = "x.size(0)"},
     {.what = "a shard without the traced fixture, judged apart and failing: the TracerWarning "
              "stays latent as in the whole run",
      .rule = {"ONP301"},
@@ -863,6 +886,9 @@ static void test_derivation_table(void)
                 CHECKF(strstr(t->node, c->top_node) != NULL, "%s: node '%s', want '%s'", c->what,
                        t->node, c->top_node);
             if (t) CHECKF(t->n_evidence > 0 && t->fix[0], "%s: no evidence or fix", c->what);
+            if (t && c->fix_has)
+                CHECKF(strstr(t->fix, c->fix_has) != NULL, "%s: fix '%s', want '%s'", c->what,
+                       t->fix, c->fix_has);
             if (t && c->want_failing)
                 CHECKF(t->n_explained == c->want_explained && t->n_failing == c->want_failing,
                        "%s: explains %zu of %zu, want %zu of %zu", c->what, t->n_explained,
