@@ -831,6 +831,13 @@ static const tcase cases[] = {
      .refused_at = "/Reshape",
      .top = "baked-shape",
      .fix_has = "x.size(0)"},
+    {.what = "an attribute the forward changes without effect on the outputs (ONP703) beside "
+             "a failure: latent, not state-mutation",
+     .rule = {"ONP703"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .top = "unknown",
+     .absent = "state-mutation"},
     {.what = "a shard without the traced fixture, judged apart and failing: the TracerWarning "
              "stays latent as in the whole run",
      .rule = {"ONP301"},
