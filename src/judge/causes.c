@@ -844,7 +844,8 @@ static void gather(const onp_evidence *ev, facts *F)
     /* shapes matter only where the traced input itself fits the graph */
     F->shape_evidence = F->n_shape > 0 && !F->traced_shape;
     shape_owner(F);
-    if (F->pr && (F->pr->shape_dependent || F->pr->batch_shape_error)) F->shape_evidence = 1;
+    if (F->pr && (F->pr->shape_dependent || (F->pr->batch_shape_error && !F->traced_shape)))
+        F->shape_evidence = 1;
     for (size_t i = 0; i < F->lint->n; i++) {
         const onp_lint_finding *f = &F->lint->findings[i];
         if (onp_lint_cause_rank(f, F->any_fail, NULL) < 0) continue;

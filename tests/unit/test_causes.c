@@ -773,7 +773,10 @@ static const tcase cases[] = {
      .absent2 = "traced-control-flow",
      .want_explained = 1,
      .want_failing = 1},
-    {.what = "... and the batch probe's refusal is no baked batch then either",
+    {.what = "... and the batch probe's refusal is no baked batch then either, nor does it make "
+             "the size-holding warning a cause",
+     .rule = {"ONP203"},
+     .node = {"/Reshape"},
      .n_fix = 3,
      .verdict = PASS3,
      .refused = 1,
