@@ -875,12 +875,11 @@ int cmd_check(int argc, char **argv)
     }
     for (size_t i = 0; res && i < k; i++) traced_in |= res[i].index == traced;
     for (size_t i = 0; traced >= 0 && !traced_in && !rc && res && i < o.n_data; i++)
-        for (size_t j = 0; j < td[i].n; j++)
-            if (td[i].sets[j].index == traced && !traced_in) {
-                traced_in = traced_judged = 1;
-                if (onp_judge_fixture(s, &td[i].sets[j], &mo, &traced_extra, &e))
-                    rc = cli_report(&e);
-            }
+        for (size_t j = 0; !traced_in && j < td[i].n; j++) {
+            if (td[i].sets[j].index != traced) continue;
+            traced_in = traced_judged = 1;
+            if (onp_judge_fixture(s, &td[i].sets[j], &mo, &traced_extra, &e)) rc = cli_report(&e);
+        }
     if (o.verbose) { /* what ONNX Runtime logged (warnings and above) */
         char log[8192];
         if (onp_ort_log_take(log, sizeof log))

@@ -827,17 +827,11 @@ static void gather(const onp_evidence *ev, facts *F)
         if (sk == 1 && !F->refused_at[0])
             ort_failed_node(f->msg, F->refused_at, sizeof F->refused_at);
     }
-    for (size_t i = 0; ev->traced_fixture && i < ev->n_fixtures; i++) {
-        const onp_fixture_verdict *f = &ev->fixtures[i];
+    for (size_t i = 0; ev->traced_fixture && !F->traced && i < ev->n_fixtures; i++)
+        if (ev->fixtures[i].index == *ev->traced_fixture) F->traced = &ev->fixtures[i];
+    if (ev->traced_fixture && !F->traced) F->traced = ev->traced_verdict; /* judged apart */
+    if (F->traced) {
         size_t k = 0;
-        if (f->index != *ev->traced_fixture) continue;
-        F->traced = f;
-        F->traced_fails = failing(f) != 0;
-        F->traced_shape = shape_failure(f, &k) != 0;
-    }
-    if (ev->traced_fixture && !F->traced && ev->traced_verdict) {
-        size_t k = 0;
-        F->traced = ev->traced_verdict;
         F->traced_fails = failing(F->traced) != 0;
         F->traced_shape = shape_failure(F->traced, &k) != 0;
     }
