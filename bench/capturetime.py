@@ -8,8 +8,10 @@ Captures torchvision's resnet18 over 8, 32 and 128 fixtures of two shapes
 and an nn.TransformerEncoder over 8 and 32 (random weights, this
 interpreter's torch and its default exporter) at the defaults, with the
 float64 reference off, and with every fixture's intermediates stored,
-REPS times each, and prints Markdown table rows (the section head and the
-table's header first with --header): median wall times and the ratios.
+REPS times each, interleaved (each round: the plain run, then one capture
+per column, after one warm-up plain run), and prints Markdown table rows
+(the section head and the table's header first with --header): median wall
+times and the ratios of the medians.
 The bounded extras (the float64 pass, the determinism rerun, the stored
 intermediates) cover the first fixtures of each shape group, so the ratio
 falls as the fixtures grow: the rows show how fast.  bench/run.sh calls it once per torch (Debian's 1.13 with the
@@ -96,7 +98,8 @@ def header():
     print("`onnxparity.capture` against what a user runs without it: one "
           "`torch.onnx.export` traced on the first fixture (dynamic batch) plus one eager forward "
           "per fixture under `no_grad`, with the same torch and exporter; median of the runs "
-          "each.  Goal (issue #16): capture within %.1f× of the plain run." % GOAL)
+          "each, interleaved (each round runs the plain export and then each capture column).  "
+          "Goal (issue #16): capture within %.1f× of the plain run." % GOAL)
     print()
     print("| torch, exporter | model | plain export + forwards | capture (defaults) | ratio "
           "| reference64 off | ratio | intermediates=\"all\" | ratio |")
@@ -135,10 +138,14 @@ def main():
         label, model, fixtures = make(n)
         cap = out_dir / "cap"
         with contextlib.redirect_stdout(sys.stderr):  # torch.onnx's own progress lines
-            t_plain = statistics.median(plain(model, fixtures, out_dir / "plain.onnx", exporter)
-                                        for _ in range(reps))
-            times = [statistics.median(capture(model, fixtures, cap, exporter, s) for _ in range(reps))
-                     for s in SETTINGS]
+            plain(model, fixtures, out_dir / "plain.onnx", exporter)  # warm-up: first export's imports
+            t_plain, times = [], [[] for _ in SETTINGS]
+            for _ in range(reps):  # interleaved: a slow spell of the machine hits every column
+                t_plain.append(plain(model, fixtures, out_dir / "plain.onnx", exporter))
+                for col, s in zip(times, SETTINGS):
+                    col.append(capture(model, fixtures, cap, exporter, s))
+        t_plain = statistics.median(t_plain)
+        times = [statistics.median(col) for col in times]
         cells = " | ".join("%.2f s | %s" % (t, ratio(t / t_plain)) for t in times)
         print("| %s, %s | %s | %.2f s | %s |" % (torch.__version__.split("+")[0], exporter, label,
                                                  t_plain, cells), flush=True)

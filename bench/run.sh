@@ -292,7 +292,7 @@ cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quic
 
 # --- 6b. capture time against a plain export + one eager forward per fixture ---------
 echo "bench: capture time against torch.onnx.export + one eager forward per fixture" >&2
-cap_reps=$([ "$quick" = 1 ] && echo 1 || echo 3)
+cap_reps=$([ "$quick" = 1 ] && echo 1 || echo 5)
 captime=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" 1 --header)$'\n'
 captime+=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" "$cap_reps")
 if [ -x "$top/.venv-torch2/bin/python" ]; then  # torch 2.x, the dynamo exporter

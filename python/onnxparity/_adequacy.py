@@ -33,7 +33,8 @@ DOMINATE_SHARE = 0.5       # one class predicted for more than this share (C >= 
 DOMINATE_SHARE_BINARY = 0.9  # ... or this share (C == 2)
 BOUNDARY_NOISE_FACTOR = 4  # margin <= 4 x the float64-measured noise of that output ...
 BOUNDARY_REL = 2.0 ** -16  # ... or, without a float64 pass, <= 2^-16 x max |logit| of the row
-SAMPLE_VALUES = 65536      # values per fixture looked at for the distinct fraction
+SAMPLE_VALUES = 65536      # values per fixture looked at for the distinct fraction ...
+DISTINCT_FIXTURES = 32     # ... in the first this many fixtures (the sort is the report's main cost)
 
 
 def _read(path, unread):
@@ -78,8 +79,9 @@ class _InputStats:
         # min, max and the distinct values in the input's own dtype (widening
         # is exact, so they are the same; sorting float32 takes half the time)
         self.lo, self.hi = min(self.lo, float(flat.min())), max(self.hi, float(flat.max()))
-        look = np.sort(flat[:SAMPLE_VALUES])
-        self.distinct.append((1 + int(np.count_nonzero(look[1:] != look[:-1]))) / look.size)
+        if len(self.distinct) < DISTINCT_FIXTURES:
+            look = np.sort(flat[:SAMPLE_VALUES])
+            self.distinct.append((1 + int(np.count_nonzero(look[1:] != look[:-1]))) / look.size)
         if a.ndim >= 2 and a.shape[0] > 0:
             r = a.reshape(a.shape[0], -1)
             self.rows += r.shape[0]
@@ -263,7 +265,8 @@ def report(root, doc, labels=None):
         "flags": flags,
         "unread": unread[:8] + ([f"... and {len(unread) - 8} more"] if len(unread) > 8 else []),
         "thresholds": {"min_samples": MIN_SAMPLES, "normal": NORMAL_TOL, "uniform": UNIFORM_TOL,
-                       "distinct_synthetic": DISTINCT_SYNTHETIC, "min_elements": MIN_ELEMENTS,
+                       "distinct_synthetic": DISTINCT_SYNTHETIC, "distinct_values": SAMPLE_VALUES,
+                       "distinct_fixtures": DISTINCT_FIXTURES, "min_elements": MIN_ELEMENTS,
                        "constant_share": CONSTANT_SHARE, "dominate_share": DOMINATE_SHARE,
                        "dominate_share_binary": DOMINATE_SHARE_BINARY,
                        "boundary_noise_factor": BOUNDARY_NOISE_FACTOR, "boundary_rel": BOUNDARY_REL},

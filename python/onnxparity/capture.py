@@ -528,8 +528,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                             same = eager.same(eager_out[k], outk)
                             det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
                         calls = rk.calls
-                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, store,
-                                             grad_mode if store else False, index_files)
+                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out,
+                                             keep if store else set(), grad_mode if store else False,
+                                             index_files)
                 if not store:
                     if plan.store_int:  # some fixtures store theirs: say why not this one
                         entry["intermediates"] = 0
@@ -716,14 +717,15 @@ def _json_axes(axes):
     return {n: {str(d): a for d, a in sorted(dims.items())} for n, dims in axes.items()}
 
 
-def _reference_fixture(ref64, d, k, fx, eager_k, g_out, calls_needed, grad, index_files):
+def _reference_fixture(ref64, d, k, fx, eager_k, g_out, keep, grad, index_files):
     """The float64 pass on fixture ``k`` when it is covered: writes
     ``reference64/output_J.pb`` (floating outputs) and the fixture's document,
-    and returns {(module path, call number): float64 output} for the
-    intermediates' statistics (None when not covered or when the pass
-    failed; a failure removes what earlier fixtures wrote, the reference is
-    then off for the whole bundle)."""
-    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), calls_needed)
+    and returns {(module path, call number): float64 output} of the calls
+    ``keep`` names (their indices, as the mapping's) for the intermediates'
+    statistics (None when not covered or when the pass failed; a failure
+    removes what earlier fixtures wrote, the reference is then off for the
+    whole bundle)."""
+    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), keep)
     if got is None:
         if not ref64.active:
             _drop_reference(d.parent, index_files)

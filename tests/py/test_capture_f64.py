@@ -349,3 +349,63 @@ def test_intermediates_paired_when_they_come_from_an_autograd_forward(tmp_path):
         assert idx["entries"] and all("noise" in e for e in idx["entries"])
         for e in idx["entries"]:
             assert 0 <= e["noise"]["max_abs"] < 1e-4 and e["noise"]["count"] == int(np.prod(e["shape"]))
+
+
+# ---------------------------------------------------------------- the float64 copy's memory format
+
+class ConvNet(torch.nn.Module):
+    """Two convolutions and a linear head; ``view`` flattens with .view(),
+    which refuses the channels_last activations of the float64 copy."""
+
+    def __init__(self, view=False):
+        super().__init__()
+        self.view = view
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8 * 6 * 6, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.c2(torch.relu(self.c1(x))))
+        return self.fc(y.view(y.shape[0], -1) if self.view else torch.flatten(y, 1))
+
+
+def images(*sizes):
+    g = torch.Generator().manual_seed(3)
+    return [torch.randn(b, 3, 6, 6, generator=g) for b in sizes]
+
+
+@pytest.mark.parametrize("view,layout", [(False, "channels_last"), (True, "contiguous")])
+def test_conv_model_float64_copy_layout(tmp_path, view, layout):
+    """A model with 2-D convolutions runs its float64 copy in channels_last
+    (faster on a CPU); a forward that cannot (.view() of a channels_last
+    activation) goes back to the usual layout and still gets its reference.
+    Either way the reference is the float64 forward of the model, computed
+    here on a plain float64 copy, to float64 rounding."""
+    import copy
+    torch.manual_seed(0)
+    model = ConvNet(view).eval()
+    fx = images(2, 3)
+    b = tmp_path / "b"
+    doc = onnxparity.capture(model, fx, b, exporter="legacy")
+    n = doc["noise"]
+    assert n["reference"] == "float64" and n["fixtures_covered"] == [0, 1]
+    assert n["memory_format"] == layout
+    if view:
+        assert n["memory_note"].startswith("channels_last refused on fixture 0: RuntimeError: ")
+    else:
+        assert n["memory_note"] is None
+    m64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        for k, x in enumerate(fx):
+            want = m64(x.double()).numpy()
+            got = numpy_helper.to_array(load(b / f"test_data_set_{k}" / "reference64" / "output_0.pb"))
+            assert got.dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            e32 = numpy_helper.to_array(load(b / f"test_data_set_{k}" / "output_0.pb"))
+            entry = n["fixtures"][k]["outputs"][0]
+            same_stats({key: entry[key] for key in STAT_KEYS}, stats(e32, got))
+
+
+def test_model_without_convolutions_keeps_its_layout(tmp_path):
+    doc = onnxparity.capture(mlp(), batches(2), tmp_path / "b")
+    assert doc["noise"]["memory_format"] == "contiguous" and doc["noise"]["memory_note"] is None

@@ -102,12 +102,20 @@ def reference_stats(e32, e64):
 
 
 @pytest.mark.parametrize("n", [1, 7, 4096, 401408])
-@pytest.mark.parametrize("planted", ["finite", "nonfinite", "all-nan"])
+@pytest.mark.parametrize("planted", ["finite", "nonfinite", "all-nan", "half", "huge"])
 def test_noise_stats_match_the_definition(n, planted):
+    """Every path of noise_stats: all finite (no mask), some or all values
+    not finite (masked), a float16 eager side, and squares that overflow
+    float64 (a float64 model output near 1e200: masked path, inf rms)."""
     g = torch.Generator().manual_seed(n)
     e64 = torch.randn(n, dtype=torch.float64, generator=g) * 3
     e32 = e64.float() + torch.randn(n, generator=g) * 1e-6
-    if planted == "nonfinite" and n > 3:
+    if planted == "half":
+        e32 = e32.half()
+    elif planted == "huge":
+        e64[0] = 1e200
+        e32 = e64 * (1 + 1e-9)
+    elif planted == "nonfinite" and n > 3:
         e32[1] = float("inf")
         e64[2] = float("nan")
         e64[3] = float("-inf")
