@@ -202,6 +202,17 @@ static size_t count_verdict(const onp_fixture_verdict *res, size_t n, onp_verdic
     return c;
 }
 
+/* Compared outputs the tolerance passes and their float noise does not
+ * explain (noise.h). */
+static size_t count_quiet(const onp_fixture_verdict *res, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_out; k++)
+            c += res[i].outs[k].compared && onp_judgment_within_tol_beyond_noise(&res[i].outs[k].j);
+    return c;
+}
+
 static size_t count_vacuous(const onp_fixture_verdict *res, size_t n)
 {
     size_t c = 0;
@@ -235,6 +246,24 @@ static void print_judgment_text(const onp_output_verdict *x)
         printf("%-18s   vacuous: every row of the batch is identical in eager: the output does not "
                "depend on the sample here\n",
                "");
+    if (onp_judgment_within_tol_beyond_noise(j)) {
+        if (j->has_ref)
+            printf("%-18s   within tolerance, BEYOND float noise: ORT vs float64 %s, eager vs "
+                   "float64 %s (float64 reference); gap %s, envelope %s\n",
+                   "", report_fmt(j->ort_err_max, a, sizeof a),
+                   report_fmt(j->eager_err_max, b, sizeof b), report_fmt(j->gap_max, c, sizeof c),
+                   report_fmt(j->envelope_max, d, sizeof d));
+        else
+            printf("%-18s   within tolerance, BEYOND float noise: gap %s, envelope %s (noise %s "
+                   "from %s)\n",
+                   "", report_fmt(j->gap_max, a, sizeof a),
+                   report_fmt(j->envelope_max, b, sizeof b),
+                   report_fmt(j->noise.max_abs, c, sizeof c), onp_noise_src_name(j->noise.src));
+        printf("%-18s   a change smaller than the tolerance, not rounding: bisect names the node "
+               "it starts at\n",
+               "");
+        return;
+    }
     if (j->verdict != ONP_VERDICT_WITHIN_NOISE && j->verdict != ONP_VERDICT_BEYOND_NOISE) return;
     if (j->has_ref)
         printf("%-18s   %s: ORT vs float64 %s, eager vs float64 %s (float64 reference); gap %s, "
@@ -379,7 +408,6 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
             }
         }
     }
-    (void)o;
     print_agreement_text(res, n);
     size_t lost = count_runtime(res, n);
     if (lost)
@@ -394,6 +422,15 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
     else
         printf("verdict: %s — %zu fixtures, %ld outputs compared, %d fixtures failed\n",
                failed ? "FAIL" : "pass", n, outs, failed);
+    size_t quiet = lost ? 0 : count_quiet(res, n);
+    if (quiet) {
+        char q[4200];
+        printf("note     %zu output(s) within tolerance but beyond their float noise (marked "
+               "above): the tolerance passes a change that is not rounding%s%s%s\n",
+               quiet, o->target ? "; onnxparity bisect " : "",
+               o->target ? onp_shell_quote(o->target, q, sizeof q) : "",
+               o->target ? " locates it" : "");
+    }
 }
 
 static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_ort *ort,
@@ -478,6 +515,8 @@ static cJSON *doc_json(const opts *o, const char *model, const char *sha, onp_or
     cJSON_AddNumberToObject(sum, "outputs_within_noise",
                             (double)count_verdict(res, n, ONP_VERDICT_WITHIN_NOISE));
     cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)count_vacuous(res, n));
+    cJSON_AddNumberToObject(sum, "outputs_within_tolerance_beyond_noise",
+                            (double)count_quiet(res, n));
     if (rows) {
         cJSON *t = cJSON_AddObjectToObject(sum, "topk");
         cJSON_AddNumberToObject(t, "rows", (double)rows);

@@ -91,6 +91,7 @@ void report_judgment_json(cJSON *o, const onp_judgment *j)
         report_num(env, "rms", j->envelope_rms);
         report_num(env, "floor", j->floor);
         report_num(g, "ratio", j->ratio);
+        cJSON_AddBoolToObject(g, "beyond_envelope", j->beyond_envelope);
     }
     report_num(g, "gap_max", j->gap_max);
     report_num(g, "gap_rms", j->gap_rms);

@@ -110,23 +110,34 @@ void onp_judge_opts_init(onp_judge_opts *o);
 
 typedef struct onp_judgment {
     onp_verdict verdict;
-    int pass;                            /* WITHIN_TOL, or WITHIN_NOISE when not strict */
-    onp_vacuity vacuous;                 /* reported beside the verdict */
-    onp_tol tol_used;                    /* the tolerance applied (atol replaced when BELOW_ATOL) */
-    onp_noise noise;                     /* the estimate used (src NONE: none) */
-    double scale_max;                    /* max |expected| over finite elements */
-    double floor;                        /* U */
-    double gap_max, gap_rms;             /* |ORT - eager| */
-    double envelope_max, envelope_rms;   /* the gap's bound: (K+1) N + U; 0 without noise */
-    double ratio;                        /* gap_max / envelope_max (0 without noise) */
-    int has_ref;                         /* a float64 reference tensor was given */
-    int noise_refused;                   /* an estimate was given but refused (beyond
-                                            ONP_NOISE_FLOAT64_MAX_REL of the scale) */
+    int pass;                          /* WITHIN_TOL, or WITHIN_NOISE when not strict */
+    onp_vacuity vacuous;               /* reported beside the verdict */
+    onp_tol tol_used;                  /* the tolerance applied (atol replaced when BELOW_ATOL) */
+    onp_noise noise;                   /* the estimate used (src NONE: none) */
+    double scale_max;                  /* max |expected| over finite elements */
+    double floor;                      /* U */
+    double gap_max, gap_rms;           /* |ORT - eager| */
+    double envelope_max, envelope_rms; /* the gap's bound: (K+1) N + U; 0 without noise */
+    double ratio;                      /* gap_max / envelope_max (0 without noise) */
+    int beyond_envelope; /* the noise test fails: set for beyond-noise, and for a value within the
+                            tolerance that the same test puts outside its float noise (a change
+                            smaller than the tolerance, not rounding); 0 without noise */
+    int has_ref;         /* a float64 reference tensor was given */
+    int noise_refused;   /* an estimate was given but refused (beyond
+                            ONP_NOISE_FLOAT64_MAX_REL of the scale) */
     double ort_err_max, ort_err_rms;     /* |ORT - f64| (has_ref) */
     double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
     double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
     double suggest_atol; /* an atol that covers the noise: max(needed_atol, envelope_max) */
 } onp_judgment;
+
+/* Whether j is a value the tolerance passes that its float noise does not
+ * explain: within-tolerance, beyond its envelope, the noise measured in
+ * float64 (the value's own reference or the capture's scaled statistics;
+ * an ORT-side estimate is too weak to say it).  A pass all the same: the
+ * tolerance decides; check reports it so that a change smaller than the
+ * tolerance is not silent. */
+int onp_judgment_within_tol_beyond_noise(const onp_judgment *j);
 
 /* The value statistics the rule needs, from one tensor: largest and RMS
  * magnitude over finite elements, and whether every row along dim 0 is
@@ -145,7 +156,7 @@ double onp_dtype_eps(int32_t dtype);
 /* The rule on numbers alone (what the unit tests drive with golden values).
  * m: ORT vs eager under j->tol_used (already set by the caller, as are
  * vacuous and the reference errors when has_ref).  Fills verdict, pass,
- * floor, gap, envelope, ratio, needed/suggested atol.  `eps` is the
+ * floor, gap, envelope, ratio, beyond_envelope, needed/suggested atol.  `eps` is the
  * expected dtype's epsilon (0: an exact type). */
 void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int strict,
                     onp_judgment *j);

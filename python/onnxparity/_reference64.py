@@ -99,8 +99,9 @@ def to_float64(x):
 def make_model64(model):
     """A deep copy of ``model`` in float64 and eval mode, or raises.  A
     model with 4-D floating weights (2-D convolutions) gets them in
-    channels_last: torch's float64 convolutions on a CPU run 1.3-1.6x faster
-    on that layout, and the values are the same up to float64 rounding.
+    channels_last: torch's float64 convolutions on a CPU run faster on that
+    layout (resnet18's float64 pass: 8 % under torch 1.13, 22 % under 2.9),
+    and the values are the same up to float64 rounding.
     Returns (model, memory format name)."""
     m = copy.deepcopy(model)
     m.double()

@@ -109,6 +109,7 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
     j->suggest_atol = m->needed_atol;
     j->floor = 0;
     j->envelope_max = j->envelope_rms = j->ratio = 0;
+    j->beyond_envelope = 0;
     if (n)
         j->noise = *n;
     else
@@ -134,15 +135,24 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
     j->envelope_rms = (K + 1) * n->rms + U;
     j->ratio = j->envelope_max > 0 ? j->gap_max / j->envelope_max : (j->gap_max > 0 ? INFINITY : 0);
     if (j->envelope_max > j->suggest_atol) j->suggest_atol = j->envelope_max;
-    if (m->pass) return;
+    /* the noise test, asked of a value within the tolerance too: the
+     * tolerance decides its verdict, the test says whether it is noise */
     int within;
     if (j->has_ref)
         within = j->ort_err_max <= K * j->eager_err_max + U &&
                  j->ort_err_rms <= K * j->eager_err_rms + U;
     else
         within = j->gap_max <= j->envelope_max && j->gap_rms <= j->envelope_rms;
+    j->beyond_envelope = !within;
+    if (m->pass) return;
     j->verdict = within ? ONP_VERDICT_WITHIN_NOISE : ONP_VERDICT_BEYOND_NOISE;
     j->pass = within && !strict;
+}
+
+int onp_judgment_within_tol_beyond_noise(const onp_judgment *j)
+{
+    return j->verdict == ONP_VERDICT_WITHIN_TOL && j->beyond_envelope &&
+           (j->noise.src == ONP_NOISE_FLOAT64 || j->noise.src == ONP_NOISE_SCALED);
 }
 
 // --- tensors -------------------------------------------------------------------

@@ -100,6 +100,57 @@ static void test_rule_golden(void)
                    c->what, j.envelope_max, env);
             CHECK(j.suggest_atol >= j.envelope_max);
         }
+        /* beyond the tolerance, the noise test is the verdict */
+        if (!c->pass_tol && j.verdict != ONP_VERDICT_NOT_NUMERIC)
+            CHECKF(j.beyond_envelope == (j.verdict == ONP_VERDICT_BEYOND_NOISE),
+                   "%s: beyond_envelope %d", c->what, j.beyond_envelope);
+        CHECK(!onp_judgment_within_tol_beyond_noise(&j) || c->pass_tol);
+    }
+}
+
+/* Within the tolerance the verdict stays within-tolerance (a pass); the
+ * noise test is still asked: a value the tolerance passes that its float64
+ * noise does not explain is said (check's note), not one inside its noise,
+ * nor one weighed against an ORT-side estimate or no estimate at all. */
+static void test_within_tol_beyond_noise(void)
+{
+    static const struct {
+        const char *what;
+        onp_noise_src src;
+        int has_ref;
+        double gap, n_max, ort_err, eager_err;
+        int want_beyond, want_said;
+    } cases[] = {
+        /* 100x LayerNorm eps: ORT 5.1e-6 from float64, eager 3.3e-7: 4 * 3.3e-7 + 9.5e-7 */
+        {"reference: ORT 15x eager, within tol", ONP_NOISE_FLOAT64, 1, 5e-6, 3.3e-7, 5.1e-6, 3.3e-7,
+         1, 1},
+        {"reference: ORT as close as eager", ONP_NOISE_FLOAT64, 1, 5e-7, 3.3e-7, 3e-7, 3.3e-7, 0,
+         0},
+        /* scaled: envelope 5 * 1e-7 + 9.5e-7 = 1.45e-6 */
+        {"scaled: gap 4e-6 beyond 1.45e-6", ONP_NOISE_SCALED, 0, 4e-6, 1e-7, 0, 0, 1, 1},
+        {"scaled: gap 1e-6 inside 1.45e-6", ONP_NOISE_SCALED, 0, 1e-6, 1e-7, 0, 0, 0, 0},
+        {"ORT-side estimate: beyond, not said", ONP_NOISE_ORT, 0, 4e-6, 1e-7, 0, 0, 1, 0},
+        {"no estimate: nothing to say", ONP_NOISE_NONE, 0, 4e-6, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        onp_metrics m;
+        memset(&m, 0, sizeof m);
+        m.shape_ok = m.dtype_ok = m.pass = 1;
+        m.max_abs = cases[i].gap;
+        m.rms = cases[i].gap / 10;
+        onp_noise n = {cases[i].src, cases[i].n_max, cases[i].n_max / 10, 0, 1, 1};
+        onp_judgment j;
+        memset(&j, 0, sizeof j);
+        j.has_ref = cases[i].has_ref;
+        j.ort_err_max = cases[i].ort_err, j.ort_err_rms = cases[i].ort_err / 10;
+        j.eager_err_max = cases[i].eager_err, j.eager_err_rms = cases[i].eager_err / 10;
+        onp_noise_rule(&m, cases[i].src == ONP_NOISE_NONE ? NULL : &n, EPS32, 0, &j);
+        CHECKF(j.verdict == ONP_VERDICT_WITHIN_TOL && j.pass, "%s: %s", cases[i].what,
+               onp_verdict_name(j.verdict));
+        CHECKF(j.beyond_envelope == cases[i].want_beyond, "%s: beyond_envelope %d", cases[i].what,
+               j.beyond_envelope);
+        CHECKF(onp_judgment_within_tol_beyond_noise(&j) == cases[i].want_said, "%s: said",
+               cases[i].what);
     }
 }
 
@@ -250,4 +301,5 @@ static void test_names(void)
     CHECK(onp_dtype_eps(ONP_BFLOAT16) == 0x1p-7 && onp_dtype_eps(ONP_DOUBLE) == 0x1p-52);
 }
 
-TEST_MAIN(test_rule_golden, test_vacuous, test_reference, test_perturb, test_names)
+TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
+          test_perturb, test_names)

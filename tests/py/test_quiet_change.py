@@ -1,0 +1,122 @@
+"""A change smaller than the tolerance is not silent: check passes it (the
+tolerance decides) but marks every output its float64-measured noise does
+not explain, counts them in the summary and names the bisect command.
+
+The planted faults are known by construction: the head's weight scaled by
+1 + 2e-5 moves every output by 2e-5 of itself, five times inside the
+default rtol 1e-4 and a hundred times beyond float32 rounding; the same
+weight moved by one ulp is rounding and must stay unmarked, as must the
+healthy bundle.  Fixture 0 has its own float64 reference, fixture 1 only
+the scaled statistics (reference64=1), so both noise sources are held to
+it.  Runs under both torches (the default exporter of each).
+"""
+import json
+import shutil
+
+import pytest
+
+from conftest import run
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+np = pytest.importorskip("numpy")
+from onnx import numpy_helper  # noqa: E402
+
+import onnxparity  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+IN, HIDDEN, OUT = 16, 24, 7
+
+
+class Net(torch.nn.Module):
+    """A LayerNorm MLP whose head has no bias: scaling its weight scales the
+    output exactly."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.LayerNorm(HIDDEN),
+                                        torch.nn.GELU(), torch.nn.Linear(HIDDEN, HIDDEN),
+                                        torch.nn.Tanh())
+        self.head = torch.nn.Linear(HIDDEN, OUT, bias=False)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory):
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    fixtures = [torch.randn(4, IN, generator=g) for _ in range(2)]
+    out = tmp_path_factory.mktemp("quiet") / "healthy"
+    onnxparity.capture(Net().eval(), fixtures, out, reference64=1)
+    return out
+
+
+def planted(healthy, dst, change):
+    """A copy of the bundle whose head weight (the one initializer shaped
+    {HIDDEN, OUT}) went through ``change``."""
+    shutil.copytree(healthy, dst)
+    m = onnx.load(str(dst / "model.onnx"))
+    heads = [t for t in m.graph.initializer if sorted(t.dims) == sorted([HIDDEN, OUT])]
+    assert len(heads) == 1, [t.name for t in m.graph.initializer]
+    w = numpy_helper.to_array(heads[0])
+    heads[0].CopyFrom(numpy_helper.from_array(change(w).astype(np.float32), heads[0].name))
+    onnx.save(m, str(dst / "model.onnx"))
+    return dst
+
+
+def check(onnxparity_bin, bundle):
+    text = run([onnxparity_bin, "check", bundle, "--no-lint"])
+    js = run([onnxparity_bin, "check", bundle, "--no-lint", "--format", "json"])
+    return text, json.loads(js.stdout)
+
+
+def marked(doc):
+    """{(fixture index, noise source)} of the outputs the noise test puts
+    beyond their envelope while the tolerance passes them."""
+    out = set()
+    for f in doc["fixtures"]:
+        for o in f["outputs"]:
+            j = o["judgment"]
+            if j["verdict"] == "within-tolerance" and j.get("beyond_envelope"):
+                out.add((f["index"], j["noise_source"]))
+    return out
+
+
+def test_healthy_bundle_is_not_marked(onnxparity, healthy):
+    text, doc = check(onnxparity, healthy)
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert doc["verdict"] == "pass"
+    assert doc["summary"]["outputs_within_tolerance_beyond_noise"] == 0
+    sources = {f["index"]: f["outputs"][0]["judgment"]["noise_source"] for f in doc["fixtures"]}
+    assert sources == {0: "float64", 1: "float64-scaled"}
+    assert all(f["outputs"][0]["judgment"]["beyond_envelope"] is False for f in doc["fixtures"])
+    assert "BEYOND float noise" not in text.stdout and "\nnote " not in text.stdout
+
+
+def test_one_ulp_is_rounding_and_not_marked(onnxparity, healthy, tmp_path):
+    b = planted(healthy, tmp_path / "ulp", lambda w: np.nextafter(w, np.float32(np.inf)))
+    text, doc = check(onnxparity, b)
+    assert text.returncode == 0 and doc["summary"]["outputs_within_tolerance_beyond_noise"] == 0
+    assert marked(doc) == set(), text.stdout
+
+
+def test_change_below_the_tolerance_is_marked(onnxparity, healthy, tmp_path):
+    b = planted(healthy, tmp_path / "scaled", lambda w: w * np.float32(1 + 2e-5))
+    text, doc = check(onnxparity, b)
+    # the tolerance passes it: exit 0, every output within-tolerance ...
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert doc["verdict"] == "pass"
+    assert all(o["judgment"]["verdict"] == "within-tolerance"
+               for f in doc["fixtures"] for o in f["outputs"])
+    # ... and both fixtures are said to be beyond their float noise
+    assert marked(doc) == {(0, "float64"), (1, "float64-scaled")}
+    assert doc["summary"]["outputs_within_tolerance_beyond_noise"] == 2
+    lines = text.stdout.splitlines()
+    assert sum("within tolerance, BEYOND float noise" in ln for ln in lines) == 2, text.stdout
+    note = [ln for ln in lines if ln.startswith("note     ")]
+    assert note == [f"note     2 output(s) within tolerance but beyond their float noise (marked above): "
+                    f"the tolerance passes a change that is not rounding; onnxparity bisect {b} "
+                    "locates it"], text.stdout
