@@ -431,7 +431,7 @@ int cmd_merge(int argc, char **argv)
             if (!fd && cJSON_IsObject(f)) fd = cJSON_Duplicate(f, 1);
         }
         long fixtures = 0, fx_failed = 0, outs = 0, out_failed = 0, rows = 0, agree = 0, tka = 0;
-        long in_noise = 0, vacuous = 0;
+        long in_noise = 0, vacuous = 0, quiet = 0;
         const cJSON *f, *o;
         cJSON_ArrayForEach(f, merged)
         {
@@ -446,6 +446,12 @@ int cmd_merge(int argc, char **argv)
                 const char *jq = str_at(o, "judgment", "vacuous");
                 in_noise += jv && !strcmp(jv, "within-noise");
                 vacuous += jq && strcmp(jq, "no");
+                /* as onp_judgment_within_tol_beyond_noise, from the shard's document */
+                const char *js = str_at(o, "judgment", "noise_source");
+                const cJSON *jb = cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(o, "judgment"), "beyond_envelope");
+                quiet += jv && !strcmp(jv, "within-tolerance") && cJSON_IsTrue(jb) && js &&
+                         (!strcmp(js, "float64") || !strcmp(js, "float64-scaled"));
                 if (num_at(o, "topk", "rows") > 0) {
                     rows += num_at(o, "topk", "rows");
                     agree += num_at(o, "topk", "top1_agree");
@@ -471,6 +477,7 @@ int cmd_merge(int argc, char **argv)
         cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
         cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)in_noise);
         cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)vacuous);
+        cJSON_AddNumberToObject(sum, "outputs_within_tolerance_beyond_noise", (double)quiet);
         if (rows) {
             cJSON *t = cJSON_AddObjectToObject(sum, "topk");
             cJSON_AddNumberToObject(t, "rows", (double)rows);
@@ -522,6 +529,11 @@ int cmd_merge(int argc, char **argv)
                    : !strcmp(verdict, "fail") ? "FAIL"
                                               : "ERROR",
                    fixtures, outs, fx_failed);
+            if (quiet)
+                printf("note     %ld output(s) within tolerance but beyond their float noise: the "
+                       "tolerance passes a change that is not rounding (check --format json marks "
+                       "them: judgment.beyond_envelope)\n",
+                       quiet);
             cJSON_Delete(root);
         }
     }

@@ -120,3 +120,18 @@ def test_change_below_the_tolerance_is_marked(onnxparity, healthy, tmp_path):
     assert note == [f"note     2 output(s) within tolerance but beyond their float noise (marked above): "
                     f"the tolerance passes a change that is not rounding; onnxparity bisect {b} "
                     "locates it"], text.stdout
+
+
+def test_shards_merge_to_the_same_count(onnxparity, healthy, tmp_path):
+    b = planted(healthy, tmp_path / "scaled", lambda w: w * np.float32(1 + 2e-5))
+    parts = []
+    for i in range(2):
+        r = run([onnxparity, "check", b, "--no-lint", "--shard", f"{i}/2", "--format", "json"])
+        assert r.returncode == 0, r.stderr
+        parts.append(tmp_path / f"s{i}.json")
+        parts[-1].write_text(r.stdout)
+    m = run([onnxparity, "merge", *parts, "--format", "json"])
+    assert json.loads(m.stdout)["summary"]["outputs_within_tolerance_beyond_noise"] == 2
+    text = run([onnxparity, "merge", *parts])
+    assert text.returncode == 0
+    assert "note     2 output(s) within tolerance but beyond their float noise" in text.stdout
