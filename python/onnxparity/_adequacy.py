@@ -188,6 +188,37 @@ class _OutputStats:
         return d, flags
 
 
+def _rows_identical(a):
+    """Whether every row along dim 0 of ``a`` (rank >= 1, >= 2 rows) has the
+    same bytes as the first (NaNs of one payload alike)."""
+    b = np.ascontiguousarray(a).reshape(a.shape[0], -1).view(np.uint8)
+    return bool((b == b[0]).all())
+
+
+class _ConstantOutputs:
+    """Per output: over the fixtures whose inputs differ between samples,
+    whether every one gave the same output for every sample (an output
+    that does not depend on the input: the comparison proves little)."""
+
+    def __init__(self):
+        self.seen = {}  # output name -> [fixtures looked at, fixtures with identical rows]
+
+    def add(self, name, a):
+        n = self.seen.setdefault(name, [0, 0])
+        n[0] += 1
+        n[1] += _rows_identical(a)
+
+    def flags(self):
+        return [_flag("constant-output", "warn", f"output {name}: every sample gives the same values in "
+                      f"all {n} fixture(s) whose samples differ: the output does not depend on the input "
+                      "here (random or untrained weights, a collapsed model), so parity on it says little",
+                      output=name)
+                for name, (n, same) in self.seen.items() if n and same == n]
+
+
+_FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+
+
 def _flag(fid, level, message, **where):
     return dict({"id": fid, "level": level, "message": message}, **where)
 
@@ -215,6 +246,7 @@ def report(root, doc, labels=None):
     groups = {}
     samples = 0
     unread = []
+    constant = _ConstantOutputs()
     for k, f in enumerate(fixtures):
         d = root / f["dir"]
         shapes = tuple(tuple(i["shape"]) for i in f["inputs"])
@@ -223,19 +255,30 @@ def report(root, doc, labels=None):
         g["fixtures"] += 1
         g["samples"] += rows
         samples += rows
+        varied = False  # some input's samples differ in this fixture
         for j, st in enumerate(ins):
             a = _read(d / f"input_{j}.pb", unread)
             if a is not None:
                 st.add(a)
+                varied = varied or (a.ndim >= 1 and a.shape[0] >= 2 and not _rows_identical(a))
         for j, o in enumerate(f["outputs"]):
-            if len(o["shape"]) != 2 or o["shape"][1] < 2 or o["dtype"] not in ("float16", "bfloat16",
-                                                                                "float32", "float64"):
+            if o["dtype"] not in _FLOAT_NAMES:
                 continue
             name = out_names[j] if j < len(out_names) else o["name"]
-            st = outs.setdefault(name, _OutputStats(name, o["shape"][1], noise.get(name)))
-            a = _read(d / f"output_{j}.pb", unread) if st.classes == o["shape"][1] else None
-            if a is not None:
-                st.add(a, None if labels is None else labels.get(k))
+            classifier = len(o["shape"]) == 2 and o["shape"][1] >= 2
+            cs = outs.setdefault(name, _OutputStats(name, o["shape"][1], noise.get(name))) \
+                if classifier else None
+            cs = cs if cs is not None and cs.classes == o["shape"][1] else None
+            look = varied and bool(o["shape"]) and o["shape"][0] >= 2
+            if not look and cs is None:
+                continue
+            a = _read(d / f"output_{j}.pb", unread)
+            if a is None:
+                continue
+            if look:
+                constant.add(name, a)
+            if cs is not None:
+                cs.add(a, None if labels is None else labels.get(k))
     flags = []
     if samples < MIN_SAMPLES:
         flags.append(_flag("few-samples", "warn", f"{samples} samples: a parity verdict wants a few hundred "
@@ -253,6 +296,7 @@ def report(root, doc, labels=None):
         d, fl = st.doc()
         out_docs.append(d)
         flags += fl
+    flags += constant.flags()
     return {
         "schema": SCHEMA,
         "verdict": "inadequate" if any(f["level"] == "warn" for f in flags) else "adequate",

@@ -330,3 +330,36 @@ def test_near_boundary_samples_are_counted(digits, tmp_path):
     # the real digits alone have none that close
     plain = onnxparity.capture(model, [x[:BATCH], x[BATCH:2 * BATCH]], tmp_path / "plain")
     assert plain["adequacy"]["near_boundary"] == 0
+
+
+class IgnoresInput(torch.nn.Module):
+    """A digits classifier whose input is multiplied by zero: the logits are
+    the head's bias for every image (what a collapsed model gives)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.inner = model
+
+    def forward(self, x):
+        return self.inner(x * 0)
+
+
+def test_output_that_ignores_the_input_is_flagged(binary, digits, tmp_path):
+    model, x, _ = digits
+    doc = onnxparity.capture(IgnoresInput(model).eval(), [x[:32], x[32:64]], tmp_path / "zero",
+                             intermediates=0)
+    a = doc["adequacy"]
+    assert a["verdict"] == "inadequate" and "constant-output" in flags(a)
+    f = next(f for f in a["flags"] if f["id"] == "constant-output")
+    assert f["output"] == "output" and "in all 2 fixture(s)" in f["message"]
+    text = run([binary, "check", tmp_path / "zero"]).stdout
+    assert "warn constant-output: output output: every sample gives the same values" in text
+    assert "vacuous: every row of the batch is identical in eager" in text
+    # the real classifier on the same images: its output follows the input
+    doc = onnxparity.capture(model, [x[:32], x[32:64]], tmp_path / "real", intermediates=0)
+    assert "constant-output" not in flags(doc["adequacy"])
+    # the same image in every row is constant input, not a collapsed model
+    same = x[:1].repeat(32, 1, 1, 1)
+    doc = onnxparity.capture(model, [same, same.clone()], tmp_path / "same", intermediates=0)
+    got = flags(doc["adequacy"])
+    assert "constant-output" not in got
