@@ -110,8 +110,9 @@ def footer():
     print()
     print("Goal %.1f×.  Beyond the plain run, a capture at its defaults makes a snapshot of the "
           "model and checks the state after every forward; its bounded extras cover the first "
-          "two fixtures of each shape group: the float64 reference (a float64 forward on a CPU "
-          "costs two to three float32 ones, plus the statistics of every intermediate), the "
+          "two fixtures of each shape group: the float64 reference (a float64 forward of resnet18 "
+          "on a CPU costs two to four float32 ones, channels_last included, plus the statistics "
+          "of every intermediate), the "
           "stored intermediates (resnet18 at 112×112: 41 files, 10 MB at batch 2 and 20 MB at "
           "batch 4) and, on the first of them, the determinism rerun.  With two shape groups "
           "that is 4 fixtures at any count: half of 8, a thirty-second of 128, so the ratio "
