@@ -120,7 +120,9 @@ def footer():
           "check, its input and output files).  `intermediates=\"all\"` stores every "
           "fixture's, for bisect against eager on every fixture (the other fixtures of a "
           "default bundle bisect against ONNX Runtime at opt-level disable).  Each timed "
-          "capture starts after an `os.sync()`." % GOAL)
+          "capture starts after an `os.sync()`.  On a shared 2-core VM the ratios move between "
+          "runs by up to about 0.2 (the dynamo export alone varies by a second): read a row "
+          "near 1.5× as at the goal, not beyond it." % GOAL)
 
 
 def main():

@@ -259,8 +259,8 @@ static void print_judgment_text(const onp_output_verdict *x)
                    "", report_fmt(j->gap_max, a, sizeof a),
                    report_fmt(j->envelope_max, b, sizeof b),
                    report_fmt(j->noise.max_abs, c, sizeof c), onp_noise_src_name(j->noise.src));
-        printf("%-18s   a change smaller than the tolerance, not rounding: bisect names the node "
-               "it starts at\n",
+        printf("%-18s   a change smaller than the tolerance, not rounding: bisect's biggest "
+               "error jump shows where it starts\n",
                "");
         return;
     }
@@ -429,7 +429,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
                "above): the tolerance passes a change that is not rounding%s%s%s\n",
                quiet, o->target ? "; onnxparity bisect " : "",
                o->target ? onp_shell_quote(o->target, q, sizeof q) : "",
-               o->target ? " locates it" : "");
+               o->target ? " shows where the error jumps" : "");
     }
 }
 

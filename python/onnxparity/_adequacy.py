@@ -190,7 +190,10 @@ class _OutputStats:
 
 def _rows_identical(a):
     """Whether every row along dim 0 of ``a`` (rank >= 1, >= 2 rows) has the
-    same bytes as the first (NaNs of one payload alike)."""
+    same bytes as the first (NaNs of one payload alike); False for an empty
+    tensor (no values to be alike)."""
+    if a.size == 0:
+        return False
     b = np.ascontiguousarray(a).reshape(a.shape[0], -1).view(np.uint8)
     return bool((b == b[0]).all())
 

@@ -287,5 +287,6 @@ class Pass:
         return {"reference": "float64" if ok else None, "reason": None if ok else self.reason,
                 "policy": policy_doc(self.policy),
                 "fixtures_covered": [f["fixture"] for f in self.fixtures] if ok else [],
-                "memory_format": self.memory_format if ok else None, "memory_note": self.memory_note,
+                "memory_format": self.memory_format if ok else None,
+                "memory_note": self.memory_note if ok else None,
                 "seconds": round(self.seconds, 6), "fixtures": self.fixtures if ok else []}

@@ -119,7 +119,12 @@ def test_change_below_the_tolerance_is_marked(onnxparity, healthy, tmp_path):
     note = [ln for ln in lines if ln.startswith("note     ")]
     assert note == [f"note     2 output(s) within tolerance but beyond their float noise (marked above): "
                     f"the tolerance passes a change that is not rounding; onnxparity bisect {b} "
-                    "locates it"], text.stdout
+                    "shows where the error jumps"], text.stdout
+    # and bisect does: the error jumps at the head, the one node that changed
+    bis = run([onnxparity, "bisect", b])
+    assert bis.returncode == 0, bis.stdout + bis.stderr
+    jump = [ln for ln in bis.stdout.splitlines() if ln.startswith("biggest error jump: ")]
+    assert len(jump) == 1 and "module head:" in jump[0], bis.stdout
 
 
 def test_shards_merge_to_the_same_count(onnxparity, healthy, tmp_path):
