@@ -121,8 +121,8 @@ def footer():
           "fixture's, for bisect against eager on every fixture (the other fixtures of a "
           "default bundle bisect against ONNX Runtime at opt-level disable).  Each timed "
           "capture starts after an `os.sync()`.  On a shared 2-core VM the ratios move between "
-          "runs by up to about 0.2 (the dynamo export alone varies by a second): read a row "
-          "near 1.5× as at the goal, not beyond it." % GOAL)
+          "runs by up to about 0.2 (the dynamo export alone varies by a second): a row "
+          "within 0.2 of 1.5× is neither a clear pass nor a clear fail." % GOAL)
 
 
 def main():
