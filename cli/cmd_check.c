@@ -246,37 +246,28 @@ static void print_judgment_text(const onp_output_verdict *x)
         printf("%-18s   vacuous: every row of the batch is identical in eager: the output does not "
                "depend on the sample here\n",
                "");
-    if (onp_judgment_within_tol_beyond_noise(j)) {
-        if (j->has_ref)
-            printf("%-18s   within tolerance, BEYOND float noise: ORT vs float64 %s, eager vs "
-                   "float64 %s (float64 reference); gap %s, envelope %s\n",
-                   "", report_fmt(j->ort_err_max, a, sizeof a),
-                   report_fmt(j->eager_err_max, b, sizeof b), report_fmt(j->gap_max, c, sizeof c),
-                   report_fmt(j->envelope_max, d, sizeof d));
-        else
-            printf("%-18s   within tolerance, BEYOND float noise: gap %s, envelope %s (noise %s "
-                   "from %s)\n",
-                   "", report_fmt(j->gap_max, a, sizeof a),
-                   report_fmt(j->envelope_max, b, sizeof b),
-                   report_fmt(j->noise.max_abs, c, sizeof c), onp_noise_src_name(j->noise.src));
-        printf("%-18s   a change smaller than the tolerance, not rounding: bisect's biggest "
-               "error jump shows where it starts\n",
-               "");
-        return;
-    }
-    if (j->verdict != ONP_VERDICT_WITHIN_NOISE && j->verdict != ONP_VERDICT_BEYOND_NOISE) return;
+    /* the noise test's line: beyond the tolerance it is the verdict; within
+     * it, said only when the float64-measured noise does not explain it */
+    const char *what = onp_judgment_within_tol_beyond_noise(j)
+                           ? "within tolerance, BEYOND float noise"
+                       : j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise"
+                       : j->verdict == ONP_VERDICT_BEYOND_NOISE ? "BEYOND float noise"
+                                                                : NULL;
+    if (!what) return;
     if (j->has_ref)
         printf("%-18s   %s: ORT vs float64 %s, eager vs float64 %s (float64 reference); gap %s, "
                "envelope %s\n",
-               "",
-               j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
-               report_fmt(j->ort_err_max, a, sizeof a), report_fmt(j->eager_err_max, b, sizeof b),
-               report_fmt(j->gap_max, c, sizeof c), report_fmt(j->envelope_max, d, sizeof d));
+               "", what, report_fmt(j->ort_err_max, a, sizeof a),
+               report_fmt(j->eager_err_max, b, sizeof b), report_fmt(j->gap_max, c, sizeof c),
+               report_fmt(j->envelope_max, d, sizeof d));
     else
-        printf("%-18s   %s: gap %s, envelope %s (noise %s from %s)\n", "",
-               j->verdict == ONP_VERDICT_WITHIN_NOISE ? "within float noise" : "BEYOND float noise",
+        printf("%-18s   %s: gap %s, envelope %s (noise %s from %s)\n", "", what,
                report_fmt(j->gap_max, a, sizeof a), report_fmt(j->envelope_max, b, sizeof b),
                report_fmt(j->noise.max_abs, c, sizeof c), onp_noise_src_name(j->noise.src));
+    if (j->verdict == ONP_VERDICT_WITHIN_TOL)
+        printf("%-18s   a change smaller than the tolerance, not rounding: bisect's biggest "
+               "error jump shows where it starts\n",
+               "");
     if (j->verdict == ONP_VERDICT_WITHIN_NOISE)
         printf("%-18s   the export is as accurate as float32 eager; atol %s covers its float "
                "noise (--strict-tol makes the tolerance bind)\n",

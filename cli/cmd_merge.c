@@ -446,12 +446,16 @@ int cmd_merge(int argc, char **argv)
                 const char *jq = str_at(o, "judgment", "vacuous");
                 in_noise += jv && !strcmp(jv, "within-noise");
                 vacuous += jq && strcmp(jq, "no");
-                /* as onp_judgment_within_tol_beyond_noise, from the shard's document */
-                const char *js = str_at(o, "judgment", "noise_source");
-                const cJSON *jb = cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetObjectItemCaseSensitive(o, "judgment"), "beyond_envelope");
-                quiet += jv && !strcmp(jv, "within-tolerance") && cJSON_IsTrue(jb) && js &&
-                         (!strcmp(js, "float64") || !strcmp(js, "float64-scaled"));
+                /* the library's rule on what the shard's judgment says */
+                const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "judgment");
+                onp_judgment qj;
+                memset(&qj, 0, sizeof qj);
+                qj.beyond_envelope =
+                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jd, "beyond_envelope"));
+                quiet +=
+                    !onp_verdict_from_name(jv, &qj.verdict) &&
+                    !onp_noise_src_from_name(str_at(jd, "noise_source", NULL), &qj.noise.src) &&
+                    onp_judgment_within_tol_beyond_noise(&qj);
                 if (num_at(o, "topk", "rows") > 0) {
                     rows += num_at(o, "topk", "rows");
                     agree += num_at(o, "topk", "top1_agree");

@@ -65,6 +65,10 @@ typedef enum onp_noise_src {
 /* "none", "float64", "float64-scaled", "ort-perturbation"; "?" out of range. */
 const char *onp_noise_src_name(onp_noise_src s);
 
+/* The source named `name` (as onp_noise_src_name writes it) into *out:
+ * 0, or -1 for an unknown name (*out untouched). */
+int onp_noise_src_from_name(const char *name, onp_noise_src *out);
+
 /* Deviation of a float32 computation of one value from its reference, and
  * the value's own scale (all >= 0; finite elements only). */
 typedef struct onp_noise {
@@ -86,6 +90,10 @@ typedef enum onp_verdict {
 /* "within-tolerance", "within-noise", "beyond-noise", "beyond-tolerance",
  * "not-numeric"; "?" when out of range. */
 const char *onp_verdict_name(onp_verdict v);
+
+/* The verdict named `name` (as onp_verdict_name writes it) into *out: 0,
+ * or -1 for an unknown name (*out untouched). */
+int onp_verdict_from_name(const char *name, onp_verdict *out);
 
 /* Why a comparison proves little. */
 typedef enum onp_vacuity {

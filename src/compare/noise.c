@@ -31,6 +31,30 @@ const char *onp_verdict_name(onp_verdict v)
     return (unsigned)v < ONP_VERDICT_COUNT ? verdict_names[v] : "?";
 }
 
+/* The index of `name` in names[0..n), or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(names[i], name)) return i;
+    return -1;
+}
+
+int onp_noise_src_from_name(const char *name, onp_noise_src *out)
+{
+    int i = name_index(src_names, ONP_NOISE_SRC_COUNT, name);
+    if (i < 0) return -1;
+    *out = (onp_noise_src)i;
+    return 0;
+}
+
+int onp_verdict_from_name(const char *name, onp_verdict *out)
+{
+    int i = name_index(verdict_names, ONP_VERDICT_COUNT, name);
+    if (i < 0) return -1;
+    *out = (onp_verdict)i;
+    return 0;
+}
+
 const char *onp_vacuity_name(onp_vacuity v)
 {
     return (unsigned)v < ONP_VACUITY_COUNT ? vacuity_names[v] : "?";

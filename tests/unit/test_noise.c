@@ -299,6 +299,21 @@ static void test_names(void)
     CHECK(!strcmp(onp_vacuity_name(ONP_VACUOUS_CONSTANT), "constant-across-batch"));
     CHECK(onp_dtype_eps(ONP_FLOAT) == EPS32 && onp_dtype_eps(ONP_INT32) == 0);
     CHECK(onp_dtype_eps(ONP_BFLOAT16) == 0x1p-7 && onp_dtype_eps(ONP_DOUBLE) == 0x1p-52);
+    /* the names read back: every one, and nothing else */
+    for (int v = 0; v < ONP_VERDICT_COUNT; v++) {
+        onp_verdict got = ONP_VERDICT_COUNT;
+        CHECK(onp_verdict_from_name(onp_verdict_name((onp_verdict)v), &got) == 0 && (int)got == v);
+    }
+    for (int s = 0; s < ONP_NOISE_SRC_COUNT; s++) {
+        onp_noise_src got = ONP_NOISE_SRC_COUNT;
+        CHECK(onp_noise_src_from_name(onp_noise_src_name((onp_noise_src)s), &got) == 0 &&
+              (int)got == s);
+    }
+    onp_verdict v = ONP_VERDICT_WITHIN_NOISE;
+    onp_noise_src src = ONP_NOISE_ORT;
+    CHECK(onp_verdict_from_name("?", &v) == -1 && v == ONP_VERDICT_WITHIN_NOISE);
+    CHECK(onp_verdict_from_name(NULL, &v) == -1 && onp_noise_src_from_name("Float64", &src) == -1 &&
+          src == ONP_NOISE_ORT);
 }
 
 TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
