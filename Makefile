@@ -184,6 +184,7 @@ venv: $(VENV_OK)
 # makes every capture that ends up with another exporter (a silent fallback
 # to legacy) fail its test (tests/py/conftest.py).
 TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/py/test_capture_testing.py \
+                   tests/py/test_capture_f64.py tests/py/test_capture_fastpaths.py \
                    tests/py/test_capture_accepts.py tests/py/test_quiet_change.py \
                    tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)

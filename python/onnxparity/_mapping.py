@@ -209,13 +209,20 @@ def _single_tensor(out):
 class Recorder:
     """Forward hooks on every submodule for one forward: the call tree, each
     call's output cloned (all calls, or the indices in ``keep``), and with
-    ``dataflow`` the identity of each call's first input and of its output."""
+    ``dataflow`` the identity of each call's first input and of its output.
 
-    def __init__(self, model, style, dataflow=False, keep=None):
+    ``sink(call, tensor)``, when given, is called for the kept calls instead
+    of storing a clone (``call.output`` stays None): ``tensor`` is the live
+    output, valid only during the call (a later in-place op may change it),
+    so a sink that needs it afterwards copies it.  The float64 pass reduces
+    each output to its statistics there, without a float64 copy."""
+
+    def __init__(self, model, style, dataflow=False, keep=None, sink=None):
         self.model = model
         self.style = style
         self.dataflow = dataflow
         self.keep = keep
+        self.sink = sink
         self.names = {}
         for name, m in model.named_modules():
             self.names.setdefault(id(m), name)
@@ -282,7 +289,7 @@ class Recorder:
         if t is not None:
             c.out_id = id(t)
             if self.keep is None or c.index in self.keep:
-                c.output = t.detach().clone()
+                self._store(c, t)
             if self.dataflow:
                 self.refs.append(t)
                 i = _first_tensor(inputs)
@@ -316,8 +323,14 @@ class Recorder:
         d.derived = "MultiheadAttention's attention output before its final view"
         if self.keep is None or d.index in self.keep:
             seq_first = t.transpose(0, 1) if mha.batch_first else t
-            d.output = seq_first.reshape(-1, t.shape[-1]).detach().clone()
+            self._store(d, seq_first.reshape(-1, t.shape[-1]))
         self.calls.append(d)
+
+    def _store(self, c, t):
+        if self.sink is not None:
+            self.sink(c, t.detach())
+        else:
+            c.output = t.detach().clone()
 
 
 _ONNX_DTYPES = {

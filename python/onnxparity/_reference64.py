@@ -13,7 +13,6 @@ import copy
 import math
 import time
 
-import numpy as np
 import torch
 
 from . import _fixtures, _mapping, _state
@@ -102,17 +101,62 @@ def make_model64(model):
     channels_last: torch's float64 convolutions on a CPU run faster on that
     layout (resnet18's float64 pass: 8 % under torch 1.13, 22 % under 2.9),
     and the values are the same up to float64 rounding.
+    The floating parameters go into the copy already converted (the deep
+    copy's memo holds their float64 versions), so no float32 copy of the
+    weights is made and converted again; shared parameters stay shared
+    (a subclass of Parameter is deep-copied and converted as it is).
     Returns (model, memory format name)."""
-    m = copy.deepcopy(model)
-    m.double()
+    params = [p for p in model.parameters() if p.is_floating_point()]
+    layout = torch.channels_last if any(p.dim() == 4 for p in params) else None
+    memo = {}
+    for p in params:
+        if type(p) is not torch.nn.Parameter:  # a subclass: deep-copied as it is, then converted
+            continue
+        fmt = layout if layout is not None and p.dim() == 4 else torch.preserve_format
+        memo[id(p)] = torch.nn.Parameter(p.detach().to(torch.float64, memory_format=fmt, copy=True),
+                                         requires_grad=p.requires_grad)
+    m = copy.deepcopy(model, memo)
+    m.double()  # the floating buffers (the parameters are float64 already)
     m.eval()
-    if any(p.dim() == 4 and p.is_floating_point() for p in m.parameters()):
-        m.to(memory_format=torch.channels_last)
+    if layout is not None:
+        m.to(memory_format=layout)  # buffers and anything else 4-D
         return m, "channels_last"
     return m, "contiguous"
 
 
-def noise_stats(e32, e64):
+class Scratch:
+    """Work memory the statistics reuse from one intermediate to the next: a
+    fresh allocation of several MB faults its pages in, which cost more than
+    the arithmetic (the capture computes the statistics of every mapped
+    intermediate of every covered fixture).  One per float64 pass, dropped
+    with it."""
+
+    def __init__(self):
+        self.buf = torch.empty(0, dtype=torch.float64)
+
+    def take(self, n):
+        """A float64 vector of ``n`` elements (values undefined)."""
+        if self.buf.numel() < n:
+            self.buf = torch.empty(n, dtype=torch.float64)
+        return self.buf[:n]
+
+
+def _memory_flat(t):
+    """A 1-D view of ``t``'s elements in memory order, when they fill one
+    block (contiguous, channels_last, any dense permutation), else None."""
+    if t.is_contiguous():
+        return t.view(-1)
+    expect = 1
+    for d in sorted(range(t.dim()), key=lambda d: t.stride(d)):
+        if t.shape[d] == 1:
+            continue
+        if t.stride(d) != expect:
+            return None
+        expect *= t.shape[d]
+    return t.as_strided((t.numel(),), (1,), t.storage_offset())
+
+
+def noise_stats(e32, e64, scratch=None):
     """float32 eager's deviation from float64 eager, all in float64:
     dev = e32 - e64 over the elements where both are finite; max_abs, rms,
     q999 (99.9th percentile of |dev|, linear interpolation as numpy's
@@ -121,29 +165,38 @@ def noise_stats(e32, e64):
     not finite.  All zero for an empty tensor.
 
     Computed in torch (the capture's hot loop runs it on every intermediate
-    of a covered fixture), with one float64 temporary: dev is made in place
-    in the float32 side's float64 copy; the sums of squares need no |.|
-    (x*x = |x|*|x| bit for bit, summed in the same order); scale's maximum
-    is max(max b, -min b).  In the common all-finite case no mask is built:
-    both sums of squares are finite exactly when every element is (a NaN or
-    an infinity makes its dot NaN or inf; an overflow to inf, |x| > 1e154,
-    also takes the masked path, which gives the same inf).  q999 reads the
-    two order statistics it interpolates from a top-k of the largest 0.1 %,
-    not from a full partition."""
-    a = e32.detach().cpu().reshape(-1)
-    b = e64.detach().cpu().reshape(-1).to(torch.float64)
+    of a covered fixture) without copying either side: dev is written in
+    e64's memory order (a channels_last float64 output stays as it is) into
+    ``scratch`` (a Scratch, reused: see there), and every statistic is a
+    sum, an extreme or an order statistic, so the order does not change it
+    beyond the last bits of a sum.  The sums of squares need no |.|; in the
+    common all-finite case no mask is built: both sums of squares are finite
+    exactly when every element is (a NaN or an infinity makes its dot NaN
+    or inf; an overflow to inf, |x| > 1e154, also takes the masked path,
+    which gives the same inf).  q999 reads the two order statistics it
+    interpolates from the largest 0.1 % (``_quantile_high``)."""
+    a = e32.detach().cpu()
+    b = e64.detach().cpu().to(torch.float64)
     count = int(a.numel())
     zero = {"max_abs": 0.0, "rms": 0.0, "q999": 0.0, "scale_max": 0.0, "scale_rms": 0.0,
             "count": count, "nonfinite": 0}
     if count == 0:
         return zero
-    dev = a.to(torch.float64, copy=True).sub_(b)
-    dd, bb = float(torch.dot(dev, dev)), float(torch.dot(b, b))
+    b_flat = _memory_flat(b)
+    if b_flat is None:  # an overlapping or gapped view: its values, contiguous
+        b = b.contiguous()
+        b_flat = b.view(-1)
+    a = a.reshape(b.shape)
+    dev_flat = (scratch or Scratch()).take(count)
+    # the scratch vector seen with b's strides: dev lands in b's memory order
+    torch.sub(a, b, out=dev_flat.as_strided(b.shape, b.stride(), 0))
+    dd, bb = float(torch.dot(dev_flat, dev_flat)), float(torch.dot(b_flat, b_flat))
     if not (math.isfinite(dd) and math.isfinite(bb)):
-        return _noise_stats_masked(dev.abs_(), b, zero)
-    dev.abs_()
-    return dict(zero, max_abs=float(dev.max()), rms=math.sqrt(dd / count),
-                q999=_quantile_high(dev, 0.999), scale_max=max(float(b.max()), -float(b.min())),
+        return _noise_stats_masked(dev_flat.abs_(), b_flat, zero)
+    dev_flat.abs_()
+    lo, hi = torch.aminmax(b_flat)
+    return dict(zero, max_abs=float(dev_flat.max()), rms=math.sqrt(dd / count),
+                q999=_quantile_high(dev_flat, 0.999), scale_max=max(float(hi), -float(lo)),
                 scale_rms=math.sqrt(bb / count))
 
 
@@ -166,19 +219,42 @@ def _noise_stats_masked(dev, b, zero):
     return out
 
 
+# _top reads long vectors in blocks of this many elements
+_BLOCK = 32
+
 def _quantile_high(v, q):
     """numpy.quantile(v, q) (method 'linear') of a non-empty 1-D float64
-    tensor, for q near 1: the order statistics at floor(q (n-1)) and the one
-    above it are the smallest two of the top n - floor(q (n-1))."""
+    tensor without NaN, for q near 1: the order statistics at
+    floor(q (n-1)) and the one above it are the smallest two of the
+    n - floor(q (n-1)) largest."""
     n = int(v.numel())
     pos = q * (n - 1)
     lo = int(math.floor(pos))
-    top = torch.topk(v, n - lo, largest=True, sorted=True).values
+    top = _top(v, n - lo)
     a = float(top[-1])
     b = float(top[-2]) if n - lo >= 2 else a
     t = pos - lo
     # numpy's lerp: from below under one half, from above from one half on
     return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
+
+
+def _top(v, need):
+    """The ``need`` largest values of 1-D ``v``, sorted, largest first.  A
+    long vector goes by blocks of _BLOCK elements: with T the need-th
+    largest block maximum, the need largest values are all >= T (the need
+    largest block maxima are need elements >= T), so they lie in the blocks
+    whose maximum is >= T, and a top-k over those blocks (and the tail that
+    fills no block) is exact.  One pass over the vector, then top-ks over
+    a few thousand values."""
+    n = int(v.numel())
+    full = n // _BLOCK
+    if full < 4 * need:
+        return torch.topk(v, need, largest=True, sorted=True).values
+    blocks = v[:full * _BLOCK].view(full, _BLOCK)
+    peak = blocks.amax(dim=1)
+    t = torch.topk(peak, need, largest=True, sorted=True).values[-1]
+    cand = torch.cat([blocks[peak >= t].reshape(-1), v[full * _BLOCK:]])
+    return torch.topk(cand, need, largest=True, sorted=True).values
 
 
 def counterpart(t32, t64):
@@ -209,6 +285,7 @@ class Pass:
         self.fixtures = []  # one document per covered fixture written
         self.snap = None    # a snapshot of model64 when the forward changes state
         self.memory_format, self.memory_note = None, None
+        self.scratch = Scratch()
         if not self.covered:
             self.reason = "reference64 is off" if policy[1] == 0 else "no fixture covered"
             return
@@ -235,19 +312,23 @@ class Pass:
         self.model64 = None
         self.fixtures = []
 
-    def run(self, k, fx, forward, keep=None):
+    def run(self, k, fx, forward, pairs=None):
         """The float64 pass on fixture ``k`` (a Fixture) when it is covered:
-        (flat outputs, {(module path, call number): output}), or None (not
-        covered, or the pass failed: see ``reason``).  ``forward(model, fx)``
-        runs the model like the float32 truth (grad mode, RNG seed).
-        ``keep``: the indices of the module calls whose outputs are kept, in
-        call order (as the float32 recording's; None: all)."""
+        (flat outputs, {(module path, call number): noise_stats}), or None
+        (not covered, or the pass failed: see ``reason``).
+        ``forward(model, fx)`` runs the model like the float32 truth (grad
+        mode, RNG seed).  ``pairs``: {call index: the float32 recording's
+        Call} of the calls whose statistics are wanted (indices in call
+        order, as the float32 recording's); each is computed in the float64
+        forward's hook from the live output, so no float64 intermediate is
+        kept.  A call whose path, call number, dtype or shape differ from
+        its float32 counterpart has none."""
         if not self.active or k not in self.covered:
             return None
         t0 = _clock()
         try:
             try:
-                return self._forward(fx, forward, keep)
+                return self._forward(fx, forward, pairs or {})
             except Exception as e:
                 if self.memory_format != "channels_last":
                     raise
@@ -257,7 +338,7 @@ class Pass:
                 self.model64.to(memory_format=torch.contiguous_format)
                 self.memory_format = "contiguous"
                 self.memory_note = f"channels_last refused on fixture {k}: {one_line(e)}"
-                return self._forward(fx, forward, keep)
+                return self._forward(fx, forward, pairs or {})
         except Exception as e:  # the reference is optional by design
             self.fail(e, f"the float64 forward raised on fixture {k}")
             return None
@@ -265,13 +346,18 @@ class Pass:
             self.restore()
             self.seconds += _clock() - t0
 
-    def _forward(self, fx, forward, keep):
+    def _forward(self, fx, forward, pairs):
         fx64 = _fixtures.Fixture(to_float64(fx.args), to_float64(fx.kwargs))  # copies
-        with _mapping.Recorder(self.model64, _mapping.LegacyScopes(), keep=keep) as r:
+        stats = {}
+
+        def sink(c, t64):
+            c32 = pairs[c.index]
+            if (c32.path, c32.call_no) == (c.path, c.call_no) and counterpart(c32.output, t64):
+                stats[(c.path, c.call_no)] = noise_stats(c32.output, t64, self.scratch)
+
+        with _mapping.Recorder(self.model64, _mapping.LegacyScopes(), keep=set(pairs), sink=sink):
             out = forward(self.model64, fx64)
-        flat = [t for _, _, t in _fixtures.flatten_outputs(out)]
-        calls = {(c.path, c.call_no): c.output for c in r.calls if c.output is not None}
-        return flat, calls
+        return [t for _, _, t in _fixtures.flatten_outputs(out)], stats
 
     def restore(self):
         """Every covered fixture from the same state, as the truth."""
@@ -279,8 +365,10 @@ class Pass:
             self.snap.restore()
 
     def release(self):
-        """Drop the float64 copy (the recorded documents stay)."""
+        """Drop the float64 copy and the work memory (the recorded documents
+        stay)."""
         self.model64 = None
+        self.scratch = None
 
     def doc(self):
         ok = self.reason is None

@@ -528,9 +528,9 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                             same = eager.same(eager_out[k], outk)
                             det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
                         calls = rk.calls
-                calls64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out,
-                                             keep if store else set(), grad_mode if store else False,
-                                             index_files)
+                pairs = {i: calls[i] for i in keep if i < len(calls)} if store else {}
+                noise64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, pairs,
+                                             grad_mode if store else False, index_files)
                 if not store:
                     if plan.store_int:  # some fixtures store theirs: say why not this one
                         entry["intermediates"] = 0
@@ -542,12 +542,12 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
                             "the forward called other modules than on the traced fixture "
                             f"{example} (data-dependent control flow)")
                     else:
-                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems, calls64)
-                        if calls64 is not None:
+                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems, noise64)
+                        if noise64 is not None:
                             index_files.append(d / "intermediates" / "index.json")
                 fixtures_doc.append(entry)
                 tk.calls = None
-                del calls, calls64
+                del calls, pairs, noise64
         del traced_calls
         ref64.release()
         warnings_doc = [_export.warning_record(w) for w in caught]
@@ -717,20 +717,20 @@ def _json_axes(axes):
     return {n: {str(d): a for d, a in sorted(dims.items())} for n, dims in axes.items()}
 
 
-def _reference_fixture(ref64, d, k, fx, eager_k, g_out, keep, grad, index_files):
+def _reference_fixture(ref64, d, k, fx, eager_k, g_out, pairs, grad, index_files):
     """The float64 pass on fixture ``k`` when it is covered: writes
     ``reference64/output_J.pb`` (floating outputs) and the fixture's document,
-    and returns {(module path, call number): float64 output} of the calls
-    ``keep`` names (their indices, as the mapping's) for the intermediates'
-    statistics (None when not covered or when the pass failed; a failure
-    removes what earlier fixtures wrote, the reference is then off for the
-    whole bundle)."""
-    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), keep)
+    and returns {(module path, call number): noise_stats} of the float32
+    calls ``pairs`` holds ({call index: Call}, see _r64.Pass.run) for the
+    intermediates' index (None when not covered or when the pass failed; a
+    failure removes what earlier fixtures wrote, the reference is then off
+    for the whole bundle)."""
+    got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), pairs)
     if got is None:
         if not ref64.active:
             _drop_reference(d.parent, index_files)
         return None
-    outs64, calls64 = got
+    outs64, noise64 = got
     if len(outs64) != len(eager_k):
         ref64.fail(f"the float64 forward returned {len(outs64)} output tensors on fixture {k}, the "
                    f"float32 one {len(eager_k)}")
@@ -743,9 +743,9 @@ def _reference_fixture(ref64, d, k, fx, eager_k, g_out, keep, grad, index_files)
         if _r64.counterpart(t32, t64):
             write_pb(rdir / f"output_{j}.pb", t64, g_out[j])
             outputs.append(dict({"name": g_out[j], "file": f"reference64/output_{j}.pb"},
-                                **_r64.noise_stats(t32, t64)))
+                                **_r64.noise_stats(t32, t64, ref64.scratch)))
     ref64.fixtures.append({"fixture": k, "dir": d.name, "outputs": outputs})
-    return calls64
+    return noise64
 
 
 def _drop_reference(root, index_files):
@@ -768,7 +768,7 @@ def _forward_plain(model, fx, grad, seed):
         return model(*fx.args, **fx.kwargs)
 
 
-def _write_intermediates(d, k, mapping, calls, stems, calls64=None):
+def _write_intermediates(d, k, mapping, calls, stems, noise64=None):
     idir = d / "intermediates"
     idir.mkdir()
     entries = []
@@ -787,9 +787,9 @@ def _write_intermediates(d, k, mapping, calls, stems, calls64=None):
              "modules": [{"module": calls[i].path, "call": calls[i].call_no, "kind": mapping.kind[i]}
                          for i in members],
              "dtype": dtype_name(t), "shape": list(t.shape)}
-        t64 = calls64.get((calls[primary].path, calls[primary].call_no)) if calls64 is not None else None
-        if t64 is not None and _r64.counterpart(t, t64):
-            e["noise"] = _r64.noise_stats(t, t64)
+        noise = noise64.get((calls[primary].path, calls[primary].call_no)) if noise64 is not None else None
+        if noise is not None:
+            e["noise"] = noise
         entries.append(e)
     entries.sort(key=lambda e: e["file"])
     _json_dump(idir / "index.json", {"schema": "onnxparity.intermediates/1", "fixture": k,

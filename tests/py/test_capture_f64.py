@@ -409,3 +409,63 @@ def test_conv_model_float64_copy_layout(tmp_path, view, layout):
 def test_model_without_convolutions_keeps_its_layout(tmp_path):
     doc = onnxparity.capture(mlp(), batches(2), tmp_path / "b")
     assert doc["noise"]["memory_format"] == "contiguous" and doc["noise"]["memory_note"] is None
+
+
+class BlockNet(torch.nn.Module):
+    """Conv -> BatchNorm -> ReLU(inplace) twice, as in resnet: each BatchNorm
+    output is overwritten by the in-place ReLU right after its module call,
+    so its statistics must be taken from the live output in that call."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8)
+        self.c2, self.b2 = torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.BatchNorm2d(8)
+        self.r1, self.r2 = torch.nn.ReLU(inplace=True), torch.nn.ReLU(inplace=True)
+        self.fc = torch.nn.Linear(8 * 6 * 6, 5)
+
+    def forward(self, x):
+        y = self.r2(self.b2(self.c2(self.r1(self.b1(self.c1(x))))))
+        return self.fc(torch.flatten(y, 1))
+
+
+def test_intermediates_statistics_of_a_conv_net_with_in_place_relu(tmp_path):
+    """The float64 copy runs in channels_last and its intermediates are
+    reduced to statistics inside the forward (no float64 copy kept): every
+    mapped intermediate's statistics, the BatchNorm outputs that the in-place
+    ReLU overwrites included, equal the definition applied to the written
+    float32 file and a float64 forward of a plain copy computed here (each
+    module output cloned in its hook)."""
+    import copy
+    torch.manual_seed(0)
+    model = BlockNet().eval()
+    for bn in (model.b1, model.b2):  # running statistics that are not the identity
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    fx = images(2, 3)
+    b = tmp_path / "b"
+    doc = onnxparity.capture(model, fx, b, exporter="legacy")
+    assert doc["noise"]["memory_format"] == "channels_last"
+    m64 = copy.deepcopy(model).double()
+    seen = set()
+    for k, x in enumerate(fx):
+        got = {}
+        hooks = [m.register_forward_hook(lambda mod, i, o, n=n: got.__setitem__(n, o.detach().clone()))
+                 for n, m in m64.named_modules() if n]
+        with torch.no_grad():
+            m64(x.double())
+        for h in hooks:
+            h.remove()
+        d = b / f"test_data_set_{k}"
+        for e in json.loads((d / "intermediates/index.json").read_text())["entries"]:
+            assert "noise" in e, e["value"]
+            e32 = numpy_helper.to_array(load(d / "intermediates" / e["file"]))
+            want = stats(e32, got[e["module"]].numpy())
+            # the two float64 forwards (channels_last there, contiguous here)
+            # round differently, by ulps of float64 at the values' scale
+            slack = 1e-13 * want["scale_max"]
+            for key in STAT_KEYS:
+                tol = slack if key in ("max_abs", "rms", "q999") else 1e-12 * abs(want[key])
+                assert abs(e["noise"][key] - want[key]) <= tol, (e["module"], key)
+            assert e["noise"]["max_abs"] > 100 * slack  # so the slack cannot hide a wrong value
+            seen.add(e["module"])
+    assert {"b1", "b2"} & seen, seen  # a BatchNorm output overwritten in place is among them

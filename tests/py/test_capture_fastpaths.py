@@ -133,6 +133,108 @@ def test_noise_stats_of_an_empty_tensor():
                    "count": 0, "nonfinite": 0}
 
 
+def test_top_by_blocks_is_the_exact_top_k():
+    """_top reads long vectors by blocks: the values torch.topk gives over
+    the whole vector, for random values, ties, a constant vector, the
+    largest values packed in one block, in the tail that fills no block, and
+    spread one per block."""
+    g = torch.Generator().manual_seed(5)
+    for n in (r64._BLOCK * 4000, r64._BLOCK * 4000 + 17, 300001):
+        base = torch.rand(n, dtype=torch.float64, generator=g)
+        cases = {"random": base, "ties": torch.round(base * 20) / 20,
+                 "constant": torch.full((n,), 0.5, dtype=torch.float64)}
+        packed = base * 0.5
+        packed[64:64 + r64._BLOCK] = 2 + base[:r64._BLOCK]
+        cases["one block"] = packed
+        tail = base * 0.5
+        tail[-(n % r64._BLOCK or 1):] = 3.0
+        cases["tail"] = tail
+        spread = base * 0.5
+        spread[::r64._BLOCK] += 1
+        cases["spread"] = spread
+        for kind, v in cases.items():
+            for need in (1, 2, 40, n // 1000 + 1, n // (4 * r64._BLOCK)):
+                got = r64._top(v, need)
+                want = torch.topk(v, need, largest=True, sorted=True).values
+                assert torch.equal(got, want), (n, kind, need)
+
+
+def test_noise_stats_in_any_memory_layout_with_a_reused_scratch():
+    """noise_stats works in the float64 side's memory order: a channels_last
+    float64 output against a contiguous float32 one (the float64 copy runs
+    in channels_last), the reverse, a strided view that fills no block, and
+    0-d; one scratch reused from a large tensor to a small one and back
+    gives what the definition gives every time."""
+    g = torch.Generator().manual_seed(9)
+    scratch = r64.Scratch()
+
+    def pair(shape):
+        e64 = torch.randn(shape, dtype=torch.float64, generator=g)
+        return (e64 + torch.randn(shape, dtype=torch.float64, generator=g) * 1e-7).float(), e64
+
+    cl = torch.channels_last
+    cases = []
+    e32, e64 = pair((3, 16, 20, 20))
+    cases.append(("f64 channels_last", e32, e64.contiguous(memory_format=cl)))
+    cases.append(("f32 channels_last", e32.contiguous(memory_format=cl), e64))
+    e32, e64 = pair((5,))
+    cases.append(("small", e32, e64))
+    e32, e64 = pair((40, 60))
+    cases.append(("strided view", e32[:, ::3], e64[:, ::3]))
+    cases.append(("transposed", e32.t(), e64.t()))
+    e32, e64 = pair(())
+    cases.append(("0-d", e32, e64))
+    e32, e64 = pair((2, 8, 33, 7))
+    cases.append(("large again", e32, e64.contiguous(memory_format=cl)))
+    for kind, a, b in cases:
+        want = reference_stats(a.contiguous(), b.contiguous())
+        for got in (r64.noise_stats(a, b, scratch), r64.noise_stats(a, b)):
+            assert sorted(got) == sorted(want), kind
+            for k, w in want.items():
+                assert math.isclose(got[k], w, rel_tol=1e-12, abs_tol=1e-300), (kind, k, got[k], w)
+
+
+def test_float64_copy_converts_in_place_of_copying_twice():
+    """make_model64 hands the deep copy float64 parameters through its memo:
+    the same values, dtypes and layout as deepcopy + double + channels_last,
+    shared parameters still shared, requires_grad kept, a Parameter subclass
+    kept as its class, and the model given left as it was."""
+    import copy
+
+    class Marked(torch.nn.Parameter):
+        pass
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.bn = torch.nn.BatchNorm2d(4)
+            self.a, self.b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+            self.b.weight = self.a.weight
+            self.a.bias.requires_grad_(False)
+            self.scale = Marked(torch.ones(4))
+            self.steps = torch.nn.Parameter(torch.tensor([3]), requires_grad=False)
+
+    torch.manual_seed(0)
+    net = Net()
+    before = {k: (v.clone(), v.dtype, id(v)) for k, v in net.state_dict(keep_vars=True).items()}
+    m64, fmt = r64.make_model64(net)
+    want = copy.deepcopy(net).double().to(memory_format=torch.channels_last)
+    assert fmt == "channels_last" and not m64.training
+    got_sd, want_sd = m64.state_dict(), want.state_dict()
+    assert sorted(got_sd) == sorted(want_sd)
+    for k in want_sd:
+        g_, w_ = got_sd[k], want_sd[k]
+        assert g_.dtype == w_.dtype and g_.stride() == w_.stride() and torch.equal(g_, w_), k
+    assert m64.a.weight is m64.b.weight and m64.a.weight.dtype == torch.float64
+    assert not m64.a.bias.requires_grad and m64.a.weight.requires_grad
+    assert type(m64.scale) is Marked and m64.scale.dtype == torch.float64
+    assert m64.steps.dtype == torch.int64
+    for k, v in net.state_dict(keep_vars=True).items():
+        clone, dtype, ident = before[k]
+        assert id(v) == ident and v.dtype == dtype and torch.equal(v, clone), k
+
+
 def full_inference_types(mp):
     try:
         g = onnx.shape_inference.infer_shapes(mp).graph
