@@ -82,6 +82,30 @@ def _qual(path, name):
     return f"{path}.{name}" if path else name
 
 
+def _keys(m):
+    """The names a module holds: its non-None parameters and buffers and
+    its instance attributes.  Equal to the snapshot's, nothing was added
+    (a parameter or buffer set from None to a tensor changes the first two),
+    so the scan for added names can skip the module (Snapshot._nothing_added);
+    what was removed or changed is found by the per-entry loops either way."""
+    return ({k for k, v in m._parameters.items() if v is not None},
+            {k for k, v in m._buffers.items() if v is not None}, set(vars(m)))
+
+
+# an attribute absent from a module's __dict__
+_MISSING = object()
+
+
+def _unchanged_atom(now, saved):
+    """A snapshotted attribute whose live value *is* its saved deep copy is
+    unchanged: deepcopy returns the object itself only for immutable atoms
+    (None, numbers, strings, bytes) and tuples made of them, while tensors,
+    lists, dicts, sets and deques are always copied, so a mutable value
+    never passes.  Spares the value comparison of a module's configuration
+    (kernel sizes, strides, flags) after every forward."""
+    return now is saved
+
+
 def _signature(t):
     """What fast mode reads instead of the values (see the module comment)."""
     return (t._version, t.data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
@@ -123,6 +147,21 @@ class Snapshot:
         self.registered = {id(m): (set(dict(m.named_parameters(recurse=False))),
                                    set(dict(m.named_buffers(recurse=False))))
                            for _, m in self.modules}
+        self.keys = {id(m): _keys(m) for _, m in self.modules}
+        self.none_slots = {id(m): ({k for k, v in m._parameters.items() if v is None},
+                                   {k for k, v in m._buffers.items() if v is None})
+                           for _, m in self.modules}
+        # attribute names whose value was not data: rebound to data, they count as added
+        self.nondata = {id(m): [n for n in _attribute_names(m) if n not in self.attr_names[id(m)]]
+                        for _, m in self.modules}
+
+    def _nothing_added(self, m):
+        """No parameter, buffer or data attribute of ``m`` was added since the
+        snapshot: the names it holds are the snapshot's (_keys) and no
+        attribute that held something else now holds data.  The scan for
+        added names (per name, through torch's generators) skips it then."""
+        return _keys(m) == self.keys[id(m)] and not any(
+            _is_data(vars(m).get(n)) for n in self.nondata[id(m)] if n in vars(m))
 
     def counts(self):
         kinds = [k for _, _, _, k, _, _ in self.tensors]
@@ -152,6 +191,8 @@ class Snapshot:
                 out.append({"name": _qual(path, name), "kind": kind,
                             "how": "values" if now is t else "rebound"})
         for path, m in self.modules:
+            if self._nothing_added(m):
+                continue
             params, buffers = self.registered[id(m)]
             for kind, now, before in (("parameter", dict(m.named_parameters(recurse=False)), params),
                                       ("buffer", dict(m.named_buffers(recurse=False)), buffers)):
@@ -162,9 +203,12 @@ class Snapshot:
                 if name not in known and _is_data(vars(m)[name]):
                     out.append({"name": _qual(path, name), "kind": "attribute", "how": "added"})
         for m, path, name, saved in self.attrs:
-            if name not in vars(m):
+            now = vars(m).get(name, _MISSING)
+            if _unchanged_atom(now, saved):
+                continue
+            if now is _MISSING:
                 out.append({"name": _qual(path, name), "kind": "attribute", "how": "removed"})
-            elif not _same(vars(m)[name], saved):
+            elif not _same(now, saved):
                 out.append({"name": _qual(path, name), "kind": "attribute", "how": "values"})
         return out
 
@@ -175,11 +219,20 @@ class Snapshot:
         is)."""
         with torch.no_grad():
             for path, m in self.modules:
+                if self._nothing_added(m):
+                    continue
                 params, buffers = self.registered[id(m)]
+                none_params, none_buffers = self.none_slots[id(m)]
                 for name in set(dict(m.named_parameters(recurse=False))) - params:
-                    delattr(m, name)
+                    if name in none_params:  # registered as None (a Linear without bias)
+                        m._parameters[name] = None
+                    else:
+                        delattr(m, name)
                 for name in set(dict(m.named_buffers(recurse=False))) - buffers:
-                    delattr(m, name)
+                    if name in none_buffers:
+                        m._buffers[name] = None
+                    else:
+                        delattr(m, name)
                 known = self.attr_names[id(m)]
                 for name in _attribute_names(m):
                     if name not in known and _is_data(vars(m)[name]):
@@ -196,7 +249,8 @@ class Snapshot:
                     t.copy_(saved)
                 self.sigs[i] = _signature(t)  # the copy bumped the version
             for m, path, name, saved in self.attrs:
-                if name not in vars(m) or not _same(vars(m)[name], saved):
+                now = vars(m).get(name, _MISSING)
+                if not _unchanged_atom(now, saved) and (now is _MISSING or not _same(now, saved)):
                     setattr(m, name, copy.deepcopy(saved))
 
 

@@ -644,3 +644,46 @@ def test_a_later_fixture_changing_the_state_is_named_on_that_fixture(tmp_path, m
             want = copy.deepcopy(fresh)(x.clone()).numpy()
         got = load(tmp_path / f"b/test_data_set_{k}/output_0.pb")
         assert np.array_equal(got, want), k
+
+
+def test_snapshot_shortcuts_miss_nothing_they_skip():
+    """The state check's shortcuts (a module whose names are the snapshot's
+    skips the scan for added names; an attribute that still is its saved
+    immutable value skips the comparison) still see: a bias set from None
+    to a parameter, a buffer registered where None was, an attribute that
+    held a non-data object now holding data, a tuple attribute rebound to an
+    equal-looking new tuple of other values, and an int attribute changed;
+    and restore undoes each."""
+    from onnxparity import _state
+
+    class Config:
+        pass
+
+    class Odd(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3, bias=False)
+            self.register_buffer("slot", None)
+            self.cfg = Config()
+            self.shape = (2, 3)
+            self.count = 7
+
+        def forward(self, x):
+            self.fc.bias = torch.nn.Parameter(torch.zeros(3))
+            self.slot = torch.ones(1)
+            self.cfg = [1, 2]
+            self.shape = (2, 4)
+            self.count = 8
+            return self.fc(x)
+
+    m = Odd().eval()
+    snap = _state.Snapshot(m)
+    with torch.no_grad():
+        m(torch.randn(2, 4))
+    got = {(c["name"], c["kind"], c["how"]) for c in snap.changes()}
+    assert got == {("fc.bias", "parameter", "added"), ("slot", "buffer", "added"),
+                   ("cfg", "attribute", "added"), ("shape", "attribute", "values"),
+                   ("count", "attribute", "values")}
+    snap.restore()
+    assert snap.changes() == []
+    assert m.fc.bias is None and m.slot is None and m.shape == (2, 3) and m.count == 7
