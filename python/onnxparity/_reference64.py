@@ -222,6 +222,7 @@ def _noise_stats_masked(dev, b, zero):
 # _top reads long vectors in blocks of this many elements
 _BLOCK = 32
 
+
 def _quantile_high(v, q):
     """numpy.quantile(v, q) (method 'linear') of a non-empty 1-D float64
     tensor without NaN, for q near 1: the order statistics at
