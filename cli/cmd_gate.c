@@ -301,6 +301,7 @@ static int record(const opts *o, const meas_result *r)
             const onp_output_verdict *x = &r->fix[i].outs[k];
             if (!x->compared || cJSON_GetObjectItemCaseSensitive(outs, x->name)) continue;
             double max_abs = 0, max_rel = 0, nr = 0, na = 0, mf = 0, env = -1;
+            long quiet = 0; /* fixtures within tolerance but beyond their float noise */
             onp_noise_src weakest = ONP_NOISE_NONE;
             int64_t rows = 0, agree = 0;
             cJSON *oj = cJSON_AddObjectToObject(outs, x->name), *shapes;
@@ -320,6 +321,7 @@ static int record(const opts *o, const meas_result *r)
                         env = fmax(env, y->j.envelope_max);
                         if (y->j.noise.src > weakest) weakest = y->j.noise.src;
                     }
+                    quiet += onp_judgment_within_tol_beyond_noise(&y->j);
                     if (y->has_topk) rows += y->tk.rows, agree += y->tk.top1_agree;
                     cJSON *sh = cJSON_CreateArray();
                     for (int d = 0; d < y->rank; d++)
@@ -359,6 +361,9 @@ static int record(const opts *o, const meas_result *r)
             } else {
                 cJSON_AddNullToObject(oj, "envelope_max");
             }
+            /* as measured: a healthy export has none; a bundle recorded with
+             * some keeps them allowed, and any more regress */
+            cJSON_AddNumberToObject(oj, "quiet_change_max", (double)quiet);
             cJSON *meas = cJSON_AddObjectToObject(oj, "measured");
             report_num(meas, "max_abs", max_abs);
             report_num(meas, "max_rel", max_rel);
@@ -505,6 +510,41 @@ static void judge_limit(reglist *l, const char *fx, const char *out, const char 
     if (beyond) reg_limit(l, fx, out, check, v, lim, what);
 }
 
+/* quiet_change: the fixtures on which output co is within its tolerance
+ * but beyond its float64-measured noise (check's mark, noise.h).  More of
+ * them than the criteria allow regress, each marked fixture named. */
+static void judge_quiet(reglist *l, const crit_out *co, const meas_result *r)
+{
+    long n = 0;
+    for (size_t i = 0; i < r->n_fix; i++)
+        for (size_t k = 0; k < r->fix[i].n_out; k++)
+            n += !strcmp(r->fix[i].outs[k].name, co->name) &&
+                 onp_judgment_within_tol_beyond_noise(&r->fix[i].outs[k].j);
+    int beyond = n > co->quiet_change_max;
+    check_note(l, co->name, "quiet_change", (double)n, (double)co->quiet_change_max, 0, beyond);
+    for (size_t i = 0; beyond && i < r->n_fix; i++)
+        for (size_t k = 0; k < r->fix[i].n_out; k++) {
+            const onp_output_verdict *x = &r->fix[i].outs[k];
+            regression *g;
+            char a[16], b[16];
+            if (strcmp(x->name, co->name) || !onp_judgment_within_tol_beyond_noise(&x->j) ||
+                !(g = reg_add(l, base(r->fix[i].dir), co->name, "quiet_change", (double)n,
+                              (double)co->quiet_change_max)))
+                continue;
+            /* as check words its mark: the float64 reference's errors, or the
+             * gap against the scaled envelope */
+            int ref = x->j.has_ref;
+            snprintf(g->msg, sizeof g->msg,
+                     "%.255s: within tolerance but beyond its float noise: %s %s, %s %s (%.200s; "
+                     "%ld fixture(s), the criteria allow %ld)",
+                     co->name, ref ? "ORT vs float64" : "gap",
+                     report_fmt(ref ? x->j.ort_err_max : x->j.gap_max, a, sizeof a),
+                     ref ? "eager vs float64" : "envelope",
+                     report_fmt(ref ? x->j.eager_err_max : x->j.envelope_max, b, sizeof b),
+                     base(r->fix[i].dir), n, co->quiet_change_max);
+        }
+}
+
 static void judge(const criteria *c, const meas_result *r, reglist *l)
 {
     regression *g;
@@ -582,6 +622,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             snprintf(g->msg, sizeof g->msg, "%s: no such output in the bundle", co->name);
             continue;
         }
+        if (co->quiet_change_max >= 0) judge_quiet(l, co, r);
         size_t present = 0;
         for (size_t s = 0; s < co->n_shapes; s++) present += (size_t)have[s];
         if (co->n_shapes)

@@ -109,6 +109,18 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
     if (cJSON_GetObjectItemCaseSensitive(it, "envelope_max") &&
         get_num(it, "envelope_max", 1, &o->envelope_max, file, ctx, e))
         return -1;
+    /* optional: a change below the tolerance that float noise does not explain */
+    o->quiet_change_max = -1;
+    if (cJSON_GetObjectItemCaseSensitive(it, "quiet_change_max")) {
+        double d;
+        if (get_num(it, "quiet_change_max", 0, &d, file, ctx, e)) return -1;
+        if (d != floor(d) || d > 1e15) {
+            char f[352];
+            snprintf(f, sizeof f, "%squiet_change_max", ctx);
+            return bad(e, file, f, "not a whole number");
+        }
+        o->quiet_change_max = (long)d;
+    }
     /* optional (issue 19): the flip rate as a statistic, agreement.h */
     o->max_flip_rate = -1;
     o->flip_confidence = 0.95;

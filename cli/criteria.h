@@ -29,6 +29,9 @@ typedef struct crit_out {
     double envelope_max;    /* the largest noise envelope recorded (noise.h); < 0: none (older
                                criteria, or no noise estimate): then only the limits apply */
     double max_flip_rate;   /* the flip rate's upper bound may not exceed this; < 0: not checked */
+    long quiet_change_max;  /* fixtures allowed within tolerance but beyond their float64-measured
+                               noise (onp_judgment_within_tol_beyond_noise); < 0: not checked
+                               (criteria recorded before it) */
     double flip_confidence; /* the bound's confidence, in (0, 1); 0.95 when absent */
     size_t n_shapes;
     int rank[CRIT_MAX_SHAPES];                   /* [n_shapes] */

@@ -140,3 +140,73 @@ def test_shards_merge_to_the_same_count(onnxparity, healthy, tmp_path):
     text = run([onnxparity, "merge", *parts])
     assert text.returncode == 0
     assert "note     2 output(s) within tolerance but beyond their float noise" in text.stdout
+
+
+def gate(onnxparity_bin, bundle, criteria):
+    r = run([onnxparity_bin, "gate", bundle, "--criteria", criteria, "--format", "json", "--no-bisect"])
+    return r.returncode, json.loads(r.stdout)
+
+
+def quiet(doc):
+    return sorted(g["fixture"] for g in doc["regressions"] if g["check"] == "quiet_change")
+
+
+def test_gate_holds_a_change_below_the_tolerance(onnxparity, healthy, tmp_path):
+    """The release gate records how many fixtures check marks (0 on the
+    healthy bundle) and fails a bundle with more, even where every recorded
+    limit lets the change through (recorded with margin 1000 here, so the
+    limits are far above the planted change): the head weight x (1 + 2e-5)
+    regresses on both fixtures, named, while one ulp passes; criteria
+    recorded before the field do not judge it."""
+    crit = tmp_path / "criteria.json"
+    rec = run([onnxparity, "gate", healthy, "--criteria", crit, "--record", "--margin", "1000"])
+    assert rec.returncode == 0, rec.stdout + rec.stderr
+    recorded = json.loads(crit.read_text())
+    assert [o["quiet_change_max"] for o in recorded["outputs"].values()] == [0]
+
+    rc, doc = gate(onnxparity, healthy, crit)
+    assert rc == 0 and doc["verdict"] == "pass", doc["regressions"]
+    [ck] = [c for c in doc["checks"] if c["check"] == "quiet_change"]
+    assert (ck["measured"], ck["limit"], ck["pass"]) == (0, 0, True)
+
+    scaled = planted(healthy, tmp_path / "scaled", lambda w: w * np.float32(1 + 2e-5))
+    _, checked = check(onnxparity, scaled)
+    assert marked(checked) == {(0, "float64"), (1, "float64-scaled")}  # check's own marks
+    rc, doc = gate(onnxparity, scaled, crit)
+    assert rc == 1 and doc["verdict"] == "fail"
+    assert quiet(doc) == ["test_data_set_0", "test_data_set_1"]
+    assert {g["check"] for g in doc["regressions"]} == {"quiet_change"}, doc["regressions"]
+    msgs = [g["message"] for g in doc["regressions"]]
+    assert all("within tolerance but beyond its float noise" in m and
+               "2 fixture(s), the criteria allow 0" in m for m in msgs), msgs
+    assert any("ORT vs float64" in m for m in msgs) and any("envelope" in m for m in msgs), msgs
+    text = run([onnxparity, "gate", scaled, "--criteria", crit, "--no-bisect"])
+    assert text.returncode == 1 and "quiet_change" not in text.stderr
+    assert sum(ln.startswith("regressed: ") and "beyond its float noise" in ln
+               for ln in text.stdout.splitlines()) == 2, text.stdout
+
+    ulp = planted(healthy, tmp_path / "ulp", lambda w: np.nextafter(w, np.float32(np.inf)))
+    rc, doc = gate(onnxparity, ulp, crit)
+    assert rc == 0 and quiet(doc) == [], doc["regressions"]
+
+    older = tmp_path / "older.json"
+    for o in recorded["outputs"].values():
+        del o["quiet_change_max"]
+    older.write_text(json.dumps(recorded))
+    rc, doc = gate(onnxparity, scaled, older)
+    assert rc == 0 and not [c for c in doc["checks"] if c["check"] == "quiet_change"], doc
+
+
+@pytest.mark.parametrize("value,why", [(-1, "not a finite number >= 0"), (1.5, "not a whole number"),
+                                       ("2", "not a number")])
+def test_gate_refuses_a_bad_quiet_change_max(onnxparity, healthy, tmp_path, value, why):
+    crit = tmp_path / "criteria.json"
+    assert run([onnxparity, "gate", healthy, "--criteria", crit, "--record"]).returncode == 0
+    doc = json.loads(crit.read_text())
+    name = next(iter(doc["outputs"]))
+    doc["outputs"][name]["quiet_change_max"] = value
+    crit.write_text(json.dumps(doc))
+    r = run([onnxparity, "gate", healthy, "--criteria", crit])
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"onnxparity: {crit}: outputs.{name}.quiet_change_max: {why}"], r.stderr
