@@ -510,16 +510,11 @@ static void judge_limit(reglist *l, const char *fx, const char *out, const char 
     if (beyond) reg_limit(l, fx, out, check, v, lim, what);
 }
 
-/* quiet_change: the fixtures on which output co is within its tolerance
+/* quiet_change: the n fixtures on which output co is within its tolerance
  * but beyond its float64-measured noise (check's mark, noise.h).  More of
  * them than the criteria allow regress, each marked fixture named. */
-static void judge_quiet(reglist *l, const crit_out *co, const meas_result *r)
+static void judge_quiet(reglist *l, const crit_out *co, const meas_result *r, long n)
 {
-    long n = 0;
-    for (size_t i = 0; i < r->n_fix; i++)
-        for (size_t k = 0; k < r->fix[i].n_out; k++)
-            n += !strcmp(r->fix[i].outs[k].name, co->name) &&
-                 onp_judgment_within_tol_beyond_noise(&r->fix[i].outs[k].j);
     int beyond = n > co->quiet_change_max;
     check_note(l, co->name, "quiet_change", (double)n, (double)co->quiet_change_max, 0, beyond);
     for (size_t i = 0; beyond && i < r->n_fix; i++)
@@ -606,12 +601,14 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
         const crit_out *co = &c->outs[o];
         int64_t rows = 0, agree = 0;
         size_t seen = 0;
+        long quiet = 0;
         int have[CRIT_MAX_SHAPES] = {0};
         for (size_t i = 0; i < r->n_fix; i++)
             for (size_t k = 0; k < r->fix[i].n_out; k++) {
                 const onp_output_verdict *x = &r->fix[i].outs[k];
                 if (strcmp(x->name, co->name)) continue;
                 seen++;
+                quiet += onp_judgment_within_tol_beyond_noise(&x->j);
                 if (x->has_topk) rows += x->tk.rows, agree += x->tk.top1_agree;
                 for (size_t s = 0; x->compared && s < co->n_shapes; s++)
                     if (co->rank[s] == x->rank &&
@@ -622,7 +619,7 @@ static void judge(const criteria *c, const meas_result *r, reglist *l)
             snprintf(g->msg, sizeof g->msg, "%s: no such output in the bundle", co->name);
             continue;
         }
-        if (co->quiet_change_max >= 0) judge_quiet(l, co, r);
+        if (co->quiet_change_max >= 0) judge_quiet(l, co, r, quiet);
         size_t present = 0;
         for (size_t s = 0; s < co->n_shapes; s++) present += (size_t)have[s];
         if (co->n_shapes)

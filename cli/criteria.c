@@ -58,6 +58,21 @@ static int get_num(const cJSON *o, const char *key, int allow_null, double *out,
     return 0;
 }
 
+/* A whole number >= 0 (at most 1e15). */
+static int get_count(const cJSON *o, const char *key, long *out, const char *file, const char *ctx,
+                     onp_error *e)
+{
+    double d;
+    if (get_num(o, key, 0, &d, file, ctx, e)) return -1;
+    if (d != floor(d) || d > 1e15) {
+        char field[200];
+        snprintf(field, sizeof field, "%s%s", ctx, key);
+        return bad(e, file, field, "not a whole number");
+    }
+    *out = (long)d;
+    return 0;
+}
+
 /* The shapes of one output: an array of at most CRIT_MAX_SHAPES arrays of
  * whole dims.  `ctx` is "outputs.NAME.". */
 static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char *ctx, onp_error *e)
@@ -111,16 +126,9 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
         return -1;
     /* optional: a change below the tolerance that float noise does not explain */
     o->quiet_change_max = -1;
-    if (cJSON_GetObjectItemCaseSensitive(it, "quiet_change_max")) {
-        double d;
-        if (get_num(it, "quiet_change_max", 0, &d, file, ctx, e)) return -1;
-        if (d != floor(d) || d > 1e15) {
-            char f[352];
-            snprintf(f, sizeof f, "%squiet_change_max", ctx);
-            return bad(e, file, f, "not a whole number");
-        }
-        o->quiet_change_max = (long)d;
-    }
+    if (cJSON_GetObjectItemCaseSensitive(it, "quiet_change_max") &&
+        get_count(it, "quiet_change_max", &o->quiet_change_max, file, ctx, e))
+        return -1;
     /* optional (issue 19): the flip rate as a statistic, agreement.h */
     o->max_flip_rate = -1;
     o->flip_confidence = 0.95;
@@ -147,10 +155,7 @@ static int from_json(const cJSON *root, const char *path, criteria *c, onp_error
     v = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!cJSON_IsString(v) || strcmp(v->valuestring, CRIT_SCHEMA))
         return bad(e, path, "schema", "must be \"" CRIT_SCHEMA "\"");
-    double d;
-    if (get_num(root, "fixtures", 0, &d, path, "", e)) return -1;
-    if (d != floor(d) || d > 1e15) return bad(e, path, "fixtures", "not a whole number");
-    c->fixtures = (long)d;
+    if (get_count(root, "fixtures", &c->fixtures, path, "", e)) return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
         get_num(root, "margin", 0, &c->margin, path, "", e))
         return -1;

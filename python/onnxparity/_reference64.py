@@ -326,10 +326,11 @@ class Pass:
         its float32 counterpart has none."""
         if not self.active or k not in self.covered:
             return None
+        pairs = pairs or {}
         t0 = _clock()
         try:
             try:
-                return self._forward(fx, forward, pairs or {})
+                return self._forward(fx, forward, pairs)
             except Exception as e:
                 if self.memory_format != "channels_last":
                     raise
@@ -339,7 +340,7 @@ class Pass:
                 self.model64.to(memory_format=torch.contiguous_format)
                 self.memory_format = "contiguous"
                 self.memory_note = f"channels_last refused on fixture {k}: {one_line(e)}"
-                return self._forward(fx, forward, pairs or {})
+                return self._forward(fx, forward, pairs)
         except Exception as e:  # the reference is optional by design
             self.fail(e, f"the float64 forward raised on fixture {k}")
             return None

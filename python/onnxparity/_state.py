@@ -86,10 +86,25 @@ def _keys(m):
     """The names a module holds: its non-None parameters and buffers and
     its instance attributes.  Equal to the snapshot's, nothing was added
     (a parameter or buffer set from None to a tensor changes the first two),
-    so the scan for added names can skip the module (Snapshot._nothing_added);
+    so the scan for added names can skip the module (Snapshot._added);
     what was removed or changed is found by the per-entry loops either way."""
     return ({k for k, v in m._parameters.items() if v is not None},
             {k for k, v in m._buffers.items() if v is not None}, set(vars(m)))
+
+
+class _Names:
+    """What one module held at the snapshot: ``keys`` (_keys), the
+    parameter and buffer slots registered (None ones included), the data
+    attributes snapshotted, and the attribute names whose value was not data
+    (rebound to data, they count as added)."""
+
+    __slots__ = ("keys", "param_slots", "buffer_slots", "data", "nondata")
+
+    def __init__(self, m, data):
+        self.keys = _keys(m)
+        self.param_slots, self.buffer_slots = set(m._parameters), set(m._buffers)
+        self.data = data
+        self.nondata = [n for n in _attribute_names(m) if n not in data]
 
 
 # an attribute absent from a module's __dict__
@@ -121,7 +136,7 @@ class Snapshot:
         self.tensors = []  # (module, path, name, kind, tensor object, clone)
         self.sigs = []     # _signature of each tensor object, aligned with self.tensors
         self.attrs = []    # (module, path, name, deep copy)
-        self.attr_names = {}  # id(module) -> set of snapshotted data attribute names
+        self.names = {}    # id(module) -> _Names: what it held
         self.skipped = []  # qualified names of attributes that could not be copied
         with torch.no_grad():
             for path, m in model.named_modules():
@@ -131,7 +146,7 @@ class Snapshot:
                     for name, t in items:
                         self.tensors.append((m, path, name, kind, t, t.detach().clone()))
                         self.sigs.append(_signature(t))
-                names = set()
+                data = set()
                 for name in _attribute_names(m):
                     v = vars(m)[name]
                     if not _is_data(v):
@@ -142,26 +157,21 @@ class Snapshot:
                         self.skipped.append(_qual(path, name))
                         continue
                     self.attrs.append((m, path, name, saved))
-                    names.add(name)
-                self.attr_names[id(m)] = names
-        self.registered = {id(m): (set(dict(m.named_parameters(recurse=False))),
-                                   set(dict(m.named_buffers(recurse=False))))
-                           for _, m in self.modules}
-        self.keys = {id(m): _keys(m) for _, m in self.modules}
-        self.none_slots = {id(m): ({k for k, v in m._parameters.items() if v is None},
-                                   {k for k, v in m._buffers.items() if v is None})
-                           for _, m in self.modules}
-        # attribute names whose value was not data: rebound to data, they count as added
-        self.nondata = {id(m): [n for n in _attribute_names(m) if n not in self.attr_names[id(m)]]
-                        for _, m in self.modules}
+                    data.add(name)
+                self.names[id(m)] = _Names(m, data)
 
-    def _nothing_added(self, m):
-        """No parameter, buffer or data attribute of ``m`` was added since the
-        snapshot: the names it holds are the snapshot's (_keys) and no
-        attribute that held something else now holds data.  The scan for
-        added names (per name, through torch's generators) skips it then."""
-        return _keys(m) == self.keys[id(m)] and not any(
-            _is_data(vars(m).get(n)) for n in self.nondata[id(m)] if n in vars(m))
+    def _added(self, m):
+        """The names ``m`` gained since the snapshot: (parameters, buffers,
+        data attributes), the first two sorted; a parameter or buffer set where None was
+        registered counts as added.  When the names it holds are the
+        snapshot's (_keys) and no attribute that held something else now
+        holds data, nothing was added and no name is looked at one by one."""
+        was = self.names[id(m)]
+        now = _keys(m)
+        if now == was.keys and not any(_is_data(vars(m).get(n)) for n in was.nondata if n in vars(m)):
+            return (), (), ()
+        attrs = [n for n in _attribute_names(m) if n not in was.data and _is_data(vars(m)[n])]
+        return sorted(now[0] - was.keys[0]), sorted(now[1] - was.keys[1]), attrs
 
     def counts(self):
         kinds = [k for _, _, _, k, _, _ in self.tensors]
@@ -191,17 +201,9 @@ class Snapshot:
                 out.append({"name": _qual(path, name), "kind": kind,
                             "how": "values" if now is t else "rebound"})
         for path, m in self.modules:
-            if self._nothing_added(m):
-                continue
-            params, buffers = self.registered[id(m)]
-            for kind, now, before in (("parameter", dict(m.named_parameters(recurse=False)), params),
-                                      ("buffer", dict(m.named_buffers(recurse=False)), buffers)):
-                for name in sorted(set(now) - before):
-                    out.append({"name": _qual(path, name), "kind": kind, "how": "added"})
-            known = self.attr_names[id(m)]
-            for name in _attribute_names(m):
-                if name not in known and _is_data(vars(m)[name]):
-                    out.append({"name": _qual(path, name), "kind": "attribute", "how": "added"})
+            params, buffers, attrs = self._added(m)
+            for kind, names in (("parameter", params), ("buffer", buffers), ("attribute", attrs)):
+                out.extend({"name": _qual(path, n), "kind": kind, "how": "added"} for n in names)
         for m, path, name, saved in self.attrs:
             now = vars(m).get(name, _MISSING)
             if _unchanged_atom(now, saved):
@@ -219,24 +221,20 @@ class Snapshot:
         is)."""
         with torch.no_grad():
             for path, m in self.modules:
-                if self._nothing_added(m):
-                    continue
-                params, buffers = self.registered[id(m)]
-                none_params, none_buffers = self.none_slots[id(m)]
-                for name in set(dict(m.named_parameters(recurse=False))) - params:
-                    if name in none_params:  # registered as None (a Linear without bias)
+                params, buffers, attrs = self._added(m)
+                was = self.names[id(m)]
+                for name in params:
+                    if name in was.param_slots:  # registered as None (a Linear without bias)
                         m._parameters[name] = None
                     else:
                         delattr(m, name)
-                for name in set(dict(m.named_buffers(recurse=False))) - buffers:
-                    if name in none_buffers:
+                for name in buffers:
+                    if name in was.buffer_slots:
                         m._buffers[name] = None
                     else:
                         delattr(m, name)
-                known = self.attr_names[id(m)]
-                for name in _attribute_names(m):
-                    if name not in known and _is_data(vars(m)[name]):
-                        delattr(m, name)
+                for name in attrs:
+                    delattr(m, name)
             for i, (m, path, name, kind, t, saved) in enumerate(self.tensors):
                 store = m._parameters if kind == "parameter" else m._buffers
                 if self._untouched(i, store.get(name), full):

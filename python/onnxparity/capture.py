@@ -725,9 +725,10 @@ def _reference_fixture(ref64, d, k, fx, eager_k, g_out, pairs, grad, index_files
     intermediates' index (None when not covered or when the pass failed; a
     failure removes what earlier fixtures wrote, the reference is then off
     for the whole bundle)."""
+    was_active = ref64.active
     got = ref64.run(k, fx, lambda m, f: _forward_plain(m, f, grad, _eager.SEED + k), pairs)
     if got is None:
-        if not ref64.active and k in ref64.covered:  # it failed here (or before): undo what it wrote
+        if was_active and not ref64.active:  # it failed here: undo what it wrote before
             _drop_reference(d.parent, index_files)
         return None
     outs64, noise64 = got

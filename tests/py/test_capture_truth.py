@@ -513,9 +513,17 @@ def test_command_line_says_what_the_forward_writes(tmp_path):
 
 # ---------------------------------------------------------------- the snapshot itself
 
-def test_snapshot_names_and_undoes_every_kind_of_change():
+def changes_of_one_forward(m):
+    """A snapshot of ``m``, one forward on a [2, 4] input, and the snapshot's
+    changes as {(name, kind, how)}."""
     from onnxparity import _state
+    snap = _state.Snapshot(m)
+    with torch.no_grad():
+        m(torch.randn(2, 4))
+    return snap, {(c["name"], c["kind"], c["how"]) for c in snap.changes()}
 
+
+def test_snapshot_names_and_undoes_every_kind_of_change():
     class Busy(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -537,10 +545,7 @@ def test_snapshot_names_and_undoes_every_kind_of_change():
     m = Busy().eval()
     steps, weight = m.steps, m.fc.weight
     before = model_hash(m)
-    snap = _state.Snapshot(m)
-    with torch.no_grad():
-        m(torch.randn(2, 4))
-    got = {(c["name"], c["kind"], c["how"]) for c in snap.changes()}
+    snap, got = changes_of_one_forward(m)
     assert got == {("steps", "buffer", "rebound"), ("fc.weight", "parameter", "values"),
                    ("extra", "buffer", "added"), ("history", "attribute", "values"),
                    ("note", "attribute", "added"), ("scale", "attribute", "removed")}
@@ -654,7 +659,6 @@ def test_snapshot_shortcuts_miss_nothing_they_skip():
     held a non-data object now holding data, a tuple attribute rebound to an
     equal-looking new tuple of other values, and an int attribute changed;
     and restore undoes each."""
-    from onnxparity import _state
 
     class Config:
         pass
@@ -677,10 +681,7 @@ def test_snapshot_shortcuts_miss_nothing_they_skip():
             return self.fc(x)
 
     m = Odd().eval()
-    snap = _state.Snapshot(m)
-    with torch.no_grad():
-        m(torch.randn(2, 4))
-    got = {(c["name"], c["kind"], c["how"]) for c in snap.changes()}
+    snap, got = changes_of_one_forward(m)
     assert got == {("fc.bias", "parameter", "added"), ("slot", "buffer", "added"),
                    ("cfg", "attribute", "added"), ("shape", "attribute", "values"),
                    ("count", "attribute", "values")}
