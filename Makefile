@@ -92,7 +92,9 @@ $(BUILD)/cli/cmd_lint.o: CFLAGS += -DONP_DOCS_URL='"$(ONP_DOCS_URL)"'
 # The ORT module needs the ONNX Runtime headers.
 $(BUILD)/src/ort/%.o: CFLAGS += $(ORT_CFLAGS)
 
-$(BUILD)/%.o: %.c
+# Order-only on the set-up: under make -j no compile starts before the
+# headers it includes (cJSON, jansson, libzip, ONNX Runtime) are installed.
+$(BUILD)/%.o: %.c | $(SETUP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
