@@ -605,11 +605,14 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
     """torch.onnx.export of the traced fixture (its own copy, from the
     snapshot) into tmp/model.onnx, with every warning recorded; the state the
     export's trace changed is recorded and put back.  Under exporter "auto" a
-    failed dynamo export falls back to legacy (``fallback`` says why)."""
+    failed dynamo export falls back to legacy (``fallback`` says why); where
+    the fallback fails too, the ExportError gives both reasons, dynamo's
+    first (the one a user of torch 2 fixes)."""
     fxs, flags, key_order, in_names, which = plan.fxs, plan.flags, plan.key_order, plan.in_names, plan.which
     onnx_path = tmp / "model.onnx"
     plan.progress.stage(f"torch.onnx.export ({which}) of fixture {example}")
     caught, fallback, used, export_args, value_scopes = [], None, which, {}, {}
+    dynamo_error = ""
     fx = _state.copy_fixture(fxs[example])
     with _modes(model, flags, eval_all=False), torch.random.fork_rng(devices=[]):
         try:
@@ -625,7 +628,8 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
                     except Exception as e:
                         if o.exporter != "auto":
                             raise
-                        fallback = f"dynamo export failed ({type(e).__name__}: {e}); used legacy"
+                        dynamo_error = f"{type(e).__name__}: {e}"
+                        fallback = f"dynamo export failed ({dynamo_error}); used legacy"
                         used = "legacy"
                         for p in tmp.iterdir():
                             shutil.rmtree(p) if p.is_dir() else p.unlink()
@@ -639,6 +643,10 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
         except CaptureError:
             raise
         except Exception as e:
+            if fallback is not None:  # both failed: the dynamo reason is the one the user can act on first
+                raise ExportError(f"torch.onnx.export failed under both exporters: dynamo "
+                                  f"({dynamo_error}), then the legacy fallback ({type(e).__name__}: "
+                                  f"{e})") from e
             raise ExportError(f"torch.onnx.export ({used}) failed: {type(e).__name__}: {e}") from e
         finally:
             changed = snap.changes()

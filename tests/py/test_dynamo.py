@@ -225,6 +225,29 @@ def test_auto_falls_back_to_legacy_and_records_why(tmp_path):
     assert f"test_capture_models.py:{branch_line()}" in doc["exporter_fallback"]
 
 
+class BranchyHistogram(torch.nn.Module):
+    """Refused by both exporters: torch.export by the branch on a value,
+    the legacy one by aten::histc (no ONNX symbolic)."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return torch.histc(x, bins=4, min=-1.0, max=1.0)
+
+
+@pytest.mark.exporter_fallback
+def test_when_the_fallback_fails_too_both_reasons_are_given(tmp_path, capfd):
+    """Under exporter "auto" the legacy exporter's refusal alone would hide
+    why dynamo was left: the error says both, dynamo's first."""
+    with pytest.raises(ExportError) as e:
+        onnxparity.capture(BranchyHistogram().eval(), [torch.ones(2, 4)], tmp_path / "b")
+    msg = str(e.value)
+    assert msg.startswith("torch.onnx.export failed under both exporters: dynamo (")
+    assert "data-dependent control flow" in msg and "torch.cond" in msg
+    assert msg.index("data-dependent") < msg.index("then the legacy fallback") < msg.index("histc")
+    assert not (tmp_path / "b").exists()
+
+
 @pytest.mark.skipif(not os.environ.get("ONNXPARITY_EXPECT_EXPORTER"),
                     reason="the fallback guard is on only under ONNXPARITY_EXPECT_EXPORTER "
                            "(make test-py-torch2)")
