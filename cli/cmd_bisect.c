@@ -163,14 +163,6 @@ static const char *ref_words(const onp_bisect_result *r)
     return r->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager";
 }
 
-/* No value diverges, yet the plain model's final outputs fail (the
- * instrumented model does not reproduce, or the path to the outputs is not
- * mapped). */
-static int inconclusive(const onp_bisect_result *r)
-{
-    return r->first < 0 && r->verify.ran && !r->verify.plain_pass;
-}
-
 /* An input's source; a compared value is "disable" with that reference. */
 static const char *src_name(const onp_bisect_result *r, onp_bisect_src src)
 {
@@ -303,7 +295,14 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
-    else if (inconclusive(r))
+    else if (onp_bisect_inconclusive_by_expected(r))
+        printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
+               "outputs fail against the fixtures' expected outputs (max_abs %s): the model "
+               "computes the same at every optimization level, so the difference is in the "
+               "export itself (or in the expected outputs); to bisect it against eager, capture "
+               "a bundle with onnxparity.capture (it stores eager's intermediates)\n",
+               compared, ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
+    else if (onp_bisect_inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it\n",
                compared, ref_words(r));
@@ -413,6 +412,12 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
         report_num(in, "max_rel", v->instrumented_max_rel);
         cJSON_AddBoolToObject(in, "pass", v->instrumented_pass);
         cJSON_AddStringToObject(rp, "against", ref_words(r));
+        if (v->expected_ran) { /* DISABLE: the plain model vs the fixtures' own outputs */
+            cJSON *ex = cJSON_AddObjectToObject(rp, "expected");
+            report_num(ex, "max_abs", v->expected_max_abs);
+            report_num(ex, "max_rel", v->expected_max_rel);
+            cJSON_AddBoolToObject(ex, "pass", v->expected_pass);
+        }
         if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
     }
     cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
@@ -472,9 +477,9 @@ static void point_noise_json(cJSON *c, const onp_bisect_point *p)
 static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
     cJSON *root = doc_base(o,
-                           r->first >= 0     ? "diverges"
-                           : inconclusive(r) ? "inconclusive"
-                                             : "agrees",
+                           r->first >= 0                ? "diverges"
+                           : onp_bisect_inconclusive(r) ? "inconclusive"
+                                                        : "agrees",
                            r->model);
     cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
     for (size_t i = 0; i < r->n_fixtures; i++)
@@ -644,7 +649,7 @@ int cmd_bisect(int argc, char **argv)
         if (o.fmt == FMT_JSON || o.html)
             html_rc = report_emit(doc_json(&o, r, ort), o.fmt == FMT_JSON, o.html, model);
         if (o.fmt != FMT_JSON) print_text(&o, r, ort);
-        rc = r->status == ONP_BISECT_DIVERGES || inconclusive(r) ? EXIT_FAIL : EXIT_PASS;
+        rc = r->status == ONP_BISECT_DIVERGES || onp_bisect_inconclusive(r) ? EXIT_FAIL : EXIT_PASS;
         if (html_rc) rc = html_rc;
     }
     onp_bisect_free(r); /* NULL when the run failed */

@@ -213,13 +213,18 @@ typedef struct onp_bisect_local {
 
 /* The final outputs of the plain model and of the instrumented sessions,
  * each compared with the reference outputs (eager: output_J.pb; DISABLE:
- * the plain model at ORT_DISABLE_ALL).  reproduces = both verdicts agree. */
+ * the plain model at ORT_DISABLE_ALL).  reproduces = both verdicts agree.
+ * With DISABLE the plain model's outputs are also judged against the
+ * fixtures' expected outputs (output_J.pb, as check judges them), where the
+ * fixtures have any: expected_ran says so, expected_pass is that verdict. */
 typedef struct onp_bisect_verify {
     int ran;
     int reproduces;
     int plain_pass, instrumented_pass;
     double plain_max_abs, plain_max_rel;
     double instrumented_max_abs, instrumented_max_rel; /* worst over the chunk sessions */
+    int expected_ran, expected_pass;                   /* DISABLE: vs output_J.pb */
+    double expected_max_abs, expected_max_rel;
     char note[256];
 } onp_bisect_verify;
 
@@ -300,5 +305,17 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
 
 /* Release a result.  Accepts NULL. */
 void onp_bisect_free(onp_bisect_result *r);
+
+/* 1 when no value diverges yet the plain model's outputs fail: against the
+ * reference (the instrumented model does not see the divergence, or the
+ * path to the outputs is not mapped), or, bisected against ORT at opt-level
+ * disable, against the fixtures' expected outputs (the model computes the
+ * same at every level, and that is not what the fixtures expect).  The
+ * verdict "inconclusive" (exit 1 in the CLI). */
+int onp_bisect_inconclusive(const onp_bisect_result *r);
+
+/* 1 when r is inconclusive only by the fixtures' expected outputs (bisected
+ * against ORT at opt-level disable, which agrees with the plain model). */
+int onp_bisect_inconclusive_by_expected(const onp_bisect_result *r);
 
 #endif

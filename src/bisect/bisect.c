@@ -692,7 +692,10 @@ done:
 
 /* Run the plain model (no extra outputs) at the configuration under test and
  * compare its final outputs with the reference outputs into `plain`. */
-static int run_plain(ctx *c, vacc *plain, onp_error *e)
+/* The plain model on every fixture, its outputs judged against the
+ * reference into *plain; with DISABLE also against the fixtures' expected
+ * outputs (output_J.pb, where present) into *expect. */
+static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
 {
     onp_bisect_result *r = c->r;
     const onp_graph *g = c->g;
@@ -744,13 +747,27 @@ static int run_plain(ctx *c, vacc *plain, onp_error *e)
                 w = &ref;
                 has64 = read_ref64(f, j, &r64);
             }
+            onp_noise nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
             if (w) {
                 onp_metrics m;
                 onp_judgment jd;
-                onp_noise nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
                 const char *note =
                     judge_one(c->a, c->o, w, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
                 vacc_add(plain, &m, &jd, note);
+            }
+            if (rs && j < f->n_outputs) { /* what check judges: the fixture's own outputs */
+                if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) {
+                    release_all(got, n);
+                    release_all(got2, n);
+                    release_all(want, n);
+                    goto done;
+                }
+                has64 = read_ref64(f, j, &r64);
+                onp_metrics m;
+                onp_judgment jd;
+                const char *note =
+                    judge_one(c->a, c->o, &ref, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
+                vacc_add(expect, &m, &jd, note);
             }
             if (has64) onp_tensor_release(&r64);
             onp_tensor_release(&ref);
@@ -1423,12 +1440,13 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
 
     /* does the instrumented model reproduce what the plain one does? */
     if (!o->no_verify && c.inst.compared) {
-        vacc plain;
+        vacc plain, expect;
         memset(&plain, 0, sizeof plain);
+        memset(&expect, 0, sizeof expect);
         onp_error ve;
         onp_error_clear(&ve);
         onp_bisect_verify *v = &r->verify;
-        if (run_plain(&c, &plain, &ve)) {
+        if (run_plain(&c, &plain, &expect, &ve)) {
             snprintf(v->note, sizeof v->note, "the plain model could not run: %.200s", ve.msg);
         } else if (plain.compared) {
             v->ran = 1;
@@ -1438,6 +1456,10 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
             v->instrumented_pass = c.all_pass;
             v->instrumented_max_abs = c.inst.max_abs;
             v->instrumented_max_rel = c.inst.max_rel;
+            v->expected_ran = expect.compared > 0;
+            v->expected_pass = expect.pass;
+            v->expected_max_abs = expect.max_abs;
+            v->expected_max_rel = expect.max_rel;
             v->reproduces = plain.pass ? c.all_pass : c.all_fail;
             if (!v->reproduces)
                 snprintf(v->note, sizeof v->note,
@@ -1466,6 +1488,18 @@ fail: /* also the way out on success: rc says which */
     }
     *out = r;
     return 0;
+}
+
+int onp_bisect_inconclusive(const onp_bisect_result *r)
+{
+    return r->first < 0 && r->verify.ran &&
+           (!r->verify.plain_pass || onp_bisect_inconclusive_by_expected(r));
+}
+
+int onp_bisect_inconclusive_by_expected(const onp_bisect_result *r)
+{
+    const onp_bisect_verify *v = &r->verify;
+    return r->first < 0 && v->ran && v->plain_pass && v->expected_ran && !v->expected_pass;
 }
 
 int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,

@@ -36,6 +36,18 @@ def rewrite(bundle, out, kind):
     return out
 
 
+def changed_model(src, dst):
+    """The healthy model with its largest floating initializer scaled by 1.5:
+    a model that computes the same at every optimization level, and not
+    what the healthy fixtures' outputs expect."""
+    m = onnx.load(str(src))
+    init = max((t for t in m.graph.initializer if t.data_type == onnx.TensorProto.FLOAT),
+               key=lambda t: int(np.prod(t.dims)))
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.5), init.name))
+    onnx.save(m, str(dst))
+    return dst
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     d = tmp_path_factory.mktemp("byo")
@@ -45,6 +57,7 @@ def folders(tmp_path_factory):
     shutil.copy(HEALTHY / "model.onnx", f["model"])
     f["training-model"] = d / "training.onnx"
     shutil.copy(TRAINING / "model.onnx", f["training-model"])
+    f["changed-model"] = changed_model(HEALTHY / "model.onnx", d / "changed.onnx")
     # nothing to compare: a file that is no fixture; a fixture without outputs
     (d / "stray" / "test_data_set_0").mkdir(parents=True)
     np.save(d / "stray" / "test_data_set_0" / "x.npy", np.zeros(3, np.float32))
@@ -122,8 +135,35 @@ def test_bisect(onnxparity, folders, kind):
     doc = json.loads(r.stdout)
     assert doc["verdict"] == "agrees" and doc["fixtures"] == [0, 1, 2]
     assert doc["reference"] == "disable" and doc["summary"]["values_compared"] > 0
+    assert doc["reproduce"]["expected"]["pass"] is True  # the fixtures' own outputs, as check
     r = judge(onnxparity, "bisect", folders["model"], folders[kind] / "test_data_set_2")
     assert r.returncode == 0 and json.loads(r.stdout)["fixtures"] == [2], r.stderr
+
+
+def test_bisect_of_a_model_wrong_at_every_level_is_inconclusive(onnxparity, folders):
+    """Without eager intermediates bisect compares against ONNX Runtime at
+    opt-level disable.  A model that is not the one the outputs came from
+    (the healthy model with one weight scaled, changed_model) computes the
+    same at every level: every value agrees with disable, while check fails
+    on the same folders.  That is not "agrees" (exit 0): it is inconclusive
+    (exit 1), judged against the fixtures' own outputs, naming what can
+    bisect it."""
+    chk = judge(onnxparity, "check", folders["changed-model"], folders["npy"], "--no-lint")
+    assert chk.returncode == 1
+    r = judge(onnxparity, "bisect", folders["changed-model"], folders["npy"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "inconclusive" and doc["first_divergent"] is None
+    assert doc["reference"] == "disable"
+    rp = doc["reproduce"]
+    assert rp["plain"]["pass"] is True and rp["expected"]["pass"] is False
+    worst = max(o["max_abs"] for f in json.loads(chk.stdout)["fixtures"] for o in f["outputs"])
+    assert rp["expected"]["max_abs"] == pytest.approx(worst, rel=1e-6)
+    text = run([onnxparity, "bisect", "--model", folders["changed-model"], "--data", folders["npy"]])
+    assert text.returncode == 1
+    first = text.stdout.splitlines()[0]
+    assert first.startswith("inconclusive: ") and "fail against the fixtures' expected outputs" in first
+    assert "onnxparity.capture" in first, first
 
 
 @pytest.mark.parametrize("kind", ["npy", "npz"])
