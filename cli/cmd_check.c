@@ -31,6 +31,7 @@
 #include "junit.h"
 #include "lintdoc.h"
 #include "measure.h"
+#include "target.h"
 #include "onnxparity/adequacy.h"
 #include "onnxparity/agreement.h"
 #include "onnxparity/bisect.h"
@@ -954,7 +955,9 @@ int cmd_check(int argc, char **argv)
             if (o.shard_n)
                 printf("shard    %ld/%ld: %zu of %zu fixtures\n", o.shard_i, o.shard_n, n_fix,
                        n_total);
-            report_causes_text(cs);
+            char args[8192];
+            report_causes_text(cs, cli_target_args(o.target, model, (const char *const *)o.data,
+                                                   o.n_data, args, sizeof args));
             report_latent_text(cs, &lint, o.target ? o.target : model);
             print_adequacy_text(adequacy);
             print_text(&o, model, sha, ort, s, res, n_fix, failed, lint_errors);

@@ -964,7 +964,10 @@ static void print_text(const opts *o, const criteria *c, const meas_result *r, c
             printf("drift    %s (%s%s)\n", t, eff,
                    strcmp(eff, "warning") ? "" : "; --env-drift fail makes it a regression");
     }
-    report_causes_text(cs);
+    char args[8192];
+    report_causes_text(cs,
+                       cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
+                                       o->tg.n_data, args, sizeof args));
     report_latent_text(cs, &r->lint, cli_target_name(&o->tg));
     if (bis) {
         const onp_bisect_point *p = &bis->points[bis->first];

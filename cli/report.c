@@ -293,7 +293,7 @@ int report_emit(cJSON *root, int json, const char *html, const char *label)
     return rc;
 }
 
-void report_causes_text(const onp_causes *cs)
+void report_causes_text(const onp_causes *cs, const char *target_args)
 {
     for (size_t i = 0; cs && i < cs->n; i++) {
         const onp_cause_item *c = &cs->items[cs->order[i]];
@@ -303,6 +303,8 @@ void report_causes_text(const onp_causes *cs)
         for (size_t k = 1; k < c->n_evidence && k < 4; k++)
             printf("         - %s\n", c->evidence[k]);
         printf("         fix: %s\n", c->fix);
+        if (c->id == ONP_CAUSE_UNKNOWN && target_args) /* the fix, as a command to paste */
+            printf("         run: onnxparity bisect %s\n", target_args);
     }
 }
 

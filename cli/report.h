@@ -36,8 +36,10 @@ cJSON *report_causes_json(const onp_causes *cs);
 
 /* The causes as text on stdout, one "cause    ID (C confidence) at NODE:
  * EVIDENCE" line each, most likely first, then up to three more evidence
- * lines and the fix (check and gate). */
-void report_causes_text(const onp_causes *cs);
+ * lines and the fix (check and gate); where no rule explains a failure
+ * (cause unknown), a "run:" line with the bisect command for
+ * `target_args` (cli_target_args; NULL: none). */
+void report_causes_text(const onp_causes *cs, const char *target_args);
 
 /* The first divergent node of a bisection that found one (r->first >= 0):
  * {node, op_type, output, module, reference, max_abs, envelope_max, jump,

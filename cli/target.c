@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "infile.h"
+#include "onnxparity/buf.h"
 #include "onnxparity/json.h"
 #include "target.h"
 
@@ -63,6 +64,27 @@ const char *cli_target_manifest(const cli_target *t, char *buf, size_t n)
 const char *cli_target_name(const cli_target *t)
 {
     return t->bundle ? t->bundle : t->model;
+}
+
+const char *cli_target_args(const char *bundle, const char *model, const char *const *data,
+                            size_t n_data, char *out, size_t n)
+{
+    char q[4200];
+    size_t u = 0;
+    int k;
+    if (bundle) {
+        k = snprintf(out, n, "%s", onp_shell_quote(bundle, q, sizeof q));
+        return k >= 0 && (size_t)k < n ? out : NULL;
+    }
+    k = snprintf(out, n, "--model %s", onp_shell_quote(model, q, sizeof q));
+    if (k < 0 || (size_t)k >= n) return NULL;
+    u = (size_t)k;
+    for (size_t i = 0; i < n_data; i++) {
+        k = snprintf(out + u, n - u, " --data %s", onp_shell_quote(data[i], q, sizeof q));
+        if (k < 0 || (size_t)k >= n - u) return NULL;
+        u += (size_t)k;
+    }
+    return out;
 }
 
 int cli_target_traced_fixture(const char *manifest)

@@ -42,4 +42,10 @@ int cli_target_traced_fixture(const char *manifest);
 /* What names the run in messages: the bundle, else the model. */
 const char *cli_target_name(const cli_target *t);
 
+/* The arguments that name the same target to another command, shell-quoted
+ * for a copy-paste: 'TARGET', or --model 'M' --data 'D'... (`bundle` NULL).
+ * Into out[n]; returns out, or NULL when they do not fit. */
+const char *cli_target_args(const char *bundle, const char *model, const char *const *data,
+                            size_t n_data, char *out, size_t n);
+
 #endif

@@ -626,7 +626,8 @@ static void rule_unknown(const facts *F, onp_causes *cs)
     if (F->any_fail && !strong)
         add_cause(cs, ONP_CAUSE_UNKNOWN, ONP_CONFIDENCE_LOW,
                   F->bis ? F->bis->points[F->bis->first].node : NULL,
-                  "bisect the bundle (onnxparity bisect) and inspect the first divergent node",
+                  "run onnxparity bisect on the same target and inspect the first divergent "
+                  "node",
                   "outputs differ beyond tolerance and noise; no rule or probe explains it");
 }
 

@@ -8,6 +8,7 @@ The folders are the shipped examples' fixtures rewritten with numpy
 (np.save, np.savez), so the numbers judged are the bundles' own: the
 healthy model passes on them and the training-mode one fails."""
 import json
+import shlex
 import shutil
 
 import pytest
@@ -164,6 +165,24 @@ def test_bisect_of_a_model_wrong_at_every_level_is_inconclusive(onnxparity, fold
     first = text.stdout.splitlines()[0]
     assert first.startswith("inconclusive: ") and "fail against the fixtures' expected outputs" in first
     assert "onnxparity.capture" in first, first
+
+
+def test_unexplained_failure_names_a_bisect_command_that_pastes(onnxparity, folders):
+    """No rule explains the changed weight (cause unknown): check's text
+    gives the bisect command for the same --model/--data, shell-quoted (the
+    data folder's name has a space), and that command runs as printed."""
+    r = run([onnxparity, "check", "--model", folders["changed-model"], "--data", folders["npy"],
+             "--no-lint"])
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("cause    unknown ")]
+    assert at, r.stdout
+    runs = [ln.strip() for ln in lines[at[0]:] if ln.strip().startswith("run: ")]
+    cmd = shlex.split(runs[0][len("run: "):])
+    assert cmd[:2] == ["onnxparity", "bisect"] and cmd[2:] == ["--model", str(folders["changed-model"]),
+                                                            "--data", str(folders["npy"])], runs[0]
+    again = run([onnxparity, "bisect", *cmd[2:]])
+    assert again.returncode == 1 and again.stdout.startswith("inconclusive: "), again.stderr
 
 
 @pytest.mark.parametrize("kind", ["npy", "npz"])
