@@ -122,6 +122,8 @@ typedef struct onp_fixture_verdict {
     onp_fixture_status status;
     const char *runtime; /* ERROR: "crashed"/"timeout" when ORT's worker died, else NULL */
     char msg[1024];      /* why, when ERROR */
+    int dtype_refused;   /* ERROR: an input's dtype is not the one the graph declares (the
+                            pre-run check refuses it whatever its shape) */
     int estimated;       /* the fixture was rerun with one-ulp perturbed inputs */
     size_t n_out;
     onp_output_verdict *outs; /* [n_out], owned: onp_fixture_verdict_release */

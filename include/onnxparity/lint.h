@@ -58,6 +58,7 @@ typedef enum onp_cause {
     ONP_CAUSE_REFERENCE,
     ONP_CAUSE_STATE_MUTATION,    /* the forward writes its inputs or its own state */
     ONP_CAUSE_REDUCED_PRECISION, /* a cast to float16/bfloat16 inside the graph */
+    ONP_CAUSE_INPUT_DTYPE,       /* a fixture feeds an input in another dtype than declared */
     ONP_CAUSE_FLOAT_NOISE,       /* no defect: beyond the tolerance, inside the float noise */
     ONP_CAUSE_UNKNOWN,
     ONP_CAUSE_COUNT
@@ -66,8 +67,8 @@ typedef enum onp_cause {
 /* "error", "warning", "info"; "?" when out of range. */
 const char *onp_lint_severity_name(onp_lint_severity s);
 
-/* "training-mode", "baked-shape", ..., "state-mutation", "reduced-precision", "float-noise",
- * "unknown"; "?" when out of range. */
+/* "training-mode", "baked-shape", ..., "state-mutation", "reduced-precision", "input-dtype",
+ * "float-noise", "unknown"; "?" when out of range. */
 const char *onp_cause_name(onp_cause c);
 
 /* One rule.  Every string is static. */

@@ -240,7 +240,7 @@ static const char *base(const char *dir)
  * another shape than eager's; 0 not by shape. */
 static int shape_failure(const onp_fixture_verdict *f, size_t *out)
 {
-    if (refused(f)) return 1;
+    if (refused(f)) return f->dtype_refused ? 0 : 1; /* a dtype is no size fixed at export */
     if (f->status != ONP_FIXTURE_FAIL) return 0;
     for (size_t k = 0; k < f->n_out; k++)
         if (f->outs[k].compared && !f->outs[k].m.shape_ok) {
@@ -315,6 +315,35 @@ static void rule_shape_failures(const facts *F, onp_causes *cs)
                   n_shape, n_fail, base(first->dir), first->outs[out].name);
     if (one) /* whichever finding lent the cause its fix first, this one is the fix */
         snprintf(cs->items[ONP_CAUSE_BAKED_SHAPE].fix, sizeof cs->items[0].fix, "%s", fix);
+}
+
+static const char INPUT_DTYPE_FIX[] =
+    "feed every input in the dtype the graph declares (onnxparity inspect MODEL lists them; "
+    "numpy: a.astype(np.float32), torch: x.float()); the export fixes each input's dtype at "
+    "trace time, so a model that must take another dtype needs an export traced on it";
+
+/* 1b'. fixtures ONNX Runtime refuses because an input comes in another
+ * dtype than the graph declares (float64 data for a float32 model): no
+ * size was fixed, so not baked-shape; the fixture, or the dtype the export
+ * fixed, is the cause.  High when that is every failing fixture. */
+static void rule_input_dtype(const facts *F, onp_causes *cs)
+{
+    const onp_fixture_verdict *first = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!refused(f) || !f->dtype_refused) continue;
+        if (!first) first = f;
+        n++;
+    }
+    if (!n) return;
+    explains(cs, ONP_CAUSE_INPUT_DTYPE, n, F->n_failing);
+    add_cause(cs, ONP_CAUSE_INPUT_DTYPE,
+              n == F->n_failing ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM, NULL,
+              INPUT_DTYPE_FIX,
+              "%zu of %zu failing fixture(s) feed an input in another dtype than the graph "
+              "declares; ONNX Runtime refused %.120s: %.400s",
+              n, F->n_failing, base(first->dir), first->msg);
 }
 
 /* 1c. NaN where eager has a number, or the reverse, on the outputs of a
@@ -721,6 +750,7 @@ static const struct {
 } rules[] = {
     {"lint", rule_lint},
     {"shape-failures", rule_shape_failures},
+    {"input-dtype", rule_input_dtype},
     {"nan-positions", rule_nan},
     {"determinism", rule_determinism},
     {"shapes", rule_shapes},

@@ -172,6 +172,18 @@ done:
     return rc;
 }
 
+/* 1 when some input of in[0..n) has another dtype than the graph input it
+ * feeds (by position) declares: the pre-run check refuses it. */
+static int dtype_differs(const onp_session *s, const onp_tensor *in, size_t n)
+{
+    size_t n_in = onp_session_input_count(s);
+    for (size_t k = 0; k < n && k < n_in; k++) {
+        const onp_ort_io *io = onp_session_input(s, k);
+        if (io->kind == ONP_ORT_KIND_TENSOR && in[k].dtype != io->dtype) return 1;
+    }
+    return 0;
+}
+
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
                       onp_fixture_verdict *r, onp_error *e)
 {
@@ -210,6 +222,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         r->status = ONP_FIXTURE_ERROR;
         onp_error_format(&re, r->msg, sizeof r->msg);
         r->runtime = onp_ort_lost_worker(&re);
+        r->dtype_refused = !r->runtime && dtype_differs(s, in, f->n_inputs);
         for (size_t k = 0; k < f->n_outputs; k++)
             snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
         goto done;

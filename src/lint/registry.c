@@ -280,10 +280,19 @@ const char *onp_lint_severity_name(onp_lint_severity s)
     return (unsigned)s < ONP_LINT_SEVERITY_COUNT ? severity_names[s] : "?";
 }
 
-static const char *const cause_names[] = {
-    "training-mode",      "baked-shape",        "traced-control-flow", "op-semantics",
-    "graph-optimization", "execution-provider", "nondeterminism",      "reference",
-    "state-mutation",     "reduced-precision",  "float-noise",         "unknown"};
+static const char *const cause_names[] = {"training-mode",
+                                          "baked-shape",
+                                          "traced-control-flow",
+                                          "op-semantics",
+                                          "graph-optimization",
+                                          "execution-provider",
+                                          "nondeterminism",
+                                          "reference",
+                                          "state-mutation",
+                                          "reduced-precision",
+                                          "input-dtype",
+                                          "float-noise",
+                                          "unknown"};
 _Static_assert(sizeof cause_names / sizeof cause_names[0] == ONP_CAUSE_COUNT, "one name per cause");
 
 const char *onp_cause_name(onp_cause c)

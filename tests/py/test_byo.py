@@ -167,6 +167,26 @@ def test_bisect_of_a_model_wrong_at_every_level_is_inconclusive(onnxparity, fold
     assert "onnxparity.capture" in first, first
 
 
+def test_inputs_in_another_dtype_are_named_as_such(onnxparity, folders, tmp_path):
+    """float64 .npy inputs (numpy's default) for the float32 model: ONNX
+    Runtime refuses every fixture.  The cause is the dtype (input-dtype,
+    high), with the fix to feed float32, not a size baked at export: the
+    shapes fit, so baked-shape and its dynamic-dims fix would send the user
+    the wrong way.  check and diagnose say the same."""
+    d = tmp_path / "f64"
+    shutil.copytree(folders["npy"], d)
+    for p in d.glob("*/input_*.npy"):
+        np.save(p, np.load(p).astype(np.float64))
+    for cmd in ("check", "diagnose"):
+        r = judge(onnxparity, cmd, folders["model"], d, *(("--no-sweep",) if cmd == "diagnose" else ()))
+        assert r.returncode == 1, (cmd, r.stdout, r.stderr)
+        causes = json.loads(r.stdout)["causes"]
+        assert causes[0]["id"] == "input-dtype" and causes[0]["confidence"] == "high", (cmd, causes)
+        assert not [c for c in causes if c["id"] in ("baked-shape", "unknown")], (cmd, causes)
+        assert "in the dtype the graph declares" in causes[0]["fix"]
+        assert "given float64" in causes[0]["evidence"][0]
+
+
 def test_unexplained_failure_names_a_bisect_command_that_pastes(onnxparity, folders):
     """No rule explains the changed weight (cause unknown): check's text
     gives the bisect command for the same --model/--data, shell-quoted (the

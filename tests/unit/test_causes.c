@@ -27,7 +27,8 @@ typedef struct tcase {
     int n_fix;
     onp_verdict verdict[3];
     int flipped;            /* a top-1 label flipped on fixture 0 */
-    int refused;            /* ORT refused fixture 1 (status error); 2: it crashed instead */
+    int refused;            /* ORT refused fixture 1 (status error); 2: it crashed instead;
+                               3: refused for an input's dtype (dtype_refused) */
     const char *refused_at; /* the node ORT's refusal names (refused 1), or NULL */
     const char *msg0;       /* the first finding's message ("a finding" when NULL) */
     int shape_differs;      /* fixture 1's output came out in another shape */
@@ -126,7 +127,11 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
             x->compared = 0;
             f->status = ONP_FIXTURE_ERROR;
             f->runtime = c->refused == 2 ? "crashed" : NULL;
-            if (c->refused_at)
+            f->dtype_refused = c->refused == 3;
+            if (c->refused == 3)
+                snprintf(f->msg, sizeof f->msg,
+                         "input 'x': expected float32 [s0, 12], given float64 [3, 12]");
+            else if (c->refused_at)
                 snprintf(f->msg, sizeof f->msg,
                          "Run [ORT_FAIL]: Non-zero status code returned while running X node. "
                          "Name:'%s' Status Message: bad shape",
@@ -259,6 +264,35 @@ static const tcase cases[] = {
      .refused = 1,
      .top = "baked-shape",
      .top_conf = "high"},
+    {.what = "refused for an input's dtype: input-dtype high, not a baked shape",
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 3,
+     .top = "input-dtype",
+     .top_conf = "high",
+     .absent = "baked-shape",
+     .absent2 = "unknown",
+     .want_explained = 1,
+     .want_failing = 1,
+     .fix_has = "in the dtype the graph declares"},
+    {.what = "refused for an input's dtype beside a static-dim finding: still input-dtype, "
+             "the finding explains no size",
+     .rule = {"ONP204"},
+     .n_fix = 3,
+     .verdict = PASS3,
+     .refused = 3,
+     .top = "input-dtype",
+     .top_conf = "high",
+     .absent = "unknown"},
+    {.what = "one fixture refused for its dtype, another fails in numbers: input-dtype medium",
+     .n_fix = 3,
+     .verdict = {ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_WITHIN_TOL},
+     .refused = 3,
+     .absent = "baked-shape",
+     .top = "input-dtype",
+     .top_conf = "medium",
+     .want_explained = 1,
+     .want_failing = 2},
     {.what = "a crash of ORT is no evidence against the export: the warning stays latent",
      .rule = {"ONP204"},
      .n_fix = 3,

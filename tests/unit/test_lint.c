@@ -355,10 +355,19 @@ static void test_rule_table(void)
     CHECK(onp_lint_rule_find("ONP999") == NULL && onp_lint_rule_find(NULL) == NULL);
     CHECK(onp_lint_rule_find("ONP101")->severity == ONP_LINT_ERROR);
     CHECK(onp_lint_rule_find("ONP104")->cause == ONP_CAUSE_TRAINING_MODE);
-    static const char *const causes[] = {
-        "training-mode",      "baked-shape",        "traced-control-flow", "op-semantics",
-        "graph-optimization", "execution-provider", "nondeterminism",      "reference",
-        "state-mutation",     "reduced-precision",  "float-noise",         "unknown"};
+    static const char *const causes[] = {"training-mode",
+                                         "baked-shape",
+                                         "traced-control-flow",
+                                         "op-semantics",
+                                         "graph-optimization",
+                                         "execution-provider",
+                                         "nondeterminism",
+                                         "reference",
+                                         "state-mutation",
+                                         "reduced-precision",
+                                         "input-dtype",
+                                         "float-noise",
+                                         "unknown"};
     _Static_assert(sizeof causes / sizeof *causes == ONP_CAUSE_COUNT, "one name per cause");
     for (int c = 0; c < ONP_CAUSE_COUNT; c++)
         CHECK(!strcmp(onp_cause_name((onp_cause)c), causes[c]));
