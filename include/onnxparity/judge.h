@@ -125,6 +125,8 @@ typedef struct onp_fixture_verdict {
     int dtype_refused;   /* ERROR: an input's dtype is not the one the graph declares (the
                             pre-run check refuses it whatever its shape) */
     int estimated;       /* the fixture was rerun with one-ulp perturbed inputs */
+    char in_shapes[256]; /* the inputs' shapes ("[2, 16] [2]"): fixtures with the same
+                            string are one shape group */
     size_t n_out;
     onp_output_verdict *outs; /* [n_out], owned: onp_fixture_verdict_release */
 } onp_fixture_verdict;

@@ -439,18 +439,51 @@ static void rule_batch(const facts *F, onp_causes *cs)
                   pr->batch_note);
 }
 
-/* 5. fixture dependence. */
+static const char BRANCH_FIX[] = "express the branch with torch.where (or torch.cond); no "
+                                 ".item(), int() or `if tensor` in forward";
+
+/* Without the probes (check, gate): a fixture that passes and one that
+ * fails in numbers with the same input shapes -> *pass, *fail; 0 none. */
+static int same_shape_pass_and_fail(const onp_evidence *ev, const onp_fixture_verdict **pass,
+                                    const onp_fixture_verdict **fail)
+{
+    for (size_t i = 0; i < ev->n_fixtures; i++) {
+        const onp_fixture_verdict *a = &ev->fixtures[i];
+        if (a->status != ONP_FIXTURE_PASS || !a->in_shapes[0]) continue;
+        for (size_t j = 0; j < ev->n_fixtures; j++) {
+            const onp_fixture_verdict *b = &ev->fixtures[j];
+            if (b->status == ONP_FIXTURE_FAIL && !strcmp(a->in_shapes, b->in_shapes)) {
+                *pass = a, *fail = b;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* 5. fixture dependence: the probe's (deterministic runs, one shape group
+ * with a pass and a fail); without the probes, the fixtures' own verdicts
+ * beside a traced-control-flow finding, medium (the runs were not checked
+ * for determinism: diagnose does), unless the traced fixture fails itself
+ * (its own path is the one traced: the branch does not explain it). */
 static void rule_fixture_dependence(const facts *F, onp_causes *cs)
 {
     const onp_probe_result *pr = F->pr;
+    const onp_fixture_verdict *p = NULL, *f = NULL;
     if (pr && pr->fixture_dependent && pr->deterministic && !pr->shape_dependent)
         add_cause(cs, ONP_CAUSE_TRACED_CONTROL_FLOW,
                   F->lint_cause[ONP_CAUSE_TRACED_CONTROL_FLOW] ? ONP_CONFIDENCE_HIGH
                                                                : ONP_CONFIDENCE_MEDIUM,
-                  NULL,
-                  "express the branch with torch.where (or torch.cond); no .item(), int() or "
-                  "`if tensor` in forward",
+                  NULL, BRANCH_FIX,
                   "probe (fixture dependence): %s: the graph holds one traced path", pr->dep_note);
+    else if (!pr && !F->nondet && F->lint_cause[ONP_CAUSE_TRACED_CONTROL_FLOW] &&
+             !F->lint_cause[ONP_CAUSE_NONDETERMINISM] && !F->lint_cause[ONP_CAUSE_TRAINING_MODE] &&
+             !(F->traced && F->traced_fails) && same_shape_pass_and_fail(F->ev, &p, &f))
+        add_cause(cs, ONP_CAUSE_TRACED_CONTROL_FLOW, ONP_CONFIDENCE_MEDIUM, NULL, BRANCH_FIX,
+                  "%s and %s have the same input shapes (%s); the first passes, the second "
+                  "fails: the graph holds one traced path (runs not probed for determinism: "
+                  "onnxparity diagnose does)",
+                  base(p->dir), base(f->dir), p->in_shapes);
 }
 
 /* 6. the sweep over optimization levels; vetoed when runs are not

@@ -215,6 +215,10 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
             goto done;
         }
         onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
+        char sh[96];
+        size_t u = strlen(r->in_shapes);
+        snprintf(r->in_shapes + u, sizeof r->in_shapes - u, "%s%s", k ? " " : "",
+                 onp_shape_str(in[k].rank, in[k].dims, sh, sizeof sh));
     }
     onp_error re;
     onp_error_clear(&re);

@@ -155,6 +155,15 @@ def test_traced_control_flow_from_fixture_dependence(onnxparity, tmp_path):
     dep = doc["probes"]["fixture_dependence"]
     assert dep["dependent"] and dep["pass_fixture"] in (0, 2) and dep["fail_fixture"] in (1, 3)
     assert not doc["probes"]["shapes"]["shape_dependent"]
+    # check, without the probes, names the same cause from its own fixture
+    # verdicts (a pass and a fail of one shape beside the TracerWarning),
+    # and no "unknown" beside it
+    r = run([onnxparity, "check", tmp_path / "b", "--format", "json"])
+    assert r.returncode == 1
+    causes = json.loads(r.stdout)["causes"]
+    assert causes[0]["id"] == "traced-control-flow" and causes[0]["confidence"] == "medium", causes
+    assert "unknown" not in {c["id"] for c in causes}, causes
+    assert any("have the same input shapes" in e for e in causes[0]["evidence"]), causes[0]
 
 
 def test_healthy_model_is_clean(onnxparity, healthy):

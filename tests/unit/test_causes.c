@@ -32,6 +32,7 @@ typedef struct tcase {
     const char *refused_at; /* the node ORT's refusal names (refused 1), or NULL */
     const char *msg0;       /* the first finding's message ("a finding" when NULL) */
     int shape_differs;      /* fixture 1's output came out in another shape */
+    int in_shapes_differ;   /* fixture 1's inputs have other shapes than the others' */
     int nan;                /* NaN on one side only in every failing output */
     int flips_in_noise;     /* the flip of fixture 0 is noise-driven (flipped) */
     double gap_rel;         /* failing outputs: |ORT - eager| / scale (0: 1e-4 at scale 0) */
@@ -123,6 +124,8 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         f->n_out = 1;
         f->outs = x;
         f->status = x->pass ? ONP_FIXTURE_PASS : ONP_FIXTURE_FAIL;
+        snprintf(f->in_shapes, sizeof f->in_shapes, "%s",
+                 c->in_shapes_differ && i == 1 ? "[3, 12]" : "[2, 12]");
         if (c->refused && i == 1) {
             x->compared = 0;
             f->status = ONP_FIXTURE_ERROR;
@@ -264,6 +267,26 @@ static const tcase cases[] = {
      .refused = 1,
      .top = "baked-shape",
      .top_conf = "high"},
+    /* a traced branch, judged without the probes (check) */
+    {.what = "a boolean TracerWarning, one fixture passes and one of the same shapes fails: "
+             "traced-control-flow medium without the probes, no unknown",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean",
+     .n_fix = 3,
+     .verdict = {ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL},
+     .top = "traced-control-flow",
+     .top_conf = "medium",
+     .absent = "unknown",
+     .fix_has = "torch.where"},
+    {.what = "the same, but the failing fixture has other input shapes: no fixture-dependence "
+             "evidence, the warning alone stays low",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean",
+     .n_fix = 3,
+     .verdict = {ONP_VERDICT_WITHIN_TOL, ONP_VERDICT_BEYOND_NOISE, ONP_VERDICT_WITHIN_TOL},
+     .in_shapes_differ = 1,
+     .top = "traced-control-flow",
+     .top_conf = "low"},
     {.what = "refused for an input's dtype: input-dtype high, not a baked shape",
      .n_fix = 3,
      .verdict = PASS3,
@@ -887,12 +910,24 @@ static const tcase cases[] = {
      .top = "unknown",
      .absent = "traced-control-flow"},
     {.what = "the TracerWarning while only another fixture than the traced one fails: "
-             "traced-control-flow stays a cause",
+             "traced-control-flow stays a cause, medium (the traced fixture passes, one of the "
+             "same shapes fails)",
      .rule = {"ONP301"},
      .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
              "be incorrect",
      .n_fix = 3,
      .verdict = FAIL1,
+     .traced = 1,
+     .top = "traced-control-flow",
+     .top_conf = "medium"},
+    {.what = "the same with the failing fixture in other input shapes: low, as the warning "
+             "alone",
+     .rule = {"ONP301"},
+     .msg0 = "TracerWarning: Converting a tensor to a Python boolean might cause the trace to "
+             "be incorrect",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .in_shapes_differ = 1,
      .traced = 1,
      .top = "traced-control-flow",
      .top_conf = "low"},
