@@ -302,11 +302,17 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                "export itself (or in the expected outputs); to bisect it against eager, capture "
                "a bundle with onnxparity.capture (it stores eager's intermediates)\n",
                compared, ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
-    else if (onp_bisect_inconclusive(r))
+    else if (onp_bisect_inconclusive(r)) {
+        char args[8192];
+        const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
+                                        o->tg.n_data, args, sizeof args);
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
-               "outputs fail: the divergence is not where the curve can see it\n",
-               compared, ref_words(r));
-    else
+               "outputs fail: the divergence is not where the curve can see it%s%s%s\n",
+               compared, ref_words(r), a ? "; onnxparity diagnose " : "", a ? a : "",
+               a ? " probes what bisect cannot see (a branch fixed at trace time, a shape, "
+                   "the batch)"
+                 : "");
+    } else
         printf("agrees: all %zu values compared agree with %s: no value leaves its tolerance or "
                "its noise envelope\n",
                compared, ref_words(r));
