@@ -690,11 +690,10 @@ done:
 
 // --- is the mismatch reproduced? ---------------------------------------------------
 
-/* Run the plain model (no extra outputs) at the configuration under test and
- * compare its final outputs with the reference outputs into `plain`. */
-/* The plain model on every fixture, its outputs judged against the
- * reference into *plain; with DISABLE also against the fixtures' expected
- * outputs (output_J.pb, where present) into *expect. */
+/* Run the plain model (no extra outputs) at the configuration under test on
+ * every fixture and judge its final outputs against the reference outputs
+ * into *plain; with DISABLE also against the fixtures' expected outputs
+ * (output_J.pb, where present: what check judges) into *expect. */
 static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
 {
     onp_bisect_result *r = c->r;
@@ -747,7 +746,10 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
                 w = &ref;
                 has64 = read_ref64(f, j, &r64);
             }
-            onp_noise nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
+            int expected = rs && j < f->n_outputs;
+            onp_noise nz;
+            memset(&nz, 0, sizeof nz);
+            if (w || expected) nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
             if (w) {
                 onp_metrics m;
                 onp_judgment jd;
@@ -755,7 +757,7 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
                     judge_one(c->a, c->o, w, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
                 vacc_add(plain, &m, &jd, note);
             }
-            if (rs && j < f->n_outputs) { /* what check judges: the fixture's own outputs */
+            if (expected) { /* what check judges: the fixture's own outputs */
                 if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) {
                     release_all(got, n);
                     release_all(got2, n);
