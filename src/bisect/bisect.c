@@ -560,10 +560,21 @@ done:
 
 // --- the instrumented sessions -----------------------------------------------------
 
+/* 1 when v is one of the graph's outputs. */
+static int is_graph_output(const onp_graph *g, const char *v)
+{
+    for (size_t j = 0; j < g->n_outputs; j++)
+        if (!strcmp(g->outputs[j].name, v)) return 1;
+    return 0;
+}
+
 /* Expose points[lo, hi), run every fixture once (twice with the DISABLE
  * reference: one run per session) and fold each value's comparison into its
  * point, releasing each tensor once compared.  The graph's own outputs are
- * fetched too and compared with the reference outputs into `inst`. */
+ * fetched too and compared with the reference outputs into `inst`; a graph
+ * output that is a point of this chunk without an intermediate of its own
+ * (eager reference) takes that comparison (check's: the float64 reference
+ * included). */
 static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, onp_error *e)
 {
     onp_bisect_result *r = c->r;
@@ -634,6 +645,8 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
                 vacc_add(&c->inst, &m, &jd, note);
                 any = 1;
                 if (!(jd.pass && !note[0])) this_pass = 0;
+                if (!rs && out_at[j] < n && !onp_strmap_get(&fr->map, g->outputs[j].name, NULL))
+                    fold(&r->points[lo + out_at[j]], &m, &jd, f->index, note);
             }
             if (has64) onp_tensor_release(&r64);
             onp_tensor_release(&ref);
@@ -1363,7 +1376,9 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
             const char *v = nd->outputs[k];
             if (!v[0] || onp_strmap_get(&point_of, v, NULL)) continue;
             int has = onp_strmap_get(&u.map, v, &ui);
-            if (!every && !has) continue;
+            /* a graph output is a point too: its reference is output_J.pb
+             * (a root module's own computation has no intermediate) */
+            if (!every && !has && !is_graph_output(g, v)) continue;
             if (!has && not_tensor(g, nd, v)) continue; /* ORT would refuse to fetch it */
             onp_bisect_point *p = &r->points[r->n_points];
             p->value = sdup(a, v);
