@@ -295,7 +295,18 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
-    else if (onp_bisect_inconclusive_by_expected(r))
+    else if (r->n_refused) {
+        char args[8192], list[256] = "";
+        const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
+                                        o->tg.n_data, args, sizeof args);
+        for (size_t i = 0, u = 0; i < r->n_refused && u < sizeof list - 16; i++)
+            u += (size_t)snprintf(list + u, sizeof list - u, "%s%d", i ? ", " : "", r->refused[i]);
+        printf("inconclusive: all %zu values compared agree with %s on the fixtures ONNX Runtime "
+               "runs, but it refused %zu fixture(s) (%s), which cannot be bisected: a shape or "
+               "dtype the graph does not take%s%s%s (ONNX Runtime: %s)\n",
+               compared, ref_words(r), r->n_refused, list, a ? "; onnxparity check " : "",
+               a ? a : "", a ? " names why" : "", r->refused_msg);
+    } else if (onp_bisect_inconclusive_by_expected(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail against the fixtures' expected outputs (max_abs %s): the model "
                "computes the same at every optimization level, so the difference is in the "
@@ -428,6 +439,13 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
     }
     cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
                             (double)r->n_without_intermediates);
+    cJSON *rf = cJSON_AddArrayToObject(root, "fixtures_refused");
+    for (size_t i = 0; rf && i < r->n_refused; i++)
+        cJSON_AddItemToArray(rf, cJSON_CreateNumber(r->refused[i]));
+    if (r->n_refused)
+        cJSON_AddStringToObject(root, "refused_message", r->refused_msg);
+    else
+        cJSON_AddNullToObject(root, "refused_message");
     if (r->reference_note[0])
         cJSON_AddStringToObject(root, "reference_note", r->reference_note);
     else

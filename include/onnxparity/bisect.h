@@ -277,6 +277,14 @@ typedef struct onp_bisect_result {
     size_t n_without_intermediates;
     char reference_note[512];
 
+    /* fixtures ONNX Runtime refused to run in the first instrumented session
+     * (a shape the graph cannot take: check calls that a failure by shape):
+     * not bisected; the others are.  refused[n_refused] their indices,
+     * refused_msg ORT's first refusal */
+    size_t n_refused;
+    int *refused;
+    char refused_msg[512];
+
     /* the session as made (onp_session_describe), for the fingerprint */
     char provider[64];
     onp_ort_opt_level opt_level;
@@ -310,8 +318,9 @@ void onp_bisect_free(onp_bisect_result *r);
  * reference (the instrumented model does not see the divergence, or the
  * path to the outputs is not mapped), or, bisected against ORT at opt-level
  * disable, against the fixtures' expected outputs (the model computes the
- * same at every level, and that is not what the fixtures expect).  The
- * verdict "inconclusive" (exit 1 in the CLI). */
+ * same at every level, and that is not what the fixtures expect); or when
+ * no value diverges on the fixtures that ran while ORT refused others
+ * (n_refused).  The verdict "inconclusive" (exit 1 in the CLI). */
 int onp_bisect_inconclusive(const onp_bisect_result *r);
 
 /* 1 when r is inconclusive only by the fixtures' expected outputs (bisected

@@ -560,6 +560,31 @@ done:
 
 // --- the instrumented sessions -----------------------------------------------------
 
+/* Fixture fi of c->runs failed to run in the first instrumented session
+ * with error *e: when ONNX Runtime refused it (not a lost worker, not the
+ * last fixture left) it is taken out of the runs, recorded in
+ * r->refused, and 1 is returned (e cleared); else 0 (the error stands). */
+static int drop_refused(ctx *c, size_t fi, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    if (r->n_chunks != 1 || e->code != ONP_ERR_RUNTIME || onp_ort_lost_worker(e) || c->n_runs < 2)
+        return 0;
+    if (!r->refused) {
+        r->refused = onp_arena_array(c->a, c->n_runs + 1, sizeof *r->refused);
+        if (!r->refused) return 0;
+        onp_error_format(e, r->refused_msg, sizeof r->refused_msg);
+    }
+    r->refused[r->n_refused++] = c->runs[fi].f->index;
+    onp_strmap_free(&c->runs[fi].map);
+    memmove(&c->runs[fi], &c->runs[fi + 1], (c->n_runs - fi - 1) * sizeof *c->runs);
+    memmove(&r->fixtures[fi], &r->fixtures[fi + 1], (c->n_runs - fi - 1) * sizeof *r->fixtures);
+    c->n_runs--;
+    r->n_fixtures--;
+    memset(&c->runs[c->n_runs], 0, sizeof *c->runs); /* the stale copy: nothing to free twice */
+    onp_error_clear(e);
+    return 1;
+}
+
 /* 1 when v is one of the graph's outputs. */
 static int is_graph_output(const onp_graph *g, const char *v)
 {
@@ -616,7 +641,11 @@ static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, 
         const fixref *fr = &c->runs[fi];
         const onp_fixture *f = fr->f;
         int spread = needs_spread(c, fr);
-        if (run_on(c, s, f, names, n_fetch, got, e)) goto done;
+        if (run_on(c, s, f, names, n_fetch, got, e)) {
+            if (!drop_refused(c, fi, e)) goto done;
+            fi--; /* the next fixture moved into this slot */
+            continue;
+        }
         if (rs && run_on(c, rs, f, names, n_fetch, want, e)) {
             release_all(got, n_fetch);
             goto done;
@@ -1509,6 +1538,7 @@ fail: /* also the way out on success: rc says which */
 
 int onp_bisect_inconclusive(const onp_bisect_result *r)
 {
+    if (r->first < 0 && r->n_refused) return 1;
     return r->first < 0 && r->verify.ran &&
            (!r->verify.plain_pass || onp_bisect_inconclusive_by_expected(r));
 }

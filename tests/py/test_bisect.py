@@ -521,3 +521,50 @@ def test_external_data_local_and_disable_leave_nothing(binary, tmp_path):
     n = doc["summary"]["values_exposed"]  # every node output
     assert doc["reference"] == "disable" and doc["chunks"]["sessions"] == (n + 6) // 7
     assert sorted(p.name for p in (tmp_path / "ext").iterdir()) == before
+
+
+class IntBatch(torch.nn.Module):
+    """A batch size read with int(): the legacy trace bakes it into the
+    Reshape, so a fixture of another batch reaches the Linear with the wrong
+    width and ONNX Runtime refuses it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        return self.fc(y.view(int(y.shape[0]), -1))
+
+
+def test_fixtures_onnx_runtime_refuses_are_set_aside(binary, bundles, tmp_path):
+    """The traced batch (4) runs, batch 2 is refused.  bisect bisects the
+    fixture that runs (every value agrees with eager there), sets the
+    refused one aside and says so: inconclusive (exit 1), not an error
+    (exit 4) and not "agrees", naming check for the same target, which
+    names the baked shape."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(3)
+    b = tmp_path / "int batch"
+    onnxparity.capture(IntBatch().eval(), [torch.randn(n, 3, 8, 8, generator=g) for n in (4, 2)], b,
+                       exporter="legacy")
+    r = run([binary, "bisect", b, "--format", "json"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "inconclusive" and doc["first_divergent"] is None
+    assert doc["fixtures"] == [0] and doc["fixtures_refused"] == [1]
+    assert "ORT_INVALID_ARGUMENT" in doc["refused_message"], doc["refused_message"]
+    assert doc["summary"]["values_compared"] > 0 and doc["summary"]["values_failed"] == 0
+    text = run([binary, "bisect", b])
+    first = text.stdout.splitlines()[0]
+    assert text.returncode == 1 and first.startswith("inconclusive: "), text.stdout
+    assert "refused 1 fixture(s) (1)" in first and f"onnxparity check '{b}' names why" in first
+    chk = run([binary, "check", b, "--format", "json"])
+    assert chk.returncode == 1
+    assert json.loads(chk.stdout)["causes"][0]["id"] == "baked-shape"
+    # a bundle whose fixtures all run sets nothing aside
+    healthy = run([binary, "bisect", bundles / "healthy", "--format", "json"])
+    assert healthy.returncode == 0, healthy.stderr
+    doc = json.loads(healthy.stdout)
+    assert doc["fixtures_refused"] == [] and doc["refused_message"] is None
