@@ -116,8 +116,11 @@ static const onp_lint_rule rules[] = {
     [R_RESIZE_SEMANTICS] = {"ONP403", "resize-semantics", W, ONP_CAUSE_OP_SEMANTICS,
                             "Resize whose mode, coordinate transformation or rounding is not "
                             "one torch's interpolate has",
-                            "raise opset_version to 11 or more; use mode='nearest' or "
-                            "align_corners=False/True as torch exports them"},
+                            "re-export the interpolate from torch at opset_version 11 or more "
+                            "(there its nearest, nearest-exact, bilinear and bicubic modes, "
+                            "align_corners False or True, map to Resize attributes that match); "
+                            "a Resize edited by hand or written by another tool needs the "
+                            "attributes torch's mode implies"},
     [R_UPSAMPLE] = {"ONP404", "upsample-deprecated", W, ONP_CAUSE_OP_SEMANTICS,
                     "Upsample: deprecated since opset 10; its linear mode uses asymmetric "
                     "coordinates",
