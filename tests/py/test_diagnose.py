@@ -304,6 +304,49 @@ def test_local_error_strengthens_the_cause_at_that_node(onnxparity, tmp_path):
     assert "local: alone on reference inputs it still fails" in r.stdout
 
 
+class AffineRelu(torch.nn.Module):
+    """Three ONNX nodes (Mul, Add, Relu) and one eager value, the module's
+    output: the Mul and the Add have no intermediate of their own."""
+
+    def forward(self, x):
+        return torch.relu(x * 2.0 + 1.0)
+
+
+class Region(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.inner = AffineRelu()
+        self.head = torch.nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        return self.head(self.inner(self.conv(x)))
+
+
+def test_a_local_region_is_not_called_the_node_alone(onnxparity, tmp_path):
+    """The Add inside `inner` turned into a Sub (planted in model.onnx): the
+    first value off eager is inner's output (the Relu), and the local rerun
+    takes the two unmapped nodes before it along.  diagnose's text must say
+    that region, not "alone"."""
+    import onnx
+    torch.manual_seed(0)
+    b = tmp_path / "b"
+    capture(Region().eval(), images(2, 2), b, exporter="legacy")
+    m = onnx.load(str(b / "model.onnx"))
+    [add] = [n for n in m.graph.node if n.op_type == "Add" and "inner" in n.name]
+    add.op_type = "Sub"
+    onnx.save(m, str(b / "model.onnx"))
+    rc, doc = diagnose(onnxparity, b, "--no-sweep")
+    assert rc == 1
+    fd = doc["first_divergent"]
+    assert fd["op_type"] == "Relu" and fd["module"].startswith("inner"), fd
+    r = run([onnxparity, "diagnose", b, "--no-sweep"])
+    lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip().startswith("local: ")]
+    assert lines and lines[0].startswith("local: with the 2 node(s) before it that have no "
+                                         "reference value"), r.stdout
+    assert "alone" not in lines[0]
+
+
 def ort_disable_bundle(onnxparity, healthy, dst):
     """The healthy bundle without intermediates, its expected outputs ORT's
     own at ORT_DISABLE_ALL."""
