@@ -102,7 +102,8 @@ class _Names:
 
     def __init__(self, m, data):
         self.keys = _keys(m)
-        self.param_slots, self.buffer_slots = set(m._parameters), set(m._buffers)
+        # .keys(): a ScriptModule's _parameters (an OrderedDictWrapper) does not iterate
+        self.param_slots, self.buffer_slots = set(m._parameters.keys()), set(m._buffers.keys())
         self.data = data
         self.nondata = [n for n in _attribute_names(m) if n not in data]
 
