@@ -587,8 +587,9 @@ static int write_summary(const opts *o, const char *model, const onp_fixture_ver
                          const onp_causes *cs, const onp_bisect_result *bis, int failed,
                          int lint_errors)
 {
-    FILE *f = gh_summary_open(o->summary);
-    if (!f) return EXIT_IO;
+    FILE *f;
+    int open_rc = gh_summary_open(o->summary, &f);
+    if (open_rc) return open_rc;
     size_t lost = count_runtime(res, n);
     fprintf(f, "### onnxparity check: %s\n\n`",
             lost                    ? "ERROR"

@@ -1018,8 +1018,9 @@ static int write_summary(const opts *o, const criteria *c, const meas_result *r,
                          const drift_list *dl, const onp_causes *cs, const onp_bisect_result *bis,
                          size_t lost)
 {
-    FILE *f = gh_summary_open(o->summary);
-    if (!f) return EXIT_IO;
+    FILE *f;
+    int open_rc = gh_summary_open(o->summary, &f);
+    if (open_rc) return open_rc;
     char a[200], b[200];
     fprintf(f, "### onnxparity gate: %s\n\n",
             lost   ? "ERROR (ONNX Runtime crashed or timed out)"

@@ -7,6 +7,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cli.h"
+#include "onnxparity/error.h"
+#include "onnxparity/outpath.h"
+
 static void escape(FILE *to, const char *s, int property)
 {
     for (; s && *s; s++) {
@@ -89,10 +93,14 @@ void gh_md_causes(FILE *to, const onp_causes *cs)
     }
 }
 
-FILE *gh_summary_open(const char *path)
+int gh_summary_open(const char *path, FILE **out)
 {
-    FILE *f = fopen(path, "a");
-    if (!f)
-        fprintf(stderr, "onnxparity: %s: cannot open for appending: %s\n", path, strerror(errno));
-    return f;
+    onp_error e;
+    onp_error_clear(&e);
+    *out = NULL;
+    if (onp_out_check(path, &e)) return cli_report(&e);
+    *out = fopen(path, "a");
+    if (*out) return 0;
+    fprintf(stderr, "onnxparity: %s: cannot open for appending: %s\n", path, strerror(errno));
+    return EXIT_IO;
 }

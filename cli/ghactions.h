@@ -32,8 +32,11 @@ void gh_md_text(FILE *to, const char *s);
 /* The causes as a Markdown list ("" when there are none). */
 void gh_md_causes(FILE *to, const onp_causes *cs);
 
-/* Open `path` for appending a summary; NULL after printing the error
- * (exit 3 is the caller's). */
-FILE *gh_summary_open(const char *path);
+/* Open `path` for appending a summary into *out: 0, or the exit code after
+ * the one-line error.  The output rule of outpath.h holds for it as for
+ * every file written: a file the run has read (the model, a fixture, the
+ * criteria), or a path inside a fixture folder, is refused (exit 2) before
+ * anything is appended; a file that cannot be opened is exit 3. */
+int gh_summary_open(const char *path, FILE **out);
 
 #endif

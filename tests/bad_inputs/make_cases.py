@@ -1321,7 +1321,7 @@ def c_output_onto_input(d):
     run_in.parent.mkdir()
     shutil.copy(in0, run_in)
     cases = []
-    for flag in ("--junit", "--html", "--sarif"):
+    for flag in ("--junit", "--html", "--sarif", "--summary"):  # --summary appends: no less harm
         cases.append(case(f"check_{flag[2:]}_onto_fixture_output", ["onnxparity", "check", b, flag, out0], 2,
                           r"output_0\.pb: " + SAME, unchanged=[out0], needs_ort=True))
         cases.append(case(f"check_{flag[2:]}_onto_model", ["onnxparity", "check", b, flag, mdl], 2,
@@ -1335,6 +1335,11 @@ def c_output_onto_input(d):
              r"input_0\.pb: (" + SAME + "|" + INSIDE + ")", unchanged=[in0], needs_ort=True),
         case("gate_junit_onto_criteria", ["onnxparity", "gate", b, "--criteria", crit, "--junit", crit], 2,
              r"crit\.json: " + SAME, unchanged=[crit], needs_ort=True),
+        case("gate_summary_onto_criteria", ["onnxparity", "gate", b, "--criteria", crit, "--summary", crit], 2,
+             r"crit\.json: " + SAME, unchanged=[crit], needs_ort=True),
+        case("check_summary_new_file_in_fixture_folder",
+             ["onnxparity", "check", b, "--summary", b / "test_data_set_0" / "summary.md"], 2,
+             r"summary\.md: " + INSIDE, absent=[b / "test_data_set_0" / "summary.md"], needs_ort=True),
         case("gate_record_criteria_onto_model", ["onnxparity", "gate", b, "--criteria", mdl, "--record"], 2,
              r"model\.onnx: " + SAME, unchanged=[mdl], needs_ort=True),
         case("bisect_html_onto_model", ["onnxparity", "bisect", ib, "--html", ib_mdl], 2,
