@@ -120,6 +120,11 @@ typedef struct onp_session onp_session;
  * newer than the API obtained are not called; options that need them are
  * refused (see onp_session_opts).
  *
+ * Before loading, $ORT_DISABLE_TELEMETRY is set to 1 where it is not set
+ * (setenv, so call it before other threads read the environment): ONNX
+ * Runtime's telemetry stays off, and with it the session and debug files
+ * some builds write into /tmp and the working folder.
+ *
  * On success *out is a new handle the caller owns (onp_ort_close).  Errors:
  * ONP_ERR_IO when nothing loads (every path tried, with the loader's reason)
  * or the file loaded is not ORT; ONP_ERR_RUNTIME when the library offers no

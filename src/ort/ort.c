@@ -353,6 +353,12 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
                              "uses (%d)",
                              (unsigned)max_api, ONP_ORT_MIN_API);
 
+    /* ONNX Runtime's telemetry off unless the user asked otherwise: the npm
+     * build (third_party/) otherwise writes a session file (/tmp/.ses, or
+     * ":memory:.ses" in the working folder) and an empty
+     * /tmp/mat-debug-PID.log per process, worker processes included (they
+     * inherit the environment).  Set before the library loads. */
+    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
     char used[PATH_MAX + 64];
     void *dl = load_library(lib_path, used, sizeof used, e);
     if (!dl) return -1;

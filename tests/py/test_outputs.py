@@ -287,3 +287,45 @@ def test_sweep_save_optimized_folder_saves(onnxparity, ort_lib, tmp_path):
     r = _run([onnxparity, "sweep", b, "--once", "--no-search", "--diff-graphs", "--save-optimized", blocked])
     assert r.returncode == 3, r.stderr
     assert "--save-optimized" in r.stderr.decode()
+
+
+def _ort_droppings(cwd):
+    """What ONNX Runtime's telemetry writes: /tmp/mat-debug-PID.log per
+    process, a session file (/tmp/.ses, or ':memory:.ses' in the working
+    folder when /tmp/.ses cannot be written) -> a comparable snapshot."""
+    tmp = pathlib.Path("/tmp")
+    ses = tmp / ".ses"
+    return ({p.name for p in tmp.glob("mat-debug-*.log")},
+            ses.stat().st_mtime_ns if ses.exists() else None,
+            sorted(p.name for p in pathlib.Path(cwd).iterdir()))
+
+
+def test_onnx_runtime_leaves_no_files_behind(onnxparity, tmp_path):
+    """The bundled ONNX Runtime keeps telemetry files in /tmp and the working
+    folder unless ORT_DISABLE_TELEMETRY says no; onnxparity says no (where
+    the user has not set it), in the main process and in every worker.  The
+    user's own choice stands: set to 0, the files appear, which is also what
+    shows this test can see them."""
+    cwd = tmp_path / "ci checkout"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    before = _ort_droppings(cwd)
+    r = subprocess.run([onnxparity, "check", HEALTHY, "--no-lint"], cwd=cwd, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    after = _ort_droppings(cwd)
+    assert after[0] <= before[0], sorted(after[0] - before[0])
+    assert after[1] == before[1] and after[2] == [], after
+    # opted in: ONNX Runtime writes them (the probe above is real), where the
+    # library loaded is a build with that telemetry (the npm one is)
+    lib = pathlib.Path(os.environ.get("ONNXPARITY_ORT_LIB") or
+                       ROOT / "third_party" / "onnxruntime" / "lib" / "libonnxruntime.so.1")
+    if not lib.is_file() or b"mat-debug-" not in lib.read_bytes():
+        return
+    r = subprocess.run([onnxparity, "check", HEALTHY, "--no-lint"], cwd=cwd,
+                       env=dict(env, ORT_DISABLE_TELEMETRY="0"), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    opted = _ort_droppings(cwd)
+    assert opted[0] - after[0] or opted[1] != after[1] or opted[2], "no telemetry file with it on"
+    for name in opted[0] - after[0]:
+        (pathlib.Path("/tmp") / name).unlink(missing_ok=True)
