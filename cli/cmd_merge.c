@@ -284,6 +284,43 @@ static int write_junit(const cJSON *root, const char *path)
     return rc;
 }
 
+/* One latent entry (rule, name, node) is the same as another. */
+static int same_latent(const cJSON *a, const cJSON *b)
+{
+    static const char *const keys[] = {"rule", "name", "node"};
+    for (int k = 0; k < 3; k++) {
+        const char *x = str_at(a, keys[k], NULL), *y = str_at(b, keys[k], NULL);
+        if ((x == NULL) != (y == NULL) || (x && strcmp(x, y))) return 0;
+    }
+    return 1;
+}
+
+/* The merged "latent": the findings latent in every document (a finding
+ * latent in one shard may explain a failure in another, and then it is not
+ * latent in the whole run); NULL when a document has no "latent" (older
+ * ones).  Each shard judged its own fixtures, so this is the unsharded
+ * run's list whenever every shard passes or fails alike. */
+static cJSON *latent_common(cJSON *const *docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(docs[i], "latent"))) return NULL;
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(docs[0], "latent"))
+    {
+        int everywhere = 1;
+        for (size_t i = 1; i < n && everywhere; i++) {
+            int found = 0;
+            const cJSON *y;
+            cJSON_ArrayForEach(y, cJSON_GetObjectItemCaseSensitive(docs[i], "latent")) found |=
+                same_latent(x, y);
+            everywhere = found;
+        }
+        if (everywhere && out) cJSON_AddItemToArray(out, cJSON_Duplicate(x, 1));
+    }
+    return out;
+}
+
 /* --sarif FILE: the merged document's lint findings through the writer
  * check --sarif uses, with the model the shards name (its bytes give the
  * regions when the file is there; whole-file regions when not). */
@@ -503,6 +540,8 @@ int cmd_merge(int argc, char **argv)
             any_lint |= (lints[i] = cJSON_GetObjectItemCaseSensitive(docs[i], "lint")) != NULL;
         if (any_lint) /* every shard lints the same model: each finding once */
             cJSON_AddItemToObject(root, "lint", lintdoc_union(lints, n));
+        cJSON *latent = latent_common(docs, n);
+        if (latent) cJSON_AddItemToObject(root, "latent", latent);
         const cJSON *options = cJSON_GetObjectItemCaseSensitive(docs[0], "options");
         if (options) /* the same in every shard (same_options) */
             cJSON_AddItemToObject(root, "options", cJSON_Duplicate(options, 1));

@@ -237,6 +237,7 @@ def test_shards_merge_to_the_full_verdict(onnxparity, tmp_path, bundle):
     assert m["summary"] == fdoc["summary"]
     assert m["fixtures"] == fdoc["fixtures"]
     assert [c["id"] for c in m["causes"]] == [c["id"] for c in fdoc["causes"]]
+    assert m["latent"] == fdoc["latent"]  # merge dropped it
     text = run([onnxparity, "merge", *parts])
     assert text.returncode == full.returncode and "3 fixtures" in text.stdout
 
