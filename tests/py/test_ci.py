@@ -93,6 +93,19 @@ def test_settings_drift_and_model_hash_is_a_note(onnxparity, recorded, tmp_path)
                  "drift    intra_threads: 0 at record time, 2 now",
                  "drift    session_config: (none) at record time, session.set_denormal_as_zero=1 now"):
         assert line in r.stdout, r.stdout
+    assert r.stdout.rstrip().endswith("(see the drift lines above)"), r.stdout
+    # a new model hash alone (the same graph re-saved with a doc string) is a
+    # note: the passing verdict does not send the reader to drift lines
+    resaved = tmp_path / "resaved"
+    shutil.copytree(HEALTHY, resaved)
+    onnx = pytest.importorskip("onnx")
+    m = onnx.load(str(resaved / "model.onnx"))
+    m.doc_string = "re-exported"
+    onnx.save(m, str(resaved / "model.onnx"))
+    r = run([onnxparity, "gate", resaved, "--criteria", recorded])
+    assert r.returncode == 0 and "note     model_sha256" in r.stdout, r.stdout
+    verdict = [ln for ln in r.stdout.splitlines() if ln.startswith("verdict: ")]
+    assert verdict and verdict[0].startswith("verdict: pass") and "lines above" not in verdict[0], r.stdout
     other = tmp_path / "other"
     shutil.copytree(TRAINING, other)
     r = run([onnxparity, "gate", other, "--criteria", recorded, "--env-drift", "fail",
