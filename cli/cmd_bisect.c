@@ -286,7 +286,10 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         compared += r->points[i].compared > 0;
         failed += r->points[i].compared && !r->points[i].pass;
     }
-    char ev[16], jp[16], nw[256];
+    char ev[16], jp[16], nw[256], args[8192];
+    /* the same target for the commands the inconclusive lines name */
+    const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
+                                    o->tg.n_data, args, sizeof args);
     if (f)
         printf("first divergent: node %s (%s), output %s, module %s: max_abs %s, max_rel %s, "
                "noise envelope %s, error grown %sx over its inputs (fixture %d); %s\n",
@@ -296,9 +299,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
     else if (r->n_refused) {
-        char args[8192], list[256] = "";
-        const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
-                                        o->tg.n_data, args, sizeof args);
+        char list[256] = "";
         for (size_t i = 0, u = 0; i < r->n_refused && u < sizeof list - 16; i++)
             u += (size_t)snprintf(list + u, sizeof list - u, "%s%d", i ? ", " : "", r->refused[i]);
         printf("inconclusive: all %zu values compared agree with %s on the fixtures ONNX Runtime "
@@ -313,17 +314,14 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                "export itself (or in the expected outputs); to bisect it against eager, capture "
                "a bundle with onnxparity.capture (it stores eager's intermediates)\n",
                compared, ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
-    else if (onp_bisect_inconclusive(r)) {
-        char args[8192];
-        const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
-                                        o->tg.n_data, args, sizeof args);
+    else if (onp_bisect_inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it%s%s%s\n",
                compared, ref_words(r), a ? "; onnxparity diagnose " : "", a ? a : "",
                a ? " probes what bisect cannot see (a branch fixed at trace time, a shape, "
                    "the batch)"
                  : "");
-    } else
+    else
         printf("agrees: all %zu values compared agree with %s: no value leaves its tolerance or "
                "its noise envelope\n",
                compared, ref_words(r));

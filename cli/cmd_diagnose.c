@@ -173,16 +173,19 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
                p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
                p->module[0] ? ", module " : "", p->module,
                F->bis->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager");
-        if (L->ran && L->n_nodes > 1) /* a region without reference values: not the node alone */
-            printf("         %s: with the %zu node(s) before it that have no reference value, on "
-                   "reference inputs, it %s (max_abs %g)%s\n",
-                   L->local ? "local" : "inherited", L->n_nodes - 1,
-                   L->local ? "still fails" : "agrees", L->max_abs,
-                   L->local ? ": the error is in those nodes, not necessarily at this one" : "");
-        else if (L->ran)
-            printf("         %s: alone on reference inputs it %s (max_abs %g)\n",
-                   L->local ? "local" : "inherited", L->local ? "still fails" : "agrees",
-                   L->max_abs);
+        if (L->ran) { /* a region without reference values is not the node alone */
+            char region[96] = "alone";
+            if (L->n_nodes > 1)
+                snprintf(region, sizeof region,
+                         "with the %zu node(s) before it that have no reference value,",
+                         L->n_nodes - 1);
+            printf("         %s: %s on reference inputs it %s (max_abs %g)%s\n",
+                   L->local ? "local" : "inherited", region, L->local ? "still fails" : "agrees",
+                   L->max_abs,
+                   L->local && L->n_nodes > 1
+                       ? ": the error is in those nodes, not necessarily at this one"
+                       : "");
+        }
     }
     if (F->bis_run && F->bis_run->repro[0])
         printf("repro    %s: the node alone, its reference inputs and expected output (see its "

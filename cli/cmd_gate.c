@@ -955,14 +955,17 @@ static void print_text(const opts *o, const criteria *c, const meas_result *r, c
         printf("note     %s records no environment (recorded before environments were): "
                "nothing to compare; --record again to add one\n",
                o->criteria);
+    size_t drifted = 0; /* the drift lines; a note (a re-export's new sha256) is none */
     for (size_t i = 0; i < dl->n; i++) {
         const char *eff = drift_effect(o, &dl->d[i]);
         drift_text(&dl->d[i], t, sizeof t);
         if (!strcmp(eff, "note"))
             printf("note     %s (a re-export changes it)\n", t);
-        else
+        else {
+            drifted++;
             printf("drift    %s (%s%s)\n", t, eff,
                    strcmp(eff, "warning") ? "" : "; --env-drift fail makes it a regression");
+        }
     }
     char args[8192];
     report_causes_text(cs,
@@ -982,13 +985,9 @@ static void print_text(const opts *o, const criteria *c, const meas_result *r, c
         printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", lost);
     else if (l->n)
         printf("verdict: FAIL — %zu regression(s) against %s\n", l->n, o->criteria);
-    else {
-        size_t drifted = 0; /* a note (a re-export's new sha256) is no drift to look at */
-        for (size_t i = 0; i < dl->n; i++)
-            drifted += strcmp(drift_effect(o, &dl->d[i]), "note") != 0;
+    else
         printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s%s\n", r->n_fix,
                c->n_out, o->criteria, drifted ? " (see the drift lines above)" : "");
-    }
 }
 
 /* --annotations: the causes, each drift that warns or fails, each

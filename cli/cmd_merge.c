@@ -305,6 +305,7 @@ static cJSON *latent_common(cJSON *const *docs, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(docs[i], "latent"))) return NULL;
     cJSON *out = cJSON_CreateArray();
+    if (!out) return NULL;
     const cJSON *x;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(docs[0], "latent"))
     {
@@ -316,7 +317,7 @@ static cJSON *latent_common(cJSON *const *docs, size_t n)
                 same_latent(x, y);
             everywhere = found;
         }
-        if (everywhere && out) cJSON_AddItemToArray(out, cJSON_Duplicate(x, 1));
+        if (everywhere) cJSON_AddItemToArray(out, cJSON_Duplicate(x, 1));
     }
     return out;
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "onnxparity/error.h"
 #include "onnxparity/outpath.h"
 
 static void escape(FILE *to, const char *s, int property)

@@ -788,10 +788,7 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
                 w = &ref;
                 has64 = read_ref64(f, j, &r64);
             }
-            int expected = rs && j < f->n_outputs;
-            onp_noise nz;
-            memset(&nz, 0, sizeof nz);
-            if (w || expected) nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
+            onp_noise nz = noise_of(fr, names[j], &got[j], spread ? &got2[j] : NULL);
             if (w) {
                 onp_metrics m;
                 onp_judgment jd;
@@ -799,7 +796,7 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
                     judge_one(c->a, c->o, w, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
                 vacc_add(plain, &m, &jd, note);
             }
-            if (expected) { /* what check judges: the fixture's own outputs */
+            if (rs && j < f->n_outputs) { /* what check judges: the fixture's own outputs */
                 if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) {
                     release_all(got, n);
                     release_all(got2, n);

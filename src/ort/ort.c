@@ -84,9 +84,17 @@ static void log_fork_done(void)
     pthread_mutex_unlock(&log_mu);
 }
 
-static void log_atfork_once(void)
+/* The process-wide set-up of the first open: the log lock's fork handlers,
+ * and ONNX Runtime's telemetry off unless the user asked otherwise (the npm
+ * build, third_party/, otherwise writes a session file, /tmp/.ses or
+ * ":memory:.ses" in the working folder, and an empty /tmp/mat-debug-PID.log
+ * per process, worker processes included: they inherit the environment).
+ * Before any library loads, and once: setenv is not safe beside threads
+ * reading the environment. */
+static void process_once(void)
 {
     pthread_atfork(log_fork_prepare, log_fork_done, log_fork_done);
+    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
 }
 
 size_t onp_ort_log_take(char *buf, size_t n)
@@ -343,8 +351,8 @@ static int read_providers(onp_ort *ort, onp_error *e)
 
 int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_error *e)
 {
-    static pthread_once_t atfork = PTHREAD_ONCE_INIT;
-    pthread_once(&atfork, log_atfork_once);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, process_once);
     *out = NULL;
     if (max_api == 0 || max_api > ORT_API_VERSION) max_api = ORT_API_VERSION;
     if (max_api < ONP_ORT_MIN_API)
@@ -353,12 +361,6 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
                              "uses (%d)",
                              (unsigned)max_api, ONP_ORT_MIN_API);
 
-    /* ONNX Runtime's telemetry off unless the user asked otherwise: the npm
-     * build (third_party/) otherwise writes a session file (/tmp/.ses, or
-     * ":memory:.ses" in the working folder) and an empty
-     * /tmp/mat-debug-PID.log per process, worker processes included (they
-     * inherit the environment).  Set before the library loads. */
-    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
     char used[PATH_MAX + 64];
     void *dl = load_library(lib_path, used, sizeof used, e);
     if (!dl) return -1;
