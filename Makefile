@@ -2,7 +2,8 @@
 # benchmarks and the demo.  Out-of-tree builds under build/ (build-asan/ for
 # the sanitizer build, build-fuzz/ for libFuzzer targets).  No configure step.
 #
-#   make              build/libonnxparity.a and build/onnxparity
+#   make              build/libonnxparity.a, build/libonnxparity.so.VERSION (with
+#                     its links .so.MAJOR and .so) and build/onnxparity
 #   make test         every test: C unit tests, python cross-checks (under
 #                     Debian's torch 1.13 and the venv's torch 2.x), fuzz replay
 #   make venv         the torch 2.x virtual environment alone (.venv-torch2/)
@@ -15,8 +16,10 @@
 #   make demo         the main job on a shipped example
 #   make format-check clang-format over every C file, no changes made
 #   make install      PREFIX=DIR (default /usr/local; DESTDIR too): the tool,
-#                     the static library, the headers, onnxparity.pc
-#   make wheel        the pip wheel (tool + capture package) into build/wheel/
+#                     the static and the shared library, the headers,
+#                     onnxparity.pc and onnxparity-static.pc
+#   make wheel        the pip wheel (tool + shared library + capture package)
+#                     into build/wheel/
 
 CC       ?= gcc
 CLANG    ?= clang-14
@@ -63,13 +66,25 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # INSTALL_ORT=0 leaves ONNX Runtime out of the install (then --ort-lib,
 # $$ONNXPARITY_ORT_LIB or the system's libonnxruntime.so.1 is used)
 INSTALL_ORT ?= 1
-VERSION    := $(shell sed -n 's/^\#define ONP_VERSION "\(.*\)"/\1/p' cli/cli.h)
+
+# The version is the library's (include/onnxparity/version.h: the tool prints
+# the same macro): it names the shared library, libonnxparity.so.M.m.p, whose
+# SONAME carries the major number alone (the ABI generation), and goes into
+# onnxparity.pc.  VERSION_H is the one place a release changes it.
+VERSION_H  := include/onnxparity/version.h
+version_part = $(shell sed -n 's/^\#define ONP_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' $(VERSION_H))
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION    := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME     := libonnxparity.so.$(VERSION_MAJOR)
+SOLIB      := $(BUILD)/libonnxparity.so.$(VERSION)
+# the links a linker (-lonnxparity) and the loader (the SONAME) look for
+SOLINKS    := $(BUILD)/$(SONAME) $(BUILD)/libonnxparity.so
 
 .PHONY: install wheel
 .PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
-# Default: the library and the tool.
-all: $(SETUP) $(BIN)
+# Default: the library (static and shared) and the tool.
+all: $(SETUP) $(BIN) $(SOLIB) $(SOLINKS)
 
 # Install what is missing (Debian packages, ONNX Runtime); a stamp keeps
 # later builds from asking again.
@@ -84,6 +99,31 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
+# The library objects are compiled position-independent, so that the same
+# objects make the archive and the shared library (the tool, the tests and a
+# static user link them as well: -fPIC only costs a shared library's
+# indirections, which a static link resolves away).
+$(LIB_OBJ): CFLAGS += -fPIC
+
+# The shared library: the same objects, linked against $(LDLIBS) so that it
+# names what it needs (DT_NEEDED) and a user links -lonnxparity alone.  It
+# exports the public API only (onp_*, scripts/libonnxparity.map).  -z defs
+# refuses an undefined symbol at link time, except under a sanitizer, whose
+# runtime only an executable carries.  The tool itself links the archive: it
+# runs from anywhere without the loader finding this file.
+SO_MAP     := scripts/libonnxparity.map
+SO_LDFLAGS := -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(SO_MAP)
+ifeq ($(findstring -fsanitize,$(LDFLAGS)),)
+SO_LDFLAGS += -Wl,-z,defs
+endif
+$(SOLIB): $(LIB_OBJ) $(SO_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $(SO_LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+$(BUILD)/$(SONAME): $(SOLIB)
+	ln -sf $(<F) $@
+$(BUILD)/libonnxparity.so: $(BUILD)/$(SONAME)
+	ln -sf $(<F) $@
+
 # SARIF's informationUri and helpUri point at the documentation: this tree's
 # docs/ by default; `make ONP_DOCS_URL=https://...` for a published copy.
 ONP_DOCS_URL ?= file://$(abspath docs)
@@ -92,9 +132,20 @@ $(BUILD)/cli/cmd_lint.o: CFLAGS += -DONP_DOCS_URL='"$(ONP_DOCS_URL)"'
 # The ORT module needs the ONNX Runtime headers.
 $(BUILD)/src/ort/%.o: CFLAGS += $(ORT_CFLAGS)
 
+# The compile and link flags of this build folder, rewritten only when they
+# change: every object depends on the file, so a flag added here (as -fPIC
+# was) or given on the command line (OPT=..., CC=...) rebuilds what an
+# earlier build compiled without it.  Flags set per target are not in it.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW   := $(subst ','"'"',$(CC) $(CFLAGS) $(LDFLAGS))
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@if [ "$$(cat $@ 2>/dev/null)" != '$(FLAGS_NOW)' ]; then printf '%s\n' '$(FLAGS_NOW)' > $@; fi
+.PHONY: FORCE
+
 # Order-only on the set-up: under make -j no compile starts before the
 # headers it includes (cJSON, jansson, libzip, ONNX Runtime) are installed.
-$(BUILD)/%.o: %.c | $(SETUP)
+$(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(SETUP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -214,8 +265,9 @@ test-py-asan: asan $(TESTOPS)
 	    $(PY) -m pytest -q -p no:cacheprovider $(ASAN_PY_TESTS)
 
 # First the sanitizer canary (tests/canary/): planted bugs that ASan and
-# UBSan must report, or the build fails; then the unit tests.
-test-c-asan: $(TEST_BIN) $(BIN) $(BUILD)/tests/canary
+# UBSan must report, or the build fails; then the unit tests.  The shared
+# library is linked too, to show the -fPIC objects link under the sanitizers.
+test-c-asan: $(TEST_BIN) $(BIN) $(SOLIB) $(BUILD)/tests/canary
 	@bash tests/canary/run.sh $(BUILD)/tests/canary
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run_unit.sh $(TEST_BIN)
 
@@ -238,7 +290,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -Icli -o $@ $< $(filter cli/%.c,$^) \
-	    $(filter-out src/ort/% src/bisect/% src/probe/% src/judge/%,$(LIB_SRC)) $(LDLIBS)
+	    $(filter-out src/ort/% src/bisect/% src/probe/% src/judge/% src/run/%,$(LIB_SRC)) $(LDLIBS)
 
 # fuzz_criteria: the gate's criteria parser, which lives in the tool.
 $(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h cli/infile.c cli/infile.h
@@ -276,23 +328,34 @@ pc_escape = $(subst $(pc_space),\\ ,$(1))
 # Install for C users.  The tool looks for ONNX Runtime in
 # LIBDIR/onnxparity/ (beside bin/ as ../lib/onnxparity/) after --ort-lib and
 # $$ONNXPARITY_ORT_LIB, so the copy installed here is found without a flag.
-# The library is static: onnxparity.pc names the libraries it needs on Libs.
+# Both libraries: the shared one as libonnxparity.so.VERSION with its links
+# (SONAME and the -lonnxparity name; no ldconfig run, which a packager's
+# DESTDIR install must not do), the static one beside it.  onnxparity.pc
+# links the shared one (Libs.private: what the archive needs, for
+# `pkg-config --static` and build systems that pick the archive themselves);
+# onnxparity-static.pc names the archive by path, since -lonnxparity means the
+# .so to a linker that finds both.
+PC_SED = sed -e 's|@PREFIX@|$(call pc_escape,$(PREFIX))|' -e 's|@LIBDIR@|$(call pc_escape,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_escape,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(LDLIBS)|'
 install: all
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)/onnxparity" \
 	    "$(DESTDIR)$(PKGCONFIGDIR)"
 	install -m 755 $(BIN) "$(DESTDIR)$(BINDIR)/onnxparity"
 	install -m 644 $(LIB) "$(DESTDIR)$(LIBDIR)/libonnxparity.a"
+	install -m 644 $(SOLIB) "$(DESTDIR)$(LIBDIR)/$(notdir $(SOLIB))"
+	ln -sf $(notdir $(SOLIB)) "$(DESTDIR)$(LIBDIR)/$(SONAME)"
+	ln -sf $(SONAME) "$(DESTDIR)$(LIBDIR)/libonnxparity.so"
 	install -m 644 include/onnxparity/*.h "$(DESTDIR)$(INCLUDEDIR)/onnxparity/"
-	sed -e 's|@PREFIX@|$(call pc_escape,$(PREFIX))|' -e 's|@LIBDIR@|$(call pc_escape,$(LIBDIR))|' \
-	    -e 's|@INCLUDEDIR@|$(call pc_escape,$(INCLUDEDIR))|' \
-	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(LDLIBS)|' scripts/onnxparity.pc.in \
-	    > "$(DESTDIR)$(PKGCONFIGDIR)/onnxparity.pc"
+	$(PC_SED) scripts/onnxparity.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/onnxparity.pc"
+	$(PC_SED) scripts/onnxparity-static.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/onnxparity-static.pc"
 	if [ "$(INSTALL_ORT)" = 1 ] && [ -f "$(ORT_HOME)/lib/libonnxruntime.so.1" ]; then \
 	    install -d "$(DESTDIR)$(LIBDIR)/onnxparity" && \
 	    install -m 644 "$(ORT_HOME)/lib/libonnxruntime.so.1" "$(DESTDIR)$(LIBDIR)/onnxparity/"; fi
 
-# The pip wheel (pyproject.toml; setup.py runs `make` and puts the tool and
-# ONNX Runtime inside the package): pip's own builder, no download.
+# The pip wheel (pyproject.toml; setup.py runs `make` and puts the tool, the
+# shared library and ONNX Runtime inside the package): pip's own builder, no
+# download.
 wheel: all
 	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index --no-cache-dir -w $(BUILD)/wheel .
 

@@ -3,6 +3,9 @@
 build_py first runs `make` (the library and the tool, as for C users), then
 copies into the package:
   onnxparity/_native/bin/onnxparity                     the tool
+  onnxparity/_native/lib/libonnxparity.so.MAJOR         the shared library,
+      under its SONAME (a wheel holds no symbolic links), for a program or a
+      ctypes binding that loads it by path
   onnxparity/_native/lib/onnxparity/libonnxruntime.so.1  ONNX Runtime, which
       the tool finds as ../lib/onnxparity/ beside itself (the layout of
       `make install`); ONNXPARITY_WHEEL_ORT=0 leaves it out, and then the tool
@@ -30,6 +33,11 @@ class BuildWithTool(build_py):
         native = pathlib.Path(self.build_lib) / "onnxparity" / "_native"
         (native / "bin").mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / "build" / "onnxparity", native / "bin" / "onnxparity")
+        # build/libonnxparity.so -> libonnxparity.so.MAJOR (the SONAME) -> the
+        # file: the Makefile's link names the SONAME, copy2 follows it
+        soname = os.readlink(ROOT / "build" / "libonnxparity.so")
+        (native / "lib").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / "build" / soname, native / "lib" / soname)
         ort = pathlib.Path(os.environ.get("ORT_HOME", ROOT / "third_party" / "onnxruntime"))
         ort_lib = ort / "lib" / ORT_SONAME
         if os.environ.get("ONNXPARITY_WHEEL_ORT", "1") != "0":

@@ -10,8 +10,7 @@
 #include <stdio.h>
 
 #include "onnxparity/error.h"
-
-#define ONP_VERSION "0.1.0"
+#include "onnxparity/version.h" /* ONP_VERSION: the tool's version is the library's */
 
 /* Exit codes (docs/cli.md). */
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_RUNTIME = 4 };
