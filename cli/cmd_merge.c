@@ -346,245 +346,353 @@ static int conf_rank(const char *c)
     return !c ? 3 : !strcmp(c, "high") ? 0 : !strcmp(c, "medium") ? 1 : 2;
 }
 
-int cmd_merge(int argc, char **argv)
+/* --- the command: read, vet, merge, summarize, write ------------------------ */
+
+/* What merge's command line asks for. */
+typedef struct merge_args {
+    const char *files[MAX_DOCS]; /* [n] the documents, in the order given */
+    size_t n;
+    cli_format fmt;
+    const char *junit, *html, *sarif; /* output files, NULL when not asked for */
+} merge_args;
+
+/* The merged document's summary numbers, counted over the merged fixtures. */
+typedef struct merge_counts {
+    long fixtures, fx_failed, outs, out_failed;
+    long in_noise, vacuous; /* judgments "within-noise"; vacuous ones */
+    long quiet;             /* within tolerance but beyond the float noise */
+    long rows, agree, tka;  /* top-k: rows, top-1 agreements, top-k agreements */
+} merge_counts;
+
+/* Parse the command line into *a.  0, or the exit code of a usage error
+ * (printed). */
+static int merge_parse_args(int argc, char **argv, merge_args *a)
 {
-    const char *files[MAX_DOCS];
-    size_t n = 0;
-    cli_format fmt = FMT_TEXT;
-    const char *v, *junit_path = NULL, *html = NULL, *sarif = NULL;
+    const char *v;
+    a->n = 0;
+    a->fmt = FMT_TEXT;
+    a->junit = a->html = a->sarif = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if ((r = cli_opt(argc, argv, &i, "format", &v))) {
-            if (r < 0 || cli_parse_format(argv[0], v, &fmt)) return EXIT_USAGE;
+            if (r < 0 || cli_parse_format(argv[0], v, &a->fmt)) return EXIT_USAGE;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
             if (r < 0) return EXIT_USAGE;
-            junit_path = v;
+            a->junit = v;
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return EXIT_USAGE;
-            html = v;
+            a->html = v;
         } else if ((r = cli_opt(argc, argv, &i, "sarif", &v))) {
             if (r < 0) return EXIT_USAGE;
-            sarif = v;
+            a->sarif = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-        } else if (n < MAX_DOCS) {
-            files[n++] = argv[i];
+        } else if (a->n < MAX_DOCS) {
+            a->files[a->n++] = argv[i];
         } else {
             return cli_usage_error(argv[0], "at most %d documents", MAX_DOCS);
         }
     }
-    if (!n) return cli_usage_error(argv[0], "usage: onnxparity merge RESULT.json...");
-    cJSON *docs[MAX_DOCS] = {NULL};
-    int rc = EXIT_PASS;
+    if (!a->n) return cli_usage_error(argv[0], "usage: onnxparity merge RESULT.json...");
+    return 0;
+}
+
+/* Read the n documents into docs[] (the caller deletes every entry; those
+ * not read stay NULL) and vet each: a check document with fixtures, of the
+ * model docs[0] names, with the shard count the others have.  *shard_n: that
+ * count, -1 when the documents are not shards.  0, or the exit code after
+ * the first problem was reported. */
+static int read_documents(const char *cmd, const char *const *files, size_t n, cJSON **docs,
+                          long *shard_n)
+{
+    int rc = 0;
     onp_error e;
     onp_error_clear(&e);
-    long shard_n = -2; /* -2 unknown yet, -1 unsharded */
-    int done = 0;      /* 1 once a merged document exists */
+    *shard_n = -2; /* -2 unknown yet, -1 unsharded */
     for (size_t i = 0; i < n && !rc; i++) {
-        if (!(docs[i] = cli_read_json(files[i], ONP_ERR_FORMAT, "not valid JSON", &e))) {
-            rc = cli_report(&e);
-            break;
-        }
+        if (!(docs[i] = cli_read_json(files[i], ONP_ERR_FORMAT, "not valid JSON", &e)))
+            return cli_report(&e);
         const char *schema = str_at(docs[i], "schema", NULL);
         const char *sha = str_at(docs[i], "environment", "model_sha256");
         const cJSON *sh = cJSON_GetObjectItemCaseSensitive(docs[i], "shard");
         long cnt = sh ? num_at(sh, "count", NULL) : -1;
         char s1[80], s2[16], s3[16];
         if (!schema || strcmp(schema, "onnxparity.check/1"))
-            rc = cli_usage_error(argv[0], "%s: schema '%s', not onnxparity.check/1", files[i],
+            rc = cli_usage_error(cmd, "%s: schema '%s', not onnxparity.check/1", files[i],
                                  shown(schema, 64, s1, sizeof s1));
         else if (!sha || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures")))
-            rc = cli_usage_error(argv[0], "%s: no environment.model_sha256 or fixtures", files[i]);
+            rc = cli_usage_error(cmd, "%s: no environment.model_sha256 or fixtures", files[i]);
         else if (i && strcmp(sha, str_at(docs[0], "environment", "model_sha256")))
             rc = cli_usage_error(
-                argv[0],
+                cmd,
                 "%s: model sha256 %s differs from %s's %s: "
                 "results of different models do not merge",
                 files[i], shown(sha, 12, s2, sizeof s2), files[0],
                 shown(str_at(docs[0], "environment", "model_sha256"), 12, s3, sizeof s3));
         else if (sh && cnt < 1)
-            rc = cli_usage_error(argv[0], "%s: shard.count is not a whole number >= 1", files[i]);
-        else if (shard_n != -2 && cnt != shard_n)
-            rc = cli_usage_error(argv[0], "%s: shard count %ld differs from %s's (%ld)", files[i],
-                                 cnt, files[0], shard_n);
-        shard_n = cnt;
+            rc = cli_usage_error(cmd, "%s: shard.count is not a whole number >= 1", files[i]);
+        else if (*shard_n != -2 && cnt != *shard_n)
+            rc = cli_usage_error(cmd, "%s: shard count %ld differs from %s's (%ld)", files[i],
+                                 cnt, files[0], *shard_n);
+        *shard_n = cnt;
     }
-    if (!rc) rc = same_environment(argv[0], files, docs, n);
-    if (!rc) rc = same_tolerances(argv[0], files, docs, n);
-    if (!rc) rc = same_options(argv[0], files, docs, n);
-    /* fixtures in unsharded order */
-    cJSON *merged = NULL;
-    if (!rc) {
-        merged = cJSON_CreateArray();
-        if (shard_n > 0) {
-            cJSON *by_shard[MAX_DOCS] = {NULL};
-            if (shard_n > MAX_DOCS || (size_t)shard_n != n)
-                rc = cli_usage_error(argv[0], "%zu documents for %ld shards", n, shard_n);
-            for (size_t i = 0; i < n && !rc; i++) {
-                long idx = num_at(docs[i], "shard", "index");
-                if (idx < 0 || idx >= shard_n || by_shard[idx])
-                    rc = cli_usage_error(argv[0], "%s: shard %ld is bad or given twice", files[i],
-                                         idx);
-                else
-                    by_shard[idx] = cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures");
-            }
-            for (int j = 0; !rc; j++) {
-                int any = 0;
-                for (long s = 0; s < shard_n; s++) {
-                    cJSON *f = cJSON_GetArrayItem(by_shard[s], j);
-                    if (f) cJSON_AddItemToArray(merged, cJSON_Duplicate(f, 1)), any = 1;
-                }
-                if (!any) break;
-            }
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                const cJSON *f;
-                cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures"))
-                    cJSON_AddItemToArray(merged, cJSON_Duplicate(f, 1));
-            }
-        }
-    }
-    if (!rc) {
-        int any_fail = 0, any_error = 0;
-        cJSON *causes = cJSON_CreateArray(), *fd = NULL;
+    return rc;
+}
+
+/* The fixtures of every document, copied into a new array *out (the caller
+ * deletes it, whatever the result) in the order an unsharded run has them:
+ * for shards, fixture j of shard i at position i + j*N; otherwise the
+ * documents' fixtures one after another.  0, or exit 2 (reported) when the
+ * shards do not cover 0..N-1 exactly once. */
+static int merge_fixtures(const char *cmd, const char *const *files, cJSON *const *docs, size_t n,
+                          long shard_n, cJSON **out)
+{
+    cJSON *merged = *out = cJSON_CreateArray();
+    int rc = 0;
+    if (shard_n <= 0) {
         for (size_t i = 0; i < n; i++) {
-            const char *vd = str_at(docs[i], "verdict", NULL);
-            any_fail |= vd && !strcmp(vd, "fail");
-            any_error |= !vd || !strcmp(vd, "error");
-            const cJSON *c;
-            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(docs[i], "causes"))
-            {
-                const char *id = str_at(c, "id", NULL);
-                cJSON *have = NULL, *x;
-                cJSON_ArrayForEach(x, causes) if (id && !strcmp(id, str_at(x, "id", NULL))) have =
-                    x;
-                if (!id) continue;
-                if (!have)
-                    cJSON_AddItemToArray(causes, cJSON_Duplicate(c, 1));
-                else if (conf_rank(str_at(c, "confidence", NULL)) <
-                         conf_rank(str_at(have, "confidence", NULL)))
-                    cJSON_ReplaceItemViaPointer(causes, have, cJSON_Duplicate(c, 1));
-            }
-            const cJSON *f = cJSON_GetObjectItemCaseSensitive(docs[i], "first_divergent");
-            if (!fd && cJSON_IsObject(f)) fd = cJSON_Duplicate(f, 1);
+            const cJSON *f;
+            cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures"))
+                cJSON_AddItemToArray(merged, cJSON_Duplicate(f, 1));
         }
-        long fixtures = 0, fx_failed = 0, outs = 0, out_failed = 0, rows = 0, agree = 0, tka = 0;
-        long in_noise = 0, vacuous = 0, quiet = 0;
-        const cJSON *f, *o;
-        cJSON_ArrayForEach(f, merged)
+        return 0;
+    }
+    cJSON *by_shard[MAX_DOCS] = {NULL};
+    if (shard_n > MAX_DOCS || (size_t)shard_n != n)
+        rc = cli_usage_error(cmd, "%zu documents for %ld shards", n, shard_n);
+    for (size_t i = 0; i < n && !rc; i++) {
+        long idx = num_at(docs[i], "shard", "index");
+        if (idx < 0 || idx >= shard_n || by_shard[idx])
+            rc = cli_usage_error(cmd, "%s: shard %ld is bad or given twice", files[i], idx);
+        else
+            by_shard[idx] = cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures");
+    }
+    for (int j = 0; !rc; j++) {
+        int any = 0;
+        for (long s = 0; s < shard_n; s++) {
+            cJSON *f = cJSON_GetArrayItem(by_shard[s], j);
+            if (f) cJSON_AddItemToArray(merged, cJSON_Duplicate(f, 1)), any = 1;
+        }
+        if (!any) break;
+    }
+    return rc;
+}
+
+/* The causes of every document, each id once, as the document that gives it
+ * the highest confidence has it (the first of those on a tie): a new array.
+ * *first_divergent: a copy of the first document's first_divergent object,
+ * NULL when no document has one. */
+static cJSON *merge_causes(cJSON *const *docs, size_t n, cJSON **first_divergent)
+{
+    cJSON *causes = cJSON_CreateArray(), *fd = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(docs[i], "causes"))
         {
-            const char *st = str_at(f, "status", NULL);
-            fixtures++;
-            fx_failed += !st || strcmp(st, "pass");
-            cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
-            {
-                outs++;
-                out_failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pass"));
-                const char *jv = str_at(o, "judgment", "verdict");
-                const char *jq = str_at(o, "judgment", "vacuous");
-                in_noise += jv && !strcmp(jv, "within-noise");
-                vacuous += jq && strcmp(jq, "no");
-                /* the library's rule on what the shard's judgment says */
-                const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "judgment");
-                onp_judgment qj;
-                memset(&qj, 0, sizeof qj);
-                qj.beyond_envelope =
-                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jd, "beyond_envelope"));
-                quiet +=
-                    !onp_verdict_from_name(jv, &qj.verdict) &&
-                    !onp_noise_src_from_name(str_at(jd, "noise_source", NULL), &qj.noise.src) &&
-                    onp_judgment_within_tol_beyond_noise(&qj);
-                if (num_at(o, "topk", "rows") > 0) {
-                    rows += num_at(o, "topk", "rows");
-                    agree += num_at(o, "topk", "top1_agree");
-                    tka += num_at(o, "topk", "topk_agree");
-                }
+            const char *id = str_at(c, "id", NULL);
+            cJSON *have = NULL, *x;
+            cJSON_ArrayForEach(x, causes) if (id && !strcmp(id, str_at(x, "id", NULL))) have = x;
+            if (!id) continue;
+            if (!have)
+                cJSON_AddItemToArray(causes, cJSON_Duplicate(c, 1));
+            else if (conf_rank(str_at(c, "confidence", NULL)) <
+                     conf_rank(str_at(have, "confidence", NULL)))
+                cJSON_ReplaceItemViaPointer(causes, have, cJSON_Duplicate(c, 1));
+        }
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(docs[i], "first_divergent");
+        if (!fd && cJSON_IsObject(f)) fd = cJSON_Duplicate(f, 1);
+    }
+    *first_divergent = fd;
+    return causes;
+}
+
+/* The merged verdict: "error" when a document's verdict is error or absent,
+ * else "fail" when one failed or a merged fixture did not pass, else "pass". */
+static const char *merged_verdict(cJSON *const *docs, size_t n, const merge_counts *c)
+{
+    int any_fail = 0, any_error = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *vd = str_at(docs[i], "verdict", NULL);
+        any_fail |= vd && !strcmp(vd, "fail");
+        any_error |= !vd || !strcmp(vd, "error");
+    }
+    return any_error ? "error" : (any_fail || c->fx_failed) ? "fail" : "pass";
+}
+
+/* 1 when a shard's judgment of output `o` is within tolerance but beyond the
+ * float noise: the library's rule applied to what the judgment says. */
+static int quiet_change(const cJSON *o)
+{
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "judgment");
+    onp_judgment qj;
+    memset(&qj, 0, sizeof qj);
+    qj.beyond_envelope = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jd, "beyond_envelope"));
+    return !onp_verdict_from_name(str_at(o, "judgment", "verdict"), &qj.verdict) &&
+           !onp_noise_src_from_name(str_at(jd, "noise_source", NULL), &qj.noise.src) &&
+           onp_judgment_within_tol_beyond_noise(&qj);
+}
+
+/* Count the merged fixtures and their outputs into *c. */
+static void count_merged(const cJSON *merged, merge_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    const cJSON *f, *o;
+    cJSON_ArrayForEach(f, merged)
+    {
+        const char *st = str_at(f, "status", NULL);
+        c->fixtures++;
+        c->fx_failed += !st || strcmp(st, "pass");
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
+        {
+            c->outs++;
+            c->out_failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pass"));
+            const char *jv = str_at(o, "judgment", "verdict");
+            const char *jq = str_at(o, "judgment", "vacuous");
+            c->in_noise += jv && !strcmp(jv, "within-noise");
+            c->vacuous += jq && strcmp(jq, "no");
+            c->quiet += quiet_change(o);
+            if (num_at(o, "topk", "rows") > 0) {
+                c->rows += num_at(o, "topk", "rows");
+                c->agree += num_at(o, "topk", "top1_agree");
+                c->tka += num_at(o, "topk", "topk_agree");
             }
-        }
-        const char *verdict = any_error ? "error" : (any_fail || fx_failed) ? "fail" : "pass";
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
-        cJSON_AddStringToObject(root, "verdict", verdict);
-        cJSON_AddStringToObject(
-            root, "model", str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "");
-        cJSON_AddItemToObject(
-            root, "environment",
-            cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(docs[0], "environment"), 1));
-        cJSON_AddItemToObject(root, "fixtures", merged);
-        merged = NULL;
-        cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-        cJSON_AddNumberToObject(sum, "fixtures", (double)fixtures);
-        cJSON_AddNumberToObject(sum, "fixtures_failed", (double)fx_failed);
-        cJSON_AddNumberToObject(sum, "outputs_compared", (double)outs);
-        cJSON_AddNumberToObject(sum, "outputs_failed", (double)out_failed);
-        cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)in_noise);
-        cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)vacuous);
-        cJSON_AddNumberToObject(sum, "outputs_within_tolerance_beyond_noise", (double)quiet);
-        if (rows) {
-            cJSON *t = cJSON_AddObjectToObject(sum, "topk");
-            cJSON_AddNumberToObject(t, "rows", (double)rows);
-            cJSON_AddNumberToObject(t, "top1_agree", (double)agree);
-            cJSON_AddNumberToObject(t, "flipped", (double)(rows - agree));
-            cJSON_AddNumberToObject(t, "topk_agree", (double)tka);
-            onp_agreement ag; /* issue 19: the flip rate's bound over the merged rows */
-            onp_agreement_of((int64_t)rows, (int64_t)agree, ONP_AGREEMENT_CONFIDENCE, &ag);
-            report_num(t, "flip_rate", ag.flip_rate);
-            report_num(t, "flip_rate_upper", ag.flip_upper);
-            report_num(t, "confidence", ag.confidence);
-            cJSON_AddStringToObject(t, "bound", "clopper-pearson-one-sided");
-        }
-        cJSON_AddItemToObject(root, "causes", causes);
-        cJSON_AddItemToObject(root, "first_divergent", fd ? fd : cJSON_CreateNull());
-        const cJSON *lints[MAX_DOCS];
-        int any_lint = 0;
-        for (size_t i = 0; i < n; i++)
-            any_lint |= (lints[i] = cJSON_GetObjectItemCaseSensitive(docs[i], "lint")) != NULL;
-        if (any_lint) /* every shard lints the same model: each finding once */
-            cJSON_AddItemToObject(root, "lint", lintdoc_union(lints, n));
-        cJSON *latent = latent_common(docs, n);
-        if (latent) cJSON_AddItemToObject(root, "latent", latent);
-        const cJSON *options = cJSON_GetObjectItemCaseSensitive(docs[0], "options");
-        if (options) /* the same in every shard (same_options) */
-            cJSON_AddItemToObject(root, "options", cJSON_Duplicate(options, 1));
-        const cJSON *adequacy = cJSON_GetObjectItemCaseSensitive(docs[0], "adequacy");
-        if (adequacy) /* the bundle's own report: the same in every shard */
-            cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));
-        cJSON *from = cJSON_AddArrayToObject(root, "merged_from");
-        for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(from, cJSON_CreateString(files[i]));
-        rc = any_error ? EXIT_RUNTIME : !strcmp(verdict, "fail") ? EXIT_FAIL : EXIT_PASS;
-        done = 1;
-        int junit_rc = junit_path ? write_junit(root, junit_path) : 0;
-        if (junit_rc) rc = junit_rc;
-        int sarif_rc = sarif ? write_sarif(root, files[0], sarif) : 0;
-        if (sarif_rc) rc = sarif_rc;
-        if (fmt == FMT_JSON || html) { /* the document: printed, and/or the page */
-            exact_numbers(root);
-            int html_rc = report_emit(
-                root, fmt == FMT_JSON, html,
-                str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
-            if (html_rc) rc = html_rc;
-            root = NULL;
-        }
-        if (fmt != FMT_JSON) {
-            printf("merged   %zu document(s), model sha256 %.12s\n", n,
-                   str_at(docs[0], "environment", "model_sha256"));
-            printf("verdict: %s — %ld fixtures, %ld outputs compared, %ld fixtures failed\n",
-                   !strcmp(verdict, "pass")   ? "pass"
-                   : !strcmp(verdict, "fail") ? "FAIL"
-                                              : "ERROR",
-                   fixtures, outs, fx_failed);
-            if (quiet)
-                printf("note     %ld output(s) within tolerance but beyond their float noise: the "
-                       "tolerance passes a change that is not rounding (check --format json marks "
-                       "them: judgment.beyond_envelope)\n",
-                       quiet);
-            cJSON_Delete(root);
         }
     }
-    if (!done && junit_path) /* nothing merged: say why in the file */
+}
+
+/* The "summary" member of the merged document, from the counts. */
+static void add_summary(cJSON *root, const merge_counts *c)
+{
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "fixtures", (double)c->fixtures);
+    cJSON_AddNumberToObject(sum, "fixtures_failed", (double)c->fx_failed);
+    cJSON_AddNumberToObject(sum, "outputs_compared", (double)c->outs);
+    cJSON_AddNumberToObject(sum, "outputs_failed", (double)c->out_failed);
+    cJSON_AddNumberToObject(sum, "outputs_within_noise", (double)c->in_noise);
+    cJSON_AddNumberToObject(sum, "outputs_vacuous", (double)c->vacuous);
+    cJSON_AddNumberToObject(sum, "outputs_within_tolerance_beyond_noise", (double)c->quiet);
+    if (!c->rows) return;
+    cJSON *t = cJSON_AddObjectToObject(sum, "topk");
+    cJSON_AddNumberToObject(t, "rows", (double)c->rows);
+    cJSON_AddNumberToObject(t, "top1_agree", (double)c->agree);
+    cJSON_AddNumberToObject(t, "flipped", (double)(c->rows - c->agree));
+    cJSON_AddNumberToObject(t, "topk_agree", (double)c->tka);
+    onp_agreement ag; /* issue 19: the flip rate's bound over the merged rows */
+    onp_agreement_of((int64_t)c->rows, (int64_t)c->agree, ONP_AGREEMENT_CONFIDENCE, &ag);
+    report_num(t, "flip_rate", ag.flip_rate);
+    report_num(t, "flip_rate_upper", ag.flip_upper);
+    report_num(t, "confidence", ag.confidence);
+    cJSON_AddStringToObject(t, "bound", "clopper-pearson-one-sided");
+}
+
+/* The merged check document.  Takes over `merged` (the fixtures), `causes`
+ * and `fd` (first_divergent, NULL for null); copies the rest from the
+ * documents: model, environment, options and adequacy from the first (the
+ * same in every one), lint as the union of theirs, latent as what is latent
+ * in all, merged_from the file names. */
+static cJSON *merged_document(const merge_args *a, cJSON *const *docs, const char *verdict,
+                              cJSON *merged, const merge_counts *c, cJSON *causes, cJSON *fd)
+{
+    size_t n = a->n;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
+    cJSON_AddStringToObject(root, "verdict", verdict);
+    cJSON_AddStringToObject(root, "model",
+                            str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "");
+    cJSON_AddItemToObject(
+        root, "environment",
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(docs[0], "environment"), 1));
+    cJSON_AddItemToObject(root, "fixtures", merged);
+    add_summary(root, c);
+    cJSON_AddItemToObject(root, "causes", causes);
+    cJSON_AddItemToObject(root, "first_divergent", fd ? fd : cJSON_CreateNull());
+    const cJSON *lints[MAX_DOCS];
+    int any_lint = 0;
+    for (size_t i = 0; i < n; i++)
+        any_lint |= (lints[i] = cJSON_GetObjectItemCaseSensitive(docs[i], "lint")) != NULL;
+    if (any_lint) /* every shard lints the same model: each finding once */
+        cJSON_AddItemToObject(root, "lint", lintdoc_union(lints, n));
+    cJSON *latent = latent_common(docs, n);
+    if (latent) cJSON_AddItemToObject(root, "latent", latent);
+    const cJSON *options = cJSON_GetObjectItemCaseSensitive(docs[0], "options");
+    if (options) /* the same in every shard (same_options) */
+        cJSON_AddItemToObject(root, "options", cJSON_Duplicate(options, 1));
+    const cJSON *adequacy = cJSON_GetObjectItemCaseSensitive(docs[0], "adequacy");
+    if (adequacy) /* the bundle's own report: the same in every shard */
+        cJSON_AddItemToObject(root, "adequacy", cJSON_Duplicate(adequacy, 1));
+    cJSON *from = cJSON_AddArrayToObject(root, "merged_from");
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(from, cJSON_CreateString(a->files[i]));
+    return root;
+}
+
+/* Write the merged document (freed here) where asked: --junit, --sarif, the
+ * JSON document and/or --html page, else the text lines.  Returns `rc`, or
+ * the exit code of the last output that failed. */
+static int write_merged(const merge_args *a, cJSON *const *docs, cJSON *root, const char *verdict,
+                        const merge_counts *c, int rc)
+{
+    int junit_rc = a->junit ? write_junit(root, a->junit) : 0;
+    if (junit_rc) rc = junit_rc;
+    int sarif_rc = a->sarif ? write_sarif(root, a->files[0], a->sarif) : 0;
+    if (sarif_rc) rc = sarif_rc;
+    if (a->fmt == FMT_JSON || a->html) { /* the document: printed, and/or the page */
+        exact_numbers(root);
+        int html_rc = report_emit(
+            root, a->fmt == FMT_JSON, a->html,
+            str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
+        if (html_rc) rc = html_rc;
+        root = NULL;
+    }
+    if (a->fmt != FMT_JSON) {
+        printf("merged   %zu document(s), model sha256 %.12s\n", a->n,
+               str_at(docs[0], "environment", "model_sha256"));
+        printf("verdict: %s — %ld fixtures, %ld outputs compared, %ld fixtures failed\n",
+               !strcmp(verdict, "pass")   ? "pass"
+               : !strcmp(verdict, "fail") ? "FAIL"
+                                          : "ERROR",
+               c->fixtures, c->outs, c->fx_failed);
+        if (c->quiet)
+            printf("note     %ld output(s) within tolerance but beyond their float noise: the "
+                   "tolerance passes a change that is not rounding (check --format json marks "
+                   "them: judgment.beyond_envelope)\n",
+                   c->quiet);
+        cJSON_Delete(root);
+    }
+    return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    merge_args a;
+    int rc = merge_parse_args(argc, argv, &a);
+    if (rc) return rc;
+    size_t n = a.n;
+    cJSON *docs[MAX_DOCS] = {NULL}, *merged = NULL;
+    long shard_n;
+    int done = 0; /* 1 once a merged document exists */
+    rc = read_documents(argv[0], a.files, n, docs, &shard_n);
+    if (!rc) rc = same_environment(argv[0], a.files, docs, n);
+    if (!rc) rc = same_tolerances(argv[0], a.files, docs, n);
+    if (!rc) rc = same_options(argv[0], a.files, docs, n);
+    if (!rc) rc = merge_fixtures(argv[0], a.files, docs, n, shard_n, &merged);
+    if (!rc) {
+        merge_counts c;
+        cJSON *fd;
+        cJSON *causes = merge_causes(docs, n, &fd);
+        count_merged(merged, &c);
+        const char *verdict = merged_verdict(docs, n, &c);
+        cJSON *root = merged_document(&a, docs, verdict, merged, &c, causes, fd);
+        merged = NULL;
+        rc = !strcmp(verdict, "error")  ? EXIT_RUNTIME
+             : !strcmp(verdict, "fail") ? EXIT_FAIL
+                                        : EXIT_PASS;
+        done = 1;
+        rc = write_merged(&a, docs, root, verdict, &c, rc);
+    }
+    if (!done && a.junit) /* nothing merged: say why in the file */
         junit_write_error("onnxparity merge", "merge",
                           "the documents could not be merged (exit 2 or 3: the log says why)",
-                          junit_path);
+                          a.junit);
     cJSON_Delete(merged);
     for (size_t i = 0; i < n; i++) cJSON_Delete(docs[i]);
     return rc;
