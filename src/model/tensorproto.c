@@ -132,19 +132,14 @@ static int parse_external_entry(const onp_pb_cursor *c, const onp_pb_field *f, o
     return 0;
 }
 
-int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_error *e)
+/* Pass 1 over the message: the rank (every dims occurrence, packed or not),
+ * refused above ONP_MAX_RANK; v->dims allocated for it, v->rank left 0. */
+static int tp_alloc_dims(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_error *e)
 {
-    memset(v, 0, sizeof *v);
-    v->name = "";
-    v->external.length = -1;
-    v->msg.p = c->p;
-    v->msg.n = (size_t)(c->end - c->p);
-    v->msg.off = (uint64_t)onp_pb_off(c, c->p);
     onp_pb_cursor cur = *c;
     onp_pb_field f;
     int r;
     size_t ndims = 0;
-    /* pass 1: count dims */
     while ((r = onp_pb_next(&cur, &f, e)) == 1)
         if (f.num == ONP_TP_DIMS) {
             size_t k;
@@ -159,11 +154,27 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     v->dims = onp_arena_array(a, ndims ? ndims : 1, sizeof *v->dims);
     if (!v->dims) return onp_error_set(e, ONP_ERR_NOMEM, c->file, NULL, -1, "out of memory");
     v->rank = 0;
-    const uint8_t *raw_at = NULL;
-    unsigned ext_seen = 0;
-    size_t typed_count[16] = {0};
-    const uint8_t *typed_at[16] = {0};
-    cur = *c;
+    return 0;
+}
+
+/* What the field pass records beside the view's own members. */
+typedef struct tp_seen {
+    const uint8_t *raw_at;       /* raw_data's field start, NULL when absent */
+    unsigned ext_seen;           /* external_data keys met (parse_external_entry) */
+    size_t typed_count[16];      /* [field number] values in that typed field */
+    const uint8_t *typed_at[16]; /* [field number] its first occurrence */
+} tp_seen;
+
+/* Pass 2 over the message (after tp_alloc_dims): dims, data_type, name,
+ * raw_data, external_data and data_location into *v; the typed fields only
+ * counted into *s (their values are read by onp_tp_materialise).  Refuses a
+ * segmented tensor, a wrong wire type, an unknown data location. */
+static int tp_read_fields(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, tp_seen *s,
+                          onp_error *e)
+{
+    onp_pb_cursor cur = *c;
+    onp_pb_field f;
+    int r;
     while ((r = onp_pb_next(&cur, &f, e)) == 1) {
         switch (f.num) {
         case ONP_TP_DIMS: {
@@ -194,11 +205,11 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
             v->raw_data.p = f.data;
             v->raw_data.n = f.len;
             v->raw_data.off = (uint64_t)onp_pb_off(&cur, f.data);
-            raw_at = f.start;
+            s->raw_at = f.start;
             break;
         case ONP_TP_EXTERNAL_DATA:
             if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "TensorProto.external_data", e)) return -1;
-            if (parse_external_entry(&cur, &f, a, v, &ext_seen, e)) return -1;
+            if (parse_external_entry(&cur, &f, a, v, &s->ext_seen, e)) return -1;
             break;
         case ONP_TP_DATA_LOCATION:
             if (onp_pb_expect(&cur, &f, ONP_WT_VARINT, "TensorProto.data_location", e)) return -1;
@@ -219,36 +230,35 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
             } else if (onp_pb_packed_count(&cur, &f, typed_wire((int)f.num), &k, e)) {
                 return onp_error_field_prefix(e, typed_name((int)f.num));
             }
-            if (!typed_at[f.num]) typed_at[f.num] = f.start;
-            typed_count[f.num] += k;
+            if (!s->typed_at[f.num]) s->typed_at[f.num] = f.start;
+            s->typed_count[f.num] += k;
             break;
         }
         default: break; /* doc_string, metadata_props, unknown fields */
         }
     }
-    if (r < 0) return -1;
-    const onp_dtype_desc *d = onp_dtype_info(v->data_type);
-    if (!d)
-        return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.data_type",
-                             (int64_t)v->msg.off, "unsupported data type %d in tensor '%s'",
-                             (int)v->data_type, v->name);
-    size_t nbytes;
-    if (onp_shape_count((int)v->rank, v->dims, d->size, &v->count, &nbytes, e)) {
-        e->offset = (int64_t)v->msg.off;
-        onp_error_set_file(e, c->file);
-        return onp_error_field_prefix(e, "TensorProto");
-    }
+    return r < 0 ? -1 : 0;
+}
+
+/* Where the values live, checked against dtype `d` and the shape's `nbytes`:
+ * only the typed field of that dtype may be used; then exactly one of
+ * external data (a location, no inline data, a length that fits), raw_data
+ * (of exactly nbytes) or that typed field (one value per element, two for
+ * complex).  Sets v->bytes. */
+static int tp_check_payload(const onp_pb_cursor *c, onp_tensor_view *v, const onp_dtype_desc *d,
+                            size_t nbytes, const tp_seen *s, onp_error *e)
+{
     int per;
     int want = typed_field_for(v->data_type, &per);
     for (int num = ONP_TP_FLOAT_DATA; num <= ONP_TP_UINT64_DATA; num++) {
-        if (!typed_count[num]) continue;
+        if (!s->typed_count[num]) continue;
         if (num != want)
             return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(num),
-                                 onp_pb_off(c, typed_at[num]),
+                                 onp_pb_off(c, s->typed_at[num]),
                                  "field does not hold %s values (tensor '%s')", d->name, v->name);
     }
     if (v->is_external) {
-        if (v->has_raw || typed_count[want])
+        if (v->has_raw || s->typed_count[want])
             return field_err(c, c->p, "TensorProto.data_location", ONP_ERR_FORMAT,
                              "external tensor also holds inline data", e);
         if (!v->external.location)
@@ -267,28 +277,54 @@ int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_e
     }
     if (v->has_raw) {
         if (v->data_type == ONP_STRING)
-            return field_err(c, raw_at, "TensorProto.raw_data", ONP_ERR_FORMAT,
+            return field_err(c, s->raw_at, "TensorProto.raw_data", ONP_ERR_FORMAT,
                              "string tensors cannot use raw_data", e);
-        if (typed_count[want])
+        if (s->typed_count[want])
             return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(want),
-                                 onp_pb_off(c, typed_at[want]),
+                                 onp_pb_off(c, s->typed_at[want]),
                                  "tensor '%s' holds both raw_data and typed data", v->name);
         if (v->raw_data.n != nbytes)
             return onp_error_set(
-                e, ONP_ERR_FORMAT, c->file, "TensorProto.raw_data", onp_pb_off(c, raw_at),
+                e, ONP_ERR_FORMAT, c->file, "TensorProto.raw_data", onp_pb_off(c, s->raw_at),
                 "%zu bytes where dims x element size = %" PRId64 " x %zu = %zu (tensor '%s')",
                 v->raw_data.n, v->count, d->size, nbytes, v->name);
         v->bytes = nbytes;
         return 0;
     }
     uint64_t expect = (uint64_t)v->count * (uint64_t)per;
-    if (typed_count[want] != expect)
+    if (s->typed_count[want] != expect)
         return onp_error_set(e, ONP_ERR_FORMAT, c->file, typed_name(want),
-                             typed_at[want] ? onp_pb_off(c, typed_at[want]) : (int64_t)v->msg.off,
+                             s->typed_at[want] ? onp_pb_off(c, s->typed_at[want])
+                                               : (int64_t)v->msg.off,
                              "%zu values where dims give %" PRIu64 " (tensor '%s')",
-                             typed_count[want], expect, v->name);
+                             s->typed_count[want], expect, v->name);
     v->bytes = nbytes;
     return 0;
+}
+
+int onp_tp_parse(const onp_pb_cursor *c, onp_arena *a, onp_tensor_view *v, onp_error *e)
+{
+    memset(v, 0, sizeof *v);
+    v->name = "";
+    v->external.length = -1;
+    v->msg.p = c->p;
+    v->msg.n = (size_t)(c->end - c->p);
+    v->msg.off = (uint64_t)onp_pb_off(c, c->p);
+    tp_seen seen;
+    memset(&seen, 0, sizeof seen);
+    if (tp_alloc_dims(c, a, v, e) || tp_read_fields(c, a, v, &seen, e)) return -1;
+    const onp_dtype_desc *d = onp_dtype_info(v->data_type);
+    if (!d)
+        return onp_error_set(e, ONP_ERR_FORMAT, c->file, "TensorProto.data_type",
+                             (int64_t)v->msg.off, "unsupported data type %d in tensor '%s'",
+                             (int)v->data_type, v->name);
+    size_t nbytes;
+    if (onp_shape_count((int)v->rank, v->dims, d->size, &v->count, &nbytes, e)) {
+        e->offset = (int64_t)v->msg.off;
+        onp_error_set_file(e, c->file);
+        return onp_error_field_prefix(e, "TensorProto");
+    }
+    return tp_check_payload(c, v, d, nbytes, &seen, e);
 }
 
 /* Store one decoded typed value (as 64-bit pattern) into element slot i. */
