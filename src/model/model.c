@@ -316,15 +316,16 @@ static int parse_subgraph(ctx *x, const onp_pb_cursor *c, const onp_pb_field *f,
     return 0;
 }
 
-static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
+/* The arrays of an AttributeProto's repeated fields, sized for every
+ * occurrence (floats and ints counted element by element: they may be
+ * packed); their n_* counts left 0 for parse_attr_repeated to fill. */
+static int alloc_attr_arrays(ctx *x, const onp_pb_cursor *c, onp_attr *at)
 {
     size_t counts[32];
     if (count_fields(x, c, counts)) return -1;
-    at->name = "";
     size_t nf = 0, ni = 0;
     onp_pb_cursor cur = *c;
     onp_pb_field f;
-    /* floats and ints may be packed: count their elements */
     while (onp_pb_next(&cur, &f, x->e) == 1) {
         size_t k;
         if (f.num == A_FLOATS) {
@@ -344,7 +345,80 @@ static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
         !(at->sparse_tensors = arr(x, counts[A_SPARSE_TENSORS], sizeof(onp_sparse_view))) ||
         !(at->type_protos = arr(x, counts[A_TYPE_PROTOS], sizeof(onp_type))))
         return nomem(x);
-    cur = *c;
+    return 0;
+}
+
+/* One occurrence of a repeated field (floats, ints, strings, tensors,
+ * graphs, sparse_tensors, type_protos), appended to its array
+ * (alloc_attr_arrays sized them); any other field is left alone. */
+static int parse_attr_repeated(ctx *x, const onp_pb_cursor *cur, const onp_pb_field *f,
+                               onp_attr *at, int depth)
+{
+    switch (f->num) {
+    case A_FLOATS: {
+        if (f->wt == ONP_WT_I32) {
+            uint32_t u = (uint32_t)f->v;
+            memcpy(&at->floats[at->n_floats++], &u, 4);
+            break;
+        }
+        for (size_t i = 0; i + 4 <= f->len; i += 4) { /* packed fixed32, little-endian */
+            uint32_t u = (uint32_t)f->data[i] | (uint32_t)f->data[i + 1] << 8 |
+                         (uint32_t)f->data[i + 2] << 16 | (uint32_t)f->data[i + 3] << 24;
+            memcpy(&at->floats[at->n_floats++], &u, 4);
+        }
+        break;
+    }
+    case A_INTS: {
+        if (f->wt == ONP_WT_VARINT) {
+            at->ints[at->n_ints++] = (int64_t)f->v;
+            break;
+        }
+        const uint8_t *p = f->data, *end = f->data + f->len;
+        while (p < end) {
+            uint64_t v;
+            size_t k = onp_pb_varint(p, (size_t)(end - p), &v);
+            if (!k) break;
+            p += k;
+            at->ints[at->n_ints++] = (int64_t)v;
+        }
+        break;
+    }
+    case A_STRINGS:
+        if (onp_pb_expect(cur, f, ONP_WT_LEN, "AttributeProto.strings", x->e)) return -1;
+        span_of(cur, f, &at->strings[at->n_strings++]);
+        break;
+    case A_TENSORS:
+        if (parse_tensor(x, cur, f, "AttributeProto.tensors", &at->tensors[at->n_tensors]))
+            return prefix_idx(x->e, "tensors", at->n_tensors);
+        at->n_tensors++;
+        break;
+    case A_GRAPHS:
+        if (parse_subgraph(x, cur, f, depth, &at->graphs[at->n_graphs]))
+            return prefix_idx(x->e, "graphs", at->n_graphs);
+        at->n_graphs++;
+        break;
+    case A_SPARSE_TENSORS:
+        if (parse_sparse(x, cur, f, &at->sparse_tensors[at->n_sparse])) return -1;
+        at->n_sparse++;
+        break;
+    case A_TYPE_PROTOS: {
+        if (onp_pb_expect(cur, f, ONP_WT_LEN, "AttributeProto.type_protos", x->e)) return -1;
+        onp_pb_cursor tc;
+        onp_pb_sub(cur, f, &tc);
+        if (parse_type(x, &tc, &at->type_protos[at->n_type_protos++], 0)) return -1;
+        break;
+    }
+    default: break;
+    }
+    return 0;
+}
+
+static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
+{
+    at->name = "";
+    if (alloc_attr_arrays(x, c, at)) return -1;
+    onp_pb_cursor cur = *c;
+    onp_pb_field f;
     int r;
     while ((r = onp_pb_next(&cur, &f, x->e)) == 1) {
         switch (f.num) {
@@ -393,60 +467,9 @@ static int parse_attr(ctx *x, const onp_pb_cursor *c, onp_attr *at, int depth)
             if (parse_type(x, &tc, at->tp, 0)) return -1;
             break;
         }
-        case A_FLOATS: {
-            if (f.wt == ONP_WT_I32) {
-                uint32_t u = (uint32_t)f.v;
-                memcpy(&at->floats[at->n_floats++], &u, 4);
-                break;
-            }
-            for (size_t i = 0; i + 4 <= f.len; i += 4) { /* packed fixed32, little-endian */
-                uint32_t u = (uint32_t)f.data[i] | (uint32_t)f.data[i + 1] << 8 |
-                             (uint32_t)f.data[i + 2] << 16 | (uint32_t)f.data[i + 3] << 24;
-                memcpy(&at->floats[at->n_floats++], &u, 4);
-            }
+        default:
+            if (parse_attr_repeated(x, &cur, &f, at, depth)) return -1;
             break;
-        }
-        case A_INTS: {
-            if (f.wt == ONP_WT_VARINT) {
-                at->ints[at->n_ints++] = (int64_t)f.v;
-                break;
-            }
-            const uint8_t *p = f.data, *end = f.data + f.len;
-            while (p < end) {
-                uint64_t v;
-                size_t k = onp_pb_varint(p, (size_t)(end - p), &v);
-                if (!k) break;
-                p += k;
-                at->ints[at->n_ints++] = (int64_t)v;
-            }
-            break;
-        }
-        case A_STRINGS:
-            if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "AttributeProto.strings", x->e)) return -1;
-            span_of(&cur, &f, &at->strings[at->n_strings++]);
-            break;
-        case A_TENSORS:
-            if (parse_tensor(x, &cur, &f, "AttributeProto.tensors", &at->tensors[at->n_tensors]))
-                return prefix_idx(x->e, "tensors", at->n_tensors);
-            at->n_tensors++;
-            break;
-        case A_GRAPHS:
-            if (parse_subgraph(x, &cur, &f, depth, &at->graphs[at->n_graphs]))
-                return prefix_idx(x->e, "graphs", at->n_graphs);
-            at->n_graphs++;
-            break;
-        case A_SPARSE_TENSORS:
-            if (parse_sparse(x, &cur, &f, &at->sparse_tensors[at->n_sparse])) return -1;
-            at->n_sparse++;
-            break;
-        case A_TYPE_PROTOS: {
-            if (onp_pb_expect(&cur, &f, ONP_WT_LEN, "AttributeProto.type_protos", x->e)) return -1;
-            onp_pb_cursor tc;
-            onp_pb_sub(&cur, &f, &tc);
-            if (parse_type(x, &tc, &at->type_protos[at->n_type_protos++], 0)) return -1;
-            break;
-        }
-        default: break;
         }
     }
     return r < 0 ? -1 : 0;
