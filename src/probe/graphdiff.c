@@ -73,45 +73,62 @@ void onp_graph_diff_free(onp_graph_diff *d)
     free(d);
 }
 
-/* The diff proper, over two open graphs; scratch tables freed here. */
-static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d, onp_arena *a)
+/* The tables one diff works with (diff_graphs allocates and frees them). */
+typedef struct gdiff_work {
+    const onp_graph *A, *B; /* the graph before and after */
+    onp_graph_diff *d;      /* the result, its names in `a` */
+    onp_arena *a;
+    onp_strmap keys;        /* node key -> first A node with it */
+    onp_strmap prod_a;      /* value -> its producer in A */
+    onp_strmap prod_b;      /* value -> its producer in B, for added nodes only */
+    unsigned char *kept_a;  /* [A->n_nodes] 1 when the node is in both graphs */
+    unsigned char *kept_b;  /* [B->n_nodes] likewise */
+    size_t *rem_of;         /* [A->n_nodes] removed[] index + 1, 0 when kept */
+    size_t *add_of;         /* [B->n_nodes] added[] index + 1, 0 when kept */
+    size_t *up;             /* [d->n_added] union-find parent */
+    size_t *stack;          /* [A->n_nodes] the walk's stack */
+    unsigned char *taken;   /* [A->n_nodes] 1 when the walk reached the node */
+} gdiff_work;
+
+/* Match B's nodes to A's by key: a key maps to the first unmatched A node
+ * holding it (SSA makes keys of nodes with outputs unique; duplicates fall
+ * back to unmatched).  Fills keys, prod_a, kept_a, kept_b. */
+static int match_nodes(gdiff_work *w)
 {
-    onp_strmap keys = {0}, prod_a = {0}, prod_b = {0};
-    size_t na = A->n_nodes, nb = B->n_nodes;
-    unsigned char *kept_a = calloc(na ? na : 1, 1), *kept_b = calloc(nb ? nb : 1, 1);
-    size_t *rem_of = calloc(na ? na : 1, sizeof *rem_of); /* A node -> removed[] + 1, 0 kept */
-    size_t *add_of = calloc(nb ? nb : 1, sizeof *add_of); /* B node -> added[] + 1, 0 kept */
-    size_t *up = NULL, *stack = NULL;
-    unsigned char *taken = NULL;
-    int rc = -1;
-    if (!kept_a || !kept_b || !rem_of || !add_of) goto done;
-    d->nodes_from = na;
-    d->nodes_to = nb;
-    /* match: a key maps to the first unmatched A node holding it (SSA makes
-     * keys of nodes with outputs unique; duplicates fall back to unmatched) */
-    for (size_t i = 0; i < na; i++) {
-        char *k = node_key(a, &A->nodes[i]);
-        if (!k || onp_strmap_put(&keys, k, i)) goto done;
+    const onp_graph *A = w->A, *B = w->B;
+    for (size_t i = 0; i < A->n_nodes; i++) {
+        char *k = node_key(w->a, &A->nodes[i]);
+        if (!k || onp_strmap_put(&w->keys, k, i)) return -1;
         for (size_t o = 0; o < A->nodes[i].n_outputs; o++)
-            if (A->nodes[i].outputs[o][0] && onp_strmap_put(&prod_a, A->nodes[i].outputs[o], i))
-                goto done;
+            if (A->nodes[i].outputs[o][0] && onp_strmap_put(&w->prod_a, A->nodes[i].outputs[o], i))
+                return -1;
     }
-    for (size_t j = 0; j < nb; j++) {
-        char *k = node_key(a, &B->nodes[j]);
+    for (size_t j = 0; j < B->n_nodes; j++) {
+        char *k = node_key(w->a, &B->nodes[j]);
         size_t i;
-        if (!k) goto done;
-        if (onp_strmap_get(&keys, k, &i) && !kept_a[i]) kept_a[i] = kept_b[j] = 1;
+        if (!k) return -1;
+        if (onp_strmap_get(&w->keys, k, &i) && !w->kept_a[i]) w->kept_a[i] = w->kept_b[j] = 1;
     }
-    for (size_t i = 0; i < na; i++) d->n_removed += !kept_a[i];
-    for (size_t j = 0; j < nb; j++) d->n_added += !kept_b[j];
-    d->removed = onp_arena_array(a, d->n_removed ? d->n_removed : 1, sizeof *d->removed);
-    d->added = onp_arena_array(a, d->n_added ? d->n_added : 1, sizeof *d->added);
-    if (!d->removed || !d->added) goto done;
+    return 0;
+}
+
+/* The unmatched nodes into d->removed (A's, with `folded` when every output
+ * became an initializer of B) and d->added (B's), in graph order; fills
+ * rem_of, add_of and prod_b. */
+static int list_changes(gdiff_work *w)
+{
+    const onp_graph *A = w->A, *B = w->B;
+    onp_graph_diff *d = w->d;
+    for (size_t i = 0; i < A->n_nodes; i++) d->n_removed += !w->kept_a[i];
+    for (size_t j = 0; j < B->n_nodes; j++) d->n_added += !w->kept_b[j];
+    d->removed = onp_arena_array(w->a, d->n_removed ? d->n_removed : 1, sizeof *d->removed);
+    d->added = onp_arena_array(w->a, d->n_added ? d->n_added : 1, sizeof *d->added);
+    if (!d->removed || !d->added) return -1;
     size_t r = 0, ad = 0;
-    for (size_t i = 0; i < na; i++)
-        if (!kept_a[i]) {
-            if (copy_node(a, &A->nodes[i], &d->removed[r])) goto done;
-            rem_of[i] = ++r;
+    for (size_t i = 0; i < A->n_nodes; i++)
+        if (!w->kept_a[i]) {
+            if (copy_node(w->a, &A->nodes[i], &d->removed[r])) return -1;
+            w->rem_of[i] = ++r;
             /* folded: every output is now an initializer */
             const onp_node *n = &A->nodes[i];
             int all = n->n_outputs > 0;
@@ -119,117 +136,172 @@ static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d
                 if (!onp_graph_initializer(B, n->outputs[o])) all = 0;
             d->removed[r - 1].folded = all;
         }
-    for (size_t j = 0; j < nb; j++)
-        if (!kept_b[j]) {
-            if (copy_node(a, &B->nodes[j], &d->added[ad])) goto done;
-            add_of[j] = ++ad;
+    for (size_t j = 0; j < B->n_nodes; j++)
+        if (!w->kept_b[j]) {
+            if (copy_node(w->a, &B->nodes[j], &d->added[ad])) return -1;
+            w->add_of[j] = ++ad;
             for (size_t o = 0; o < B->nodes[j].n_outputs; o++)
-                if (B->nodes[j].outputs[o][0] && onp_strmap_put(&prod_b, B->nodes[j].outputs[o], j))
-                    goto done;
+                if (B->nodes[j].outputs[o][0] &&
+                    onp_strmap_put(&w->prod_b, B->nodes[j].outputs[o], j))
+                    return -1;
         }
-    /* groups of added nodes wired to each other */
-    up = calloc(d->n_added ? d->n_added : 1, sizeof *up);
-    stack = calloc(na ? na : 1, sizeof *stack);
-    taken = calloc(na ? na : 1, 1);
-    if (!up || !stack || !taken) goto done;
+    return 0;
+}
+
+/* Group the added nodes wired to each other (union-find in `up`) and number
+ * the groups in the new graph's order: added[].group, d->n_groups. */
+static void group_added(gdiff_work *w)
+{
+    const onp_graph *B = w->B;
+    onp_graph_diff *d = w->d;
+    size_t *up = w->up;
     for (size_t g = 0; g < d->n_added; g++) up[g] = g;
-    for (size_t j = 0; j < nb; j++) {
-        if (!add_of[j]) continue;
+    for (size_t j = 0; j < B->n_nodes; j++) {
+        if (!w->add_of[j]) continue;
         for (size_t k = 0; k < B->nodes[j].n_inputs; k++) {
             size_t p;
             /* wired through a value the old graph did not have: one
              * rewrite (ReorderInput -> Conv -> ReorderOutput); through an
              * old value: two neighbouring rewrites, kept apart */
-            if (!B->nodes[j].inputs[k][0] || !onp_strmap_get(&prod_b, B->nodes[j].inputs[k], &p) ||
-                onp_strmap_get(&prod_a, B->nodes[j].inputs[k], NULL))
+            if (!B->nodes[j].inputs[k][0] ||
+                !onp_strmap_get(&w->prod_b, B->nodes[j].inputs[k], &p) ||
+                onp_strmap_get(&w->prod_a, B->nodes[j].inputs[k], NULL))
                 continue;
-            size_t x = root_of(up, add_of[j] - 1), y = root_of(up, add_of[p] - 1);
+            size_t x = root_of(up, w->add_of[j] - 1), y = root_of(up, w->add_of[p] - 1);
             if (x != y) up[x] = y;
         }
     }
-    /* number the groups in the new graph's order: a group's number is given
-     * at its first member (a union-find root need not be its first member) */
+    /* a group's number is given at its first member (a union-find root need
+     * not be its first member) */
     for (size_t g = 0; g < d->n_added; g++) d->added[g].group = SIZE_MAX;
     for (size_t g = 0; g < d->n_added; g++) {
         size_t root = root_of(up, g);
         if (d->added[root].group == SIZE_MAX) d->added[root].group = d->n_groups++;
     }
     for (size_t g = 0; g < d->n_added; g++) d->added[g].group = d->added[root_of(up, g)].group;
-    /* each group: walk back from its outputs through removed producers of
-     * A, stopping at the group's own inputs */
-    for (size_t g = 0; g < d->n_added; g++) {
-        if (root_of(up, g) != g) continue;
-        size_t sp = 0, n_taken = 0;
-        onp_strmap gin = {0}; /* the values the group reads */
-        memset(taken, 0, na);
-        for (size_t j = 0; j < nb; j++) {
-            if (!add_of[j] || root_of(up, add_of[j] - 1) != g) continue;
-            for (size_t q = 0; q < B->nodes[j].n_inputs; q++)
-                if (B->nodes[j].inputs[q][0] && onp_strmap_put(&gin, B->nodes[j].inputs[q], 0)) {
-                    onp_strmap_free(&gin);
-                    goto done;
-                }
-            for (size_t o = 0; o < B->nodes[j].n_outputs; o++) {
-                size_t i;
-                if (onp_strmap_get(&prod_a, B->nodes[j].outputs[o], &i) && rem_of[i] && !taken[i]) {
-                    taken[i] = 1;
-                    stack[sp++] = i;
-                }
+}
+
+/* Mark in `taken` the removed A nodes that group g (a union-find root)
+ * replaced: walk back from the group's outputs through removed producers
+ * of A, stopping at a value the group reads or one the new graph still
+ * computes elsewhere.  *n_taken: how many. */
+static int walk_group(gdiff_work *w, size_t g, size_t *n_taken)
+{
+    const onp_graph *A = w->A, *B = w->B;
+    size_t sp = 0;
+    onp_strmap gin = {0}; /* the values the group reads */
+    *n_taken = 0;
+    memset(w->taken, 0, A->n_nodes);
+    for (size_t j = 0; j < B->n_nodes; j++) {
+        if (!w->add_of[j] || root_of(w->up, w->add_of[j] - 1) != g) continue;
+        for (size_t q = 0; q < B->nodes[j].n_inputs; q++)
+            if (B->nodes[j].inputs[q][0] && onp_strmap_put(&gin, B->nodes[j].inputs[q], 0)) {
+                onp_strmap_free(&gin);
+                return -1;
+            }
+        for (size_t o = 0; o < B->nodes[j].n_outputs; o++) {
+            size_t i;
+            if (onp_strmap_get(&w->prod_a, B->nodes[j].outputs[o], &i) && w->rem_of[i] &&
+                !w->taken[i]) {
+                w->taken[i] = 1;
+                w->stack[sp++] = i;
             }
         }
-        while (sp) {
-            size_t i = stack[--sp];
-            n_taken++;
-            const onp_node *n = &A->nodes[i];
-            for (size_t k = 0; k < n->n_inputs; k++) {
-                const char *v = n->inputs[k];
-                size_t p, pj;
-                if (!v[0] || !onp_strmap_get(&prod_a, v, &p) || !rem_of[p] || taken[p]) continue;
-                /* a value the group reads is its boundary */
-                int boundary = onp_strmap_get(&gin, v, NULL);
-                /* and so is a value the new graph still computes elsewhere */
-                if (!boundary && onp_strmap_get(&prod_b, v, &pj) &&
-                    root_of(up, add_of[pj] - 1) != g)
-                    boundary = 1;
-                if (boundary) continue;
-                taken[p] = 1;
-                stack[sp++] = p;
-            }
-        }
-        onp_strmap_free(&gin);
-        if (!n_taken) continue;
-        size_t *list = onp_arena_array(a, n_taken, sizeof *list);
-        if (!list) goto done;
-        size_t m = 0;
-        for (size_t i = 0; i < na; i++)
-            if (taken[i]) list[m++] = rem_of[i] - 1;
-        for (size_t x = 0; x < d->n_added; x++)
-            if (root_of(up, x) == g) {
-                d->added[x].replaces = list;
-                d->added[x].n_replaces = m;
-            }
-        /* the group's first added node stands for it */
-        size_t first = g;
-        for (size_t x = 0; x < d->n_added; x++)
-            if (root_of(up, x) == g) {
-                first = x;
-                break;
-            }
-        for (size_t q = 0; q < m; q++)
-            if (d->removed[list[q]].replaced_by < 0) d->removed[list[q]].replaced_by = (long)first;
     }
+    while (sp) {
+        size_t i = w->stack[--sp];
+        (*n_taken)++;
+        const onp_node *n = &A->nodes[i];
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            const char *v = n->inputs[k];
+            size_t p, pj;
+            if (!v[0] || !onp_strmap_get(&w->prod_a, v, &p) || !w->rem_of[p] || w->taken[p])
+                continue;
+            /* a value the group reads is its boundary */
+            int boundary = onp_strmap_get(&gin, v, NULL);
+            /* and so is a value the new graph still computes elsewhere */
+            if (!boundary && onp_strmap_get(&w->prod_b, v, &pj) &&
+                root_of(w->up, w->add_of[pj] - 1) != g)
+                boundary = 1;
+            if (boundary) continue;
+            w->taken[p] = 1;
+            w->stack[sp++] = p;
+        }
+    }
+    onp_strmap_free(&gin);
+    return 0;
+}
+
+/* Group g's replaced nodes (walk_group) as every member's `replaces`, and
+ * the group's first added node as each such node's `replaced_by` (when it
+ * has none yet). */
+static int record_replacements(gdiff_work *w, size_t g)
+{
+    onp_graph_diff *d = w->d;
+    size_t n_taken;
+    if (walk_group(w, g, &n_taken)) return -1;
+    if (!n_taken) return 0;
+    size_t *list = onp_arena_array(w->a, n_taken, sizeof *list);
+    if (!list) return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < w->A->n_nodes; i++)
+        if (w->taken[i]) list[m++] = w->rem_of[i] - 1;
+    for (size_t x = 0; x < d->n_added; x++)
+        if (root_of(w->up, x) == g) {
+            d->added[x].replaces = list;
+            d->added[x].n_replaces = m;
+        }
+    /* the group's first added node stands for it */
+    size_t first = g;
+    for (size_t x = 0; x < d->n_added; x++)
+        if (root_of(w->up, x) == g) {
+            first = x;
+            break;
+        }
+    for (size_t q = 0; q < m; q++)
+        if (d->removed[list[q]].replaced_by < 0) d->removed[list[q]].replaced_by = (long)first;
+    return 0;
+}
+
+/* The diff proper, over two open graphs, into *d (its names in `a`); -1 when
+ * out of memory.  Scratch tables freed here. */
+static int diff_graphs(const onp_graph *A, const onp_graph *B, onp_graph_diff *d, onp_arena *a)
+{
+    gdiff_work w;
+    memset(&w, 0, sizeof w);
+    w.A = A;
+    w.B = B;
+    w.d = d;
+    w.a = a;
+    size_t na = A->n_nodes, nb = B->n_nodes;
+    w.kept_a = calloc(na ? na : 1, 1);
+    w.kept_b = calloc(nb ? nb : 1, 1);
+    w.rem_of = calloc(na ? na : 1, sizeof *w.rem_of);
+    w.add_of = calloc(nb ? nb : 1, sizeof *w.add_of);
+    int rc = -1;
+    if (!w.kept_a || !w.kept_b || !w.rem_of || !w.add_of) goto done;
+    d->nodes_from = na;
+    d->nodes_to = nb;
+    if (match_nodes(&w) || list_changes(&w)) goto done;
+    w.up = calloc(d->n_added ? d->n_added : 1, sizeof *w.up);
+    w.stack = calloc(na ? na : 1, sizeof *w.stack);
+    w.taken = calloc(na ? na : 1, 1);
+    if (!w.up || !w.stack || !w.taken) goto done;
+    group_added(&w);
+    for (size_t g = 0; g < d->n_added; g++)
+        if (root_of(w.up, g) == g && record_replacements(&w, g)) goto done;
     rc = 0;
 done:
-    onp_strmap_free(&keys);
-    onp_strmap_free(&prod_a);
-    onp_strmap_free(&prod_b);
-    free(kept_a);
-    free(kept_b);
-    free(rem_of);
-    free(add_of);
-    free(up);
-    free(stack);
-    free(taken);
+    onp_strmap_free(&w.keys);
+    onp_strmap_free(&w.prod_a);
+    onp_strmap_free(&w.prod_b);
+    free(w.kept_a);
+    free(w.kept_b);
+    free(w.rem_of);
+    free(w.add_of);
+    free(w.up);
+    free(w.stack);
+    free(w.taken);
     return rc;
 }
 
