@@ -194,15 +194,15 @@ static int read_side(onp_npz *z, long i, const char *spec, onp_tensor *t, onp_er
     return z && i >= 0 ? onp_npz_read(z, (size_t)i, t, e) : onp_tfile_read(spec, NULL, t, e);
 }
 
-int cmd_compare(int argc, char **argv)
+/* Parse compare's command line: the two paths, --rtol/--atol (-1 when not
+ * given) and --format.  0, or the exit code of a usage error (printed). */
+static int compare_parse_args(int argc, char **argv, const char *paths[2], double *rtol,
+                              double *atol, cli_format *fmt)
 {
-    const char *paths[2] = {NULL, NULL};
-    double rtol = -1, atol = -1;
-    cli_format fmt = FMT_TEXT;
     int np = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if ((r = cli_tol_format_opt(argc, argv, &i, &rtol, &atol, &fmt))) {
+        if ((r = cli_tol_format_opt(argc, argv, &i, rtol, atol, fmt))) {
             if (r < 0) return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
@@ -215,31 +215,147 @@ int cmd_compare(int argc, char **argv)
     if (np != 2)
         return cli_usage_error(argv[0],
                                "usage: onnxparity compare EXPECTED ACTUAL [--rtol R] [--atol A]");
-    onp_error e;
-    onp_error_clear(&e);
-    pairs p = {0};
+    return 0;
+}
+
+/* The pairs to compare, by what the two paths are: two folders, two .npz
+ * archives, or two tensor specs.  0 with at least one pair in *p; else the
+ * exit code after the error was reported, *p freed. */
+static int collect_pairs(const char *cmd, const char *const paths[2], pairs *p, onp_error *e)
+{
     int rc = 0;
     int de = is_dir(paths[0]), da = is_dir(paths[1]);
     if (de != da) {
-        return cli_usage_error(argv[0], "'%s' is a %s but '%s' is not", de ? paths[0] : paths[1],
+        return cli_usage_error(cmd, "'%s' is a %s but '%s' is not", de ? paths[0] : paths[1],
                                "folder", de ? paths[1] : paths[0]);
     } else if (de) {
-        if (pair_dirs(paths[0], paths[1], &p))
-            rc = onp_error_set(&e, ONP_ERR_IO, paths[0], NULL, -1, "cannot list the folders");
+        if (pair_dirs(paths[0], paths[1], p))
+            rc = onp_error_set(e, ONP_ERR_IO, paths[0], NULL, -1, "cannot list the folders");
     } else if (onp_tformat_from_path(paths[0]) == ONP_TF_NPZ &&
                onp_tformat_from_path(paths[1]) == ONP_TF_NPZ) {
-        rc = pair_npz(paths[0], paths[1], &p, &e);
+        rc = pair_npz(paths[0], paths[1], p, e);
     } else {
-        rc = add_pair(&p, paths[0], paths[0], paths[1]);
+        rc = add_pair(p, paths[0], paths[0], paths[1]);
     }
     if (rc) {
-        free_pairs(&p);
-        return cli_report(&e);
+        free_pairs(p);
+        return cli_report(e);
     }
-    if (!p.n) {
-        free_pairs(&p);
-        return cli_usage_error(argv[0], "nothing to compare under '%s'", paths[0]);
+    if (!p->n) {
+        free_pairs(p);
+        return cli_usage_error(cmd, "nothing to compare under '%s'", paths[0]);
     }
+    return 0;
+}
+
+/* One pair compared: what the JSON and text writers show. */
+typedef struct pair_result {
+    onp_tensor te, ta;  /* both sides as read; empty when ACTUAL is missing */
+    onp_metrics m;      /* set when both sides were read */
+    const char *result; /* "ok", "DIFFERS", "shape differs", "dtype differs", "missing in ACTUAL" */
+    int ok;
+    char shape[300], dt[16]; /* EXPECTED's shape (" vs " ACTUAL's when they differ), dtype */
+} pair_result;
+
+/* Read both sides of pair x and compare them with the dtype's default
+ * tolerance (rtol/atol replace its parts when >= 0).  0 with *r filled (the
+ * caller releases r->te and r->ta); -1 with both released and *e set when a
+ * side cannot be read or compared. */
+static int compare_pair(const pairs *p, const pair *x, double rtol, double atol, pair_result *r,
+                        onp_error *e)
+{
+    memset(r, 0, sizeof *r);
+    if (!x->actual) {
+        r->result = "missing in ACTUAL";
+        return 0;
+    }
+    if (read_side(p->ze, x->ie, x->expected, &r->te, e) ||
+        read_side(p->za, x->ia, x->actual, &r->ta, e)) {
+        onp_tensor_release(&r->te);
+        return -1;
+    }
+    onp_tol tol = onp_tol_default(r->te.dtype);
+    if (rtol >= 0) tol.rtol = rtol;
+    if (atol >= 0) tol.atol = atol;
+    if (onp_compare(&r->te, &r->ta, tol, &r->m, e)) {
+        onp_error_set_file(e, x->actual);
+        onp_tensor_release(&r->te);
+        onp_tensor_release(&r->ta);
+        return -1;
+    }
+    r->ok = r->m.pass;
+    onp_shape_str(r->te.rank, r->te.dims, r->shape, sizeof r->shape);
+    snprintf(r->dt, sizeof r->dt, "%s", onp_dtype_name(r->te.dtype));
+    if (!r->m.shape_ok) {
+        char s2[128];
+        onp_shape_str(r->ta.rank, r->ta.dims, s2, sizeof s2);
+        snprintf(r->shape + strlen(r->shape), sizeof r->shape - strlen(r->shape), " vs %s", s2);
+        r->result = "shape differs";
+    } else if (!r->m.dtype_ok) {
+        r->result = "dtype differs";
+    } else {
+        r->result = r->ok ? "ok" : "DIFFERS";
+    }
+    return 0;
+}
+
+/* Pair x's entry of the JSON document's "pairs". */
+static cJSON *pair_json(const pair *x, const pair_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", x->key);
+    cJSON_AddStringToObject(o, "expected", x->expected);
+    if (x->actual)
+        cJSON_AddStringToObject(o, "actual", x->actual);
+    else
+        cJSON_AddNullToObject(o, "actual");
+    cJSON_AddBoolToObject(o, "pass", r->ok);
+    cJSON_AddStringToObject(o, "result", r->result);
+    if (x->actual) {
+        cJSON_AddStringToObject(o, "dtype", r->dt);
+        cJSON_AddStringToObject(o, "actual_dtype", onp_dtype_name(r->ta.dtype));
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int k = 0; k < r->te.rank; k++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)r->te.dims[k]));
+        report_metrics_json(o, &r->m);
+    }
+    return o;
+}
+
+/* Pair x's row of the text table, and the worst element when it differs. */
+static void print_pair_text(const pair *x, const pair_result *r)
+{
+    const onp_metrics *m = &r->m;
+    char ma[32] = "-", mr[32] = "-", mm[40] = "-";
+    if (x->actual && m->shape_ok) {
+        report_fmt(m->max_abs, ma, sizeof ma);
+        report_fmt(m->max_rel, mr, sizeof mr);
+        snprintf(mm, sizeof mm, "%lld/%lld", (long long)m->mismatches, (long long)m->count);
+    }
+    printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", x->key, r->dt, r->shape, ma, mr, mm,
+           r->result);
+    if (x->actual && m->shape_ok && !r->ok && m->worst_index >= 0) {
+        char we[32], wa[32];
+        report_fmt(m->worst_expected, we, sizeof we);
+        report_fmt(m->worst_actual, wa, sizeof wa);
+        printf("  worst at flat index %lld: expected %s, actual %s; would pass with rtol "
+               "%.3g (atol %.3g) or atol %.3g (rtol %.3g)\n",
+               (long long)m->worst_index, we, wa, m->needed_rtol, m->tol.atol, m->needed_atol,
+               m->tol.rtol);
+    }
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    double rtol = -1, atol = -1;
+    cli_format fmt = FMT_TEXT;
+    int rc = compare_parse_args(argc, argv, paths, &rtol, &atol, &fmt);
+    if (rc) return rc;
+    onp_error e;
+    onp_error_clear(&e);
+    pairs p = {0};
+    if ((rc = collect_pairs(argv[0], paths, &p, &e))) return rc;
     cJSON *root = NULL, *arr = NULL;
     if (fmt == FMT_JSON) {
         root = cJSON_CreateObject();
@@ -252,85 +368,19 @@ int cmd_compare(int argc, char **argv)
     int failed = 0, exit_code = EXIT_PASS;
     for (size_t i = 0; i < p.n; i++) {
         pair *x = &p.v[i];
-        onp_tensor te = {0}, ta = {0};
-        onp_metrics m;
-        const char *result;
-        int ok = 0;
-        char shape[300] = "", dt[16] = "";
-        if (!x->actual) {
-            result = "missing in ACTUAL";
-        } else if (read_side(p.ze, x->ie, x->expected, &te, &e) ||
-                   read_side(p.za, x->ia, x->actual, &ta, &e)) {
-            onp_tensor_release(&te);
+        pair_result r;
+        if (compare_pair(&p, x, rtol, atol, &r, &e)) {
             free_pairs(&p);
             cJSON_Delete(root);
             return cli_report(&e);
-        } else {
-            onp_tol tol = onp_tol_default(te.dtype);
-            if (rtol >= 0) tol.rtol = rtol;
-            if (atol >= 0) tol.atol = atol;
-            if (onp_compare(&te, &ta, tol, &m, &e)) {
-                onp_error_set_file(&e, x->actual);
-                onp_tensor_release(&te);
-                onp_tensor_release(&ta);
-                free_pairs(&p);
-                cJSON_Delete(root);
-                return cli_report(&e);
-            }
-            ok = m.pass;
-            onp_shape_str(te.rank, te.dims, shape, sizeof shape);
-            snprintf(dt, sizeof dt, "%s", onp_dtype_name(te.dtype));
-            if (!m.shape_ok) {
-                char s2[128];
-                onp_shape_str(ta.rank, ta.dims, s2, sizeof s2);
-                snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " vs %s", s2);
-                result = "shape differs";
-            } else if (!m.dtype_ok) {
-                result = "dtype differs";
-            } else {
-                result = ok ? "ok" : "DIFFERS";
-            }
         }
-        if (!ok) failed++;
-        if (fmt == FMT_JSON) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", x->key);
-            cJSON_AddStringToObject(o, "expected", x->expected);
-            if (x->actual)
-                cJSON_AddStringToObject(o, "actual", x->actual);
-            else
-                cJSON_AddNullToObject(o, "actual");
-            cJSON_AddBoolToObject(o, "pass", ok);
-            cJSON_AddStringToObject(o, "result", result);
-            if (x->actual) {
-                cJSON_AddStringToObject(o, "dtype", dt);
-                cJSON_AddStringToObject(o, "actual_dtype", onp_dtype_name(ta.dtype));
-                cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-                for (int k = 0; k < te.rank; k++)
-                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)te.dims[k]));
-                report_metrics_json(o, &m);
-            }
-            cJSON_AddItemToArray(arr, o);
-        } else {
-            char ma[32] = "-", mr[32] = "-", mm[40] = "-";
-            if (x->actual && m.shape_ok) {
-                report_fmt(m.max_abs, ma, sizeof ma);
-                report_fmt(m.max_rel, mr, sizeof mr);
-                snprintf(mm, sizeof mm, "%lld/%lld", (long long)m.mismatches, (long long)m.count);
-            }
-            printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", x->key, dt, shape, ma, mr, mm, result);
-            if (x->actual && m.shape_ok && !ok && m.worst_index >= 0) {
-                char we[32], wa[32];
-                report_fmt(m.worst_expected, we, sizeof we);
-                report_fmt(m.worst_actual, wa, sizeof wa);
-                printf("  worst at flat index %lld: expected %s, actual %s; would pass with rtol "
-                       "%.3g (atol %.3g) or atol %.3g (rtol %.3g)\n",
-                       (long long)m.worst_index, we, wa, m.needed_rtol, m.tol.atol, m.needed_atol,
-                       m.tol.rtol);
-            }
-        }
-        onp_tensor_release(&te);
-        onp_tensor_release(&ta);
+        if (!r.ok) failed++;
+        if (fmt == FMT_JSON)
+            cJSON_AddItemToArray(arr, pair_json(x, &r));
+        else
+            print_pair_text(x, &r);
+        onp_tensor_release(&r.te);
+        onp_tensor_release(&r.ta);
     }
     if (failed) exit_code = EXIT_FAIL;
     if (fmt == FMT_JSON) {
