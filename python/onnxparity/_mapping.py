@@ -445,13 +445,12 @@ class Mapping:
         return out
 
 
-def build(calls, model_proto, style, input_ids, types):
-    nodes = list(model_proto.graph.node)
-    m = Mapping(calls, style.method)
+def _own_nodes(nodes, scopes):
+    """The scopes the graph's nodes carry (``present``), and per scope the
+    index of its first and last node that makes a value (Constants aside)."""
     present = set()
     own_last = {}
     own_first = {}
-    scopes = style.node_scopes(nodes)
     for i, (n, s) in enumerate(zip(nodes, scopes)):
         if s is None:
             continue
@@ -459,8 +458,15 @@ def build(calls, model_proto, style, input_ids, types):
         if n.op_type != "Constant" and n.output:
             own_last[s] = i
             own_first.setdefault(s, i)
+    return present, own_first, own_last
 
-    # place every call: the k-th call of a scope path owns variant k
+
+def _place_calls(m, calls, style, present):
+    """Place every call on a scope of the graph: the k-th call of a scope path
+    owns variant k.  Returns (variant, problem): call index -> its scope, and
+    call index -> why it cannot be placed (the calls repeated ambiguously, or
+    the graph holds scopes inside it that the eager forward never entered;
+    those set m.paths_differ)."""
     by_raw = defaultdict(list)
     for c in calls[1:]:
         by_raw[c.raw].append(c)
@@ -495,9 +501,13 @@ def build(calls, model_proto, style, input_ids, types):
             problem[c.index] = ("the export traced scopes inside it that the eager forward never entered ("
                                 + ", ".join(bad[:3]) + more + "): eager and export took different paths "
                                 "(a fast path or a data-dependent branch)")
+    return variant, problem
 
-    # the first and last node of each call's subtree; a placement problem
-    # inside spreads up
+
+def _subtree_spans(calls, variant, own_first, own_last, problem):
+    """The first and last node of each call's subtree (its own scope's and
+    its descendants'): (first, last), call index -> node index or None.  A
+    placement problem inside a call spreads up to it (added to ``problem``)."""
     last, first = {}, {}
     for c in reversed(calls):
         best = own_last.get(variant.get(c.index), None) if c.index in variant else None
@@ -513,10 +523,16 @@ def build(calls, model_proto, style, input_ids, types):
                 early = fc
         last[c.index] = best
         first[c.index] = early
-    ctx = _Placed(calls, nodes, scopes, variant, first, last)
-    inits = {i.name for i in getattr(model_proto.graph, "initializer", ())}
+    return first, last
 
-    # resolve in time order; producers: id(tensor) -> (value, call index)
+
+def _resolve_calls(m, calls, nodes, ctx, inits, problem, last, input_ids):
+    """Give each call its value in m (value, kind, source) or its reason,
+    walking the calls in time order: a call that left nodes takes its
+    subtree's last output; one that left none is resolved through the data
+    flow (the value of its input, a projection, a BatchNorm folded into the
+    Conv before it).  Producers: id(tensor) -> (value, call index), seeded
+    with the graph inputs (``input_ids``)."""
     producers = {k: (v, None) for k, v in input_ids.items()}
     events = []
     for c in calls[1:]:
@@ -548,29 +564,39 @@ def build(calls, model_proto, style, input_ids, types):
                 m.reason[i] = (f"not called as a module ({c.derived} is its output), and its "
                                "MultiheadAttention's nodes end in no Gemm with a weight initializer")
         else:
-            prod = producers.get(c.in_id)
-            between = ctx.parent_value_before(c) if prod is None and c.equal_to_input else None
-            if between is not None:
-                m.value[i], m.kind[i], m.source[i] = between, "identity", i
-            elif prod is None and c.equal_to_input:
-                m.reason[i] = ("no ONNX node (it passes its input through) and its input comes from a "
-                               "functional call, not a module, so there is no value to name")
-            elif prod is None:
-                m.reason[i] = "no ONNX node: folded away by the exporter"
-            elif c.equal_to_input:
-                m.value[i], m.kind[i], m.source[i] = prod[0], "identity", i
-            elif (_is_bn(c.module) and prod[1] is not None and _is_conv(calls[prod[1]].module)
-                  and m.kind.get(prod[1]) == "scope" and m.value.get(prod[1]) == prod[0]):
-                p = prod[1]
-                m.value[i], m.kind[i], m.source[i] = prod[0], "fused", i
-                m.kind[p], m.source[p] = "fused-into", i
-            else:
-                m.reason[i] = "no ONNX node of its own: its computation was folded into its neighbours"
+            _resolve_nodeless(m, calls, ctx, c, producers.get(c.in_id))
 
-    _fuse_rewritten_conv_bn(m, calls, nodes)
 
-    # one eager tensor per value: the call whose own node made it, the fused
-    # BatchNorm, else the first; others claiming it must agree bit for bit
+def _resolve_nodeless(m, calls, ctx, c, prod):
+    """A call that returned one tensor and left no node of its own: its
+    input's value when it passes the input through, the Conv's when it is a
+    BatchNorm folded into it; else why it has none.  ``prod``: its input's
+    (value, call index), None when no module call made the input."""
+    i = c.index
+    between = ctx.parent_value_before(c) if prod is None and c.equal_to_input else None
+    if between is not None:
+        m.value[i], m.kind[i], m.source[i] = between, "identity", i
+    elif prod is None and c.equal_to_input:
+        m.reason[i] = ("no ONNX node (it passes its input through) and its input comes from a "
+                       "functional call, not a module, so there is no value to name")
+    elif prod is None:
+        m.reason[i] = "no ONNX node: folded away by the exporter"
+    elif c.equal_to_input:
+        m.value[i], m.kind[i], m.source[i] = prod[0], "identity", i
+    elif (_is_bn(c.module) and prod[1] is not None and _is_conv(calls[prod[1]].module)
+          and m.kind.get(prod[1]) == "scope" and m.value.get(prod[1]) == prod[0]):
+        p = prod[1]
+        m.value[i], m.kind[i], m.source[i] = prod[0], "fused", i
+        m.kind[p], m.source[p] = "fused-into", i
+    else:
+        m.reason[i] = "no ONNX node of its own: its computation was folded into its neighbours"
+
+
+def _choose_primaries(m, calls, nodes, variant, last, own_last, types):
+    """One eager tensor per value (m.primary): the call whose own node made
+    it, the fused BatchNorm, else the first.  Others claiming the value must
+    agree bit for bit, and the tensor must fit the value's ONNX type, or the
+    calls lose the value (with the reason)."""
     claims = defaultdict(list)
     for i, v in m.value.items():
         if m.source[i] == i:
@@ -594,6 +620,26 @@ def build(calls, model_proto, style, input_ids, types):
                     _unmap(m, i, f"value {v} does not fit the eager output: {why}")
             continue
         m.primary[v] = primary
+
+
+def build(calls, model_proto, style, input_ids, types):
+    """The Mapping of a recorded call tree onto the exported graph: place
+    each call on its scope, take the last value of each call's subtree,
+    resolve the calls that left no node through the data flow, then choose
+    one eager tensor per value.  ``style``: LegacyScopes or DynamoScopes;
+    ``input_ids``: id(input tensor) -> graph input name; ``types``: value ->
+    its ONNX type (value_types)."""
+    nodes = list(model_proto.graph.node)
+    m = Mapping(calls, style.method)
+    scopes = style.node_scopes(nodes)
+    present, own_first, own_last = _own_nodes(nodes, scopes)
+    variant, problem = _place_calls(m, calls, style, present)
+    first, last = _subtree_spans(calls, variant, own_first, own_last, problem)
+    ctx = _Placed(calls, nodes, scopes, variant, first, last)
+    inits = {i.name for i in getattr(model_proto.graph, "initializer", ())}
+    _resolve_calls(m, calls, nodes, ctx, inits, problem, last, input_ids)
+    _fuse_rewritten_conv_bn(m, calls, nodes)
+    _choose_primaries(m, calls, nodes, variant, last, own_last, types)
     return m
 
 
