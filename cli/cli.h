@@ -10,10 +10,17 @@
 #include <stdio.h>
 
 #include "onnxparity/error.h"
+#include "onnxparity/run.h"     /* onp_exit, onp_run_exit_code: the one verdict -> exit map */
 #include "onnxparity/version.h" /* ONP_VERSION: the tool's version is the library's */
 
-/* Exit codes (docs/cli.md). */
-enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_RUNTIME = 4 };
+/* Exit codes (docs/cli.md): the library's (run.h), by their short names. */
+enum {
+    EXIT_PASS = ONP_EXIT_PASS,
+    EXIT_FAIL = ONP_EXIT_FAIL,
+    EXIT_USAGE = ONP_EXIT_USAGE,
+    EXIT_IO = ONP_EXIT_IO,
+    EXIT_RUNTIME = ONP_EXIT_RUNTIME
+};
 
 typedef struct cli_cmd {
     const char *name;
@@ -24,6 +31,11 @@ typedef struct cli_cmd {
 
 /* Print "onnxparity: <error>" on stderr and return its exit code. */
 int cli_report(const onp_error *e);
+
+/* argv[*i] as one of the run's options of `groups` (run.h's table:
+ * ONP_RUN_ARGS_ORT, ONP_RUN_ARGS_JUDGE), set in a: 1 matched (its value
+ * consumed), 0 not one of them, -1 bad value (usage line printed). */
+int cli_run_opt(onp_run_args *a, int groups, int argc, char **argv, int *i);
 
 /* Print "onnxparity CMD: <message>" on stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -31,7 +31,9 @@
 
 #include "cli.h"
 #include "onnxparity/bisect.h"
+#include "onnxparity/run.h"
 #include "ortopts.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 #include "target.h"
 
@@ -403,7 +405,7 @@ static cJSON *doc_base(const opts *o, const char *verdict, const char *model)
 static void add_env(cJSON *root, const opts *o, const onp_bisect_result *r, onp_ort *ort)
 {
     cJSON *env =
-        report_environment(root, ort, r->provider, r->opt_level, r->intra_threads, r->inter_threads,
+        onp_doc_environment(root, ort, r->provider, r->opt_level, r->intra_threads, r->inter_threads,
                            r->sha256, o->ort.so.config, o->ort.so.n_config);
     cJSON_AddBoolToObject(env, "upgraded_to_opset7", r->upgraded);
     cJSON_AddBoolToObject(env, "external_data", r->external);
@@ -419,18 +421,18 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
         cJSON_AddBoolToObject(root, "instrumented_reproduces", v->reproduces);
         cJSON *rp = cJSON_AddObjectToObject(root, "reproduce");
         cJSON *pl = cJSON_AddObjectToObject(rp, "plain");
-        report_num(pl, "max_abs", v->plain_max_abs);
-        report_num(pl, "max_rel", v->plain_max_rel);
+        onp_doc_num(pl, "max_abs", v->plain_max_abs);
+        onp_doc_num(pl, "max_rel", v->plain_max_rel);
         cJSON_AddBoolToObject(pl, "pass", v->plain_pass);
         cJSON *in = cJSON_AddObjectToObject(rp, "instrumented");
-        report_num(in, "max_abs", v->instrumented_max_abs);
-        report_num(in, "max_rel", v->instrumented_max_rel);
+        onp_doc_num(in, "max_abs", v->instrumented_max_abs);
+        onp_doc_num(in, "max_rel", v->instrumented_max_rel);
         cJSON_AddBoolToObject(in, "pass", v->instrumented_pass);
         cJSON_AddStringToObject(rp, "against", ref_words(r));
         if (v->expected_ran) { /* DISABLE: the plain model vs the fixtures' own outputs */
             cJSON *ex = cJSON_AddObjectToObject(rp, "expected");
-            report_num(ex, "max_abs", v->expected_max_abs);
-            report_num(ex, "max_rel", v->expected_max_rel);
+            onp_doc_num(ex, "max_abs", v->expected_max_abs);
+            onp_doc_num(ex, "max_rel", v->expected_max_rel);
             cJSON_AddBoolToObject(ex, "pass", v->expected_pass);
         }
         if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
@@ -464,8 +466,8 @@ static void add_local(cJSON *fd, const onp_bisect_result *r)
     const char *verdict = local_verdict(L);
     if (verdict) {
         cJSON_AddStringToObject(l, "verdict", verdict);
-        report_num(l, "max_abs", L->max_abs);
-        report_num(l, "max_rel", L->max_rel);
+        onp_doc_num(l, "max_abs", L->max_abs);
+        onp_doc_num(l, "max_rel", L->max_rel);
         cJSON_AddNumberToObject(l, "mismatches", (double)L->mismatches);
     } else {
         cJSON_AddNullToObject(l, "verdict");
@@ -476,7 +478,7 @@ static void add_local(cJSON *fd, const onp_bisect_result *r)
     cJSON_AddNumberToObject(l, "fixture", L->fixture);
     cJSON_AddNumberToObject(l, "nodes", (double)L->n_nodes);
     cJSON_AddNumberToObject(l, "inputs_fed", (double)L->n_fed);
-    report_num(l, "input_max_abs", L->input_max_abs);
+    onp_doc_num(l, "input_max_abs", L->input_max_abs);
     if (L->note[0]) cJSON_AddStringToObject(l, "note", L->note);
 }
 
@@ -486,14 +488,14 @@ static void point_noise_json(cJSON *c, const onp_bisect_point *p)
     cJSON_AddStringToObject(c, "verdict", onp_verdict_name(p->verdict));
     cJSON_AddStringToObject(c, "noise_source", onp_noise_src_name(p->noise.src));
     if (p->noise.src != ONP_NOISE_NONE) {
-        report_num(c, "envelope_max", p->envelope_max);
-        report_num(c, "ratio", p->ratio);
+        onp_doc_num(c, "envelope_max", p->envelope_max);
+        onp_doc_num(c, "ratio", p->ratio);
     } else {
         cJSON_AddNullToObject(c, "envelope_max");
         cJSON_AddNullToObject(c, "ratio");
     }
-    report_num(c, "rel_err", p->rel_err);
-    report_num(c, "jump", p->jump);
+    onp_doc_num(c, "rel_err", p->rel_err);
+    onp_doc_num(c, "jump", p->jump);
 }
 
 static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
@@ -529,8 +531,8 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         cJSON_AddStringToObject(c, "op_type", p->op_type);
         cJSON_AddStringToObject(c, "module", p->module);
         if (p->compared) {
-            report_num(c, "max_abs", p->max_abs);
-            report_num(c, "max_rel", p->max_rel);
+            onp_doc_num(c, "max_abs", p->max_abs);
+            onp_doc_num(c, "max_rel", p->max_rel);
             cJSON_AddBoolToObject(c, "pass", p->pass);
             point_noise_json(c, p);
         } else {
@@ -557,8 +559,8 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         cJSON_AddStringToObject(bj, "op_type", jpt->op_type);
         cJSON_AddStringToObject(bj, "output", jpt->value);
         cJSON_AddStringToObject(bj, "module", jpt->module);
-        report_num(bj, "rel_err", jpt->rel_err);
-        report_num(bj, "jump", jpt->jump);
+        onp_doc_num(bj, "rel_err", jpt->rel_err);
+        onp_doc_num(bj, "jump", jpt->jump);
     } else {
         cJSON_AddNullToObject(root, "biggest_jump");
     }
@@ -569,8 +571,8 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         cJSON_AddStringToObject(fd, "op_type", f->op_type);
         cJSON_AddStringToObject(fd, "output", f->value);
         cJSON_AddStringToObject(fd, "module", f->module);
-        report_num(fd, "max_abs", f->max_abs);
-        report_num(fd, "max_rel", f->max_rel);
+        onp_doc_num(fd, "max_abs", f->max_abs);
+        onp_doc_num(fd, "max_rel", f->max_rel);
         cJSON_AddNumberToObject(fd, "fixture", f->fail_fixture);
         cJSON_AddNumberToObject(fd, "index", (double)r->first);
         cJSON_AddBoolToObject(fd, "inputs_agree", inputs_agree(r));
@@ -586,8 +588,8 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                 cJSON_AddNullToObject(ij, "max_abs");
                 cJSON_AddNullToObject(ij, "pass");
             } else {
-                report_num(ij, "max_abs", x->max_abs);
-                report_num(ij, "max_rel", x->max_rel);
+                onp_doc_num(ij, "max_abs", x->max_abs);
+                onp_doc_num(ij, "max_rel", x->max_rel);
                 cJSON_AddBoolToObject(ij, "pass", x->pass);
             }
             cJSON_AddItemToArray(ins, ij);
@@ -599,7 +601,7 @@ static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
             cJSON_AddNullToObject(fd, "repro");
         if (r->repro_note[0]) cJSON_AddStringToObject(fd, "repro_note", r->repro_note);
         cJSON *metrics = cJSON_AddObjectToObject(fd, "metrics");
-        report_metrics_json(metrics, &f->m);
+        onp_doc_metrics(metrics, &f->m);
     } else {
         cJSON_AddNullToObject(root, "first_divergent");
     }
@@ -639,23 +641,23 @@ int cmd_bisect(int argc, char **argv)
      * (resnet18, batch 4, --chunk 2: peak 336 -> 242 MB; ~20% slower). */
     if (o.chunk || o.max_exposed) mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+    /* the run's plan (run.h), as check, gate and diagnose bisect, plus
+     * this command's own choices: one fixture, the chunking */
+    onp_run_opts ro;
+    onp_run_opts_init(&ro);
+    ro.session = o.ort.so;
+    ro.rtol = o.rtol;
+    ro.atol = o.atol;
+    ro.strict = o.strict_tol;
+    ro.no_estimate = o.no_noise;
+    ro.save_repro = o.save_repro;
+    ro.reference = (onp_bisect_ref)o.reference;
+    onp_bundle_spec where = {o.tg.bundle, o.tg.model, o.tg.data, o.tg.n_data};
     onp_bisect_opts bo;
-    onp_bisect_opts_init(&bo);
-    bo.session = o.ort.so;
-    bo.rtol = o.rtol;
-    bo.atol = o.atol;
+    onp_run_bisect_plan(&where, &ro, &bo);
     bo.fixture = (int)o.fixture;
-    bo.reference = (onp_bisect_ref)o.reference;
     bo.chunk = (size_t)o.chunk;
     bo.max_exposed_bytes = o.max_exposed;
-    bo.no_noise = o.no_noise;
-    bo.strict = o.strict_tol;
-    bo.save_repro = o.save_repro;
-    if (!o.tg.bundle) {
-        bo.model = o.tg.model;
-        bo.data = o.tg.data;
-        bo.n_data = o.tg.n_data;
-    }
     onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");
@@ -671,7 +673,7 @@ int cmd_bisect(int argc, char **argv)
         if (o.fmt == FMT_JSON || o.html)
             html_rc = report_emit(doc_json(&o, r, ort), o.fmt == FMT_JSON, o.html, model);
         if (o.fmt != FMT_JSON) print_text(&o, r, ort);
-        rc = r->status == ONP_BISECT_DIVERGES || onp_bisect_inconclusive(r) ? EXIT_FAIL : EXIT_PASS;
+        rc = onp_run_exit_code(onp_run_bisect_verdict(r));
         if (html_rc) rc = html_rc;
     }
     onp_bisect_free(r); /* NULL when the run failed */

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/tfile.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 
 typedef struct pair {
@@ -317,7 +318,7 @@ static cJSON *pair_json(const pair *x, const pair_result *r)
         cJSON *sh = cJSON_AddArrayToObject(o, "shape");
         for (int k = 0; k < r->te.rank; k++)
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)r->te.dims[k]));
-        report_metrics_json(o, &r->m);
+        onp_doc_metrics(o, &r->m);
     }
     return o;
 }
@@ -365,7 +366,7 @@ int cmd_compare(int argc, char **argv)
         printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", "PAIR", "DTYPE", "SHAPE", "MAX_ABS",
                "MAX_REL", "MISMATCH", "RESULT");
     }
-    int failed = 0, exit_code = EXIT_PASS;
+    int failed = 0;
     for (size_t i = 0; i < p.n; i++) {
         pair *x = &p.v[i];
         pair_result r;
@@ -382,15 +383,15 @@ int cmd_compare(int argc, char **argv)
         onp_tensor_release(&r.te);
         onp_tensor_release(&r.ta);
     }
-    if (failed) exit_code = EXIT_FAIL;
+    onp_run_verdict verdict = failed ? ONP_RUN_FAIL : ONP_RUN_PASS;
     if (fmt == FMT_JSON) {
-        cJSON_AddStringToObject(root, "verdict", failed ? "fail" : "pass");
+        cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(verdict));
         cJSON_AddNumberToObject(root, "compared", (double)p.n);
         cJSON_AddNumberToObject(root, "failed", (double)failed);
         report_print_json(root);
     } else {
-        printf("verdict: %s (%zu pairs, %d differ)\n", failed ? "FAIL" : "pass", p.n, failed);
+        printf("verdict: %s (%zu pairs, %d differ)\n", report_verdict_word(verdict), p.n, failed);
     }
     free_pairs(&p);
-    return exit_code;
+    return onp_run_exit_code(verdict);
 }

@@ -7,10 +7,9 @@
  * procedure of docs/diagnose.md turns the evidence into ranked causes
  * [{id, confidence, node, evidence[], fix}].
  *
- * The lint-to-cause step follows cli/cmd_check.c's collect_causes (copied
- * in spirit, not shared: check is edited elsewhere): error-level findings
- * are high when anything fails, medium when the numbers agree; warnings
- * are low, and only count when something fails.
+ * The fixtures are judged by the library's run (run.h) as check judges
+ * them, with the probes and the sweep as extra evidence; the bisect is the
+ * run's plan, so check and diagnose name the same node.
  *
  * Exit: 0 healthy; 1 causes found or parity fails; 2 bad usage or no
  * fixtures; 3 unreadable files; 4 ONNX Runtime cannot load the model.
@@ -26,7 +25,6 @@
 
 #include "cli.h"
 #include "infile.h"
-#include "measure.h"
 #include "onnxparity/bisect.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/judge.h"
@@ -34,7 +32,9 @@
 #include "onnxparity/lint.h"
 #include "onnxparity/model.h"
 #include "onnxparity/probe.h"
+#include "onnxparity/run.h"
 #include "ortopts.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 #include "target.h"
 
@@ -105,7 +105,7 @@ static cJSON *probes_json(const onp_probe_result *pr)
     cJSON_AddNumberToObject(d, "fixture", pr->det_fixture);
     if (!pr->deterministic) {
         cJSON_AddStringToObject(d, "output", pr->det_output);
-        report_num(d, "max_abs", pr->det_max_abs);
+        onp_doc_num(d, "max_abs", pr->det_max_abs);
     }
     cJSON *b = cJSON_AddObjectToObject(p, "batch_invariance");
     cJSON_AddBoolToObject(b, "tested", pr->batch_tested);
@@ -207,61 +207,122 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
 
 // --- the command ------------------------------------------------------------------
 
-static onp_tol diag_tol(void *ctx, const char *name, int32_t dtype)
+/* The run's options from the command line (the probes' evidence is added
+ * once they ran). */
+static void run_opts(const opts *o, onp_run_opts *ro)
 {
-    const opts *o = ctx;
-    (void)name;
-    onp_tol t = onp_tol_default(dtype);
-    if (o->rtol >= 0) t.rtol = o->rtol;
-    if (o->atol >= 0) t.atol = o->atol;
-    return t;
+    onp_run_opts_init(ro);
+    ro->ort_lib = o->ort.lib;
+    ro->session = o->ort.so;
+    ro->rtol = o->rtol;
+    ro->atol = o->atol;
+    ro->atol_given = o->atol >= 0;
+    ro->no_bisect = o->no_bisect;
+    ro->save_repro = o->save_repro;
 }
 
-/* Judge every fixture of the bundle with the library's fixture loop (as
- * check does: the noise rule, top-1 on classifier outputs, the bundle's
- * noise book) into a new array *res[*n].  A session ORT refuses leaves the
- * array empty (the probes have reported it).  -1 only when out of memory or
- * a fixture file cannot be read (after printing why). */
-static int judge_fixtures(const opts *o, onp_ort *ort, const char *model, onp_fixture_verdict **res,
-                          size_t *n)
+/* The JSON document when ONNX Runtime could not load the model. */
+static void print_load_error(const opts *o, const char *model, const char *why)
 {
-    *res = NULL;
-    *n = 0;
+    fprintf(stderr, "onnxparity: ONNX Runtime could not load %s: %s\n", model, why);
+    if (o->fmt != FMT_JSON) return;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
+    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(ONP_RUN_ERROR));
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON_AddStringToObject(root, "error", why);
+    report_print_json(root);
+}
+
+/* The bisect's part of the document. */
+static void bisect_json(cJSON *root, const onp_bisect_result *bis)
+{
+    const onp_bisect_point *p =
+        bis && bis->status == ONP_BISECT_DIVERGES && bis->first >= 0 ? &bis->points[bis->first]
+                                                                      : NULL;
+    if (p) {
+        cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
+        cJSON_AddStringToObject(fd, "node", p->node);
+        cJSON_AddStringToObject(fd, "op_type", p->op_type);
+        cJSON_AddStringToObject(fd, "output", p->value);
+        cJSON_AddStringToObject(fd, "module", p->module);
+        cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
+        if (bis->local.ran)
+            cJSON_AddStringToObject(fd, "local", bis->local.local ? "local" : "inherited");
+        else
+            cJSON_AddNullToObject(fd, "local");
+    } else {
+        cJSON_AddNullToObject(root, "first_divergent");
+    }
+    if (bis && bis->repro[0])
+        cJSON_AddStringToObject(root, "repro", bis->repro);
+    else
+        cJSON_AddNullToObject(root, "repro");
+    if (bis && bis->verify.ran)
+        cJSON_AddBoolToObject(root, "instrumented_reproduces", bis->verify.reproduces);
+    else
+        cJSON_AddNullToObject(root, "instrumented_reproduces");
+}
+
+/* The document (printed and/or the page); returns the page's exit code. */
+static int emit_doc(const opts *o, const char *model, const char *sha, onp_ort *ort,
+                    const onp_run_result *run, const onp_probe_result *pr,
+                    const onp_sweep_result *sw, const onp_lint_result *lint)
+{
+    const onp_causes *cs = run->causes;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
+    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(run->verdict));
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON_AddItemToObject(root, "causes", onp_doc_causes(cs));
+    cJSON_AddBoolToObject(root, "nondeterministic", cs->nondeterministic);
+    cJSON_AddItemToObject(root, "latent", onp_doc_latent(cs));
+    bisect_json(root, run->bisect);
+    if (sw)
+        cJSON_AddItemToObject(root, "sweep", sweep_json(sw));
+    else
+        cJSON_AddNullToObject(root, "sweep");
+    cJSON_AddItemToObject(root, "probes", probes_json(pr));
+    cJSON *lj = cJSON_AddObjectToObject(root, "lint");
+    cJSON_AddNumberToObject(lj, "errors", (double)lint->counts[ONP_LINT_ERROR]);
+    cJSON_AddNumberToObject(lj, "warnings", (double)lint->counts[ONP_LINT_WARNING]);
+    cJSON_AddNumberToObject(lj, "infos", (double)lint->counts[ONP_LINT_INFO]);
+    onp_doc_environment(root, ort,
+                       o->ort.so.provider && o->ort.so.provider[0] ? o->ort.so.provider
+                                                                   : "CPUExecutionProvider",
+                       o->ort.so.opt_level, o->ort.so.intra_threads, o->ort.so.inter_threads, sha,
+                       o->ort.so.config, o->ort.so.n_config);
+    return report_emit(root, o->fmt == FMT_JSON, o->html, model);
+}
+
+/* The probes, then the sweep; -1 after the error was reported (*rc set). */
+static int probe_and_sweep(const opts *o, onp_ort *ort, onp_bundle *b, const onp_fixset *fs,
+                           onp_probe_result *pr, onp_sweep_result **sw, int *rc)
+{
+    const char *model = onp_bundle_model_path(b);
     onp_error e;
     onp_error_clear(&e);
-    onp_testdata td;
-    if (onp_testdata_scan_dirs(o->tg.data, o->tg.n_data, &td, &e)) return cli_report(&e), -1;
-    onp_noisebook *nb = NULL;
-    onp_session *s = NULL;
-    int rc = 0;
-    if (measure_noisebook(o->tg.bundle, &nb)) {
-        rc = -1;
-        goto done;
+    onp_probe_opts po;
+    onp_probe_opts_init(&po);
+    po.session = o->ort.so;
+    po.rtol = o->rtol;
+    po.atol = o->atol;
+    po.export_fixture = onp_bundle_traced_fixture(b); /* -1 without a manifest */
+    stage(o, "diagnose: probes (determinism, batch invariance, shapes, fixture dependence)");
+    if (onp_probe_run(ort, model, fs, &po, pr, &e)) return *rc = cli_report(&e), -1;
+    if (!pr->ran) {
+        print_load_error(o, model, pr->error);
+        /* the session error's own exit code, as every command maps it: a
+         * provider this ONNX Runtime lacks is bad input (2), a model ORT
+         * refuses a runtime failure (4) */
+        onp_error pe = {.code = pr->error_code};
+        *rc = pr->error_code == ONP_ERR_NONE ? ONP_EXIT_RUNTIME : onp_error_exit_code(&pe);
+        return -1;
     }
-    if (onp_session_open(ort, model, &o->ort.so, &s, &e)) goto done; /* the probes said why */
-    *res = calloc(td.n ? td.n : 1, sizeof **res);
-    if (!*res) {
-        rc = -1;
-        goto done;
-    }
-    onp_judge_fixture_opts jo;
-    onp_judge_fixture_opts_init(&jo);
-    jo.tol = diag_tol;
-    jo.tol_ctx = (void *)o;
-    jo.atol_given = o->atol >= 0;
-    jo.noise = nb;
-    for (size_t i = 0; i < td.n; i++, (*n)++)
-        if (onp_judge_fixture(s, &td.sets[i], &jo, &(*res)[i], &e)) {
-            cli_report(&e);
-            rc = -1;
-            (*n)++;
-            break;
-        }
-done:
-    onp_session_close(s);
-    onp_noisebook_free(nb);
-    onp_testdata_free(&td);
-    return rc;
+    if (!o->no_sweep) stage(o, "diagnose: sweep over the optimization levels");
+    if (!o->no_sweep && onp_sweep_run(ort, model, fs, &po, sw, &e))
+        return *rc = cli_report(&e), -1;
+    return 0;
 }
 
 int cmd_diagnose(int argc, char **argv)
@@ -269,186 +330,61 @@ int cmd_diagnose(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     if (parse_args(argc, argv, &o)) return EXIT_USAGE;
-    char manifest_buf[4200];
     const char *model = o.tg.model;
-    const char *manifest = cli_target_manifest(&o.tg, manifest_buf, sizeof manifest_buf);
     onp_error e;
     onp_error_clear(&e);
     int rc = EXIT_PASS;
     onp_fixset *fs = NULL;
+    onp_bundle *b = NULL;
     onp_ort *ort = NULL;
+    onp_session *s = NULL;
     onp_sweep_result *sw = NULL;
-    onp_bisect_result *bis = NULL;
-    onp_causes *cs = NULL;
-    onp_fixture_verdict *res = NULL;
-    size_t n_res = 0;
+    onp_run_result run;
+    memset(&run, 0, sizeof run);
+    onp_probe_result pr;
+    memset(&pr, 0, sizeof pr);
     onp_lint_result lint;
     memset(&lint, 0, sizeof lint);
-    if (onp_fixset_load_dirs(o.tg.data, o.tg.n_data, &fs, &e)) return cli_report(&e);
-    onp_model *m;
-    if (onp_model_open(model, &m, &e)) {
-        rc = cli_report(&e);
+    onp_bundle_spec sp = {o.tg.bundle, o.tg.model, o.tg.data, o.tg.n_data};
+    if (onp_fixset_load_dirs(o.tg.data, o.tg.n_data, &fs, &e) || onp_bundle_open(&sp, &b, &e) ||
+        onp_model_check_external(onp_bundle_model(b), &e)) /* by our rules, before ORT */
         goto out;
-    }
-    if (onp_model_check_external(m, &e)) { /* by our rules, before ORT opens a file */
-        onp_model_close(m);
-        rc = cli_report(&e);
-        goto out;
-    }
-    char sha[65];
-    onp_model_sha256(m, sha);
-    onp_lint_opts lo = {manifest};
     stage(&o, "diagnose: lint");
-    if (onp_lint_run(m, &lo, &lint, &e)) {
-        onp_model_close(m);
-        rc = cli_report(&e);
-        goto out;
-    }
-    onp_model_close(m);
+    if (onp_run_lint(b, &lint, &e)) goto out;
     /* the findings for code scanning, written before ORT runs: they stand
      * whatever the runtime does */
     if (o.sarif && (rc = lint_sarif_write(o.sarif, model, &lint))) goto out;
-    if (onp_ort_open(o.ort.lib, &ort, &e)) {
-        rc = cli_report(&e);
+    if (onp_ort_open(o.ort.lib, &ort, &e)) goto out;
+    if (probe_and_sweep(&o, ort, b, fs, &pr, &sw, &rc)) goto out;
+    /* the fixtures judged as check judges them: the same run and plan */
+    stage(&o, "diagnose: the fixtures, judged with the noise rule; bisect where they fail");
+    onp_run_opts ro;
+    run_opts(&o, &ro);
+    ro.lint = &lint;
+    ro.probe = &pr;
+    ro.sweep = sw;
+    int upgraded;
+    if (onp_run_session_open(b, &ro, &ort, &s, &upgraded, &e) || onp_run(b, ort, s, &ro, &run, &e))
         goto out;
-    }
-    onp_probe_opts po;
-    onp_probe_opts_init(&po);
-    po.session = o.ort.so;
-    po.rtol = o.rtol;
-    po.atol = o.atol;
-    po.export_fixture = cli_target_traced_fixture(manifest); /* -1 without a manifest */
-    onp_probe_result pr;
-    stage(&o, "diagnose: probes (determinism, batch invariance, shapes, fixture dependence)");
-    if (onp_probe_run(ort, model, fs, &po, &pr, &e)) {
-        rc = cli_report(&e);
-        goto out;
-    }
-    if (!pr.ran) {
-        fprintf(stderr, "onnxparity: ONNX Runtime could not load %s: %s\n", model, pr.error);
-        if (o.fmt == FMT_JSON) {
-            cJSON *root = cJSON_CreateObject();
-            cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
-            cJSON_AddStringToObject(root, "verdict", "error");
-            cJSON_AddStringToObject(root, "model", model);
-            cJSON_AddStringToObject(root, "error", pr.error);
-            report_print_json(root);
-        }
-        /* the session error's own exit code, as every command maps it: a
-         * provider this ONNX Runtime lacks is bad input (2), a model ORT
-         * refuses a runtime failure (4) */
-        onp_error pe = {.code = pr.error_code};
-        rc = pr.error_code == ONP_ERR_NONE ? EXIT_RUNTIME : onp_error_exit_code(&pe);
-        goto out;
-    }
-    if (!o.no_sweep) stage(&o, "diagnose: sweep over the optimization levels");
-    if (!o.no_sweep && onp_sweep_run(ort, model, fs, &po, &sw, &e)) {
-        rc = cli_report(&e);
-        goto out;
-    }
-    /* the fixtures judged as check judges them: the same loop and rule */
-    stage(&o, "diagnose: the fixtures, judged with the noise rule");
-    if (judge_fixtures(&o, ort, model, &res, &n_res)) {
-        rc = EXIT_IO;
-        goto out;
-    }
-    int numbers_fail = pr.fixtures_failed > 0;
-    for (size_t i = 0; i < n_res; i++) numbers_fail |= res[i].status == ONP_FIXTURE_FAIL;
-    if (numbers_fail && !o.no_bisect) {
-        /* the call check makes (every fixture, the same defaults), so both
-         * name the same node; at opt-level disable there is no disable
-         * reference to fall back to */
-        onp_bisect_opts bo;
-        onp_bisect_opts_init(&bo);
-        bo.session = o.ort.so;
-        bo.rtol = o.rtol;
-        bo.atol = o.atol;
-        bo.fixture = -1;
-        bo.save_repro = o.save_repro;
-        bo.reference =
-            o.ort.so.opt_level == ONP_ORT_OPT_DISABLE ? ONP_BISECT_REF_EAGER : ONP_BISECT_REF_AUTO;
-        onp_error be;
-        stage(&o, "diagnose: bisect");
-        if (!o.tg.bundle) {
-            bo.model = o.tg.model;
-            bo.data = o.tg.data;
-            bo.n_data = o.tg.n_data;
-        }
-        if (onp_bisect_run(ort, cli_target_name(&o.tg), &bo, &bis, &be) ||
-            bis->status == ONP_BISECT_NO_REFERENCE) {
-            onp_bisect_free(bis);
-            bis = NULL;
-        }
-    }
-    int traced = po.export_fixture;
-    onp_evidence ev = {&lint, res, n_res, &pr, sw, bis, traced >= 0 ? &traced : NULL, NULL};
-    if (onp_causes_derive(&ev, &cs, &e)) {
-        rc = cli_report(&e);
-        goto out;
-    }
-    shown F = {&pr, sw, bis && bis->status == ONP_BISECT_DIVERGES && bis->first >= 0 ? bis : NULL,
-               bis};
-    /* a batch-invariance failure fails through the cause it makes strong: a
-     * model that mixes samples itself (eager agrees) is no export defect */
-    int fail = cs->any_fail || cs->strong || lint.counts[ONP_LINT_ERROR];
-    rc = fail ? EXIT_FAIL : EXIT_PASS;
+    run.verdict = onp_run_diagnosis_verdict(&run);
+    rc = onp_run_exit_code(run.verdict);
+    const char *sha = onp_bundle_sha256(b);
+    const onp_bisect_result *bis = run.bisect;
+    shown F = {&pr, sw, onp_run_first_divergent(&run) ? bis : NULL, bis};
     if (o.fmt == FMT_JSON || o.html) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
-        cJSON_AddStringToObject(root, "verdict", fail ? "fail" : "pass");
-        cJSON_AddStringToObject(root, "model", model);
-        cJSON_AddItemToObject(root, "causes", report_causes_json(cs));
-        cJSON_AddBoolToObject(root, "nondeterministic", cs->nondeterministic);
-        cJSON_AddItemToObject(root, "latent", report_latent_json(cs));
-        if (F.bis) {
-            const onp_bisect_point *p = &bis->points[bis->first];
-            cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
-            cJSON_AddStringToObject(fd, "node", p->node);
-            cJSON_AddStringToObject(fd, "op_type", p->op_type);
-            cJSON_AddStringToObject(fd, "output", p->value);
-            cJSON_AddStringToObject(fd, "module", p->module);
-            cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
-            if (bis->local.ran)
-                cJSON_AddStringToObject(fd, "local", bis->local.local ? "local" : "inherited");
-            else
-                cJSON_AddNullToObject(fd, "local");
-        } else {
-            cJSON_AddNullToObject(root, "first_divergent");
-        }
-        if (bis && bis->repro[0])
-            cJSON_AddStringToObject(root, "repro", bis->repro);
-        else
-            cJSON_AddNullToObject(root, "repro");
-        if (bis && bis->verify.ran)
-            cJSON_AddBoolToObject(root, "instrumented_reproduces", bis->verify.reproduces);
-        else
-            cJSON_AddNullToObject(root, "instrumented_reproduces");
-        if (sw)
-            cJSON_AddItemToObject(root, "sweep", sweep_json(sw));
-        else
-            cJSON_AddNullToObject(root, "sweep");
-        cJSON_AddItemToObject(root, "probes", probes_json(&pr));
-        cJSON *lj = cJSON_AddObjectToObject(root, "lint");
-        cJSON_AddNumberToObject(lj, "errors", (double)lint.counts[ONP_LINT_ERROR]);
-        cJSON_AddNumberToObject(lj, "warnings", (double)lint.counts[ONP_LINT_WARNING]);
-        cJSON_AddNumberToObject(lj, "infos", (double)lint.counts[ONP_LINT_INFO]);
-        report_environment(root, ort,
-                           o.ort.so.provider && o.ort.so.provider[0] ? o.ort.so.provider
-                                                                     : "CPUExecutionProvider",
-                           o.ort.so.opt_level, o.ort.so.intra_threads, o.ort.so.inter_threads, sha,
-                           o.ort.so.config, o.ort.so.n_config);
-        int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);
+        int html_rc = emit_doc(&o, model, sha, ort, &run, &pr, sw, &lint);
         if (html_rc) rc = html_rc;
     }
-    if (o.fmt != FMT_JSON) print_text(model, sha, ort, &o, cs, &lint, &F, fail);
+    if (o.fmt != FMT_JSON)
+        print_text(model, sha, ort, &o, run.causes, &lint, &F, run.verdict != ONP_RUN_PASS);
 out:
-    for (size_t i = 0; res && i < n_res; i++) onp_fixture_verdict_release(&res[i]);
-    free(res);
-    onp_causes_free(cs);
-    onp_bisect_free(bis);
+    if (e.code) rc = cli_report(&e);
+    onp_run_result_release(&run);
+    onp_session_close(s);
     onp_sweep_free(sw);
     onp_ort_close(ort);
     onp_lint_result_free(&lint);
+    onp_bundle_close(b);
     onp_fixset_free(fs);
     return rc;
 }

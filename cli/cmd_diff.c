@@ -23,6 +23,7 @@
 #include "infile.h"
 #include "onnxparity/baseline.h"
 #include "onnxparity/env.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 
 /* One pair: an output over every fixture (fixture[0] == '\0'), or one
@@ -157,9 +158,9 @@ static cJSON *values_json(const onp_baseline_values *v)
         if (isnan(vals[k]))
             cJSON_AddNullToObject(o, keys[k]);
         else
-            report_num(o, keys[k], vals[k]);
+            onp_doc_num(o, keys[k], vals[k]);
     if (v->top1 >= 0)
-        report_num(o, "top1_agree", v->top1);
+        onp_doc_num(o, "top1_agree", v->top1);
     else
         cJSON_AddNullToObject(o, "top1_agree");
     return o;
@@ -286,7 +287,7 @@ int cmd_diff(int argc, char **argv)
                                                  : onp_baseline_verdict_name(verdict),
                worse_out, worse_fx, counts[ONP_CHANGE_BETTER]);
     }
-    rc = verdict == ONP_BASELINE_REGRESSED || verdict == ONP_BASELINE_MIXED ? EXIT_FAIL : EXIT_PASS;
+    rc = onp_run_exit_code(onp_run_verdict_of_baseline(verdict));
 out:
     free(ps.p);
     cJSON_Delete(docs[0]);

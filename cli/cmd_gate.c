@@ -30,6 +30,7 @@
 #include "onnxparity/agreement.h"
 #include "onnxparity/buf.h"
 #include "ortopts.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 
 /* --- options ------------------------------------------------------------- */
@@ -165,7 +166,7 @@ static const char *base(const char *dir)
 static void limit_num(cJSON *o, const char *key, double measured, double margin)
 {
     if (isfinite(measured))
-        report_num(o, key, measured * margin);
+        onp_doc_num(o, key, measured * margin);
     else
         cJSON_AddNullToObject(o, key); /* inf needed_rtol: no limit can be recorded */
 }
@@ -286,7 +287,7 @@ static int record(const opts *o, const meas_result *r)
         cJSON_Delete(root);
         return cli_usage_error("gate", "out of memory");
     }
-    report_num(root, "margin", o->margin);
+    onp_doc_num(root, "margin", o->margin);
     cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fix);
     cJSON *lc = cJSON_AddArrayToObject(root, "lint_clean");
     for (size_t k = 0; k < onp_lint_rule_count(); k++) {
@@ -305,8 +306,8 @@ static int record(const opts *o, const meas_result *r)
             onp_noise_src weakest = ONP_NOISE_NONE;
             int64_t rows = 0, agree = 0;
             cJSON *oj = cJSON_AddObjectToObject(outs, x->name), *shapes;
-            report_num(oj, "rtol", x->m.tol.rtol);
-            report_num(oj, "atol", x->m.tol.atol);
+            onp_doc_num(oj, "rtol", x->m.tol.rtol);
+            onp_doc_num(oj, "atol", x->m.tol.atol);
             shapes = cJSON_CreateArray();
             for (size_t j = i; j < r->n_fix; j++)
                 for (size_t q = 0; q < r->fix[j].n_out; q++) {
@@ -335,19 +336,19 @@ static int record(const opts *o, const meas_result *r)
                         cJSON_AddItemToArray(shapes, sh);
                 }
             if (rows)
-                report_num(oj, "top1_min", (double)agree / (double)rows);
+                onp_doc_num(oj, "top1_min", (double)agree / (double)rows);
             else
                 cJSON_AddNullToObject(oj, "top1_min");
             if (rows) { /* issue 19: the flip rate's bound as measured (edit it to a release goal)
                          */
                 onp_agreement ag;
                 onp_agreement_of(rows, agree, ONP_AGREEMENT_CONFIDENCE, &ag);
-                report_num(oj, "max_flip_rate", ag.flip_upper);
-                report_num(oj, "flip_confidence", ag.confidence);
+                onp_doc_num(oj, "max_flip_rate", ag.flip_upper);
+                onp_doc_num(oj, "flip_confidence", ag.confidence);
             } else {
                 cJSON_AddNullToObject(oj, "max_flip_rate");
             }
-            report_num(oj, "mismatch_frac_max", mf);
+            onp_doc_num(oj, "mismatch_frac_max", mf);
             cJSON_AddItemToObject(oj, "shapes", shapes);
             /* limits: measured x margin, floored by the noise envelope so that a
              * harmless change (a retrain, another summation order) inside the
@@ -356,7 +357,7 @@ static int record(const opts *o, const meas_result *r)
             limit_num(oj, "needed_rtol", nr, o->margin);
             limit_num(oj, "needed_atol", fmax(na * o->margin, env), 1);
             if (env >= 0) {
-                report_num(oj, "envelope_max", env);
+                onp_doc_num(oj, "envelope_max", env);
                 cJSON_AddStringToObject(oj, "noise_source", onp_noise_src_name(weakest));
             } else {
                 cJSON_AddNullToObject(oj, "envelope_max");
@@ -365,17 +366,17 @@ static int record(const opts *o, const meas_result *r)
              * some keeps them allowed, and any more regress */
             cJSON_AddNumberToObject(oj, "quiet_change_max", (double)quiet);
             cJSON *meas = cJSON_AddObjectToObject(oj, "measured");
-            report_num(meas, "max_abs", max_abs);
-            report_num(meas, "max_rel", max_rel);
-            report_num(meas, "needed_rtol", nr);
-            report_num(meas, "needed_atol", na);
+            onp_doc_num(meas, "max_abs", max_abs);
+            onp_doc_num(meas, "max_rel", max_rel);
+            onp_doc_num(meas, "needed_rtol", nr);
+            onp_doc_num(meas, "needed_atol", na);
         }
     criteria old;
     if (!read_old(o->criteria, &old)) { /* re-recording: say what moves */
         limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, outs);
         criteria_free(&old);
     }
-    char *txt = report_json_print(root);
+    char *txt = onp_doc_print(root);
     onp_buf b;
     onp_buf_init(&b, 0);
     if (txt) onp_buf_append(&b, txt, strlen(txt)), onp_buf_append(&b, "\n", 1);
@@ -739,37 +740,6 @@ static void judge_env(const opts *o, const criteria *c, const meas_result *r, dr
 
 /* --- causes and the first divergent node --------------------------------- */
 
-/* On a gate with failing fixtures, bisect the bundle as check does (best
- * effort: any problem leaves *out NULL). */
-static void find_first_divergent(const opts *o, const meas_result *r, onp_bisect_result **out)
-{
-    *out = NULL;
-    int any = 0;
-    for (size_t i = 0; i < r->n_fix; i++) any |= r->fix[i].status == ONP_FIXTURE_FAIL;
-    if (!any || o->no_bisect) return;
-    onp_error e;
-    onp_error_clear(&e);
-    onp_ort *ort;
-    if (onp_ort_open(o->ort.lib, &ort, &e)) return;
-    onp_bisect_opts bo;
-    onp_bisect_opts_init(&bo);
-    bo.session = o->ort.so;
-    bo.fixture = -1;
-    bo.reference = ONP_BISECT_REF_AUTO;
-    if (!o->tg.bundle) {
-        bo.model = o->tg.model;
-        bo.data = o->tg.data;
-        bo.n_data = o->tg.n_data;
-    }
-    onp_bisect_result *b = NULL;
-    if (onp_bisect_run(ort, cli_target_name(&o->tg), &bo, &b, &e) ||
-        b->status != ONP_BISECT_DIVERGES || b->first < 0)
-        onp_bisect_free(b);
-    else
-        *out = b;
-    onp_ort_close(ort);
-}
-
 /* --- writers ------------------------------------------------------------- */
 
 /* The JUnit name of a bundle-wide regression: "CHECK[ OUTPUT][ ITEM]". */
@@ -877,8 +847,8 @@ static cJSON *checks_json(const reglist *l)
         else
             cJSON_AddNullToObject(x, "output");
         cJSON_AddStringToObject(x, "check", k->check);
-        report_num(x, "measured", k->measured);
-        report_num(x, "limit", k->limit);
+        onp_doc_num(x, "measured", k->measured);
+        onp_doc_num(x, "limit", k->limit);
         cJSON_AddStringToObject(x, "bound", k->floor ? "min" : "max");
         cJSON_AddBoolToObject(x, "pass", !k->regressed);
         cJSON_AddItemToArray(arr, x);
@@ -902,9 +872,9 @@ static cJSON *gate_json(const opts *o, const criteria *c, meas_result *r, const 
     cJSON_AddBoolToObject(root, "environment_recorded", c->has_env);
     cJSON_AddStringToObject(root, "env_drift_policy", o->env_fail ? "fail" : "warn");
     cJSON_AddItemToObject(root, "environment_drift", drift_json(o, dl));
-    cJSON_AddItemToObject(root, "causes", report_causes_json(cs));
+    cJSON_AddItemToObject(root, "causes", onp_doc_causes(cs));
     if (bis)
-        cJSON_AddItemToObject(root, "first_divergent", report_first_divergent_json(bis));
+        cJSON_AddItemToObject(root, "first_divergent", onp_doc_first_divergent(bis));
     else
         cJSON_AddNullToObject(root, "first_divergent");
     cJSON *arr = cJSON_AddArrayToObject(root, "regressions");
@@ -923,11 +893,11 @@ static cJSON *gate_json(const opts *o, const criteria *c, meas_result *r, const 
         if (isnan(x->value))
             cJSON_AddNullToObject(g, "value");
         else
-            report_num(g, "value", x->value);
+            onp_doc_num(g, "value", x->value);
         if (isnan(x->limit))
             cJSON_AddNullToObject(g, "limit");
         else
-            report_num(g, "limit", x->limit);
+            onp_doc_num(g, "limit", x->limit);
         cJSON_AddStringToObject(g, "message", x->msg);
         cJSON_AddItemToArray(arr, g);
     }
@@ -1118,12 +1088,16 @@ int cmd_gate(int argc, char **argv)
     }
     tol_ctx tc = {&o, o.record ? NULL : &c};
     meas_result r;
-    onp_judge_fixture_opts jo;
-    onp_judge_fixture_opts_init(&jo);
-    jo.tol = tol_for;
-    jo.tol_ctx = &tc;
-    jo.atol_given = o.atol >= 0;
-    int rc = measure_run(&o.ort, &o.tg, &jo, &r);
+    onp_run_opts ro;
+    onp_run_opts_init(&ro);
+    ro.ort_lib = o.ort.lib;
+    ro.session = o.ort.so;
+    ro.rtol = o.rtol;
+    ro.atol = o.atol;
+    ro.tol = tol_for;
+    ro.tol_ctx = &tc;
+    ro.atol_given = o.atol >= 0;
+    int rc = measure_run(&o.ort, &o.tg, &ro, &r);
     if (rc) { /* the run could not start: the upload step still gets a file saying why */
         if (o.junit)
             junit_write_error("onnxparity gate", "run",
@@ -1142,36 +1116,23 @@ int cmd_gate(int argc, char **argv)
     drift_list dl;
     judge(&c, &r, &l);
     judge_env(&o, &c, &r, &dl, &l);
-    size_t lost = 0; /* fixtures on which ONNX Runtime crashed or timed out: exit 4 */
-    for (size_t i = 0; i < r.n_fix; i++) lost += r.fix[i].runtime != NULL;
-    onp_bisect_result *bis = NULL;
-    if (l.n) find_first_divergent(&o, &r, &bis);
-    onp_causes *cs = NULL;
-    char pj[4200];
-    int traced = cli_target_traced_fixture(cli_target_manifest(&o.tg, pj, sizeof pj));
-    onp_evidence ev = {&r.lint, r.fix, r.n_fix, NULL, NULL, bis, traced >= 0 ? &traced : NULL,
-                       NULL};
-    if (onp_causes_derive(&ev, &cs, &e)) {
-        rc = cli_report(&e);
-    } else {
-        rc = lost ? EXIT_RUNTIME : l.n ? EXIT_FAIL : EXIT_PASS;
-        if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
-            cJSON *doc = gate_json(&o, &c, &r, &l, &dl, cs, bis,
-                                   lost  ? "error"
-                                   : l.n ? "fail"
-                                         : "pass");
-            int html_rc = report_emit(doc, o.fmt == FMT_JSON, o.html, o.criteria);
-            if (html_rc) rc = html_rc;
-        }
-        if (o.fmt != FMT_JSON) print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
-        if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
-        int sum_rc = o.summary ? write_summary(&o, &c, &r, &l, &dl, cs, bis, lost) : 0;
-        if (sum_rc) rc = sum_rc;
+    /* the first divergent node where a criterion regressed (run.h's plan) */
+    const onp_bisect_result *bis = l.n && !o.no_bisect && measure_bisect(&r) ? r.run.bisect : NULL;
+    const onp_causes *cs = r.run.causes;
+    onp_run_verdict verdict = r.run.lost ? ONP_RUN_ERROR : l.n ? ONP_RUN_FAIL : ONP_RUN_PASS;
+    size_t lost = r.run.lost; /* fixtures on which ONNX Runtime crashed or timed out */
+    rc = onp_run_exit_code(verdict);
+    if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
+        cJSON *doc = gate_json(&o, &c, &r, &l, &dl, cs, bis, onp_run_verdict_name(verdict));
+        int html_rc = report_emit(doc, o.fmt == FMT_JSON, o.html, o.criteria);
+        if (html_rc) rc = html_rc;
     }
+    if (o.fmt != FMT_JSON) print_text(&o, &c, &r, &l, &dl, cs, bis, lost);
+    if (o.annotations) print_annotations(&o, &r, &l, &dl, cs, lost);
+    int sum_rc = o.summary ? write_summary(&o, &c, &r, &l, &dl, cs, bis, lost) : 0;
+    if (sum_rc) rc = sum_rc;
     int junit_rc = o.junit ? write_junit(&o, &c, &r, &l, &dl) : 0;
     if (junit_rc) rc = junit_rc;
-    onp_causes_free(cs);
-    onp_bisect_free(bis);
     reglist_free(&l);
 out:
     measure_free(&r);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 #include "onnxparity/model.h"
 
@@ -209,7 +210,7 @@ static void print_json(const char *path, const onp_model *m, const stats *s)
     for (size_t i = 0; i < info->n_metadata; i++)
         cJSON_AddStringToObject(meta, info->metadata[i].key, info->metadata[i].value);
     cJSON_AddNumberToObject(root, "functions", (double)info->n_functions);
-    char *txt = report_json_print(root);
+    char *txt = onp_doc_print(root);
     if (txt) report_json_puts(txt, stdout);
     free(txt);
     cJSON_Delete(root);

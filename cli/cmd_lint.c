@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "lintdoc.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 #include "onnxparity/buf.h"
 #include "onnxparity/lint.h"
@@ -121,7 +122,7 @@ static cJSON *doc_json(const char *model, const char *manifest, const onp_lint_r
         cJSON_AddStringToObject(o, "name", f->rule->name);
         cJSON_AddStringToObject(o, "severity", onp_lint_severity_name(f->rule->severity));
         cJSON_AddStringToObject(o, "cause", onp_cause_name(f->rule->cause));
-        cJSON_AddItemToObject(o, "location", lintdoc_location_json(&f->loc));
+        cJSON_AddItemToObject(o, "location", onp_doc_lint_location(&f->loc));
         cJSON_AddStringToObject(o, "message", f->message);
         cJSON_AddStringToObject(o, "fix", f->rule->fix);
         cJSON_AddItemToArray(arr, o);
@@ -131,7 +132,7 @@ static cJSON *doc_json(const char *model, const char *manifest, const onp_lint_r
     cJSON_AddNumberToObject(s, "error", (double)r->counts[ONP_LINT_ERROR]);
     cJSON_AddNumberToObject(s, "warning", (double)r->counts[ONP_LINT_WARNING]);
     cJSON_AddNumberToObject(s, "info", (double)r->counts[ONP_LINT_INFO]);
-    cJSON_AddStringToObject(s, "verdict", r->counts[ONP_LINT_ERROR] ? "fail" : "pass");
+    cJSON_AddStringToObject(s, "verdict", onp_run_verdict_name(onp_run_verdict_of_lint(r)));
     return root;
 }
 
@@ -350,7 +351,7 @@ cJSON *lint_sarif_doc(const char *model, const onp_lint_result *r)
 int lint_sarif_write(const char *path, const char *model, const onp_lint_result *r)
 {
     cJSON *doc = lint_sarif_doc(model, r);
-    char *txt = doc ? report_json_print(doc) : NULL;
+    char *txt = doc ? onp_doc_print(doc) : NULL;
     cJSON_Delete(doc);
     onp_buf b;
     onp_error e;
@@ -372,7 +373,7 @@ int lint_sarif_write(const char *path, const char *model, const onp_lint_result 
 
 static int emit(cJSON *doc)
 {
-    char *txt = doc ? report_json_print(doc) : NULL;
+    char *txt = doc ? onp_doc_print(doc) : NULL;
     cJSON_Delete(doc);
     if (!txt) {
         fprintf(stderr, "onnxparity lint: out of memory writing the report\n");
@@ -442,7 +443,7 @@ int cmd_lint(int argc, char **argv)
     onp_error_clear(&e);
     onp_model *m;
     if (onp_model_open(model, &m, &e)) return cli_report(&e);
-    onp_lint_opts o = {manifest};
+    onp_lint_opts o = {.manifest = manifest};
     onp_lint_result r;
     if (onp_lint_run(m, &o, &r, &e)) {
         onp_model_close(m);
@@ -456,8 +457,7 @@ int cmd_lint(int argc, char **argv)
         rc = emit(lint_sarif_doc(model, &r));
     else
         print_text(model, manifest, &r);
-    int fail = r.counts[ONP_LINT_ERROR] > 0;
+    onp_run_verdict verdict = onp_run_verdict_of_lint(&r);
     onp_lint_result_free(&r);
-    if (rc) return rc;
-    return fail ? EXIT_FAIL : EXIT_PASS;
+    return rc ? rc : onp_run_exit_code(verdict);
 }

@@ -31,6 +31,7 @@
 #include "junit.h"
 #include "lintdoc.h"
 #include "onnxparity/env.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 
 #define MAX_DOCS 4096
@@ -579,9 +580,9 @@ static void add_summary(cJSON *root, const merge_counts *c)
     cJSON_AddNumberToObject(t, "topk_agree", (double)c->tka);
     onp_agreement ag; /* issue 19: the flip rate's bound over the merged rows */
     onp_agreement_of((int64_t)c->rows, (int64_t)c->agree, ONP_AGREEMENT_CONFIDENCE, &ag);
-    report_num(t, "flip_rate", ag.flip_rate);
-    report_num(t, "flip_rate_upper", ag.flip_upper);
-    report_num(t, "confidence", ag.confidence);
+    onp_doc_num(t, "flip_rate", ag.flip_rate);
+    onp_doc_num(t, "flip_rate_upper", ag.flip_upper);
+    onp_doc_num(t, "confidence", ag.confidence);
     cJSON_AddStringToObject(t, "bound", "clopper-pearson-one-sided");
 }
 

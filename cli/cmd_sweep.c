@@ -30,6 +30,7 @@
 #include "onnxparity/model.h"
 #include "onnxparity/probe.h"
 #include "ortopts.h"
+#include "onnxparity/doc.h"
 #include "report.h"
 #include "target.h"
 
@@ -192,7 +193,7 @@ static cJSON *levels_json(const onp_sweep_result *r, const onp_sweep_level *leve
         for (size_t k = 0; k < r->n_outputs; k++) {
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "name", r->outputs[k]);
-            report_num(c, "max_abs", L->cells[k].max_abs);
+            onp_doc_num(c, "max_abs", L->cells[k].max_abs);
             cJSON_AddBoolToObject(c, "pass", L->cells[k].pass);
             cJSON_AddNumberToObject(c, "fail_fixture", L->cells[k].fail_fixture);
             cJSON_AddItemToArray(outs, c);
@@ -485,7 +486,7 @@ int cmd_sweep(int argc, char **argv)
         cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
         cJSON_AddStringToObject(root, "verdict", verdict);
         cJSON_AddStringToObject(root, "model", model);
-        report_environment(root, orts[0], r->configs[0].provider, o.ort.so.opt_level,
+        onp_doc_environment(root, orts[0], r->configs[0].provider, o.ort.so.opt_level,
                            o.ort.so.intra_threads, o.ort.so.inter_threads, sha, o.ort.so.config,
                            o.ort.so.n_config);
         cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "onnxparity/utf8.h"
 #include "html.h"
 
 void html_put(onp_buf *b, const char *s)
@@ -30,7 +30,7 @@ void html_escape(onp_buf *b, const char *str)
     const unsigned char *s = (const unsigned char *)(str ? str : "");
     while (*s) {
         unsigned long cp;
-        size_t n = utf8_decode(s, &cp);
+        size_t n = onp_utf8_decode(s, &cp);
         if (!n) {
             html_put(b, "\xEF\xBF\xBD"); /* U+FFFD for one invalid byte */
             s++;

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "utf8.h"
+#include "onnxparity/utf8.h"
 #include "junit.h"
 #include "report.h"
 
@@ -113,7 +113,7 @@ void junit_escape(onp_buf *b, const char *str)
     const unsigned char *s = (const unsigned char *)(str ? str : "");
     while (*s) {
         unsigned long cp;
-        size_t n = utf8_decode(s, &cp);
+        size_t n = onp_utf8_decode(s, &cp);
         if (!n) {
             put(b, "\xEF\xBF\xBD"); /* U+FFFD for one invalid byte */
             s++;

@@ -11,56 +11,7 @@
 #include "lintdoc.h"
 #include "onnxparity/causes.h"
 
-cJSON *lintdoc_location_json(const onp_lint_location *l)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", onp_lint_loc_kind_name(l->kind));
-    switch (l->kind) {
-    case ONP_LINT_LOC_NODE:
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddStringToObject(o, "op_type", l->op_type);
-        cJSON_AddNumberToObject(o, "index", (double)l->index);
-        cJSON_AddStringToObject(o, "graph", l->graph);
-        break;
-    case ONP_LINT_LOC_INPUT:
-    case ONP_LINT_LOC_OUTPUT:
-        cJSON_AddStringToObject(o, "name", l->name);
-        cJSON_AddNumberToObject(o, "index", (double)l->index);
-        break;
-    case ONP_LINT_LOC_MODULE: cJSON_AddStringToObject(o, "name", l->name); break;
-    case ONP_LINT_LOC_SOURCE:
-        cJSON_AddStringToObject(o, "file", l->file);
-        if (l->line >= 0)
-            cJSON_AddNumberToObject(o, "line", (double)l->line);
-        else
-            cJSON_AddNullToObject(o, "line");
-        break;
-    default: break;
-    }
-    return o;
-}
 
-cJSON *lintdoc_json(const onp_lint_result *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "errors", (double)r->counts[ONP_LINT_ERROR]);
-    cJSON_AddNumberToObject(o, "warnings", (double)r->counts[ONP_LINT_WARNING]);
-    cJSON_AddNumberToObject(o, "infos", (double)r->counts[ONP_LINT_INFO]);
-    cJSON *arr = cJSON_AddArrayToObject(o, "findings");
-    for (size_t i = 0; i < r->n; i++) {
-        const onp_lint_finding *f = &r->findings[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "id", f->rule->id);
-        cJSON_AddStringToObject(j, "name", f->rule->name);
-        cJSON_AddStringToObject(j, "severity", onp_lint_severity_name(f->rule->severity));
-        cJSON_AddStringToObject(j, "cause", onp_cause_name(f->rule->cause));
-        if (f->loc.name) cJSON_AddStringToObject(j, "node", f->loc.name);
-        cJSON_AddItemToObject(j, "location", lintdoc_location_json(&f->loc));
-        cJSON_AddStringToObject(j, "message", f->message);
-        cJSON_AddItemToArray(arr, j);
-    }
-    return o;
-}
 
 static const char *str_of(const cJSON *o, const char *key)
 {

@@ -1,11 +1,9 @@
 /*
- * lintdoc.h — lint findings inside result documents, both ways.  Written:
- * the "lint" member of check's document ({errors, warnings, infos,
- * findings[{id, name, severity, cause, node, location, message}]}, the
- * location as `lint --format json` writes it).  Read back: that member as
- * an onp_lint_result, so that a command holding only documents (merge)
- * hands the findings to the one SARIF writer (lint_sarif_doc) and gets the
- * document check --sarif writes.  No ONNX Runtime, no model file needed.
+ * lintdoc.h — lint findings inside result documents, read back (the
+ * library writes them: onp_doc_lint, include/onnxparity/doc.h): the "lint"
+ * member as an onp_lint_result, so that a command holding only documents
+ * (merge) hands the findings to the one SARIF writer (lint_sarif_doc) and
+ * gets the document check --sarif writes.  No ONNX Runtime, no model file.
  */
 #ifndef ONP_CLI_LINTDOC_H
 #define ONP_CLI_LINTDOC_H
@@ -14,14 +12,8 @@
 #include <stddef.h>
 
 #include "onnxparity/error.h"
+#include "onnxparity/doc.h"
 #include "onnxparity/lint.h"
-
-/* {kind, ...}: the fields of `l` its kind has (lint.h), as lint's JSON
- * document writes them.  The caller owns the object. */
-cJSON *lintdoc_location_json(const onp_lint_location *l);
-
-/* The "lint" member for `r`: counts and every finding.  Caller owns it. */
-cJSON *lintdoc_json(const onp_lint_result *r);
 
 /* The "lint" members of several documents of one model as one: each
  * finding once (equal findings, member for member, are one: every shard

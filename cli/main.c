@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "onnxparity/numparse.h"
 #include "onnxparity/outpath.h"
 #include "onnxparity/tensor.h"
 
@@ -154,40 +155,19 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
 
 // --- numeric option values: the one parser ---------------------------------------
 
-/* The whole of s as a decimal number: a digit first (after an optional
- * '-'), so that strtod's leading spaces, "nan", "inf" and hex are refused,
- * nothing after it, and a finite value (an overflow to infinity is
- * refused; an underflow to a tiny value is not).  0, or -1. */
-static int parse_real(const char *s, double *out)
+int cli_run_opt(onp_run_args *a, int groups, int argc, char **argv, int *i)
 {
-    const char *p = s + (*s == '-');
-    if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1]))) return -1;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1)) return -1;
-    *out = v;
-    return 0;
-}
-
-/* The whole of s as a decimal integer within [lo, hi]; 0, or -1. */
-static int parse_integer(const char *s, long lo, long hi, long *out)
-{
-    const char *p = s + (*s == '-');
-    if (!isdigit((unsigned char)*p)) return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno == ERANGE || v < lo || v > hi) return -1;
-    *out = (long)v;
-    return 0;
+    onp_error e;
+    onp_error_clear(&e);
+    int r = onp_run_args_parse(a, groups, argc, (const char *const *)argv, i, &e);
+    if (r < 0) cli_usage_error(argv[0], "%s", e.msg);
+    return r;
 }
 
 int cli_double(const char *cmd, const char *name, const char *s, double *out)
 {
     double v;
-    if (parse_real(s, &v) || v < 0) {
+    if (onp_parse_real(s, &v) || v < 0) {
         cli_usage_error(cmd, "--%s wants a finite number >= 0, not '%s'", name, s);
         return -1;
     }
@@ -197,7 +177,7 @@ int cli_double(const char *cmd, const char *name, const char *s, double *out)
 
 int cli_int_in(const char *cmd, const char *name, const char *s, long lo, long hi, long *out)
 {
-    if (parse_integer(s, lo, hi, out)) {
+    if (onp_parse_long(s, lo, hi, out)) {
         cli_usage_error(cmd, "--%s wants an integer from %ld to %ld, not '%s'", name, lo, hi, s);
         return -1;
     }
@@ -217,7 +197,7 @@ int cli_tol_pair(const char *s, double *rtol, double *atol)
     memcpy(first, s, (size_t)(comma - s));
     first[comma - s] = '\0';
     double r, a;
-    if (parse_real(first, &r) || parse_real(comma + 1, &a) || r < 0 || a < 0) return -1;
+    if (onp_parse_real(first, &r) || onp_parse_real(comma + 1, &a) || r < 0 || a < 0) return -1;
     *rtol = r;
     *atol = a;
     return 0;

@@ -11,15 +11,15 @@
 
 #include "onnxparity/model.h"
 #include "onnxparity/ort.h"
+#include "onnxparity/run.h"
 
-#define CLI_MAX_KV 64
-
+/* The ORT group of the run's options (run.h's table parses them); `lib`
+ * and `so` mirror a.run after each option, for the commands that open
+ * sessions themselves.  Initialise in place; never copy. */
 typedef struct cli_ort {
-    const char *lib;                     /* --ort-lib, or NULL to search */
-    onp_session_opts so;                 /* what onp_session_open gets */
-    const char *config[CLI_MAX_KV];      /* --session-config entries */
-    const char *prov_opts[CLI_MAX_KV];   /* --provider-opt entries */
-    const char *custom_libs[CLI_MAX_KV]; /* --custom-op-lib entries */
+    onp_run_args a;
+    const char *lib;     /* --ort-lib, or NULL to search */
+    onp_session_opts so; /* what onp_session_open gets (its arrays live in a) */
 } cli_ort;
 
 /* Initialise with onnxparity's defaults (opt level all, CPU, isolated in a

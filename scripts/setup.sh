@@ -40,7 +40,7 @@ tp="$top/third_party"
 
 DEPS=(gcc make clang-14 libclang-rt-14-dev libzip-dev libcjson-dev libjansson-dev libssl-dev zlib1g-dev
       pkg-config libonnx-testdata python3-onnx python3-numpy python3-pytest python3-venv mypy
-      valgrind time chromium fonts-dejavu-core python3-junitparser python3-jsonschema python3-yaml)
+      valgrind time strace chromium fonts-dejavu-core python3-junitparser python3-jsonschema python3-yaml)
 TORCH=(python3-torch python3-torchvision python3-sklearn)  # sklearn: the digits data set of the real-input tests
 
 ORT_PKG="com.github.asus4.onnxruntime@0.4.9"

@@ -18,7 +18,8 @@
  *     onp_adequacy_free(a);
  *
  * Ownership: *out and every string in it belong to the struct until
- * onp_adequacy_free.  No ONNX Runtime; reads one file.
+ * onp_adequacy_free.  No ONNX Runtime; reads one file (or none: a manifest
+ * already open, onp_adequacy_from_manifest).
  */
 #ifndef ONNXPARITY_ADEQUACY_H
 #define ONNXPARITY_ADEQUACY_H
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include "onnxparity/error.h"
+#include "onnxparity/manifest.h"
 
 typedef enum onp_adequacy_verdict {
     ONP_ADEQUACY_ABSENT = 0, /* no "adequacy" section: nothing measured */
@@ -71,6 +73,11 @@ typedef struct onp_adequacy {
  * cannot be read (ONP_ERR_IO), is not strict JSON or its "adequacy" is
  * malformed (ONP_ERR_FORMAT, naming the field), out of memory. */
 int onp_adequacy_read(const char *path, onp_adequacy **out, onp_error *e);
+
+/* The same from a manifest already open (manifest.h), which stays the
+ * caller's; errors name onp_manifest_path(mf).  mf NULL (a bundle without
+ * parity.json): *out NULL and 0 returned, no report to read. */
+int onp_adequacy_from_manifest(const onp_manifest *mf, onp_adequacy **out, onp_error *e);
 
 /* Free; accepts NULL. */
 void onp_adequacy_free(onp_adequacy *a);

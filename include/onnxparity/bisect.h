@@ -119,9 +119,11 @@ typedef struct onp_bisect_opts {
     int no_noise;           /* 1: no ORT-side noise estimate (no perturbed rerun) for fixtures whose
                                index.json has no float64 statistics: the tolerance alone decides */
     int strict;             /* 1: the tolerance binds (a value within noise still fails) */
-    const char *save_repro; /* a folder, or NULL: when the first divergent node's error is
-                               local, write the node alone as an ONNX test-data folder (its
-                               reference inputs and expected output, a README) there */
+    const char *save_repro; /* a new folder, or NULL: when the first divergent node's error
+                               is local, write the node alone as an ONNX test-data folder (its
+                               reference inputs and expected output, a README) there; made
+                               under outpath.h's rule for folders (onp_out_mkdir_new), once,
+                               for the result returned */
     const char *model;      /* the model, or NULL: `target`/model.onnx */
     const char *const *data; /* [n_data] fixture folders (onp_testdata_scan_dirs), or NULL:
                                 `target` itself */
@@ -303,6 +305,10 @@ typedef struct onp_bisect_result {
  * (onp_bisect_free); status says whether a divergence was found, or that
  * no eager reference exists.  Errors:
  *   ONP_ERR_USAGE    no test_data_set_K folders; o->fixture names none;
+ *                    o->save_repro refused by the output rule for folders
+ *                    (onp_out_check_new_dir: it exists, is a link, or lies
+ *                    inside `target` / an o->data folder / a fixture
+ *                    folder), before anything runs;
  *   ONP_ERR_FORMAT   an unreadable index.json or reference tensor;
  *   ONP_ERR_INPUT    an index.json file name that leaves its folder;
  *   ONP_ERR_IO       missing files;

@@ -38,6 +38,7 @@
 #include <stddef.h>
 
 #include "onnxparity/error.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/model.h"
 #include "onnxparity/ort.h"
 
@@ -45,7 +46,7 @@ struct cJSON;
 
 /* The fields, in the order they are reported.  How to add one: a row in
  * src/env/env.c's table (name, kind, whether JSON holds it as a number),
- * then fill it in onp_env_from_session or onp_env_from_bundle
+ * then fill it in onp_env_from_session or onp_env_from_manifest
  * (src/judge/envcollect.c). */
 typedef enum onp_env_field {
     ONP_ENV_ORT_VERSION,        /* "1.29.0" */
@@ -114,6 +115,11 @@ int onp_env_from_session(onp_env *env, const onp_ort *ort, const onp_session *s,
  * CLI hashes the model while ORT loads it).  ONP_ERR_FORMAT for a manifest
  * that is not JSON. */
 int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_json, onp_error *e);
+
+/* The same from a manifest already open (manifest.h), which stays the
+ * caller's; mf NULL (a bundle without parity.json) sets the opset only.
+ * Never fails once the manifest is open: 0. */
+int onp_env_from_manifest(onp_env *env, const onp_model *m, const onp_manifest *mf, onp_error *e);
 
 /* Read the fields an "environment" object holds (numbers as integers,
  * arrays of strings '\n'-joined, anything else left empty); fields already

@@ -38,6 +38,7 @@
 
 #include "onnxparity/compare.h"
 #include "onnxparity/error.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
 #include "onnxparity/tfile.h"
@@ -51,6 +52,11 @@ typedef struct onp_noisebook onp_noisebook;
  * onp_noisebook_reference() NULL).  Errors: ONP_ERR_IO unreadable,
  * ONP_ERR_FORMAT not JSON or a malformed "noise" member (named). */
 int onp_noisebook_read(const char *parity_json, onp_noisebook **out, onp_error *e);
+
+/* The same from a manifest already open (manifest.h), which stays the
+ * caller's; errors name onp_manifest_path(mf).  mf NULL (a bundle without
+ * parity.json) gives an empty book. */
+int onp_noisebook_from_manifest(const onp_manifest *mf, onp_noisebook **out, onp_error *e);
 
 /* "float64" when the capture ran a float64 pass, else NULL; why not (or NULL). */
 const char *onp_noisebook_reference(const onp_noisebook *nb);

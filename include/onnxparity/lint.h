@@ -21,7 +21,7 @@
  *
  * Worked example:
  *     onp_lint_result r; onp_error e;
- *     onp_lint_opts o = {.manifest = "bundle/parity.json"};
+ *     onp_lint_opts o = {.manifest = "bundle/parity.json"};  // or .manifest_doc = mf
  *     if (onp_lint_run(model, &o, &r, &e) != 0) { print e; }
  *     for (size_t i = 0; i < r.n; i++)
  *         printf("%s %s: %s\n", r.findings[i].rule->id, r.findings[i].loc.name,
@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "onnxparity/error.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/model.h"
 
 /* Ordered: a higher value is more severe. */
@@ -136,6 +137,10 @@ typedef struct onp_lint_opts {
      * NULL.  Unknown keys are ignored, missing keys are fine; a file that
      * cannot be read or is not a JSON object is an error naming it. */
     const char *manifest;
+    /* parity.json already open (manifest.h), or NULL.  When set it is used
+     * instead of `manifest` (borrowed: the caller frees it after the run),
+     * and manifest_read is 1. */
+    const onp_manifest *manifest_doc;
 } onp_lint_opts;
 
 /* Apply every rule to `m` (opts may be NULL: no manifest).  On success

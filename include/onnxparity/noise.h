@@ -24,10 +24,13 @@
  *                              and  gap_rms <= (K+1) N_rms + U
  * with K = ONP_NOISE_FACTOR.  A value passes when it is within the tolerance,
  * or (unless strict) within noise.  Shape, dtype, NaN/Inf and integer
- * mismatches are never noise.  Vacuous comparisons are flagged: the
- * tolerance exceeds the value's scale (every |expected| <= atol: judged again
- * with atol = rtol * scale, unless the caller says the user chose that atol),
- * or every row of the batch is identical.
+ * mismatches are never noise.  A reference whose NaN/Inf positions are not
+ * eager's (all-NaN, say: no finite pair, both distances 0) measures nothing
+ * and is refused as a noise source (ref_refused): the next source decides.
+ * Vacuous comparisons are flagged: the tolerance exceeds the value's scale
+ * (every |expected| <= atol: judged again with atol = rtol * scale, unless
+ * the caller says the user chose that atol), or every row of the batch is
+ * identical.
  *
  * Worked example:
  *     onp_metrics m;  onp_judgment j;  onp_error e;
@@ -137,6 +140,12 @@ typedef struct onp_judgment {
     double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
     double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
     double suggest_atol; /* an atol that covers the noise: max(needed_atol, envelope_max) */
+    int64_t ref_refused; /* a float64 reference tensor was given and refused as a noise
+                            source: this many elements are NaN or infinite in one of it and
+                            float32 eager and not the same at that position in the other
+                            (positions compared as positions: an all-NaN reference is not
+                            "no element to measure"); the statistics given, if any, were used
+                            instead (noise.src says which).  0: accepted, or none given */
 } onp_judgment;
 
 /* Whether j is a value the tolerance passes that its float noise does not
@@ -171,7 +180,8 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
 
 /* Judge ORT's `actual` against eager `expected`.  ref64 (float64 eager of
  * the same fixture, same shape) or NULL; stats (a noise estimate) or NULL —
- * ref64 wins when both are given.  Fills *m (the comparator's metrics under
+ * ref64 wins when both are given, unless it is refused (j->ref_refused: a
+ * NaN or infinity where eager has none, or the reverse): stats then decide.  Fills *m (the comparator's metrics under
  * the tolerance applied) and *j.  Returns 0, or -1 with *e set when the
  * tensors cannot be compared at all (strings vs numbers, out of memory). */
 int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const onp_tensor *ref64,

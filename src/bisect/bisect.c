@@ -29,6 +29,7 @@
 
 #include "onnxparity/json.h"
 #include "onnxparity/model.h"
+#include "onnxparity/outpath.h"
 #include "onnxparity/tfile.h"
 #include "util/arena.h"
 #include "util/fsio.h"
@@ -914,16 +915,65 @@ static int choose_cut(const ctx *c, const fixref *fr, const onp_node *nd, names 
  * test_data_set_0/input_K.pb (its reference inputs, named after the
  * piece's graph inputs), output_0.pb (the reference output), README.md.
  * Only when the node alone still fails (local): an inherited error has no
- * small failing piece.  Problems go to r->repro_note; nothing fails. */
+ * small failing piece.
+ *
+ * A run may bisect more than once (the fallbacks of onp_bisect_run), so the
+ * files are staged here, in the result's arena, and written once, for the
+ * result returned, by write_repro: one new folder (outpath.h,
+ * onp_out_mkdir_new), never a mix of two results.  Problems go to
+ * r->repro_note; nothing fails. */
+
+/* The private part of a result: its arena (first, so that r->priv is the
+ * arena too), and the reproducer's files staged for write_repro. */
+#define REPRO_MAX_FILES 67 /* model.onnx, README.md, output_0.pb and up to 64 inputs */
+
+typedef struct repro_file {
+    const char *rel; /* path inside the folder */
+    const void *p;   /* [n] bytes, in the arena */
+    size_t n;
+} repro_file;
+
+typedef struct bisect_priv {
+    onp_arena a;
+    repro_file files[REPRO_MAX_FILES];
+    size_t n_files;
+} bisect_priv;
+
+/* Stage one file (bytes copied into the arena); -1 when memory runs out. */
+static int stage_file(bisect_priv *bp, const char *rel, const void *p, size_t n)
+{
+    if (bp->n_files >= REPRO_MAX_FILES) return -1;
+    void *q = onp_arena_alloc(&bp->a, n ? n : 1);
+    const char *r = onp_arena_strndup(&bp->a, rel, strlen(rel));
+    if (!q || !r) return -1;
+    if (n) memcpy(q, p, n);
+    bp->files[bp->n_files++] = (repro_file){r, q, n};
+    return 0;
+}
+
+/* Stage tensor t as the .pb file `rel`. */
+static int stage_tensor(bisect_priv *bp, const char *rel, const onp_tensor *t, onp_error *e)
+{
+    onp_buf b;
+    onp_buf_init(&b, 0);
+    int rc = onp_pb_tensor_encode(t, NULL, &b, e);
+    if (!rc && stage_file(bp, rel, b.p, b.n))
+        rc = onp_error_set(e, ONP_ERR_NOMEM, rel, NULL, -1, "out of memory");
+    onp_buf_free(&b);
+    return rc;
+}
+
 static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_t n_feed,
                        const onp_tensor *want)
 {
     onp_bisect_result *r = c->r;
+    bisect_priv *bp = r->priv;
     const onp_bisect_point *p = &r->points[r->first];
     const char *dir = c->o->save_repro;
-    char path[4200];
+    char rel[64];
     onp_error e;
     onp_error_clear(&e);
+    bp->n_files = 0;
     if (!r->local.local) {
         snprintf(r->repro_note, sizeof r->repro_note,
                  "not written: the node alone agrees (inherited error): no small failing piece");
@@ -934,26 +984,24 @@ static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_
                  "not written: the model keeps its weights as external data");
         return;
     }
-    snprintf(path, sizeof path, "%s/test_data_set_0", dir);
-    if ((mkdir(dir, 0777) && errno != EEXIST) || (mkdir(path, 0777) && errno != EEXIST)) {
-        snprintf(r->repro_note, sizeof r->repro_note, "not written: %.200s: %s", path,
-                 strerror(errno));
+    if (n_feed + 3 > REPRO_MAX_FILES) {
+        snprintf(r->repro_note, sizeof r->repro_note,
+                 "not written: the node has %zu inputs (at most %d)", n_feed,
+                 REPRO_MAX_FILES - 3);
         return;
     }
-    onp_piece model = {sub->p, sub->n};
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
-    int bad = onp_write_atomic(path, &model, 1, &e);
+    int bad = stage_file(bp, "model.onnx", sub->p, sub->n)
+                  ? onp_error_set(&e, ONP_ERR_NOMEM, "model.onnx", NULL, -1, "out of memory")
+                  : 0;
     for (size_t k = 0; !bad && k < n_feed; k++) {
-        snprintf(path, sizeof path, "%s/test_data_set_0/input_%zu.pb", dir, k);
-        bad = onp_tfile_write(path, &feed[k], NULL, &e);
+        snprintf(rel, sizeof rel, "test_data_set_0/input_%zu.pb", k);
+        bad = stage_tensor(bp, rel, &feed[k], &e);
     }
     onp_tensor out;
     memset(&out, 0, sizeof out);
-    if (!bad) {
-        snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
+    if (!bad)
         bad = onp_tensor_copy(&out, want, &e) || onp_tensor_set_name(&out, p->value, &e) ||
-              onp_tfile_write(path, &out, NULL, &e);
-    }
+              stage_tensor(bp, "test_data_set_0/output_0.pb", &out, &e);
     onp_tensor_release(&out);
     if (!bad) {
         /* the folder once, as one shell word: the commands copy-paste even
@@ -985,14 +1033,73 @@ static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_
             onp_ort_version(c->ort), onp_ort_opt_level_name(r->opt_level), r->local.max_abs,
             r->local.mismatches, (long long)r->local.m.count, r->local.m.tol.rtol,
             r->local.m.tol.atol, qdir, qdir);
-        onp_piece rp = {readme, n > 0 && (size_t)n < sizeof readme ? (size_t)n : strlen(readme)};
-        snprintf(path, sizeof path, "%s/README.md", dir);
-        bad = onp_write_atomic(path, &rp, 1, &e);
+        size_t len = n > 0 && (size_t)n < sizeof readme ? (size_t)n : strlen(readme);
+        if (stage_file(bp, "README.md", readme, len))
+            bad = onp_error_set(&e, ONP_ERR_NOMEM, "README.md", NULL, -1, "out of memory");
     }
-    if (bad)
+    if (bad) {
+        bp->n_files = 0;
         snprintf(r->repro_note, sizeof r->repro_note, "not written: %.400s", e.msg);
-    else
+    }
+}
+
+/* The folders the run reads as a whole, where no reproducer may go:
+ * o->data, else the bundle `target` (through *one); *n of them. */
+static const char *const *read_folders(const char *target, const onp_bisect_opts *o,
+                                       const char **one, size_t *n)
+{
+    if (o->n_data) {
+        *n = o->n_data;
+        return o->data;
+    }
+    *one = target;
+    *n = 1;
+    return one;
+}
+
+/* Write the reproducer staged in r (save_repro) into the new folder
+ * o->save_repro: made here under the output rule, the files written into
+ * it, and on any failure every file removed and the folder with them
+ * (repro_note says why).  r->repro names the folder once it is complete. */
+static void write_repro(onp_bisect_result *r, const char *target, const onp_bisect_opts *o)
+{
+    bisect_priv *bp = r->priv;
+    const char *dir = o->save_repro;
+    if (!dir || !bp->n_files) return;
+    const char *one;
+    size_t n_reads;
+    const char *const *reads = read_folders(target, o, &one, &n_reads);
+    char path[4200];
+    onp_error e;
+    onp_error_clear(&e);
+    size_t done = 0;
+    int sub_made = 0;
+    int bad = onp_out_mkdir_new(dir, reads, n_reads, &e);
+    if (!bad) {
+        snprintf(path, sizeof path, "%s/test_data_set_0", dir);
+        bad = mkdir(path, 0777) ? onp_error_set(&e, ONP_ERR_IO, path, NULL, -1,
+                                                "cannot be made: %s", strerror(errno))
+                                : 0;
+        sub_made = !bad;
+    }
+    for (; !bad && done < bp->n_files; done++) {
+        onp_piece piece = {bp->files[done].p, bp->files[done].n};
+        snprintf(path, sizeof path, "%s/%s", dir, bp->files[done].rel);
+        bad = onp_write_atomic(path, &piece, 1, &e);
+    }
+    if (!bad) {
         snprintf(r->repro, sizeof r->repro, "%s", dir);
+        return;
+    }
+    snprintf(r->repro_note, sizeof r->repro_note, "not written: %.400s", e.msg);
+    if (e.code == ONP_ERR_USAGE && !done && !sub_made) return; /* refused: nothing made */
+    for (size_t k = 0; k < done; k++) { /* ours: the folder is new */
+        snprintf(path, sizeof path, "%s/%s", dir, bp->files[k].rel);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/test_data_set_0", dir);
+    if (sub_made) rmdir(path);
+    rmdir(dir);
 }
 
 static void local_check(ctx *c)
@@ -1109,7 +1216,7 @@ void onp_bisect_free(onp_bisect_result *r)
 {
     if (!r) return;
     if (r->priv) {
-        onp_arena_free(r->priv);
+        onp_arena_free(&((bisect_priv *)r->priv)->a);
         free(r->priv);
     }
     free(r);
@@ -1310,13 +1417,14 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     *out = NULL;
 
     onp_bisect_result *r = calloc(1, sizeof *r);
-    onp_arena *a = calloc(1, sizeof *a);
-    if (!r || !a) {
+    bisect_priv *bp = calloc(1, sizeof *bp);
+    if (!r || !bp) {
         free(r);
-        free(a);
+        free(bp);
         return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
     }
-    r->priv = a;
+    onp_arena *a = &bp->a;
+    r->priv = bp;
     r->first = -1;
     r->jump_point = -1;
     if (o->model)
@@ -1546,8 +1654,10 @@ int onp_bisect_inconclusive_by_expected(const onp_bisect_result *r)
     return r->first < 0 && v->ran && v->plain_pass && v->expected_ran && !v->expected_pass;
 }
 
-int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
-                   onp_bisect_result **out, onp_error *e)
+/* onp_bisect_run without the reproducer: the result chosen among the
+ * bisections and fallbacks. */
+static int bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+                      onp_bisect_result **out, onp_error *e)
 {
     onp_bisect_result *r;
     *out = NULL;
@@ -1635,5 +1745,20 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
              "the mismatch needs an optimization above disable that exposing the "
              "intermediates blocks, and no single exposed value shows it either; name the "
              "optimizer with `onnxparity sweep`");
+    return 0;
+}
+
+int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
+                   onp_bisect_result **out, onp_error *e)
+{
+    *out = NULL;
+    if (o->save_repro) { /* refused before anything runs: nothing is written */
+        const char *one;
+        size_t n;
+        const char *const *reads = read_folders(target, o, &one, &n);
+        if (onp_out_check_new_dir(o->save_repro, reads, n, e)) return -1;
+    }
+    if (bisect_run(ort, target, o, out, e)) return -1;
+    write_repro(*out, target, o);
     return 0;
 }

@@ -204,19 +204,25 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
     if (floating && ref64 && m->shape_ok && ref64->rank == expected->rank &&
         ref64->count == expected->count && is_floating(ref64->dtype)) {
         onp_tol zero = {0, 0};
-        if (onp_compare(ref64, actual, zero, &rm, e)) return -1;
-        j->ort_err_max = rm.max_abs;
-        j->ort_err_rms = rm.rms;
         if (onp_compare(ref64, expected, zero, &rm, e)) return -1;
-        j->eager_err_max = rm.max_abs;
-        j->eager_err_rms = rm.rms;
-        j->has_ref = 1;
-        n.src = ONP_NOISE_FLOAT64;
-        n.max_abs = rm.max_abs;
-        n.rms = rm.rms;
-    } else if (floating && stats && stats->src != ONP_NOISE_NONE) {
-        n = *stats;
+        /* NaN and infinities are positions: a reference that has one where
+         * eager has a number (or the reverse) is not a float64 twin of this
+         * value, and its distances over the remaining finite pairs (none at
+         * all for an all-NaN reference: 0) measure nothing */
+        j->ref_refused = rm.nan_mismatch + rm.inf_mismatch;
+        if (!j->ref_refused) {
+            j->eager_err_max = rm.max_abs;
+            j->eager_err_rms = rm.rms;
+            n.src = ONP_NOISE_FLOAT64;
+            n.max_abs = rm.max_abs;
+            n.rms = rm.rms;
+            if (onp_compare(ref64, actual, zero, &rm, e)) return -1;
+            j->ort_err_max = rm.max_abs;
+            j->ort_err_rms = rm.rms;
+            j->has_ref = 1;
+        }
     }
+    if (n.src == ONP_NOISE_NONE && floating && stats && stats->src != ONP_NOISE_NONE) n = *stats;
     if (n.src != ONP_NOISE_NONE && n.scale_max <= 0) {
         n.scale_max = vs.scale_max;
         n.scale_rms = vs.scale_rms;

@@ -1,7 +1,8 @@
 /*
  * adequacy.c — parity.json "adequacy" into onp_adequacy (adequacy.h), and the
- * verdict from the flags' levels.  Reads with the strict JSON reader; every
- * count is range-checked before it becomes an integer.  No ONNX Runtime.
+ * verdict from the flags' levels.  Walks the strictly parsed document of a
+ * manifest (manifest.h); every count is range-checked before it becomes an
+ * integer.  No ONNX Runtime.
  */
 #include "onnxparity/adequacy.h"
 
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "onnxparity/json.h"
-#include "util/fsio.h"
+#include "util/manifest_int.h"
 
 static const char *const verdict_names[] = {"absent", "adequate", "inadequate"};
 _Static_assert(sizeof verdict_names / sizeof verdict_names[0] == ONP_ADEQUACY_VERDICT_COUNT,
@@ -143,27 +144,31 @@ static int from_json(const cJSON *ad, onp_adequacy *a, const char *path, onp_err
     return 0;
 }
 
-int onp_adequacy_read(const char *path, onp_adequacy **out, onp_error *e)
+int onp_adequacy_from_manifest(const onp_manifest *mf, onp_adequacy **out, onp_error *e)
 {
     *out = NULL;
-    onp_map *map;
-    if (onp_map_open(path, &map, e)) return onp_error_set_file(e, path);
-    cJSON *doc = onp_json_parse(map->p, map->n, path, ONP_ERR_FORMAT, "not valid JSON", e);
-    onp_map_unref(map);
-    if (!doc) return -1;
+    if (!mf) return 0;
+    const char *path = onp_manifest_path(mf);
+    const cJSON *doc = onp_manifest_doc(mf);
     onp_adequacy *a = calloc(1, sizeof *a);
-    if (!a) {
-        cJSON_Delete(doc);
-        return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
-    }
+    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     const cJSON *ad =
         cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "adequacy") : NULL;
-    int rc = ad ? from_json(ad, a, path, e) : 0;
-    cJSON_Delete(doc);
-    if (rc) {
+    if (ad && from_json(ad, a, path, e)) {
         onp_adequacy_free(a);
         return -1;
     }
     *out = a;
     return 0;
+}
+
+int onp_adequacy_read(const char *path, onp_adequacy **out, onp_error *e)
+{
+    *out = NULL;
+    onp_manifest *mf;
+    /* this reader's wording, and a document that is not an object holds no report */
+    if (onp_manifest_open_as(path, "not valid JSON", 0, &mf, e)) return -1;
+    int rc = onp_adequacy_from_manifest(mf, out, e);
+    onp_manifest_free(mf);
+    return rc;
 }

@@ -2,15 +2,16 @@
  * envcollect.c — the fields of an environment (env.h) from a loaded ONNX
  * Runtime and an open session (the library file's sha256 included), and
  * from a bundle (the model's opset; exporter and torch version from the
- * capture's parity.json).  The table and the comparison are src/env/env.c.
+ * capture's parity.json, read through a manifest, manifest.h).  The table
+ * and the comparison are src/env/env.c.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "onnxparity/env.h"
-#include "onnxparity/json.h"
 #include "util/fsio.h"
+#include "util/manifest_int.h"
 #include "util/sha256.h"
 
 static void set_int(onp_env *env, onp_env_field f, long long v)
@@ -48,22 +49,37 @@ int onp_env_from_session(onp_env *env, const onp_ort *ort, const onp_session *s,
     return 0;
 }
 
-int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_json, onp_error *e)
+/* The opset field, set whether or not a manifest is read. */
+static void set_opset(onp_env *env, const onp_model *m)
 {
     int64_t opset = onp_model_opset(m, "");
     if (opset >= 0) set_int(env, ONP_ENV_OPSET, (long long)opset);
-    struct stat st;
-    if (!parity_json || stat(parity_json, &st) != 0) return 0;
-    onp_map *map;
-    if (onp_map_open(parity_json, &map, e)) return -1;
-    cJSON *doc = onp_json_parse(map->p, map->n, parity_json, ONP_ERR_FORMAT, "not valid JSON", e);
-    onp_map_unref(map);
-    if (!doc) return -1;
+}
+
+int onp_env_from_manifest(onp_env *env, const onp_model *m, const onp_manifest *mf, onp_error *e)
+{
+    (void)e; /* nothing left to fail once the manifest is parsed */
+    set_opset(env, m);
+    const cJSON *doc = onp_manifest_doc(mf);
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(doc, "exporter");
     const cJSON *tv = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(doc, "versions"), "torch");
     if (cJSON_IsString(ex)) onp_env_set(env, ONP_ENV_EXPORTER, ex->valuestring);
     if (cJSON_IsString(tv)) onp_env_set(env, ONP_ENV_TORCH_VERSION, tv->valuestring);
-    cJSON_Delete(doc);
     return 0;
+}
+
+int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_json, onp_error *e)
+{
+    struct stat st;
+    if (!parity_json || stat(parity_json, &st) != 0) return onp_env_from_manifest(env, m, NULL, e);
+    onp_manifest *mf;
+    /* this reader's wording; a document that is not an object holds no field */
+    if (onp_manifest_open_as(parity_json, "not valid JSON", 0, &mf, e)) {
+        set_opset(env, m);
+        return -1;
+    }
+    int rc = onp_env_from_manifest(env, m, mf, e);
+    onp_manifest_free(mf);
+    return rc;
 }

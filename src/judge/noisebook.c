@@ -2,7 +2,8 @@
  * noisebook.c — the float64 statistics a capture recorded in parity.json's
  * "noise" section (docs/capture.md), indexed by fixture and output, and the
  * relative envelope learned from them for fixtures the float64 pass did not
- * cover (judge.h).  Reads JSON; owns every string it returns (one arena).
+ * cover (judge.h).  Walks the document of an open manifest (manifest.h);
+ * owns every string it returns (one arena).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -10,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnxparity/json.h"
 #include "onnxparity/judge.h"
+#include "onnxparity/manifest.h"
 #include "util/arena.h"
-#include "util/fsio.h"
 
 typedef struct nb_entry {
     int fixture;
@@ -139,34 +139,34 @@ static int parse(onp_noisebook *nb, const cJSON *noise, const char *path, onp_er
     return 0;
 }
 
-int onp_noisebook_read(const char *parity_json, onp_noisebook **out, onp_error *e)
+int onp_noisebook_from_manifest(const onp_manifest *mf, onp_noisebook **out, onp_error *e)
 {
     *out = NULL;
+    const char *path = onp_manifest_path(mf);
     onp_noisebook *nb = calloc(1, sizeof *nb);
-    if (!nb) return onp_error_set(e, ONP_ERR_NOMEM, parity_json, NULL, -1, "out of memory");
-    onp_map *map;
-    if (onp_map_open(parity_json, &map, e)) {
-        free(nb);
-        return onp_error_set_file(e, parity_json);
-    }
-    cJSON *doc = onp_json_parse(map->p, map->n, parity_json, ONP_ERR_FORMAT,
-                                "not valid JSON (a parity.json manifest was expected)", e);
-    onp_map_unref(map);
+    if (!nb) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    const cJSON *doc = onp_manifest_doc(mf);
     int rc = 0;
-    if (!doc)
-        rc = -1;
-    else if (!cJSON_IsObject(doc))
-        rc = fmt_err(e, parity_json, NULL,
-                     "not a JSON object (a parity.json manifest was expected)");
+    if (doc && !cJSON_IsObject(doc))
+        rc = fmt_err(e, path, NULL, "not a JSON object (a parity.json manifest was expected)");
     const cJSON *noise = doc ? cJSON_GetObjectItemCaseSensitive(doc, "noise") : NULL;
-    if (!rc && noise && !cJSON_IsNull(noise)) rc = parse(nb, noise, parity_json, e);
-    cJSON_Delete(doc);
+    if (!rc && noise && !cJSON_IsNull(noise)) rc = parse(nb, noise, path, e);
     if (rc) {
         onp_noisebook_free(nb);
         return -1;
     }
     *out = nb;
     return 0;
+}
+
+int onp_noisebook_read(const char *parity_json, onp_noisebook **out, onp_error *e)
+{
+    *out = NULL;
+    onp_manifest *mf;
+    if (onp_manifest_open(parity_json, &mf, e)) return -1;
+    int rc = onp_noisebook_from_manifest(mf, out, e);
+    onp_manifest_free(mf);
+    return rc;
 }
 
 const char *onp_noisebook_reference(const onp_noisebook *nb)

@@ -13,33 +13,12 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "onnxparity/utf8.h"
 
 /* Nesting cap for subgraphs (the model reader caps message depth too). */
 #define LINT_MAX_DEPTH 64
 
 // --- the finding store ----------------------------------------------------------
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 (overlong,
- * surrogate, above U+10FFFF, truncated; the NUL stops a sequence). */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned long c = s[0], min;
-    size_t len;
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0)
-        len = 2, c &= 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        len = 3, c &= 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-        len = 4, c &= 0x07, min = 0x10000;
-    else
-        return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80) return 0;
-        c = (c << 6) | (s[k] & 0x3F);
-    }
-    return c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) ? 0 : len;
-}
 
 /* Findings carry names and text from the model and parity.json into JSON,
  * SARIF and HTML, which must be UTF-8: each byte that does not start a
@@ -48,7 +27,8 @@ static void utf8_scrub(char *s)
 {
     unsigned char *p = (unsigned char *)s;
     while (*p) {
-        size_t k = utf8_len(p);
+        unsigned long cp;
+        size_t k = onp_utf8_decode(p, &cp);
         if (k)
             p += k;
         else
@@ -264,10 +244,8 @@ int onp_lint_run(const onp_model *m, const onp_lint_opts *opts, onp_lint_result 
     c.opset = onp_model_opset(m, "");
     out->opset = c.opset;
     const char *path = onp_model_path(m);
-    if (opts && opts->manifest) {
-        if (lint_manifest_load(&c, opts->manifest, e)) return -1;
-        out->manifest_read = 1;
-    }
+    if (lint_manifest_load(&c, opts, e)) return -1;
+    out->manifest_read = c.manifest != NULL;
     lint_scope main_s;
     int rc = lint_scope_init(&main_s, onp_model_graph(m), NULL, "");
     if (rc == 0) {

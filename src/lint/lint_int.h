@@ -93,9 +93,10 @@ typedef struct lint_ctx {
     const onp_model *m;
     int64_t opset; /* default domain; -1 when not imported */
     onp_lint_result *r;
-    int oom;          /* an allocation failed: the run fails */
-    void *manifest;   /* cJSON document, or NULL */
-    lint_size *sizes; /* [n_sizes] export-time sizes (dim 0 of every input, symbolic dims) */
+    int oom;              /* an allocation failed: the run fails */
+    const void *manifest; /* cJSON object (borrowed from manifest_own or the caller), or NULL */
+    void *manifest_own;   /* onp_manifest opened by lint_manifest_load, or NULL */
+    lint_size *sizes;     /* [n_sizes] export-time sizes (dim 0 of every input, symbolic dims) */
     size_t n_sizes, cap_sizes;
     onp_strmap batchdyn;      /* main-graph values whose dim 0 is a dynamic batch dim */
     onp_strmap once[R_COUNT]; /* per rule: op types already reported (lint_once) */
@@ -244,7 +245,10 @@ void lint_check_scatter(lint_ctx *c, const lint_node *ln);
 void lint_check_opset(lint_ctx *c, const lint_scope *main);
 void lint_check_outputs(lint_ctx *c, const lint_scope *main);
 /* manifest.c */
-int lint_manifest_load(lint_ctx *c, const char *path, onp_error *e);
+/* Use opts->manifest_doc (borrowed) when set, else open opts->manifest;
+ * nothing when neither is set.  -1: the file cannot be read or is not a
+ * JSON object (e names it). */
+int lint_manifest_load(lint_ctx *c, const onp_lint_opts *opts, onp_error *e);
 void lint_manifest_sizes(lint_ctx *c, const lint_scope *main);
 void lint_check_manifest(lint_ctx *c, const lint_scope *main);
 void lint_manifest_free(lint_ctx *c);

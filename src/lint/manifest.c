@@ -16,7 +16,8 @@
  *   deterministic, determinism {verdict}, export_args {traced_fixture},
  *   fixtures[] {inputs[] {name, shape[]}}, and rules_state.c's keys.
  * A file that cannot be read, or that is not a JSON object, is an error
- * naming it.
+ * naming it.  The document comes from a manifest (manifest.h): the
+ * caller's (onp_lint_opts.manifest_doc, borrowed) or one opened here.
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -25,29 +26,26 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
-#include "onnxparity/json.h"
-#include "util/fsio.h"
+#include "onnxparity/manifest.h"
 
-int lint_manifest_load(lint_ctx *c, const char *path, onp_error *e)
+int lint_manifest_load(lint_ctx *c, const onp_lint_opts *opts, onp_error *e)
 {
-    onp_map *map;
-    if (onp_map_open(path, &map, e)) return onp_error_set_file(e, path);
-    cJSON *doc = onp_json_parse(map->p, map->n, path, ONP_ERR_FORMAT,
-                                "not valid JSON (a parity.json manifest was expected)", e);
-    onp_map_unref(map);
-    if (!doc) return -1;
-    if (!cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        return onp_error_set(e, ONP_ERR_FORMAT, path, NULL, -1,
-                             "not a JSON object (a parity.json manifest was expected)");
+    if (opts && opts->manifest_doc) {
+        c->manifest = onp_manifest_doc(opts->manifest_doc);
+        return 0;
     }
-    c->manifest = doc;
+    if (!opts || !opts->manifest) return 0;
+    onp_manifest *mf;
+    if (onp_manifest_open(opts->manifest, &mf, e)) return -1;
+    c->manifest_own = mf;
+    c->manifest = onp_manifest_doc(mf);
     return 0;
 }
 
 void lint_manifest_free(lint_ctx *c)
 {
-    cJSON_Delete(c->manifest);
+    onp_manifest_free(c->manifest_own);
+    c->manifest_own = NULL;
     c->manifest = NULL;
 }
 

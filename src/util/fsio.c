@@ -189,19 +189,23 @@ static const char *dir_of(const char *path, char *buf, size_t n)
     return buf;
 }
 
-/* 1 (entry in *out) when the folder holding `path`, or a folder above it,
- * is a noted tree.  Walks up through ".." by descriptor, so links and
- * relative paths resolve as the kernel resolves them. */
-static int inside_tree(const char *path, seen_file *out)
+/* 1 (entry in *out) when folder `dir`, or a folder above it, is a noted
+ * tree or one of extra[0..n_extra) (tree set, path its name).  Walks up
+ * through ".." by descriptor, so links and relative paths resolve as the
+ * kernel resolves them. */
+static int tree_above(const char *dir, const seen_file *extra, size_t n_extra, seen_file *out)
 {
-    if (!seen_has_trees()) return 0;
-    char buf[4096];
-    const char *dir = dir_of(path, buf, sizeof buf);
-    if (!dir) return 0;
+    if (!n_extra && !seen_has_trees()) return 0;
     int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     for (int depth = 0; fd >= 0 && depth < 4096; depth++) {
         struct stat st, up;
         if (fstat(fd, &st) != 0) break;
+        for (size_t i = 0; i < n_extra; i++)
+            if (extra[i].dev == st.st_dev && extra[i].ino == st.st_ino) {
+                *out = extra[i];
+                close(fd);
+                return 1;
+            }
         if (seen_find(st.st_dev, st.st_ino, 1, out)) {
             close(fd);
             return 1;
@@ -214,6 +218,16 @@ static int inside_tree(const char *path, seen_file *out)
     }
     if (fd >= 0) close(fd);
     return 0;
+}
+
+/* 1 (entry in *out) when the folder holding `path`, or a folder above it,
+ * is a noted tree. */
+static int inside_tree(const char *path, seen_file *out)
+{
+    if (!seen_has_trees()) return 0;
+    char buf[4096];
+    const char *dir = dir_of(path, buf, sizeof buf);
+    return dir ? tree_above(dir, NULL, 0, out) : 0;
 }
 
 /* How `path` is to be written: refused (-1, e filled), replaced through a
@@ -251,6 +265,76 @@ static int out_kind(const char *path, onp_error *e)
 int onp_out_check(const char *path, onp_error *e)
 {
     return out_kind(path, e) < 0 ? -1 : 0;
+}
+
+// --- new output folders (--save-repro) -----------------------------------------
+
+/* A short word for what lstat found. */
+static const char *kind_word(mode_t m)
+{
+    return S_ISLNK(m) ? "a symbolic link" : S_ISDIR(m) ? "a folder" : S_ISREG(m) ? "a file"
+                                                                             : "a special file";
+}
+
+int onp_out_check_new_dir(const char *dir, const char *const *reads, size_t n_reads, onp_error *e)
+{
+    char name[4096], pbuf[4096];
+    size_t len = dir ? strlen(dir) : 0;
+    while (len > 1 && dir[len - 1] == '/') len--; /* "out/" is "out" */
+    if (!len || len >= sizeof name)
+        return onp_error_set(e, ONP_ERR_USAGE, dir ? dir : "", NULL, -1,
+                             "is not a usable folder name");
+    memcpy(name, dir, len);
+    name[len] = '\0';
+    pthread_mutex_lock(&seen_lock);
+    int lost = seen_lost;
+    pthread_mutex_unlock(&seen_lock);
+    if (lost)
+        return onp_error_set(e, ONP_ERR_NOMEM, dir, NULL, -1,
+                             "out of memory noting the files read; nothing is written");
+    struct stat st;
+    if (lstat(name, &st) == 0)
+        return onp_error_set(e, ONP_ERR_USAGE, dir, NULL, -1,
+                             "exists (%s); an output folder must be new: nothing is written into "
+                             "an existing folder or through a link",
+                             kind_word(st.st_mode));
+    if (errno != ENOENT)
+        return onp_error_set(e, ONP_ERR_USAGE, dir, NULL, -1, "cannot be made: %s",
+                             strerror(errno));
+    const char *parent = dir_of(name, pbuf, sizeof pbuf);
+    if (!parent || stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+        return onp_error_set(e, ONP_ERR_IO, dir, NULL, -1, "cannot be made: its folder '%s' %s",
+                             parent ? parent : "?",
+                             parent && stat(parent, &st) == 0 ? "is not a folder"
+                                                               : "does not exist");
+    seen_file extra[16];
+    size_t n = 0;
+    for (size_t i = 0; i < n_reads && n < sizeof extra / sizeof *extra; i++)
+        if (reads[i] && stat(reads[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            extra[n].dev = st.st_dev;
+            extra[n].ino = st.st_ino;
+            extra[n].tree = 1;
+            snprintf(extra[n].path, sizeof extra[n].path, "%s", reads[i]);
+            n++;
+        }
+    seen_file f;
+    if (tree_above(parent, extra, n, &f))
+        return onp_error_set(e, ONP_ERR_USAGE, dir, NULL, -1,
+                             "is inside the folder '%s', which this command reads; refusing to "
+                             "write there",
+                             f.path);
+    return 0;
+}
+
+int onp_out_mkdir_new(const char *dir, const char *const *reads, size_t n_reads, onp_error *e)
+{
+    if (onp_out_check_new_dir(dir, reads, n_reads, e)) return -1;
+    if (mkdir(dir, 0777) == 0) return 0;
+    if (errno == EEXIST) /* made by someone else since the check */
+        return onp_error_set(e, ONP_ERR_USAGE, dir, NULL, -1,
+                             "exists; an output folder must be new: nothing is written into an "
+                             "existing folder or through a link");
+    return onp_error_set(e, ONP_ERR_IO, dir, NULL, -1, "cannot be made: %s", strerror(errno));
 }
 
 // --- temporaries, removed on SIGINT / SIGTERM / SIGHUP -------------------------

@@ -250,3 +250,72 @@ def test_check_and_diagnose_agree(onnxparity, results, check_results, zoo):
         bad.append(f"{e['name']}: check {cid}, diagnose {did}, and diagnose's top cause names no "
                    f"probe or sweep evidence: {dtop and dtop['evidence']}")
     assert not bad, "\n".join(bad)
+
+
+def _node(doc):
+    fd = (doc or {}).get("first_divergent")
+    return fd and fd.get("node")
+
+
+def _gate_node(onnxparity, bundle, args, tmp):
+    """gate's first divergent node: criteria recorded from the bundle itself
+    (--allow-failing), every max_abs limit then set to 0 so that each output
+    that moves at all regresses, and gate bisects as it does on a real
+    regression."""
+    crit = tmp / (bundle.name + ".criteria.json")
+    r = run([onnxparity, "gate", bundle, "--record", "--allow-failing", "--criteria", crit, *args],
+            timeout=180)
+    if r.returncode == 1 and "for a bundle that does not run" in r.stderr:
+        return "(refused)", None  # a fixture ORT cannot run: gate records no criteria for it
+    if r.returncode != 0:
+        return None, f"gate --record exit {r.returncode}: {r.stderr.strip()[:200]}"
+    args = [a for i, a in enumerate(args)  # gating uses the recorded tolerances
+            if a not in ("--rtol", "--atol") and (i == 0 or args[i - 1] not in ("--rtol", "--atol"))]
+    doc = json.loads(crit.read_text())
+    for o in doc["outputs"].values():
+        o["max_abs"] = 0.0
+    crit.write_text(json.dumps(doc))
+    r = run([onnxparity, "gate", bundle, "--criteria", crit, "--format", "json", *args], timeout=180)
+    try:
+        return _node(json.loads(r.stdout)), None
+    except ValueError:
+        return None, f"gate exit {r.returncode}, no JSON: {r.stderr.strip()[:200]}"
+
+
+def test_commands_name_the_same_node(onnxparity, results, check_results, zoo, tmp_path):
+    """Issue 28, Must-show 3: over the zoo's faulty bundles, check, gate,
+    diagnose and bisect name the same first divergent node: each bisects
+    through the run's one plan (onp_run_bisect_plan), so none of them can
+    drift into other options.  bisect alone runs on a bundle whose fixtures
+    only crash or are refused (no fixture FAILs by its numbers, so the others
+    do not bisect); there only check, gate and diagnose are compared."""
+    compared, named, gated, bad = 0, 0, 0, []
+    for (e, d, _), (_, c, _) in zip(results, check_results):
+        if e["verdict"] != "fail":
+            continue
+        b = zoo["dir"] / e["name"]
+        ck, dg = json.loads(c.stdout), json.loads(d.stdout)
+        gnode, why = _gate_node(onnxparity, b, e["args"], tmp_path)
+        if why:
+            bad.append(f"{e['name']}: {why}")
+            continue
+        nodes = {"check": _node(ck), "diagnose": _node(dg)}
+        if gnode != "(refused)":
+            nodes["gate"] = gnode
+            gated += 1
+        numbers_fail = any(f["status"] == "fail" for f in ck.get("fixtures", []))
+        if numbers_fail:
+            r = run([onnxparity, "bisect", b, "--format", "json", *e["args"]], timeout=180)
+            try:
+                nodes["bisect"] = _node(json.loads(r.stdout))
+            except ValueError:
+                nodes["bisect"] = None
+        compared += 1
+        named += nodes["check"] is not None
+        if len(set(nodes.values())) != 1:
+            bad.append(f"{e['name']}: {nodes}")
+    print(f"\nsame node: {compared} faulty bundles compared ({gated} through gate too), {named} "
+          "with a first divergent node")
+    assert not bad, "\n".join(bad)
+    assert compared >= 20, compared
+    assert named >= 10 and gated >= 10, (named, gated)

@@ -1350,7 +1350,7 @@ static void test_manifest_errors(void)
                 fclose(f);
             }
         }
-        onp_lint_opts o = {path};
+        onp_lint_opts o = {.manifest = path};
         onp_lint_result r;
         memset(&r, 0xff, sizeof r);
         onp_error e;

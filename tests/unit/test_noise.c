@@ -242,6 +242,73 @@ static void test_reference(void)
     onp_tensor_release(&r_);
 }
 
+/* Issue 36: a float64 reference whose NaN/Inf positions are not eager's is
+ * no noise source.  All-NaN (or all-Inf) made both distances "0 over no
+ * finite element", and 0 <= 4 * 0 + U passed ORT shifted by 0.05. */
+static void test_reference_nonfinite(void)
+{
+    int64_t d[1] = {4};
+    float ev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float av[4] = {1.05f, 2.05f, 3.05f, 4.05f};
+    onp_tensor e_, a_, r_;
+    fill_f32(&e_, 1, d, ev);
+    fill_f32(&a_, 1, d, av);
+    onp_error err;
+    CHECK(onp_tensor_alloc(&r_, ONP_DOUBLE, 1, d, &err) == 0);
+    double *rv = r_.data;
+    onp_judge_opts o;
+    onp_judge_opts_init(&o);
+    onp_metrics m;
+    onp_judgment j;
+    const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++) {
+        for (int i = 0; i < 4; i++) rv[i] = bad[b];
+        CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+        CHECKF(!j.pass && j.verdict == ONP_VERDICT_BEYOND_TOL, "reference %g: %s", bad[b],
+               onp_verdict_name(j.verdict));
+        CHECK(!j.has_ref && j.noise.src == ONP_NOISE_NONE && j.ref_refused == 4);
+        /* the next source decides: float64 statistics of the same output */
+        onp_noise st = {ONP_NOISE_SCALED, 1e-6, 1e-7, 0, 4, 2.7};
+        CHECK(onp_judge_value(&e_, &a_, &r_, &st, &o, &m, &j, &err) == 0);
+        CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_NOISE && j.noise.src == ONP_NOISE_SCALED);
+        CHECK(!j.has_ref && j.ref_refused == 4);
+        /* ... and passes what is noise by that source */
+        st.max_abs = 0.02, st.rms = 0.02;
+        CHECK(onp_judge_value(&e_, &a_, &r_, &st, &o, &m, &j, &err) == 0);
+        CHECK(j.pass && j.verdict == ONP_VERDICT_WITHIN_NOISE && j.ref_refused == 4);
+    }
+    /* one NaN where eager is finite: positions differ, refused */
+    double one_nan[4] = {1.0, NAN, 3.0, 4.0};
+    memcpy(rv, one_nan, sizeof one_nan);
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(!j.pass && j.ref_refused == 1 && !j.has_ref);
+    /* eager overflowed where float64 did not: refused too */
+    double finite[4] = {1.0, 2.0, 3.0, 4.0};
+    memcpy(rv, finite, sizeof finite);
+    ((float *)e_.data)[3] = INFINITY;
+    ((float *)a_.data)[3] = INFINITY;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(!j.pass && j.ref_refused == 1);
+    /* the same NaN/Inf positions on all three: the reference stands, measured
+     * on the finite elements, and the shift is still a defect */
+    double same[4] = {1.0, 2.0, NAN, INFINITY};
+    memcpy(rv, same, sizeof same);
+    ((float *)e_.data)[2] = NAN;
+    ((float *)a_.data)[2] = NAN;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.has_ref && j.ref_refused == 0 && j.noise.src == ONP_NOISE_FLOAT64);
+    CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_NOISE);
+    /* and ORT within rounding of it passes as before */
+    float near[4] = {1.0f + 1e-6f, 2.0f, NAN, INFINITY};
+    memcpy(a_.data, near, sizeof near);
+    rv[0] = 1.0 + 5e-7;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(j.has_ref && j.ref_refused == 0 && j.pass);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+    onp_tensor_release(&r_);
+}
+
 static void test_perturb(void)
 {
     int64_t d[1] = {64};
@@ -317,4 +384,4 @@ static void test_names(void)
 }
 
 TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
-          test_perturb, test_names)
+          test_reference_nonfinite, test_perturb, test_names)

@@ -1,9 +1,9 @@
 /*
- * utf8.c — one UTF-8 sequence at a time (utf8.h).
+ * utf8.c — one UTF-8 sequence at a time (include/onnxparity/utf8.h).
  */
-#include "utf8.h"
+#include "onnxparity/utf8.h"
 
-size_t utf8_decode(const unsigned char *s, unsigned long *cp)
+size_t onp_utf8_decode(const unsigned char *s, unsigned long *cp)
 {
     unsigned long c = s[0], min;
     size_t len;

@@ -1,0 +1,38 @@
+/*
+ * api.h — one call per command, for bindings (the Python package calls it
+ * through ctypes) and services: options given as the tool's own flags,
+ * parsed by the library's table (run.h), results as the tool's own JSON
+ * documents (doc.h), byte for byte what `onnxparity check --format json`
+ * prints for the same run.  ONNX Runtime still runs in its worker process
+ * (a crash or hang in a kernel fails the run, not the caller).
+ *
+ *     const char *args[] = {"--rtol", "1e-4", "--top-k=auto"};
+ *     char *doc;  onp_error e;
+ *     int rc = onp_api_check("bundle/", NULL, NULL, 0, args, 3, &doc, &e);
+ *     if (rc < 0) fprintf(stderr, "%s\n", e.msg);     // exit code: onp_error_exit_code(&e)
+ *     else { puts(doc); onp_api_free(doc); }          // rc: 0 pass, 1 fail, 4 ORT lost a fixture
+ */
+#ifndef ONNXPARITY_API_H
+#define ONNXPARITY_API_H
+
+#include <stddef.h>
+
+#include "onnxparity/error.h"
+
+/* The check of a bundle folder `bundle`, or of `model` with the fixture
+ * folders data[n_data] (bundle NULL).  args[n_args]: the run's options as
+ * on the command line ("--rtol", "1e-4", "--shard=0/2", "--no-lint", every
+ * option of the ORT and judging groups; docs/cli.md).  Returns the run's
+ * exit code (0 pass, 1 fail, 4 error) with *doc the check document (free
+ * with onp_api_free), or -1 with e filled (*doc NULL): bad options or input
+ * (exit 2), unreadable files (3), ONNX Runtime refusing the model (4). */
+int onp_api_check(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                  const char *const *args, size_t n_args, char **doc, onp_error *e);
+
+/* Free what the API returned; accepts NULL. */
+void onp_api_free(void *p);
+
+/* The library's version ("0.1.0"). */
+const char *onp_api_version(void);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * doc.h — result documents: the JSON a command prints with --format json
+ * and the Python API returns, built from the library's result structs.
+ * One writer per schema (docs/schemas/), so the tool and every binding
+ * give byte-identical documents for the same run.
+ *
+ * The members shared by several documents (a metrics record, a noise
+ * judgment, the causes, the lint findings, the environment fingerprint)
+ * have one writer each; onp_doc_check() assembles the check document
+ * (schema onnxparity.check/1) from a run.  Numbers that are not finite are
+ * written as the strings "nan", "inf", "-inf" so documents stay JSON, and
+ * finite doubles with the fewest digits that read back exactly.
+ *
+ *     cJSON *doc = onp_doc_check(bundle, ort, session, &run_opts, &run, 0);
+ *     char *text = onp_doc_print(doc);       // what `check --format json` prints
+ *     cJSON_Delete(doc);  free(text);
+ *
+ * Ownership: every function returning a cJSON * gives the caller a new
+ * tree (cJSON_Delete); the _add forms add members to `o` in place.
+ */
+#ifndef ONNXPARITY_DOC_H
+#define ONNXPARITY_DOC_H
+
+#include <stddef.h>
+
+#include "onnxparity/adequacy.h"
+#include "onnxparity/agreement.h"
+#include "onnxparity/bisect.h"
+#include "onnxparity/causes.h"
+#include "onnxparity/compare.h"
+#include "onnxparity/lint.h"
+#include "onnxparity/noise.h"
+#include "onnxparity/ort.h"
+#include "onnxparity/run.h"
+
+struct cJSON;
+
+// --- members shared by the documents -------------------------------------------
+
+/* o[key] = v: a number, or "nan"/"inf"/"-inf". */
+void onp_doc_num(struct cJSON *o, const char *key, double v);
+
+/* Every field of m as members of o (shape/dtype flags, counts, errors,
+ * tolerance, worst element, histogram). */
+void onp_doc_metrics(struct cJSON *o, const onp_metrics *m);
+
+/* o["judgment"]: the noise rule's verdict, envelope and reference errors. */
+void onp_doc_judgment(struct cJSON *o, const onp_judgment *j);
+
+/* The causes, most likely first: [{id, confidence, node, evidence[], fix,
+ * suggested_atol (float-noise, reduced-precision), explains}]. */
+struct cJSON *onp_doc_causes(const onp_causes *cs);
+
+/* The latent findings: [{rule, name, cause, node}]. */
+struct cJSON *onp_doc_latent(const onp_causes *cs);
+
+/* The first divergent point of a bisect that found one (first >= 0):
+ * {node, op_type, output, module, reference, max_abs, envelope_max, jump,
+ * fixture}. */
+struct cJSON *onp_doc_first_divergent(const onp_bisect_result *bis);
+
+/* root["environment"]: onnxparity's and ORT's versions, the ORT library,
+ * provider, optimization level, threads, model sha256, session config,
+ * denormal handling, CPU.  Returns the new member. */
+struct cJSON *onp_doc_environment(struct cJSON *root, onp_ort *ort, const char *provider,
+                                  onp_ort_opt_level opt_level, int intra, int inter,
+                                  const char *sha256, const char *const *config, size_t n_config);
+
+/* A lint location {kind, ...} (the fields its kind has), and the "lint"
+ * member {errors, warnings, infos, findings[{id, name, severity, cause,
+ * node, location, message}]}. */
+struct cJSON *onp_doc_lint_location(const onp_lint_location *l);
+struct cJSON *onp_doc_lint(const onp_lint_result *r);
+
+/* The capture's fixture adequacy, or a JSON null when a is NULL or absent. */
+struct cJSON *onp_doc_adequacy(const onp_adequacy *a);
+
+/* The flip-rate statistic's members into t (flip_rate, flip_rate_upper,
+ * confidence, bound). */
+void onp_doc_agreement(struct cJSON *t, const onp_agreement *a);
+
+// --- documents -----------------------------------------------------------------------
+
+/* The check document (docs/schemas/check-1.json) of run r, made over
+ * session s of `ort` with options o; `upgraded` says the model was
+ * upgraded to opset 7 in memory.  NULL only when memory runs out. */
+struct cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
+                            const onp_run_result *r, int upgraded);
+
+/* The document as the tool prints it: indented, every byte that is not
+ * valid UTF-8 replaced by U+FFFD (cJSON copies such bytes as they are).
+ * Caller frees; NULL when memory runs out. */
+char *onp_doc_print(const struct cJSON *doc);
+
+#endif
