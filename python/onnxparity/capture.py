@@ -399,31 +399,59 @@ def _restyle(calls, style):
 
 
 def _capture_bundle(model, plan, snap, out_dir, o, source):
-    fxs, form, flags, on, key_order = plan.fxs, plan.form, plan.flags, plan.on, plan.key_order
-    flat_inputs, in_names, which = plan.flat_inputs, plan.in_names, plan.which
-    export_training = bool(on)
+    """The capture proper, once _capture has planned it: the eager forwards
+    (beside the float64 copy), the export, the module map, then every
+    fixture's files and parity.json, written into a staging folder that
+    becomes out_dir when complete.  Returns parity.json's document."""
+    export_training = bool(plan.on)
     example = plan.example
     if example == "auto":
-        example = _pick_example(_input_axes(o.dynamic_axes, in_names, flat_inputs, 0), in_names,
-                                flat_inputs)
+        example = _pick_example(_input_axes(o.dynamic_axes, plan.in_names, plan.flat_inputs, 0),
+                                plan.in_names, plan.flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
-    ref64 = _r64.Pass(model, plan.policy64, flat_inputs)
-    eager = _eager.Eager(model, snap, form, key_order, in_names)
-    with _modes(model, flags, eval_all=export_training):
+    ref64 = _r64.Pass(model, plan.policy64, plan.flat_inputs)
+    eager = _eager.Eager(model, snap, plan.form, plan.key_order, plan.in_names)
+    with _modes(model, plan.flags, eval_all=export_training):
         truths = _eager_truth(model, plan, eager, example)
     ref64.keep_state(any(t.changed for t in truths))
-    eager_out = [t.outputs for t in truths]
-    det = [t.deterministic for t in truths]
+    det = [t.deterministic for t in truths]  # a second forward of a fixture may update its entry
+    shapes = _output_plan(model, plan, o, truths, example)
+
+    with Staging(out_dir) as stage:
+        ex = _export_and_read(model, plan, snap, example, shapes, o, stage.tmp)
+        with _modes(model, plan.flags, eval_all=export_training):
+            mm = _module_map(model, plan, eager, truths, example, ex)
+            fixtures_doc, stems = _write_fixtures(model, plan, eager, truths, det, example, ex, mm,
+                                                  ref64, stage.tmp)
+        mm.traced_calls = None
+        ref64.release()
+        doc = _parity_doc(model, plan, snap, o, example, truths, det, shapes, ex, mm, ref64,
+                          fixtures_doc, stems)
+        if source is not None:
+            doc["source"] = source
+        doc["adequacy"] = _adequacy.report(stage.tmp, doc)  # issue 19: from the files just written
+        _json_dump(stage.tmp / "parity.json", doc)
+        stage.commit()
+    return doc
+
+
+def _output_plan(model, plan, o, truths, example):
+    """What the export needs to know of the eager outputs: their names
+    (output_names: one per output, or fewer, which torch names itself, or
+    more, which the legacy exporter refuses and dynamo ignores; none an
+    input's name), the dynamic axes of inputs and outputs over every fixture
+    (``ignored``: what a dict of axes named that does not exist), the shape
+    risks, and whether the model is large (external data)."""
+    in_names, flat_inputs = plan.in_names, plan.flat_inputs
     first_out, first_flat = truths[0].raw, truths[0].flat
-    # output_names: one per output, or fewer (torch names the rest itself),
-    # or more (the legacy exporter refuses them, dynamo ignores the extra)
     out_names = list(o.output_names) if o.output_names else \
         _fixtures.default_output_names(first_out, first_flat)
     clash = set(in_names) & set(out_names)
     if clash:
         raise CaptureError(f"names used for both an input and an output: {', '.join(sorted(clash))}")
 
+    eager_out = [t.outputs for t in truths]
     n_out = len(eager_out[0])
     all_names = in_names + out_names[:n_out] + [None] * (n_out - len(out_names))
     per_fixture = [[t for _, t in fi] + eo for fi, eo in zip(flat_inputs, eager_out)]
@@ -431,174 +459,213 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     axes = _resolve_axes(o.dynamic_axes, all_names, per_fixture, example, ignored)
     risks = _shape_risks(all_names, axes, per_fixture, example)
     large = bool(o.large_model) or _model_bytes(model) > _LARGE
+    return _Plan(out_names=out_names, n_out=n_out, first_flat=first_flat, axes=axes,
+                 ignored=ignored, risks=risks, large=large)
 
-    with Staging(out_dir) as stage:
-        tmp = stage.tmp
-        onnx_path = tmp / "model.onnx"
-        exp = _export_model(model, plan, snap, example, axes, out_names, o, tmp, large)
-        caught, fallback, used = exp.caught, exp.fallback, exp.used
-        export_args, value_scopes, export_changed = exp.export_args, exp.value_scopes, exp.changed
-        if not onnx_path.exists():
-            raise ExportError("torch.onnx.export wrote no model.onnx")
 
+def _export_and_read(model, plan, snap, example, shapes, o, tmp):
+    """Export into tmp/model.onnx (_export_model's result, returned with more
+    members), with a large model's tensors moved to external data where the
+    exporter left them inline, and read back what the bundle needs: ``mp``
+    (the ModelProto without its weights), ``external`` (the files beside
+    model.onnx), ``g_in``/``g_out`` (the graph's inputs and outputs), ``feed``
+    (the fixture input index of each graph input: the legacy exporter prunes
+    inputs the graph does not use and the bundle feeds by position),
+    ``pruned`` (the inputs dropped) and ``opset``."""
+    in_names = plan.in_names
+    onnx_path = tmp / "model.onnx"
+    ex = _export_model(model, plan, snap, example, shapes.axes, shapes.out_names, o, tmp, shapes.large)
+    if not onnx_path.exists():
+        raise ExportError("torch.onnx.export wrote no model.onnx")
+
+    external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
+    if shapes.large and not external:
+        full = onnx.load(str(onnx_path))
+        onnx.save_model(full, str(onnx_path), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location="model.onnx.data")
+        del full
         external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
-        if large and not external:
-            full = onnx.load(str(onnx_path))
-            onnx.save_model(full, str(onnx_path), save_as_external_data=True,
-                            all_tensors_to_one_file=True, location="model.onnx.data")
-            del full
-            external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
-        mp = onnx.load(str(onnx_path), load_external_data=False)
-        g_in, g_out = _graph_io(mp)
-        # the legacy exporter prunes inputs the graph does not use; the
-        # bundle feeds by position, so only the graph's inputs are written
-        if len(set(g_in)) != len(g_in) or not set(g_in) <= set(in_names):
-            raise ExportError(f"the exported graph's inputs ({', '.join(g_in)}) are not the fixture "
-                              f"tensors ({', '.join(in_names)})")
-        feed = [in_names.index(n) for n in g_in]
-        pruned = [n for n in in_names if n not in g_in]
-        if len(g_out) != n_out:
-            raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
-                              f"{n_out} eager output tensors")
-        opset_used = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
+    mp = onnx.load(str(onnx_path), load_external_data=False)
+    g_in, g_out = _graph_io(mp)
+    if len(set(g_in)) != len(g_in) or not set(g_in) <= set(in_names):
+        raise ExportError(f"the exported graph's inputs ({', '.join(g_in)}) are not the fixture "
+                          f"tensors ({', '.join(in_names)})")
+    if len(g_out) != shapes.n_out:
+        raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
+                          f"{shapes.n_out} eager output tensors")
+    ex.external, ex.mp, ex.g_in, ex.g_out = external, mp, g_in, g_out
+    ex.feed = [in_names.index(n) for n in g_in]
+    ex.pruned = [n for n in in_names if n not in g_in]
+    ex.opset = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
+    return ex
 
-        # module -> ONNX value map, from the traced fixture's eager call tree
-        style = _mapping.DynamoScopes(value_scopes) if used == "dynamo" else _mapping.LegacyScopes()
-        leaf_paths = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
-        types = _mapping.value_types(mp)
 
-        def build(calls, fx_copy):
-            _restyle(calls, style)
-            flat_copy = _fixtures.flatten_inputs(fx_copy, key_order)
-            input_ids = {id(flat_copy[i][1]): g_in[j] for j, i in enumerate(feed)}
-            return _mapping.build(calls, mp, style, input_ids, types)
+def _module_map(model, plan, eager, truths, example, ex):
+    """The module -> ONNX value map, from the traced fixture's eager call
+    tree (run under the modes of the export).  Where the graph holds scopes
+    the forward never entered, torch's exporter may have traced another path
+    (it traces with autograd on; the TransformerEncoderLayer fast path is
+    taken under no_grad only): the traced fixture runs again with autograd
+    and that map is used when it places more calls.  Returns style, mapping,
+    traced_calls (the call tree mapped), grad_mode (whether it came from the
+    autograd forward), path_note (None when both forwards agree), leaf_paths
+    and summary (_mapping.leaf_summary)."""
+    style = _mapping.DynamoScopes(ex.value_scopes) if ex.used == "dynamo" else _mapping.LegacyScopes()
+    leaf_paths = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
+    types = _mapping.value_types(ex.mp)
 
-        with _modes(model, flags, eval_all=export_training):
-            traced_calls = truths[example].calls
-            mapping = build(traced_calls, truths[example].fx)
-            grad_mode, path_note = False, None
-            if mapping.paths_differ:
-                # torch's exporter traces with autograd on; some modules (the
-                # TransformerEncoderLayer fast path) take another path under no_grad
-                rec = _mapping.Recorder(model, style, dataflow=True)
-                _, fx_g = eager.run(example, fxs[example], _eager.SEED + example, rec, grad=True)
-                mapping_g = build(rec.calls, fx_g)
-                path_note = ("under torch.no_grad() the eager forward calls other modules than the "
-                             "traced (autograd-enabled) forward: a fast path or a grad-dependent branch")
-                if len(mapping_g.value) > len(mapping.value):
-                    traced_calls, mapping, grad_mode = rec.calls, mapping_g, True
-                    path_note += "; intermediates come from a forward with autograd enabled, as traced"
-            call_seq = [c.path for c in traced_calls]
-            summary = _mapping.leaf_summary(model, mapping)
-            taken = set()
-            stems = {v: safe_stem(v, taken) for v in mapping.primary}
-            keep = set(mapping.primary.values())
+    def build(calls, fx_copy):
+        _restyle(calls, style)
+        flat_copy = _fixtures.flatten_inputs(fx_copy, plan.key_order)
+        input_ids = {id(flat_copy[i][1]): ex.g_in[j] for j, i in enumerate(ex.feed)}
+        return _mapping.build(calls, ex.mp, style, input_ids, types)
 
-            fixtures_doc, index_files = [], []
-            plan.progress.stage("writing fixtures" + (" (+ float64 reference)" if ref64.active else ""),
-                                len(fxs))
-            for k, fxk in enumerate(fxs):
-                plan.progress.step(k)
-                d = tmp / f"test_data_set_{k}"
-                d.mkdir()
-                for j, i in enumerate(feed):
-                    write_pb(d / f"input_{j}.pb", flat_inputs[k][i][1], g_in[j])
-                for j, t in enumerate(eager_out[k]):
-                    write_pb(d / f"output_{j}.pb", t, g_out[j])
-                tk = truths[k]
-                entry = {"dir": d.name, "deterministic": det[k],
-                         "inputs": [{"name": g_in[j], "dtype": dtype_name(flat_inputs[k][i][1]),
-                                     "shape": list(flat_inputs[k][i][1].shape)} for j, i in enumerate(feed)],
-                         "outputs": [{"name": g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
-                                     for j, t in enumerate(eager_out[k])],
-                         "inputs_written": tk.written,
-                         "state_changed": [c["name"] for c in tk.changed],
-                         "state_drift": tk.drift}
-                calls = None
-                store = k in plan.store_int  # issue 19: the bounded subset
-                if store:
-                    if k == example:
-                        calls = traced_calls
-                    elif not grad_mode and tk.calls is not None:
-                        calls = tk.calls
-                    else:  # a second forward, from the same state with the same seed
-                        rk = _mapping.Recorder(model, style, keep=keep)
-                        outk, _ = eager.run(k, fxk, _eager.SEED + k, rk, grad=grad_mode)
-                        if not grad_mode:
-                            same = eager.same(eager_out[k], outk)
-                            det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
-                        calls = rk.calls
-                pairs = {i: calls[i] for i in keep if i < len(calls)} if store else {}
-                noise64 = _reference_fixture(ref64, d, k, fxk, eager_out[k], g_out, pairs,
-                                             grad_mode if store else False, index_files)
-                if not store:
-                    if plan.store_int:  # some fixtures store theirs: say why not this one
-                        entry["intermediates"] = 0
-                        entry["intermediates_skipped"] = _bounded.skipped_note(plan.policy_int)
-                else:
-                    if [c.path for c in calls] != call_seq:
-                        entry["intermediates"] = 0
-                        entry["intermediates_skipped"] = (
-                            "the forward called other modules than on the traced fixture "
-                            f"{example} (data-dependent control flow)")
-                    else:
-                        entry["intermediates"] = _write_intermediates(d, k, mapping, calls, stems, noise64)
-                        if noise64 is not None:
-                            index_files.append(d / "intermediates" / "index.json")
-                fixtures_doc.append(entry)
-                tk.calls = None
-                del calls, pairs, noise64
-        del traced_calls
-        ref64.release()
-        warnings_doc = [_export.warning_record(w) for w in caught]
+    traced_calls = truths[example].calls
+    mapping = build(traced_calls, truths[example].fx)
+    grad_mode, path_note = False, None
+    if mapping.paths_differ:
+        rec = _mapping.Recorder(model, style, dataflow=True)
+        _, fx_g = eager.run(example, plan.fxs[example], _eager.SEED + example, rec, grad=True)
+        mapping_g = build(rec.calls, fx_g)
+        path_note = ("under torch.no_grad() the eager forward calls other modules than the "
+                     "traced (autograd-enabled) forward: a fast path or a grad-dependent branch")
+        if len(mapping_g.value) > len(mapping.value):
+            traced_calls, mapping, grad_mode = rec.calls, mapping_g, True
+            path_note += "; intermediates come from a forward with autograd enabled, as traced"
+    return _Plan(style=style, mapping=mapping, traced_calls=traced_calls, grad_mode=grad_mode,
+                 path_note=path_note, leaf_paths=leaf_paths,
+                 summary=_mapping.leaf_summary(model, mapping))
 
-        doc = {
-            "schema": SCHEMA,
-            "versions": _versions(),
-            "exporter": used,
-            "exporter_requested": o.exporter,
-            "exporter_fallback": fallback or plan.why_legacy,
-            "opset": opset_used,
-            "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
-                      "external_data": sorted(external), "parameter_bytes": _model_bytes(model)},
-            "export_args": dict(export_args, input_names=g_in, output_names=g_out,
-                                opset_requested=o.opset, dynamic=_json_axes(axes),
-                                dynamic_axes_mode=o.dynamic_axes if isinstance(
-                                    o.dynamic_axes, (str, type(None))) else "dict",
-                                trace_fixture=o.trace_fixture, traced_fixture=example,
-                                dynamic_axes_ignored=ignored, large_model=large),
-            "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(feed)],
-            "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
-                               "note": "unused by the graph: the exporter dropped it"} for n in pruned],
-            "outputs": [{"name": g_out[j], "path": p} for j, (p, _, _) in enumerate(first_flat)],
-            "shape_risks": risks,
-            "training": {"any": export_training, "modules_in_training": on,
-                         "export_mode": "PRESERVE" if export_training and used == "legacy" else
-                         ("as-is" if export_training else "EVAL"),
-                         "eager_mode": "eval", "flags": flags},
-            "deterministic": all(d is not False for d in det),
-            "determinism": _determinism_doc(det, truths),
-            "state": _state_doc(snap, truths, flat_inputs[0], in_names, export_changed, warnings_doc),
-            "warnings": warnings_doc,
-            "fixtures": fixtures_doc,
-            "module_map": {c.path if c.call_no == 0 else f"{c.path}#{c.call_no}": mapping.value[c.index]
-                           for c in mapping.calls[1:] if c.index in mapping.value},
-            "mapping": summary,
-            "module_calls": mapping.entries(leaf_paths),
-            "intermediates": {"enabled": bool(plan.store_int), "dir": "intermediates",
-                              "index": "intermediates/index.json", "values": len(stems),
-                              "forward_grad_enabled": grad_mode,
-                              "policy": _bounded.policy_doc(plan.policy_int),
-                              "fixtures_stored": sorted(plan.store_int)},
-            "eager_vs_trace": {"same_modules_called": path_note is None, "note": path_note},
-            "noise": ref64.doc(),
-        }
-        if source is not None:
-            doc["source"] = source
-        doc["adequacy"] = _adequacy.report(tmp, doc)  # issue 19: from the files just written
-        _json_dump(tmp / "parity.json", doc)
-        stage.commit()
-    return doc
+
+def _write_fixtures(model, plan, eager, truths, det, example, ex, mm, ref64, tmp):
+    """Every fixture's folder tmp/test_data_set_K: inputs and eager outputs
+    (.pb), the float64 reference where it runs, the module outputs where the
+    bounded policy stores them.  Returns (parity.json "fixtures", stems: ONNX
+    value -> the file stem of its intermediates).  Frees each fixture's call
+    tree once written."""
+    call_seq = [c.path for c in mm.traced_calls]
+    taken = set()
+    stems = {v: safe_stem(v, taken) for v in mm.mapping.primary}
+    keep = set(mm.mapping.primary.values())
+    fixtures_doc, index_files = [], []
+    plan.progress.stage("writing fixtures" + (" (+ float64 reference)" if ref64.active else ""),
+                        len(plan.fxs))
+    for k, fxk in enumerate(plan.fxs):
+        plan.progress.step(k)
+        d = tmp / f"test_data_set_{k}"
+        d.mkdir()
+        tk = truths[k]
+        entry = _fixture_files(d, plan.flat_inputs[k], tk, det[k], ex)
+        store = k in plan.store_int  # issue 19: the bounded subset
+        calls = _stored_calls(model, eager, k, fxk, example, tk, det, entry, mm, keep) if store else None
+        pairs = {i: calls[i] for i in keep if i < len(calls)} if store else {}
+        noise64 = _reference_fixture(ref64, d, k, fxk, tk.outputs, ex.g_out, pairs,
+                                     mm.grad_mode if store else False, index_files)
+        if not store:
+            if plan.store_int:  # some fixtures store theirs: say why not this one
+                entry["intermediates"] = 0
+                entry["intermediates_skipped"] = _bounded.skipped_note(plan.policy_int)
+        elif [c.path for c in calls] != call_seq:
+            entry["intermediates"] = 0
+            entry["intermediates_skipped"] = (
+                "the forward called other modules than on the traced fixture "
+                f"{example} (data-dependent control flow)")
+        else:
+            entry["intermediates"] = _write_intermediates(d, k, mm.mapping, calls, stems, noise64)
+            if noise64 is not None:
+                index_files.append(d / "intermediates" / "index.json")
+        fixtures_doc.append(entry)
+        tk.calls = None
+        del calls, pairs, noise64
+    return fixtures_doc, stems
+
+
+def _fixture_files(d, flat_in, tk, det_k, ex):
+    """A fixture's graph inputs and eager outputs as input_J.pb, output_J.pb
+    in folder d; returns its parity.json "fixtures" entry (intermediates not
+    yet said).  ``flat_in``: its flattened inputs; ``tk``: its eager truth."""
+    for j, i in enumerate(ex.feed):
+        write_pb(d / f"input_{j}.pb", flat_in[i][1], ex.g_in[j])
+    for j, t in enumerate(tk.outputs):
+        write_pb(d / f"output_{j}.pb", t, ex.g_out[j])
+    return {"dir": d.name, "deterministic": det_k,
+            "inputs": [{"name": ex.g_in[j], "dtype": dtype_name(flat_in[i][1]),
+                        "shape": list(flat_in[i][1].shape)} for j, i in enumerate(ex.feed)],
+            "outputs": [{"name": ex.g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
+                        for j, t in enumerate(tk.outputs)],
+            "inputs_written": tk.written,
+            "state_changed": [c["name"] for c in tk.changed],
+            "state_drift": tk.drift}
+
+
+def _stored_calls(model, eager, k, fxk, example, tk, det, entry, mm, keep):
+    """The call tree whose module outputs fixture k stores: the traced one
+    for the traced fixture, the one its eager forward recorded, else (the map
+    came from an autograd forward, or nothing was recorded) a second forward
+    from the same state with the same seed, keeping the outputs of the calls
+    in ``keep``; without autograd that forward also tells whether fixture k
+    is deterministic (det[k] and the entry updated)."""
+    if k == example:
+        return mm.traced_calls
+    if not mm.grad_mode and tk.calls is not None:
+        return tk.calls
+    rk = _mapping.Recorder(model, mm.style, keep=keep)
+    outk, _ = eager.run(k, fxk, _eager.SEED + k, rk, grad=mm.grad_mode)
+    if not mm.grad_mode:
+        same = eager.same(tk.outputs, outk)
+        det[k] = entry["deterministic"] = same if det[k] is None else det[k] and same
+    return rk.calls
+
+
+def _parity_doc(model, plan, snap, o, example, truths, det, shapes, ex, mm, ref64, fixtures_doc,
+                stems):
+    """parity.json's document (docs/capture.md) from what the capture learned;
+    adequacy and source are added by the caller."""
+    export_training = bool(plan.on)
+    flat_inputs, in_names, g_in, g_out = plan.flat_inputs, plan.in_names, ex.g_in, ex.g_out
+    warnings_doc = [_export.warning_record(w) for w in ex.caught]
+    mapping = mm.mapping
+    return {
+        "schema": SCHEMA,
+        "versions": _versions(),
+        "exporter": ex.used,
+        "exporter_requested": o.exporter,
+        "exporter_fallback": ex.fallback or plan.why_legacy,
+        "opset": ex.opset,
+        "model": {"file": "model.onnx", "class": f"{type(model).__module__}.{type(model).__qualname__}",
+                  "external_data": sorted(ex.external), "parameter_bytes": _model_bytes(model)},
+        "export_args": dict(ex.export_args, input_names=g_in, output_names=g_out,
+                            opset_requested=o.opset, dynamic=_json_axes(shapes.axes),
+                            dynamic_axes_mode=o.dynamic_axes if isinstance(
+                                o.dynamic_axes, (str, type(None))) else "dict",
+                            trace_fixture=o.trace_fixture, traced_fixture=example,
+                            dynamic_axes_ignored=shapes.ignored, large_model=shapes.large),
+        "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(ex.feed)],
+        "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
+                           "note": "unused by the graph: the exporter dropped it"} for n in ex.pruned],
+        "outputs": [{"name": g_out[j], "path": p} for j, (p, _, _) in enumerate(shapes.first_flat)],
+        "shape_risks": shapes.risks,
+        "training": {"any": export_training, "modules_in_training": plan.on,
+                     "export_mode": "PRESERVE" if export_training and ex.used == "legacy" else
+                     ("as-is" if export_training else "EVAL"),
+                     "eager_mode": "eval", "flags": plan.flags},
+        "deterministic": all(d is not False for d in det),
+        "determinism": _determinism_doc(det, truths),
+        "state": _state_doc(snap, truths, flat_inputs[0], in_names, ex.changed, warnings_doc),
+        "warnings": warnings_doc,
+        "fixtures": fixtures_doc,
+        "module_map": {c.path if c.call_no == 0 else f"{c.path}#{c.call_no}": mapping.value[c.index]
+                       for c in mapping.calls[1:] if c.index in mapping.value},
+        "mapping": mm.summary,
+        "module_calls": mapping.entries(mm.leaf_paths),
+        "intermediates": {"enabled": bool(plan.store_int), "dir": "intermediates",
+                          "index": "intermediates/index.json", "values": len(stems),
+                          "forward_grad_enabled": mm.grad_mode,
+                          "policy": _bounded.policy_doc(plan.policy_int),
+                          "fixtures_stored": sorted(plan.store_int)},
+        "eager_vs_trace": {"same_modules_called": mm.path_note is None, "note": mm.path_note},
+        "noise": ref64.doc(),
+    }
 
 
 def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
