@@ -1392,6 +1392,68 @@ def c_sweep_save_optimized_file(d):
                 r"--save-optimized wants a folder; '.*opt\.onnx' is a file", unchanged=[f], needs_ort=True)
 
 
+NEW_DIR = r"exists \(%s\); an output folder must be new: nothing is written into an existing folder or through a link"
+INSIDE_READ = r"is inside the folder '.*%s', which this command reads; refusing to write there"
+DIAGNOSE_SWALLOWS = ("diagnose drops bisect's refusal of --save-repro (it ignores bisect errors) and exits 0/1: "
+                     "cmd_diagnose.c needs onp_out_check_new_dir after parsing (issue 36)")
+
+
+def c_save_repro(d):
+    """Issue 36: --save-repro makes a new folder or nothing: an existing
+    folder (the user's model.onnx in it), an empty one, a file, a symlink to
+    a folder or a dangling one, a path inside the bundle, a fixture folder or
+    a --data folder are refused before anything runs (exit 2, the path
+    named), nothing written there nor by --html.  The bundle is
+    examples/training: bisect finds a local divergence there and, before
+    the rule, wrote its reproducer into each of these paths."""
+    b = d / "bundle"
+    shutil.copytree(ROOT / "examples" / "training", b)
+    data = d / "data"
+    shutil.copytree(ROOT / "examples" / "training", data)
+    full = w(d / "full" / "model.onnx", b"the user's own model")
+    empty = d / "empty"
+    empty.mkdir()
+    other = w(d / "other" / "model.onnx", b"another folder's model")
+    os.symlink("other", d / "link")
+    os.symlink("made-through-link", d / "dangling")
+    f = w(d / "file", b"a file")
+    html = d / "report.html"
+    bis = ["onnxparity", "bisect", b, "--save-repro"]
+    made = ("README.md", "model.onnx", "test_data_set_0")
+    cases = [
+        case("bisect_save_repro_existing_folder", bis + [full.parent, "--html", html], 2,
+             r"full: " + NEW_DIR % "a folder", unchanged=[full],
+             absent=[full.parent / "README.md", full.parent / "test_data_set_0", html], needs_ort=True),
+        case("bisect_save_repro_empty_folder", bis + [empty], 2, r"empty: " + NEW_DIR % "a folder",
+             absent=[empty / m for m in made], needs_ort=True),
+        case("bisect_save_repro_is_a_file", bis + [f], 2, r"file: " + NEW_DIR % "a file", unchanged=[f],
+             needs_ort=True),
+        case("bisect_save_repro_symlink_to_folder", bis + [d / "link", "--format", "json"], 2,
+             r"link: " + NEW_DIR % "a symbolic link", unchanged=[other],
+             absent=[other.parent / "README.md", other.parent / "test_data_set_0"], needs_ort=True),
+        case("bisect_save_repro_dangling_symlink", bis + [d / "dangling"], 2,
+             r"dangling: " + NEW_DIR % "a symbolic link", absent=[d / "made-through-link"], needs_ort=True),
+        case("bisect_save_repro_inside_fixture_folder", bis + [b / "test_data_set_0" / "repro"], 2,
+             r"repro: " + INSIDE_READ % "bundle", absent=[b / "test_data_set_0" / "repro"], needs_ort=True),
+        case("bisect_save_repro_inside_bundle", bis + [f"{b}/repro/"], 2,
+             r"repro/: " + INSIDE_READ % "bundle", absent=[b / "repro"], needs_ort=True),
+        case("bisect_save_repro_inside_data_folder",
+             ["onnxparity", "bisect", "--model", data / "model.onnx", "--data", data / "test_data_set_0",
+              "--save-repro", data / "test_data_set_0" / "repro"], 2,
+             r"repro: " + INSIDE_READ % "test_data_set_0", absent=[data / "test_data_set_0" / "repro"],
+             needs_ort=True),
+        case("diagnose_save_repro_existing_folder",
+             ["onnxparity", "diagnose", b, "--no-sweep", "--save-repro", full.parent], 2,
+             r"full: " + NEW_DIR % "a folder", unchanged=[full], absent=[full.parent / "README.md"],
+             needs_ort=True, known_bug=DIAGNOSE_SWALLOWS),
+        case("diagnose_save_repro_symlink_to_folder",
+             ["onnxparity", "diagnose", b, "--no-sweep", "--save-repro", d / "link"], 2,
+             r"link: " + NEW_DIR % "a symbolic link", unchanged=[other],
+             absent=[other.parent / "README.md"], needs_ort=True, known_bug=DIAGNOSE_SWALLOWS),
+    ]
+    return cases
+
+
 def c_json_trailing_documents(d):
     """What `>>` leaves: a second document after the first; NUL bytes; text."""
     fail = check_doc("y")
