@@ -333,8 +333,7 @@ static void print_pair_text(const pair *x, const pair_result *r)
         report_fmt(m->max_rel, mr, sizeof mr);
         snprintf(mm, sizeof mm, "%lld/%lld", (long long)m->mismatches, (long long)m->count);
     }
-    printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", x->key, r->dt, r->shape, ma, mr, mm,
-           r->result);
+    printf("%-28s %-9s %-16s %-9s %-9s %-14s %s\n", x->key, r->dt, r->shape, ma, mr, mm, r->result);
     if (x->actual && m->shape_ok && !r->ok && m->worst_index >= 0) {
         char we[32], wa[32];
         report_fmt(m->worst_expected, we, sizeof we);

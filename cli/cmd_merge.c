@@ -433,8 +433,8 @@ static int read_documents(const char *cmd, const char *const *files, size_t n, c
         else if (sh && cnt < 1)
             rc = cli_usage_error(cmd, "%s: shard.count is not a whole number >= 1", files[i]);
         else if (*shard_n != -2 && cnt != *shard_n)
-            rc = cli_usage_error(cmd, "%s: shard count %ld differs from %s's (%ld)", files[i],
-                                 cnt, files[0], *shard_n);
+            rc = cli_usage_error(cmd, "%s: shard count %ld differs from %s's (%ld)", files[i], cnt,
+                                 files[0], *shard_n);
         *shard_n = cnt;
     }
     return rc;
@@ -638,9 +638,9 @@ static int write_merged(const merge_args *a, cJSON *const *docs, cJSON *root, co
     if (sarif_rc) rc = sarif_rc;
     if (a->fmt == FMT_JSON || a->html) { /* the document: printed, and/or the page */
         exact_numbers(root);
-        int html_rc = report_emit(
-            root, a->fmt == FMT_JSON, a->html,
-            str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
+        int html_rc =
+            report_emit(root, a->fmt == FMT_JSON, a->html,
+                        str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "merged");
         if (html_rc) rc = html_rc;
         root = NULL;
     }

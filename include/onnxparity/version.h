@@ -29,11 +29,11 @@
 #define ONP_VERSION_STR_(x) #x
 #define ONP_VERSION_STR(x) ONP_VERSION_STR_(x)
 /* "MAJOR.MINOR.PATCH", e.g. "0.1.0" */
-#define ONP_VERSION                                                                        \
-    ONP_VERSION_STR(ONP_VERSION_MAJOR)                                                     \
+#define ONP_VERSION                                                                                \
+    ONP_VERSION_STR(ONP_VERSION_MAJOR)                                                             \
     "." ONP_VERSION_STR(ONP_VERSION_MINOR) "." ONP_VERSION_STR(ONP_VERSION_PATCH)
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH, for #if comparisons */
-#define ONP_VERSION_NUMBER                                                                 \
+#define ONP_VERSION_NUMBER                                                                         \
     (ONP_VERSION_MAJOR * 1000000 + ONP_VERSION_MINOR * 1000 + ONP_VERSION_PATCH)
 
 /* The version of the library linked or loaded at run time, as ONP_VERSION

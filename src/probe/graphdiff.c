@@ -78,16 +78,16 @@ typedef struct gdiff_work {
     const onp_graph *A, *B; /* the graph before and after */
     onp_graph_diff *d;      /* the result, its names in `a` */
     onp_arena *a;
-    onp_strmap keys;        /* node key -> first A node with it */
-    onp_strmap prod_a;      /* value -> its producer in A */
-    onp_strmap prod_b;      /* value -> its producer in B, for added nodes only */
-    unsigned char *kept_a;  /* [A->n_nodes] 1 when the node is in both graphs */
-    unsigned char *kept_b;  /* [B->n_nodes] likewise */
-    size_t *rem_of;         /* [A->n_nodes] removed[] index + 1, 0 when kept */
-    size_t *add_of;         /* [B->n_nodes] added[] index + 1, 0 when kept */
-    size_t *up;             /* [d->n_added] union-find parent */
-    size_t *stack;          /* [A->n_nodes] the walk's stack */
-    unsigned char *taken;   /* [A->n_nodes] 1 when the walk reached the node */
+    onp_strmap keys;       /* node key -> first A node with it */
+    onp_strmap prod_a;     /* value -> its producer in A */
+    onp_strmap prod_b;     /* value -> its producer in B, for added nodes only */
+    unsigned char *kept_a; /* [A->n_nodes] 1 when the node is in both graphs */
+    unsigned char *kept_b; /* [B->n_nodes] likewise */
+    size_t *rem_of;        /* [A->n_nodes] removed[] index + 1, 0 when kept */
+    size_t *add_of;        /* [B->n_nodes] added[] index + 1, 0 when kept */
+    size_t *up;            /* [d->n_added] union-find parent */
+    size_t *stack;         /* [A->n_nodes] the walk's stack */
+    unsigned char *taken;  /* [A->n_nodes] 1 when the walk reached the node */
 } gdiff_work;
 
 /* Match B's nodes to A's by key: a key maps to the first unmatched A node
