@@ -16,15 +16,68 @@ written), 3 I/O error.
 """
 import argparse
 import importlib
+import os
 import re
+import signal
+import stat
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+import threading
+from typing import Any, Callable, Dict, IO, List, Optional, Sequence, Tuple, Union
 
 EXIT_OK, EXIT_USAGE, EXIT_IO = 0, 2, 3
 
 
 class UsageError(Exception):
     pass
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP during a capture: unwinds the stack as SIGINT's
+    KeyboardInterrupt does, so that the staging folder goes; main() then
+    lets the process die of the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_CLEANUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_signalled(signum: int, frame: Any) -> None:
+    for s in _CLEANUP_SIGNALS:  # a second signal must not cut the cleanup short
+        signal.signal(s, signal.SIG_IGN)
+    raise _Signalled(signum)
+
+
+def _catch_signals() -> Dict[int, Any]:
+    """SIGTERM and SIGHUP raise _Signalled (where their disposition is still
+    the default, so that nohup and an ignoring parent stay in force); SIGINT
+    keeps Python's KeyboardInterrupt.  Returns the handlers replaced."""
+    old: Dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) == signal.SIG_DFL:
+            old[s] = signal.signal(s, _raise_signalled)
+    return old
+
+
+def _interrupted(signum: int) -> None:
+    """Remove the staging folders still live (an unwinding stack removed
+    its own; this catches one made just before the signal) and say so."""
+    from . import _staging
+    _staging.abort_all()
+    print(f"onnxparity: interrupted by {signal.Signals(signum).name}: the unfinished bundle was removed",
+          file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _die_of(signum: int) -> None:
+    """End the process by `signum` itself (a shell's status says which)."""
+    signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+    os.kill(os.getpid(), signum)
 
 
 def load_factory(spec: str) -> Callable[[], Any]:
@@ -44,15 +97,17 @@ def load_factory(spec: str) -> Callable[[], Any]:
     return obj
 
 
-_MEMBER = re.compile(r"^fixture_(\d+)[/.](.+)$")
-_POS = re.compile(r"^input_(\d+)$")
+# ASCII digits only (str.isdigit takes other scripts' digits), matched whole
+# (fullmatch: "$" would also match before a trailing newline).
+_MEMBER = re.compile(r"fixture_([0-9]+)[/.](.+)", re.S)
+_POS = re.compile(r"input_([0-9]+)")
 
 
 def _fixture(members, where):
     pos = {}
     kw = {}
     for name, arr in members.items():
-        m = _POS.match(name)
+        m = _POS.fullmatch(name)
         if m:
             pos[int(m.group(1))] = arr
         else:
@@ -64,26 +119,107 @@ def _fixture(members, where):
     return args + ((kw,) if kw else ())
 
 
+def _input_key(name: str) -> Tuple[Optional[int], Union[int, str]]:
+    """(fixture K or None, input position I or keyword NAME) of a member:
+    two members with one key would be one input, the second silently lost."""
+    m = _MEMBER.fullmatch(name)
+    fixture, sub = (int(m.group(1)), m.group(2)) if m else (None, name)
+    p = _POS.fullmatch(sub)
+    return fixture, int(p.group(1)) if p else sub
+
+
+def _key_words(key: Tuple[Optional[int], Union[int, str]]) -> str:
+    fixture, inp = key
+    what = f"input_{inp}" if isinstance(inp, int) else f"keyword input {inp!r}"
+    return what if fixture is None else f"fixture {fixture}, {what}"
+
+
+def _open_regular(path: str) -> IO[bytes]:
+    """`path` opened for reading, never waiting for a FIFO's writer: opened
+    non-blocking, then refused unless it is a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        raise OSError(f"{path}: cannot open: {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a character device" if stat.S_ISCHR(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "a block device" if stat.S_ISBLK(mode) else "a special file")
+            raise UsageError(f"{path}: is {kind}, not a .npz file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_npz(path: str) -> Dict[str, Any]:
+    """Every member of the archive at `path`, by name (".npy" dropped, as
+    numpy names them).  Refused with one line: a file that is not a regular
+    one (UsageError), not a .npz (OSError), a member numpy cannot read
+    (OSError), an object or other non-numeric dtype (UsageError), two
+    members with one name."""
+    import zipfile
+    import zlib
+    import numpy as np
+    with _open_regular(path) as f:
+        try:
+            npz = np.load(f, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise OSError(f"{path}: cannot read as .npz: {e}") from None
+        if not isinstance(npz, np.lib.npyio.NpzFile):
+            raise UsageError(f"{path}: holds one array (.npy), not a .npz archive of named inputs")
+        with npz:
+            seen: Dict[str, str] = {}
+            for member in npz.zip.namelist():
+                k = member[:-4] if member.endswith(".npy") else member
+                if k in seen:
+                    raise UsageError(f"{path}: members {seen[k]!r} and {member!r} have the same name")
+                seen[k] = member
+            arrays = {}
+            for k, member in seen.items():
+                try:
+                    a = npz[k]
+                except ValueError as e:
+                    if "allow_pickle" in str(e):
+                        raise UsageError(f"{path}: member {k!r} holds Python objects (dtype "
+                                         "object): refused, only numeric arrays are inputs") from None
+                    raise OSError(f"{path}: member {member!r}: cannot read: {e}") from None
+                except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+                    raise OSError(f"{path}: member {member!r}: cannot read: {e}") from None
+                arrays[k] = a
+    return arrays
+
+
 def load_fixtures(path: str, split: Optional[Sequence[int]] = None) -> Any:
     import numpy as np
     import torch
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise OSError(f"{path}: cannot read as .npz: {e}") from None
-    with npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays = _read_npz(path)
     if not arrays:
         raise UsageError(f"{path}: no arrays")
-    grouped = {k for k in arrays if _MEMBER.match(k)}
+    keys: Dict[Tuple[Optional[int], Union[int, str]], str] = {}
+    for name in arrays:
+        key = _input_key(name)
+        if key in keys:
+            raise UsageError(f"{path}: members {keys[key]!r} and {name!r} are the same input "
+                             f"({_key_words(key)}): rename one")
+        keys[key] = name
+    grouped = {k for k in arrays if _MEMBER.fullmatch(k)}
     if grouped and len(grouped) != len(arrays):
         raise UsageError(f"{path}: mixes fixture_K/ members with plain ones "
                          f"({', '.join(sorted(set(arrays) - grouped))})")
-    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
+    tensors = {}
+    for k, v in arrays.items():
+        try:
+            tensors[k] = torch.from_numpy(np.ascontiguousarray(v))
+        except (TypeError, ValueError, RuntimeError):
+            raise UsageError(f"{path}: member {k!r}: dtype {v.dtype} has no torch tensor type") from None
     if grouped:
         by_k: Dict[int, Dict[str, Any]] = {}
         for k, t in tensors.items():
-            m = _MEMBER.match(k)
+            m = _MEMBER.fullmatch(k)
             assert m is not None  # every member is grouped
             by_k.setdefault(int(m.group(1)), {})[m.group(2)] = t
         if split:
@@ -95,7 +231,8 @@ def load_fixtures(path: str, split: Optional[Sequence[int]] = None) -> Any:
     if len(n) != 1 or sum(split) != next(iter(n)):
         raise UsageError(f"--split {','.join(map(str, split))}: every array needs dim 0 = "
                          f"{sum(split)} (found {sorted(n)})")
-    out, start = [], 0
+    out: List[Any] = []
+    start = 0
     for size in split:
         out.append(_fixture({k: t[start:start + size] for k, t in tensors.items()}, path))
         start += size
@@ -176,6 +313,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser().parse_args(argv)
     except SystemExit as e:
         return EXIT_USAGE if e.code else EXIT_OK
+    old = _catch_signals()
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        _interrupted(signal.SIGINT)
+        raise  # an in-process caller decides; run as a program, see below
+    except _Signalled as e:
+        _interrupted(e.signum)
+        _die_of(e.signum)  # what the default disposition, replaced above, would have done
+        return 128 + e.signum  # not reached
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _main(args: argparse.Namespace) -> int:
     import torch
     from . import capture
     from .errors import CaptureError
@@ -231,4 +384,7 @@ def _reference_summary(noise):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # cleaned up and said: no traceback, die of SIGINT
+        _die_of(signal.SIGINT)
