@@ -1,0 +1,217 @@
+/*
+ * evaluate.c — one configuration tried: the session options of a
+ * configuration (provider, one more config entry), and the evaluation that
+ * every experiment of the sweep, the optimizer search and the probes is
+ * made of: open a session with these options, run every fixture (twice, to
+ * see whether it is deterministic), judge each output as check does (the
+ * tolerance, then the float noise: the float64 reference or the spread of
+ * a perturbed run), and report per output, per fixture and overall.
+ * Never prints.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "onnxparity/noise.h"
+#include "probe/probe_int.h"
+
+onp_tol probe_tol_of(const onp_probe_opts *o, int32_t dtype)
+{
+    onp_tol t = onp_tol_default(dtype);
+    if (o->rtol >= 0) t.rtol = o->rtol;
+    if (o->atol >= 0) t.atol = o->atol;
+    return t;
+}
+
+void probe_release_all(onp_tensor *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++) onp_tensor_release(&t[i]);
+}
+
+/* Largest |a - b| of two same-shape tensors (inf when shapes differ). */
+static double diff_abs(const onp_tensor *a, const onp_tensor *b)
+{
+    onp_metrics m;
+    onp_error e;
+    onp_tol t = {0, 0};
+    if (onp_compare(a, b, t, &m, &e) || !m.shape_ok) return INFINITY;
+    return m.max_abs;
+}
+
+/* Fixture f run again with every floating input moved by one ulp, into
+ * out[] (the ORT-side noise estimate, noise.h).  -1 when it cannot run. */
+static int perturbed_run(onp_session *s, const probe_fx *f, onp_tensor *out)
+{
+    onp_tensor *in = calloc(f->n_in ? f->n_in : 1, sizeof *in);
+    onp_error e;
+    int rc = in ? 0 : -1;
+    for (size_t k = 0; !rc && k < f->n_in; k++)
+        if (onp_perturbed_input(&in[k], &f->in[k], k, &e)) rc = -1;
+    if (!rc && onp_session_run(s, in, f->n_in, NULL, 0, out, &e)) rc = -1;
+    for (size_t k = 0; in && k < f->n_in; k++) onp_tensor_release(&in[k]);
+    free(in);
+    return rc;
+}
+
+/* Output k of fixture f judged as check judges it (noise.h): the tolerance,
+ * then the float64 reference or, lazily, the spread of a perturbed run (p,
+ * filled on first need; *p_state 0 not run, 1 ran, -1 failed). */
+static int judge_out(onp_session *s, const probe_fx *f, size_t k, const onp_tensor *got,
+                     const onp_probe_opts *o, onp_tensor *p, int *p_state, double *max_abs)
+{
+    onp_metrics m;
+    onp_judgment j;
+    onp_error ce;
+    onp_judge_opts jo = {probe_tol_of(o, f->out[k].dtype), 0, o->atol >= 0};
+    const onp_tensor *r64 = f->ref64 && f->ref64[k].count ? &f->ref64[k] : NULL;
+    if (onp_judge_value(&f->out[k], got, r64, NULL, &jo, &m, &j, &ce)) {
+        *max_abs = INFINITY;
+        return 0;
+    }
+    *max_abs = m.shape_ok ? m.max_abs : INFINITY;
+    if (j.verdict != ONP_VERDICT_BEYOND_TOL) return j.pass;
+    if (!*p_state) *p_state = perturbed_run(s, f, p) ? -1 : 1;
+    onp_noise n;
+    if (*p_state != 1 || onp_noise_spread(got, &p[k], &n, &ce) != 0) return 0;
+    if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, &m, &j, &ce)) return 0;
+    return j.pass;
+}
+
+/* Run every fixture on session s (twice when `twice`) and compare. */
+int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opts *o, int twice,
+                       probe_evalres *r, onp_error *e)
+{
+    size_t n_out = onp_session_output_count(s);
+    onp_tensor *a = calloc(n_out ? n_out : 1, sizeof *a);
+    onp_tensor *b = calloc(n_out ? n_out : 1, sizeof *b);
+    onp_tensor *pb = calloc(n_out ? n_out : 1, sizeof *pb); /* the perturbed run */
+    if (!a || !b || !pb) {
+        free(a);
+        free(b);
+        free(pb);
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    }
+    r->pass = 1;
+    r->deterministic = 1;
+    r->nondet_fixture = -1;
+    for (size_t k = 0; r->cells && k < r->n_cells; k++) r->cells[k] = (onp_sweep_cell){1, 0, -1};
+    for (size_t i = 0; i < fs->n; i++) {
+        const probe_fx *f = &fs->f[i];
+        onp_error re;
+        int st = 0;
+        if (onp_session_run(s, f->in, f->n_in, NULL, 0, a, &re)) {
+            r->pass = 0;
+            if (r->fix_status) r->fix_status[i] = 2;
+            if (!r->error[0])
+                snprintf(r->error, sizeof r->error, "fixture %d: %.480s", f->index, re.msg);
+            for (size_t k = 0; r->cells && k < r->n_cells; k++) {
+                r->cells[k].pass = 0;
+                r->cells[k].max_abs = INFINITY;
+                if (r->cells[k].fail_fixture < 0) r->cells[k].fail_fixture = f->index;
+            }
+            continue;
+        }
+        if (twice && onp_session_run(s, f->in, f->n_in, NULL, 0, b, &re)) {
+            /* the first run worked, the same inputs again did not (a crash
+             * or a timeout that comes and goes): not reproducible */
+            if (r->deterministic) {
+                r->deterministic = 0;
+                r->nondet_fixture = f->index;
+                snprintf(r->nondet_output, sizeof r->nondet_output, "(second run failed: %.200s)",
+                         re.msg);
+                r->nondet_max_abs = INFINITY;
+            }
+        } else if (twice) {
+            for (size_t k = 0; k < n_out && r->deterministic; k++)
+                if (!onp_tensor_equal(&a[k], &b[k])) {
+                    r->deterministic = 0;
+                    r->nondet_fixture = f->index;
+                    snprintf(r->nondet_output, sizeof r->nondet_output, "%s",
+                             onp_session_output(s, k)->name);
+                    r->nondet_max_abs = diff_abs(&a[k], &b[k]);
+                }
+            probe_release_all(b, n_out);
+        }
+        int p_state = 0;
+        for (size_t k = 0; k < f->n_out; k++) {
+            int ok = 0;
+            double ma = INFINITY;
+            if (k < n_out) ok = judge_out(s, f, k, &a[k], o, pb, &p_state, &ma);
+            if (!ok) st = 1;
+            if (r->cells && k < r->n_cells) {
+                onp_sweep_cell *c = &r->cells[k];
+                if (ma > c->max_abs || isnan(ma)) c->max_abs = ma;
+                if (!ok) {
+                    c->pass = 0;
+                    if (c->fail_fixture < 0) c->fail_fixture = f->index;
+                }
+            }
+        }
+        if (st) r->pass = 0;
+        if (r->fix_status) r->fix_status[i] = st;
+        probe_release_all(a, n_out);
+        if (p_state == 1) probe_release_all(pb, n_out);
+    }
+    free(a);
+    free(pb);
+    free(b);
+    return 0;
+}
+
+/* Open a session with `so` and evaluate it.  A session that cannot open is
+ * r->opened = 0 with the message, not an error. */
+int probe_eval_config(onp_ort *ort, const char *model, const onp_fixset *fs,
+                      const onp_probe_opts *o, const onp_session_opts *so, int twice,
+                      probe_evalres *r, onp_error *e)
+{
+    onp_session *s;
+    onp_error se;
+    if (onp_session_open(ort, model, so, &s, &se)) {
+        r->opened = 0;
+        r->pass = 0;
+        snprintf(r->error, sizeof r->error, "%.500s", se.msg);
+        return 0;
+    }
+    r->opened = 1;
+    snprintf(r->provider, sizeof r->provider, "%s", onp_session_describe(s)->provider);
+    int rc = probe_eval_session(s, fs, o, twice, r, e);
+    onp_session_close(s);
+    return rc;
+}
+
+/* 1 when `p` names ORT's CPU provider (NULL and "" do: the default). */
+int probe_is_cpu(const char *p)
+{
+    return !p || !p[0] || !strcasecmp(p, "cpu") || !strcasecmp(p, "CPUExecutionProvider");
+}
+
+/* The session options of one configuration: the caller's, with `provider`
+ * (provider options dropped for the CPU, which takes none) and no
+ * optimized-model path (the sweep saves graphs itself). */
+onp_session_opts probe_config_session(const onp_probe_opts *o, const char *provider)
+{
+    onp_session_opts so = o->session;
+    so.provider = provider;
+    if (probe_is_cpu(provider)) {
+        so.provider_opts = NULL;
+        so.n_provider_opts = 0;
+    }
+    so.optimized_model_path = NULL;
+    return so;
+}
+
+/* `base` plus one config entry; *cfg is the caller's to free. */
+int probe_with_entry(const onp_session_opts *base, const char *entry, onp_session_opts *so,
+                     const char ***cfg, onp_error *e)
+{
+    *cfg = calloc(base->n_config + 1, sizeof **cfg);
+    if (!*cfg) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    for (size_t i = 0; i < base->n_config; i++) (*cfg)[i] = base->config[i];
+    (*cfg)[base->n_config] = entry;
+    *so = *base;
+    so->config = *cfg;
+    so->n_config = base->n_config + 1;
+    return 0;
+}
