@@ -290,7 +290,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -Icli -o $@ $< $(filter cli/%.c,$^) \
-	    $(filter-out src/ort/% src/bisect/% src/probe/% src/judge/% src/run/%,$(LIB_SRC)) $(LDLIBS)
+	    $(filter-out src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/%,$(LIB_SRC)) $(LDLIBS)
 
 # fuzz_criteria: the gate's criteria parser, which lives in the tool.
 $(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h cli/infile.c cli/infile.h

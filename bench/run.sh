@@ -242,6 +242,9 @@ read -r t_check m_check < <(measure "$reps" "$bin" check "$rn")
 read -r t_bare _ < <(measure "$reps" "$out/barecheck" "$ortlib" "$rn")
 read -r t_nolint _ < <(measure "$reps" "$bin" check "$rn" --no-lint)
 overhead=$(awk "BEGIN{ printf \"%.1f\", 100 * ($t_check - $t_bare) / $t_bare }")
+# the Python API in-process against the tool as a subprocess, from one warm Python
+read -r t_api t_apisub < <(ONNXPARITY_LIB="$(dirname "$lib")/libonnxparity.so.0" PYTHONPATH="$top/python" \
+    $py bench/api_inproc.py "$rn" "$bin" "$reps")
 
 # --- 4. bisect -------------------------------------------------------------------------
 echo "bench: bisect on resnet18 with every intermediate" >&2
@@ -438,6 +441,18 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "comparing the expected outputs, and the report; and it runs ORT in a worker process (the"
     echo "default isolation: one fork, inputs and outputs through a socket), where the bare program"
     echo "calls ORT in-process."
+    echo
+    echo "### the Python API: onnxparity.check in-process against the tool as a subprocess"
+    echo
+    echo "One warm Python (the library loaded once), best of $reps each, the same check document."
+    echo
+    echo "| from Python | time |"
+    echo "|---|---|"
+    echo "| \`onnxparity.check(bundle)\` (libonnxparity.so through ctypes) | $t_api s |"
+    echo "| \`subprocess.run([onnxparity, \"check\", bundle, \"--format\", \"json\"])\` | $t_apisub s |"
+    echo
+    echo "In-process is **$(ratio "$t_apisub" "$t_api")×** the speed of the subprocess (the difference: one"
+    echo "process start and the tool's own set-up; ONNX Runtime runs in a worker process either way)."
     echo
     echo "## bisect: resnet18, every intermediate exposed"
     echo

@@ -107,6 +107,10 @@ typedef struct onp_session onp_session;
  *      <dir of /proc/self/exe>/../third_party/onnxruntime/lib/libonnxruntime.so.1
  *      and <dir of /proc/self/exe>/../../third_party/... (a test binary lives
  *      one level deeper, in build/tests/);
+ *   2b. where the code runs from a shared libonnxparity.so.N (a binding's
+ *      process, whose executable is Python): <its dir>/onnxparity/
+ *      libonnxruntime.so.1 (make install, the wheel), then <its dir>/../
+ *      third_party/onnxruntime/lib/libonnxruntime.so.1 (the source tree);
  *   3. ./third_party/onnxruntime/lib/libonnxruntime.so.1 (current directory);
  *   4. "libonnxruntime.so.1" through the system loader (LD_LIBRARY_PATH,
  *      ld.so.cache, ...).

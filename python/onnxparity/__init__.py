@@ -8,6 +8,9 @@
 
     from onnxparity.testing import assert_export_parity
     assert_export_parity("bundle/", rtol=1e-4, atol=1e-5, top_k="auto")
+
+    r = onnxparity.check("bundle/", top_k="auto")   # in-process, the tool's JSON typed
+    r.verdict, r.causes, r.first_divergent
 """
 __version__ = "0.1.0"
 
@@ -15,6 +18,9 @@ from .errors import (CaptureError, ExportError, FixtureError, ForwardError, Outp
                      TrainingModeError)
 from .capture import CaptureOptions, capture, export_submodules  # noqa: E402
 from ._stream import capture_stream  # noqa: E402
+from .api import (CheckResult, FileError, FormatError, OnnxParityError, RuntimeFailure,  # noqa: E402
+                  UsageError, check)
 
 __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError", "ForwardError",
-           "OutputError", "TrainingModeError", "ExportError", "__version__"]
+           "OutputError", "TrainingModeError", "ExportError", "__version__", "check", "CheckResult",
+           "OnnxParityError", "UsageError", "FileError", "FormatError", "RuntimeFailure"]

@@ -1,12 +1,16 @@
-"""pytest helpers over the onnxparity binary.
+"""pytest helpers over the onnxparity library.
 
     from onnxparity.testing import assert_export_parity
     def test_export(tmp_path):
         onnxparity.capture(model.eval(), fixtures, tmp_path / "b")
         assert_export_parity(tmp_path / "b", rtol=1e-4, atol=1e-5, top_k="auto")
 
-The binary is $ONNXPARITY_BIN, else build/onnxparity of the repository this
-package sits in, else the copy the pip wheel installed, else `onnxparity` on PATH.
+assert_export_parity and run_check run the check in this process through
+the library (onnxparity.api: libonnxparity.so, the tool's own run, options
+and document); no binary is spawned.  The binary ($ONNXPARITY_BIN, else
+build/onnxparity of the repository this package sits in, else the copy the
+pip wheel installed, else `onnxparity` on PATH) names the command a failure
+message gives to rerun by hand, and runs compare_intermediates.
 """
 import json
 import math
@@ -19,20 +23,11 @@ import subprocess
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from . import api
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 _REPO_BIN = pathlib.Path(__file__).resolve().parents[2] / "build" / "onnxparity"
-
-# criterion -> (flag, kind)
-_FLAGS = {
-    "rtol": ("--rtol", "value"), "atol": ("--atol", "value"), "top_k": ("--top-k", "value"),
-    "tol": ("--tol", "tol"), "opt_level": ("--opt-level", "value"), "provider": ("--provider", "value"),
-    "provider_options": ("--provider-opt", "kv"), "threads": ("--threads", "value"),
-    "inter_threads": ("--inter-threads", "value"), "session_config": ("--session-config", "kv"),
-    "ort_lib": ("--ort-lib", "value"), "deterministic": ("--deterministic", "switch"),
-    "strict_tol": ("--strict-tol", "switch"),
-}
-
 
 def find_binary(binary: Optional[PathLike] = None) -> str:
     """The onnxparity executable: ``binary``, $ONNXPARITY_BIN, the repository's
@@ -55,41 +50,28 @@ def find_binary(binary: Optional[PathLike] = None) -> str:
 
 
 def _flags(criteria):
-    args = []
-    unknown = sorted(set(criteria) - set(_FLAGS) - {"extra_args"})
-    if unknown:
-        raise TypeError(f"unknown criteria {', '.join(unknown)}; known: {', '.join(sorted(_FLAGS))}, "
-                        "extra_args")
-    for key, val in criteria.items():
-        if key == "extra_args" or val is None:
-            continue
-        flag, kind = _FLAGS[key]
-        if kind == "value":
-            args += [flag, str(val)]
-        elif kind == "switch":
-            if val:
-                args.append(flag)
-        elif kind == "kv":
-            for k, v in dict(val).items():
-                args += [flag, f"{k}={v}"]
-        elif kind == "tol":
-            for name, (r, a) in dict(val).items():
-                args += [flag, f"{name}={r},{a}"]
-    args += [str(a) for a in criteria.get("extra_args") or ()]
-    return args
+    return api.flags(criteria, "criteria")
 
 
 def run_check(bundle: PathLike, *, binary: Optional[PathLike] = None, timeout: float = 600,
               **criteria: Any) -> Tuple[int, Optional[Dict[str, Any]], str, List[str]]:
-    """Run ``onnxparity check BUNDLE --format json`` with the criteria as flags.
-    Returns (exit code, parsed JSON or None, stderr, command)."""
-    cmd = [find_binary(binary), "check", str(bundle), "--format", "json"] + _flags(criteria)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    """Check the bundle in this process with the criteria as the tool's
+    options (onnxparity.api.check).  Returns (exit code, the check document
+    or None, the tool's error line or "", the equivalent command line).
+    ``timeout`` is accepted for older callers and not applied: the run's own
+    per-fixture limit is the ``timeout`` criterion (--timeout)."""
+    del timeout
+    args = _flags(criteria)
     try:
-        doc = json.loads(p.stdout) if p.stdout.strip() else None
-    except json.JSONDecodeError:
-        doc = None
-    return p.returncode, doc, p.stderr, cmd
+        exe = find_binary(binary)
+    except FileNotFoundError:
+        exe = "onnxparity"
+    cmd = [exe, "check", str(bundle), "--format", "json"] + args
+    try:
+        r = api.check(bundle, extra_args=args)
+    except api.OnnxParityError as e:
+        return e.exit_code, None, f"onnxparity: {e}\n", cmd
+    return r.exit_code, r.document, "", cmd
 
 
 def assert_export_parity(bundle: PathLike, *, binary: Optional[PathLike] = None, timeout: float = 600,

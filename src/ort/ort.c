@@ -233,6 +233,19 @@ static void exe_dir(char *buf, size_t n)
         buf[0] = '\0';
 }
 
+/* The directory holding the file this code was loaded from (the shared
+ * libonnxparity.so.N in a binding's process; the tool itself when linked
+ * statically), or "". */
+static void self_dir(char *buf, size_t n)
+{
+    Dl_info info;
+    buf[0] = '\0';
+    if (!dladdr((void *)self_dir, &info) || !info.dli_fname || info.dli_fname[0] != '/') return;
+    snprintf(buf, n, "%s", info.dli_fname);
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = '\0';
+}
+
 /* Load the library following the search order of onp_ort_open.  On success
  * returns the handle and the name passed to dlopen in `used`. */
 static void *load_library(const char *lib_path, char *used, size_t used_n, onp_error *e)
@@ -261,7 +274,7 @@ static void *load_library(const char *lib_path, char *used, size_t used_n, onp_e
     }
 
     char dir[PATH_MAX];
-    char cand[6][PATH_MAX + 64];
+    char cand[8][PATH_MAX + 64];
     int nc = 0;
 #ifdef ONP_ORT_HOME /* the build's ORT_HOME=DIR (an official release layout) */
     snprintf(cand[nc++], sizeof cand[0], "%s/lib/%s", ONP_ORT_HOME, ORT_SONAME);
@@ -274,6 +287,14 @@ static void *load_library(const char *lib_path, char *used, size_t used_n, onp_e
         snprintf(cand[nc++], sizeof cand[0], "%s/../lib/onnxparity/%s", dir, ORT_SONAME);
         snprintf(cand[nc++], sizeof cand[0], "%s/../%s", dir, ORT_REL_LIB);
         snprintf(cand[nc++], sizeof cand[0], "%s/../../%s", dir, ORT_REL_LIB);
+    }
+    self_dir(dir, sizeof dir);
+    if (dir[0]) {
+        /* the shared library in a binding's process: LIBDIR/onnxparity/
+         * beside LIBDIR/libonnxparity.so.N (make install, the wheel), or
+         * the source tree's build/ beside third_party/ */
+        snprintf(cand[nc++], sizeof cand[0], "%s/onnxparity/%s", dir, ORT_SONAME);
+        snprintf(cand[nc++], sizeof cand[0], "%s/../%s", dir, ORT_REL_LIB);
     }
     snprintf(cand[nc++], sizeof cand[0], "./%s", ORT_REL_LIB);
     for (int i = 0; i < nc && !dl; i++) {
