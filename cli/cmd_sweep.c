@@ -8,7 +8,7 @@
  * `all` breaks parity that `disable` keeps, names the optimizer whose
  * disabling (optimization.disable_specified_optimizers) restores it; where a
  * level breaks parity (or everywhere with --diff-graphs), diffs the graphs
- * ORT optimized (src/probe/probe.c, src/probe/graphdiff.c).  A provider the
+ * ORT optimized (src/probe/: sweep.c, optgraphs.c, graphdiff.c).  A provider the
  * library lacks, or whose session cannot be created, is a configuration
  * marked unavailable, not a failure.
  *
