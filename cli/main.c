@@ -218,10 +218,18 @@ int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol
 {
     const char *v;
     int r;
-    if ((r = cli_opt(argc, argv, i, "rtol", &v)))
-        return r < 0 || cli_double(argv[0], "rtol", v, rtol) ? -1 : 1;
-    if ((r = cli_opt(argc, argv, i, "atol", &v)))
-        return r < 0 || cli_double(argv[0], "atol", v, atol) ? -1 : 1;
+    if (cli_flag(argv, *i, "rtol") || cli_flag(argv, *i, "atol") || !strncmp(argv[*i], "--rtol=", 7) ||
+        !strncmp(argv[*i], "--atol=", 7)) {
+        /* the run's option table parses them (run.h), as for check */
+        onp_run_args a; /* about 20 kB */
+        onp_run_args_init(&a);
+        a.run.rtol = *rtol;
+        a.run.atol = *atol;
+        if ((r = cli_run_opt(&a, ONP_RUN_ARGS_JUDGE, argc, argv, i)) <= 0) return r;
+        *rtol = a.run.rtol;
+        *atol = a.run.atol;
+        return 1;
+    }
     if ((r = cli_opt(argc, argv, i, "format", &v)))
         return r < 0 || cli_parse_format(argv[0], v, fmt) ? -1 : 1;
     return 0;

@@ -256,7 +256,7 @@ static linted lint_graph(gb *b, int64_t opset, const char *manifest)
     onp_buf bytes;
     onp_model *m = gb_model(b, opset, &bytes);
     char path[256];
-    onp_lint_opts o = {NULL};
+    onp_lint_opts o = {.manifest = NULL};
     if (manifest) {
         snprintf(path, sizeof path, "%s/parity.json", tmpdir);
         FILE *f = fopen(path, "w");
