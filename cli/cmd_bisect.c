@@ -40,48 +40,13 @@
 #define CURVE_WINDOW 5 /* text: curve points shown either side of the first divergent */
 
 typedef struct opts {
-    cli_ort ort;
+    cli_ort ort;   /* the run's options (ORT, tolerance, bisect's own), parsed by run.h's table */
     cli_target tg; /* TARGET, or --model/--data */
     const char *target;
-    long fixture; /* -1: every fixture */
-    double rtol, atol;
     cli_format fmt;
     const char *html;   /* --html FILE (the report page), or NULL */
     int quiet, verbose; /* stage lines on stderr: a terminal or --verbose, never --quiet */
-    int reference;      /* onp_bisect_ref; AUTO unless --reference */
-    long chunk;         /* --chunk N; 0: automatic */
-    unsigned long long max_exposed; /* --max-exposed-bytes; 0: the library's default */
-    int no_noise;           /* --no-noise-estimate: no perturbed rerun without float64 statistics */
-    int strict_tol;         /* --strict-tol: the tolerance binds, noise or not */
-    const char *save_repro; /* --save-repro DIR, or NULL */
 } opts;
-
-/* "1073741824", "512M", "2G", "64K" (binary units) into *out; -1 + usage
- * message when malformed or 0. */
-static int parse_bytes(const char *cmd, const char *s, unsigned long long *out)
-{
-    char *end;
-    if (!isdigit((unsigned char)s[0])) goto bad; /* strtoull would take " -1" */
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10), mul = 1;
-    if (end == s || errno == ERANGE) goto bad;
-    static const char units[] = "KMGT"; /* binary: K = 2^10, ... */
-    int up = *end & ~0x20;              /* upper case; 0 for NUL and ' ' */
-    const char *u = up ? strchr(units, up) : NULL;
-    if (u) {
-        mul = 1ULL << (10 * (u - units + 1));
-        end++;
-    }
-    if (mul > 1 && *end == 'i') end++; /* "MiB" */
-    if (*end == 'B') end++;
-    if (*end || !v || v > ~0ULL / mul) goto bad;
-    *out = v * mul;
-    return 0;
-bad:
-    return cli_usage_error(cmd, "--max-exposed-bytes %s: expected a positive size (e.g. 512M, 2G)",
-                           s),
-           -1;
-}
 
 /* One line on stderr per stage of a long run (cli_stage's rule). */
 static void stage(const opts *o, const char *what)
@@ -93,44 +58,17 @@ static int parse_args(int argc, char **argv, opts *o)
 {
     const char *v;
     cli_ort_init(&o->ort);
-    o->rtol = o->atol = -1;
-    o->fixture = -1;
-    o->reference = ONP_BISECT_REF_AUTO;
     for (int i = 1; i < argc; i++) {
-        int r = cli_ort_opt(&o->ort, argc, argv, &i);
+        int r = cli_ort_opt_groups(&o->ort, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT,
+                                   argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
-        if ((r = cli_opt(argc, argv, &i, "fixture", &v))) {
-            if (r < 0 || cli_int(argv[0], "fixture", v, &o->fixture)) return -1;
-            if (o->fixture > 1000000000L)
-                return cli_usage_error(argv[0], "--fixture %s is out of range", v), -1;
-        } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
-            if (r < 0) return -1;
+        if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
-        } else if ((r = cli_opt(argc, argv, &i, "reference", &v))) {
-            if (r < 0) return -1;
-            if (!strcmp(v, "eager"))
-                o->reference = ONP_BISECT_REF_EAGER;
-            else if (!strcmp(v, "disable"))
-                o->reference = ONP_BISECT_REF_DISABLE;
-            else
-                return cli_usage_error(argv[0], "--reference %s: expected eager or disable", v), -1;
-        } else if ((r = cli_opt(argc, argv, &i, "chunk", &v))) {
-            if (r < 0 || cli_int(argv[0], "chunk", v, &o->chunk)) return -1;
-            if (o->chunk < 1 || o->chunk > 1000000000L)
-                return cli_usage_error(argv[0], "--chunk %s: expected N >= 1", v), -1;
-        } else if ((r = cli_opt(argc, argv, &i, "max-exposed-bytes", &v))) {
-            if (r < 0 || parse_bytes(argv[0], v, &o->max_exposed)) return -1;
         } else if (cli_progress_opt(argv, i, &o->quiet, &o->verbose)) {
-        } else if (cli_flag(argv, i, "no-noise-estimate")) {
-            o->no_noise = 1;
-        } else if (cli_flag(argv, i, "strict-tol")) {
-            o->strict_tol = 1;
-        } else if ((r = cli_opt(argc, argv, &i, "save-repro", &v))) {
-            if (r < 0) return -1;
-            o->save_repro = v;
         } else if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
             if (r < 0) return -1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
@@ -140,42 +78,6 @@ static int parse_args(int argc, char **argv, opts *o)
     return cli_target_finish(&o->tg, argv[0], o->target);
 }
 
-/* 1 when every input of the first divergent node is known to agree. */
-static int inputs_agree(const onp_bisect_result *r)
-{
-    for (size_t k = 0; k < r->n_inputs; k++)
-        if (r->inputs[k].src == ONP_BISECT_SRC_NONE ||
-            (r->inputs[k].src != ONP_BISECT_SRC_OMITTED && !r->inputs[k].pass))
-            return 0;
-    return 1;
-}
-
-static const char *no_ref_msg(const onp_bisect_result *r, char *buf, size_t n)
-{
-    snprintf(buf, n,
-             "no eager reference: the fixtures have no intermediates/index.json (capture with "
-             "intermediates=True), so none of the %zu node outputs can be compared "
-             "(--reference disable compares with ORT at opt-level disable instead)",
-             r->n_exposed);
-    return buf;
-}
-
-static const char *ref_words(const onp_bisect_result *r)
-{
-    return r->reference == ONP_BISECT_REF_DISABLE ? "ORT at opt-level disable" : "eager";
-}
-
-/* An input's source; a compared value is "disable" with that reference. */
-static const char *src_name(const onp_bisect_result *r, onp_bisect_src src)
-{
-    if (src == ONP_BISECT_SRC_EAGER && r->reference == ONP_BISECT_REF_DISABLE) return "disable";
-    return onp_bisect_src_name(src);
-}
-
-static const char *local_verdict(const onp_bisect_local *L)
-{
-    return !L->ran ? NULL : L->local ? "local" : "inherited";
-}
 
 // --- text -----------------------------------------------------------------------
 
@@ -201,7 +103,7 @@ static void print_point(size_t i, const onp_bisect_point *p, int mark)
  * statement that the local rerun (printed below it) cannot contradict. */
 static const char *first_clause(const onp_bisect_result *r)
 {
-    if (!inputs_agree(r)) return "an input has no eager reference: it may start upstream";
+    if (!onp_doc_bisect_inputs_agree(r)) return "an input has no eager reference: it may start upstream";
     if (r->local.ran && r->local.local)
         return "its inputs are inside their tolerance or noise and the node alone fails: the "
                "divergence starts here";
@@ -268,7 +170,7 @@ static void print_verify(const onp_bisect_result *r)
     if (v->reproduces)
         printf("reproduce: the instrumented model reproduces the plain model's outputs vs %s "
                "(plain max_abs %s %s, instrumented %s %s)\n",
-               ref_words(r), pa, v->plain_pass ? "pass" : "FAIL", ia,
+               onp_doc_bisect_ref_words(r), pa, v->plain_pass ? "pass" : "FAIL", ia,
                v->instrumented_pass ? "pass" : "FAIL");
     else
         printf("WARNING: the instrumented model does NOT reproduce the mismatch (plain max_abs %s "
@@ -307,7 +209,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         printf("inconclusive: all %zu values compared agree with %s on the fixtures ONNX Runtime "
                "runs, but it refused %zu fixture(s) (%s), which cannot be bisected: a shape or "
                "dtype the graph does not take%s%s%s (ONNX Runtime: %s)\n",
-               compared, ref_words(r), r->n_refused, list, a ? "; onnxparity check " : "",
+               compared, onp_doc_bisect_ref_words(r), r->n_refused, list, a ? "; onnxparity check " : "",
                a ? a : "", a ? " names why" : "", r->refused_msg);
     } else if (onp_bisect_inconclusive_by_expected(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
@@ -315,18 +217,18 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                "computes the same at every optimization level, so the difference is in the "
                "export itself (or in the expected outputs); to bisect it against eager, capture "
                "a bundle with onnxparity.capture (it stores eager's intermediates)\n",
-               compared, ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
+               compared, onp_doc_bisect_ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
     else if (onp_bisect_inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it%s%s%s\n",
-               compared, ref_words(r), a ? "; onnxparity diagnose " : "", a ? a : "",
+               compared, onp_doc_bisect_ref_words(r), a ? "; onnxparity diagnose " : "", a ? a : "",
                a ? " probes what bisect cannot see (a branch fixed at trace time, a shape, "
                    "the batch)"
                  : "");
     else
         printf("agrees: all %zu values compared agree with %s: no value leaves its tolerance or "
                "its noise envelope\n",
-               compared, ref_words(r));
+               compared, onp_doc_bisect_ref_words(r));
     if (r->jump_point >= 0) {
         const onp_bisect_point *jpt = &r->points[r->jump_point];
         printf("biggest error jump: node %s (%s), module %s: relative error %s, %sx its inputs'\n",
@@ -364,7 +266,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         printf("inputs of %s:\n", f->node[0] ? f->node : "the first divergent node");
         for (size_t k = 0; k < r->n_inputs; k++) {
             const onp_bisect_input *x = &r->inputs[k];
-            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", src_name(r, x->src));
+            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", onp_doc_bisect_src_name(r, x->src));
             if (x->src == ONP_BISECT_SRC_EAGER)
                 printf(" max_abs %-10s %s", report_fmt(x->max_abs, ma, sizeof ma),
                        x->pass ? "ok" : "FAIL");
@@ -389,233 +291,15 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 
 // --- JSON -----------------------------------------------------------------------
 
-static cJSON *doc_base(const opts *o, const char *verdict, const char *model)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "onnxparity.bisect/1");
-    cJSON_AddStringToObject(root, "verdict", verdict);
-    cJSON_AddStringToObject(root, "model", model);
-    if (o->fixture >= 0)
-        cJSON_AddNumberToObject(root, "fixture", (double)o->fixture);
-    else
-        cJSON_AddNullToObject(root, "fixture");
-    return root;
-}
 
-static void add_env(cJSON *root, const opts *o, const onp_bisect_result *r, onp_ort *ort)
-{
-    cJSON *env =
-        onp_doc_environment(root, ort, r->provider, r->opt_level, r->intra_threads, r->inter_threads,
-                           r->sha256, o->ort.so.config, o->ort.so.n_config);
-    cJSON_AddBoolToObject(env, "upgraded_to_opset7", r->upgraded);
-    cJSON_AddBoolToObject(env, "external_data", r->external);
-}
 
-static void add_verify(cJSON *root, const onp_bisect_result *r)
-{
-    const onp_bisect_verify *v = &r->verify;
-    if (!v->ran) {
-        cJSON_AddNullToObject(root, "instrumented_reproduces");
-        cJSON_AddNullToObject(root, "reproduce");
-    } else {
-        cJSON_AddBoolToObject(root, "instrumented_reproduces", v->reproduces);
-        cJSON *rp = cJSON_AddObjectToObject(root, "reproduce");
-        cJSON *pl = cJSON_AddObjectToObject(rp, "plain");
-        onp_doc_num(pl, "max_abs", v->plain_max_abs);
-        onp_doc_num(pl, "max_rel", v->plain_max_rel);
-        cJSON_AddBoolToObject(pl, "pass", v->plain_pass);
-        cJSON *in = cJSON_AddObjectToObject(rp, "instrumented");
-        onp_doc_num(in, "max_abs", v->instrumented_max_abs);
-        onp_doc_num(in, "max_rel", v->instrumented_max_rel);
-        cJSON_AddBoolToObject(in, "pass", v->instrumented_pass);
-        cJSON_AddStringToObject(rp, "against", ref_words(r));
-        if (v->expected_ran) { /* DISABLE: the plain model vs the fixtures' own outputs */
-            cJSON *ex = cJSON_AddObjectToObject(rp, "expected");
-            onp_doc_num(ex, "max_abs", v->expected_max_abs);
-            onp_doc_num(ex, "max_rel", v->expected_max_rel);
-            cJSON_AddBoolToObject(ex, "pass", v->expected_pass);
-        }
-        if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
-    }
-    cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
-                            (double)r->n_without_intermediates);
-    cJSON *rf = cJSON_AddArrayToObject(root, "fixtures_refused");
-    for (size_t i = 0; rf && i < r->n_refused; i++)
-        cJSON_AddItemToArray(rf, cJSON_CreateNumber(r->refused[i]));
-    if (r->n_refused)
-        cJSON_AddStringToObject(root, "refused_message", r->refused_msg);
-    else
-        cJSON_AddNullToObject(root, "refused_message");
-    if (r->reference_note[0])
-        cJSON_AddStringToObject(root, "reference_note", r->reference_note);
-    else
-        cJSON_AddNullToObject(root, "reference_note");
-    if (r->fallback[0]) {
-        cJSON *fb = cJSON_AddObjectToObject(root, "fallback");
-        cJSON_AddStringToObject(fb, "mode", r->fallback);
-        cJSON_AddStringToObject(fb, "note", r->fallback_note);
-    } else {
-        cJSON_AddNullToObject(root, "fallback");
-    }
-}
 
-static void add_local(cJSON *fd, const onp_bisect_result *r)
-{
-    const onp_bisect_local *L = &r->local;
-    cJSON *l = cJSON_AddObjectToObject(fd, "local");
-    const char *verdict = local_verdict(L);
-    if (verdict) {
-        cJSON_AddStringToObject(l, "verdict", verdict);
-        onp_doc_num(l, "max_abs", L->max_abs);
-        onp_doc_num(l, "max_rel", L->max_rel);
-        cJSON_AddNumberToObject(l, "mismatches", (double)L->mismatches);
-    } else {
-        cJSON_AddNullToObject(l, "verdict");
-        cJSON_AddNullToObject(l, "max_abs");
-        cJSON_AddNullToObject(l, "max_rel");
-        cJSON_AddNullToObject(l, "mismatches");
-    }
-    cJSON_AddNumberToObject(l, "fixture", L->fixture);
-    cJSON_AddNumberToObject(l, "nodes", (double)L->n_nodes);
-    cJSON_AddNumberToObject(l, "inputs_fed", (double)L->n_fed);
-    onp_doc_num(l, "input_max_abs", L->input_max_abs);
-    if (L->note[0]) cJSON_AddStringToObject(l, "note", L->note);
-}
 
-/* A curve point's noise judgment: verdict, envelope, ratio, jump. */
-static void point_noise_json(cJSON *c, const onp_bisect_point *p)
-{
-    cJSON_AddStringToObject(c, "verdict", onp_verdict_name(p->verdict));
-    cJSON_AddStringToObject(c, "noise_source", onp_noise_src_name(p->noise.src));
-    if (p->noise.src != ONP_NOISE_NONE) {
-        onp_doc_num(c, "envelope_max", p->envelope_max);
-        onp_doc_num(c, "ratio", p->ratio);
-    } else {
-        cJSON_AddNullToObject(c, "envelope_max");
-        cJSON_AddNullToObject(c, "ratio");
-    }
-    onp_doc_num(c, "rel_err", p->rel_err);
-    onp_doc_num(c, "jump", p->jump);
-}
 
-static cJSON *doc_json(const opts *o, const onp_bisect_result *r, onp_ort *ort)
-{
-    cJSON *root = doc_base(o,
-                           r->first >= 0                ? "diverges"
-                           : onp_bisect_inconclusive(r) ? "inconclusive"
-                                                        : "agrees",
-                           r->model);
-    cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
-    for (size_t i = 0; i < r->n_fixtures; i++)
-        cJSON_AddItemToArray(fx, cJSON_CreateNumber(r->fixtures[i]));
-    add_env(root, o, r, ort);
-    cJSON_AddStringToObject(root, "reference", onp_bisect_ref_name(r->reference));
-    cJSON *ch = cJSON_AddObjectToObject(root, "chunks");
-    cJSON_AddNumberToObject(ch, "size", (double)r->chunk);
-    cJSON_AddNumberToObject(ch, "sessions", (double)r->n_chunks);
-    cJSON_AddNumberToObject(ch, "max_exposed_bytes", (double)r->budget);
-    if (r->estimated_bytes)
-        cJSON_AddNumberToObject(ch, "estimated_bytes", (double)r->estimated_bytes);
-    else
-        cJSON_AddNullToObject(ch, "estimated_bytes");
-    add_verify(root, r);
-    size_t failed = 0, compared = 0;
-    cJSON *curve = cJSON_CreateArray();
-    for (size_t i = 0; i < r->n_points; i++) {
-        const onp_bisect_point *p = &r->points[i];
-        compared += p->compared > 0;
-        failed += p->compared && !p->pass;
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "value", p->value);
-        cJSON_AddStringToObject(c, "node", p->node);
-        cJSON_AddStringToObject(c, "op_type", p->op_type);
-        cJSON_AddStringToObject(c, "module", p->module);
-        if (p->compared) {
-            onp_doc_num(c, "max_abs", p->max_abs);
-            onp_doc_num(c, "max_rel", p->max_rel);
-            cJSON_AddBoolToObject(c, "pass", p->pass);
-            point_noise_json(c, p);
-        } else {
-            cJSON_AddNullToObject(c, "max_abs");
-            cJSON_AddNullToObject(c, "max_rel");
-            cJSON_AddNullToObject(c, "pass");
-        }
-        if (p->note[0]) cJSON_AddStringToObject(c, "note", p->note);
-        cJSON_AddItemToArray(curve, c);
-    }
-    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "values_exposed", (double)r->n_exposed);
-    cJSON_AddNumberToObject(sum, "values_compared", (double)compared);
-    cJSON_AddNumberToObject(sum, "values_failed", (double)failed);
-    cJSON_AddNumberToObject(sum, "references_unmatched", (double)r->n_unmatched);
-    cJSON *nz = cJSON_AddObjectToObject(root, "noise");
-    cJSON_AddNumberToObject(nz, "fixtures_float64", (double)r->n_noise_float64);
-    cJSON_AddNumberToObject(nz, "fixtures_estimated", (double)r->n_noise_ort);
-    if (r->jump_point >= 0) {
-        const onp_bisect_point *jpt = &r->points[r->jump_point];
-        cJSON *bj = cJSON_AddObjectToObject(root, "biggest_jump");
-        cJSON_AddNumberToObject(bj, "index", (double)r->jump_point);
-        cJSON_AddStringToObject(bj, "node", jpt->node);
-        cJSON_AddStringToObject(bj, "op_type", jpt->op_type);
-        cJSON_AddStringToObject(bj, "output", jpt->value);
-        cJSON_AddStringToObject(bj, "module", jpt->module);
-        onp_doc_num(bj, "rel_err", jpt->rel_err);
-        onp_doc_num(bj, "jump", jpt->jump);
-    } else {
-        cJSON_AddNullToObject(root, "biggest_jump");
-    }
-    if (r->first >= 0) {
-        const onp_bisect_point *f = &r->points[r->first];
-        cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
-        cJSON_AddStringToObject(fd, "node", f->node);
-        cJSON_AddStringToObject(fd, "op_type", f->op_type);
-        cJSON_AddStringToObject(fd, "output", f->value);
-        cJSON_AddStringToObject(fd, "module", f->module);
-        onp_doc_num(fd, "max_abs", f->max_abs);
-        onp_doc_num(fd, "max_rel", f->max_rel);
-        cJSON_AddNumberToObject(fd, "fixture", f->fail_fixture);
-        cJSON_AddNumberToObject(fd, "index", (double)r->first);
-        cJSON_AddBoolToObject(fd, "inputs_agree", inputs_agree(r));
-        point_noise_json(fd, f);
-        if (f->note[0]) cJSON_AddStringToObject(fd, "note", f->note);
-        cJSON *ins = cJSON_AddArrayToObject(fd, "inputs");
-        for (size_t k = 0; k < r->n_inputs; k++) {
-            const onp_bisect_input *x = &r->inputs[k];
-            cJSON *ij = cJSON_CreateObject();
-            cJSON_AddStringToObject(ij, "name", x->name);
-            cJSON_AddStringToObject(ij, "source", src_name(r, x->src));
-            if (x->src == ONP_BISECT_SRC_NONE || x->src == ONP_BISECT_SRC_OMITTED) {
-                cJSON_AddNullToObject(ij, "max_abs");
-                cJSON_AddNullToObject(ij, "pass");
-            } else {
-                onp_doc_num(ij, "max_abs", x->max_abs);
-                onp_doc_num(ij, "max_rel", x->max_rel);
-                cJSON_AddBoolToObject(ij, "pass", x->pass);
-            }
-            cJSON_AddItemToArray(ins, ij);
-        }
-        add_local(fd, r);
-        if (r->repro[0])
-            cJSON_AddStringToObject(fd, "repro", r->repro);
-        else
-            cJSON_AddNullToObject(fd, "repro");
-        if (r->repro_note[0]) cJSON_AddStringToObject(fd, "repro_note", r->repro_note);
-        cJSON *metrics = cJSON_AddObjectToObject(fd, "metrics");
-        onp_doc_metrics(metrics, &f->m);
-    } else {
-        cJSON_AddNullToObject(root, "first_divergent");
-    }
-    cJSON_AddItemToObject(root, "curve", curve);
-    return root;
-}
 
 static int json_error(const opts *o, const char *model, const char *msg, int rc)
 {
-    if (o->fmt == FMT_JSON) {
-        cJSON *root = doc_base(o, "error", model);
-        cJSON_AddStringToObject(root, "error", msg);
-        report_print_json(root);
-    }
+    if (o->fmt == FMT_JSON) report_print_json(onp_doc_bisect_error(model, o->ort.a.fixture, msg));
     return rc;
 }
 
@@ -639,25 +323,13 @@ int cmd_bisect(int argc, char **argv)
      * shrinks and the peak would not follow the chunk.  A fixed 1 MiB
      * threshold returns each large tensor to the system when released
      * (resnet18, batch 4, --chunk 2: peak 336 -> 242 MB; ~20% slower). */
-    if (o.chunk || o.max_exposed) mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    if (o.ort.a.chunk || o.ort.a.max_exposed) mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
     /* the run's plan (run.h), as check, gate and diagnose bisect, plus
      * this command's own choices: one fixture, the chunking */
-    onp_run_opts ro;
-    onp_run_opts_init(&ro);
-    ro.session = o.ort.so;
-    ro.rtol = o.rtol;
-    ro.atol = o.atol;
-    ro.strict = o.strict_tol;
-    ro.no_estimate = o.no_noise;
-    ro.save_repro = o.save_repro;
-    ro.reference = (onp_bisect_ref)o.reference;
     onp_bundle_spec where = {o.tg.bundle, o.tg.model, o.tg.data, o.tg.n_data};
     onp_bisect_opts bo;
-    onp_run_bisect_plan(&where, &ro, &bo);
-    bo.fixture = (int)o.fixture;
-    bo.chunk = (size_t)o.chunk;
-    bo.max_exposed_bytes = o.max_exposed;
+    onp_run_args_bisect_plan(&o.ort.a, &where, &bo);
     onp_bisect_result *r = NULL;
     int rc;
     stage(&o, "bisect: exposing the intermediates, one ONNX Runtime run per fixture");
@@ -666,12 +338,13 @@ int cmd_bisect(int argc, char **argv)
         rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
     } else if (r->status == ONP_BISECT_NO_REFERENCE) {
         fprintf(stderr, "onnxparity bisect: %s\n",
-                r->reference_note[0] ? r->reference_note : no_ref_msg(r, buf, sizeof buf));
+                r->reference_note[0] ? r->reference_note : onp_doc_bisect_no_reference(r, buf, sizeof buf));
         rc = json_error(&o, model, buf, EXIT_USAGE);
     } else {
         int html_rc = 0;
         if (o.fmt == FMT_JSON || o.html)
-            html_rc = report_emit(doc_json(&o, r, ort), o.fmt == FMT_JSON, o.html, model);
+            html_rc = report_emit(onp_doc_bisect(r, ort, &o.ort.so, o.ort.a.fixture),
+                                  o.fmt == FMT_JSON, o.html, model);
         if (o.fmt != FMT_JSON) print_text(&o, r, ort);
         rc = onp_run_exit_code(onp_run_bisect_verdict(r));
         if (html_rc) rc = html_rc;

@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, opts *o)
     const char *v;
     onp_run_args_init(&o->args);
     for (int i = 1; i < argc; i++) {
-        int r = cli_run_opt(&o->args, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_JUDGE, argc, argv, &i);
+        int r = cli_run_opt(&o->args, ONP_RUN_ARGS_CHECK, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
         if ((r = cli_opt(argc, argv, &i, "model", &v))) {

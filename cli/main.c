@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -225,7 +226,7 @@ int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol
         onp_run_args_init(&a);
         a.run.rtol = *rtol;
         a.run.atol = *atol;
-        if ((r = cli_run_opt(&a, ONP_RUN_ARGS_JUDGE, argc, argv, i)) <= 0) return r;
+        if ((r = cli_run_opt(&a, ONP_RUN_ARGS_TOL, argc, argv, i)) <= 0) return r;
         *rtol = a.run.rtol;
         *atol = a.run.atol;
         return 1;
@@ -248,34 +249,6 @@ const char *cli_bytes(double n, char *buf, size_t size)
     else
         snprintf(buf, size, "%.1f %s", n, units[u]);
     return buf;
-}
-
-/* "512M", "4G", "1.5GiB", "1000000": bytes (K, M, G, T are powers of 1024;
- * a trailing "B" or "iB" is allowed).  0, or -1 on a malformed size. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!isdigit((unsigned char)*s) && *s != '.') return -1; /* strtod skips spaces */
-    double v = strtod(s, &end);
-    if (end == s || errno || !(v > 0)) return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k':
-    case 'K': mul = 1024.0, end++; break;
-    case 'm':
-    case 'M': mul = 1024.0 * 1024, end++; break;
-    case 'g':
-    case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
-    case 't':
-    case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
-    default: break;
-    }
-    if (mul > 1 && *end == 'i') end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end || v * mul >= 18446744073709549568.0 || v * mul < 1) return -1;
-    *out = (size_t)(v * mul);
-    return 0;
 }
 
 /* --max-memory SIZE is accepted by every command, anywhere after the
@@ -309,8 +282,8 @@ static int take_max_memory(int *argc, char **argv)
     argv[out] = NULL;
     *argc = out;
     if (!v || !*v) return 0;
-    size_t cap;
-    if (parse_size(v, &cap))
+    unsigned long long cap;
+    if (onp_parse_size(v, &cap) || cap > SIZE_MAX)
         return cli_usage_error(argv[0], "%s wants a size such as 512M or 4G, not '%s'", from, v);
     onp_tensor_set_memory_cap(cap);
     return 0;

@@ -17,12 +17,17 @@ void cli_ort_init(cli_ort *o)
     o->so = o->a.run.session;
 }
 
-int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
+int cli_ort_opt_groups(cli_ort *o, int groups, int argc, char **argv, int *i)
 {
-    int r = cli_run_opt(&o->a, ONP_RUN_ARGS_ORT, argc, argv, i);
+    int r = cli_run_opt(&o->a, groups, argc, argv, i);
     o->lib = o->a.run.ort_lib;
     o->so = o->a.run.session;
     return r;
+}
+
+int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i)
+{
+    return cli_ort_opt_groups(o, ONP_RUN_ARGS_ORT, argc, argv, i);
 }
 
 int cli_ort_session(const cli_ort *o, const char *model, const onp_model *open_model, onp_ort **ort,

@@ -30,6 +30,10 @@ void cli_ort_init(cli_ort *o);
  * ORT option, -1 bad value (message printed). */
 int cli_ort_opt(cli_ort *o, int argc, char **argv, int *i);
 
+/* cli_ort_opt for the options of `groups` (run.h: ONP_RUN_ARGS_*): a
+ * command that takes the tolerance or bisect's options keeps them in o->a. */
+int cli_ort_opt_groups(cli_ort *o, int groups, int argc, char **argv, int *i);
+
 /* Load ORT and open a session on `model`; on failure print the error and
  * return the exit code (non-zero).  *ort is the caller's to close.  A
  * legacy model (opset < 7) is upgraded to opset 7 in memory first; then

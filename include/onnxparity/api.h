@@ -29,6 +29,16 @@
 int onp_api_check(const char *bundle, const char *model, const char *const *data, size_t n_data,
                   const char *const *args, size_t n_args, char **doc, onp_error *e);
 
+/* The bisect of a bundle (or a model and fixture folders), as
+ * `onnxparity bisect --format json`: args are the ORT and tolerance options
+ * and bisect's own (--fixture, --reference, --chunk, --max-exposed-bytes,
+ * --save-repro).  Returns bisect's exit code (0 agrees, 1 diverges or
+ * inconclusive) with *doc its document; -1 with e as onp_api_check, and
+ * also when there is nothing to compare against (no eager intermediates
+ * with --reference eager: ONP_ERR_USAGE, the tool's exit 2). */
+int onp_api_bisect(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                   const char *const *args, size_t n_args, char **doc, onp_error *e);
+
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);
 

@@ -87,6 +87,29 @@ void onp_doc_agreement(struct cJSON *t, const onp_agreement *a);
 struct cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                             const onp_run_result *r, int upgraded);
 
+/* The bisect document (docs/schemas/bisect-1.json) of r, made by `ort`
+ * with session options so; `fixture` the one bisected, or -1 (every one). */
+struct cJSON *onp_doc_bisect(const onp_bisect_result *r, onp_ort *ort, const onp_session_opts *so,
+                             int fixture);
+
+/* A bisect document that says only why it could not run ("verdict":
+ * "error", "error": msg). */
+struct cJSON *onp_doc_bisect_error(const char *model, int fixture, const char *msg);
+
+/* The words of a bisect result the text report and the document share:
+ * "diverges" / "inconclusive" / "agrees"; the reference ("eager", "ORT at
+ * opt-level disable"); an input's source ("eager", "disable", "none", ...);
+ * the local rerun ("local", "inherited", or NULL: not run); and 1 when every
+ * input of the first divergent node is known to agree. */
+const char *onp_doc_bisect_verdict(const onp_bisect_result *r);
+const char *onp_doc_bisect_ref_words(const onp_bisect_result *r);
+const char *onp_doc_bisect_src_name(const onp_bisect_result *r, onp_bisect_src src);
+const char *onp_doc_bisect_local_verdict(const onp_bisect_local *L);
+int onp_doc_bisect_inputs_agree(const onp_bisect_result *r);
+
+/* Why a bisect with status NO_REFERENCE compared nothing, into buf. */
+const char *onp_doc_bisect_no_reference(const onp_bisect_result *r, char *buf, size_t n);
+
 /* The document as the tool prints it: indented, every byte that is not
  * valid UTF-8 replaced by U+FFFD (cJSON copies such bytes as they are).
  * Caller frees; NULL when memory runs out. */

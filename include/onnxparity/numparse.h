@@ -20,4 +20,9 @@ int onp_parse_real(const char *s, double *out);
 /* The whole of s as a decimal integer within [lo, hi]; 0, or -1. */
 int onp_parse_long(const char *s, long lo, long hi, long *out);
 
+/* A size in bytes: "1000000", "512M", "4G", "1.5GiB" (K, M, G, T are
+ * powers of 1024, either case; a trailing "B" or "iB" allowed), at least 1
+ * byte and below 2^64.  0, or -1 on anything else. */
+int onp_parse_size(const char *s, unsigned long long *out);
+
 #endif

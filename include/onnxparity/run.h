@@ -206,12 +206,20 @@ typedef struct onp_run_args {
     const char *custom_op_libs[ONP_RUN_MAX_KV]; /* --custom-op-lib PATH */
     onp_run_tol tols[ONP_RUN_MAX_KV];           /* --tol NAME=RTOL,ATOL */
     size_t n_tols;
+    /* the bisect command's own choices (onp_run_args_bisect_plan) */
+    int fixture;                     /* --fixture K; -1: every fixture */
+    size_t chunk;                    /* --chunk N; 0: automatic */
+    unsigned long long max_exposed;  /* --max-exposed-bytes; 0: the library's default */
 } onp_run_args;
 
 /* The groups of options (a command accepts the groups it runs). */
 enum {
-    ONP_RUN_ARGS_ORT = 1,  /* how ORT runs: --ort-lib, --opt-level, --provider, ... */
-    ONP_RUN_ARGS_JUDGE = 2 /* how outputs are judged: --rtol, --tol, --top-k, --shard, ... */
+    ONP_RUN_ARGS_ORT = 1,    /* how ORT runs: --ort-lib, --opt-level, --provider, ... */
+    ONP_RUN_ARGS_TOL = 2,    /* the tolerance: --rtol, --atol, --strict-tol, --no-noise-estimate */
+    ONP_RUN_ARGS_JUDGE = 4,  /* the run of a bundle: --tol, --top-k, --shard, --no-lint, --no-bisect */
+    ONP_RUN_ARGS_BISECT = 8, /* bisect's: --fixture, --reference, --chunk, --max-exposed-bytes,
+                                --save-repro */
+    ONP_RUN_ARGS_CHECK = ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE
 };
 
 /* onp_run_opts_init, and the session the tool defaults to: optimization
@@ -228,6 +236,11 @@ int onp_run_args_lookup(const char *name, int *takes_value);
  * with e (ONP_ERR_USAGE) saying what the option wants: "--threads wants an
  * integer from 0 to 2147483647, not 'x'". */
 int onp_run_args_set(onp_run_args *a, const char *name, const char *value, onp_error *e);
+
+/* The bisect plan (onp_run_bisect_plan) with the bisect command's own
+ * choices on top: one fixture, the chunking. */
+void onp_run_args_bisect_plan(const onp_run_args *a, const onp_bundle_spec *where,
+                              onp_bisect_opts *bo);
 
 /* argv[*i] ("--NAME", "--NAME=VALUE", or "--NAME" then argv[*i + 1] as
  * its value) as an option of `groups`: 1 set (*i moved past a separate

@@ -43,6 +43,10 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "timeout": ("--timeout", "value"), "custom_op_libs": ("--custom-op-lib", "list"),
     "noise_estimate": ("--no-noise-estimate", "negated"), "lint": ("--no-lint", "negated"),
     "bisect": ("--no-bisect", "negated"), "isolate": ("--no-isolate", "negated"),
+    # bisect's own
+    "fixture": ("--fixture", "value"), "reference": ("--reference", "value"),
+    "chunk": ("--chunk", "value"), "max_exposed_bytes": ("--max-exposed-bytes", "value"),
+    "save_repro": ("--save-repro", "value"),
 }
 
 
@@ -172,6 +176,8 @@ def _load() -> ctypes.CDLL:
                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                       ctypes.POINTER(_Error)]
         lib.onp_api_check.restype = ctypes.c_int
+        lib.onp_api_bisect.argtypes = lib.onp_api_check.argtypes
+        lib.onp_api_bisect.restype = ctypes.c_int
         lib.onp_api_free.argtypes = [ctypes.c_void_p]
         lib.onp_api_free.restype = None
         lib.onp_api_version.argtypes = []
@@ -294,6 +300,29 @@ def _result(doc: Dict[str, Any], rc: int, text: str) -> CheckResult:
         shard=doc.get("shard"), document=doc, text=text)
 
 
+def _call(fn_name: str, bundle: Optional[PathLike], model: Optional[PathLike],
+          data: Sequence[PathLike], options: Mapping[str, Any]) -> Tuple[int, str]:
+    """One api.h call: (exit code, the document's text); raises the typed error."""
+    if (bundle is None) == (model is None) or (model is not None and not data):
+        raise UsageError("give a bundle, or a model and at least one fixture folder (data=[...])")
+    args = flags(options)
+    lib = _load()
+    dirs = [os.fspath(d) for d in data]
+    doc = ctypes.c_void_p()
+    err = _Error()
+    rc = getattr(lib, fn_name)(os.fsencode(bundle) if bundle is not None else None,
+                               os.fsencode(model) if model is not None else None,
+                               _strings(dirs), len(dirs), _strings(args), len(args),
+                               ctypes.byref(doc), ctypes.byref(err))
+    if rc < 0:
+        _raise(err)
+    try:
+        text = ctypes.string_at(doc.value).decode("utf-8") if doc.value else ""
+    finally:
+        lib.onp_api_free(doc)
+    return rc, text
+
+
 def check(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = None,
           data: Sequence[PathLike] = (), **options: Any) -> CheckResult:
     """Check a bundle folder (or ``model`` with the fixture folders ``data``)
@@ -311,21 +340,54 @@ def check(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = None
     options, nothing to compare), FileError / FormatError (unreadable or
     malformed files), RuntimeFailure (ONNX Runtime refused the model), each
     with the file, field and byte offset the tool's one-line error names."""
-    if (bundle is None) == (model is None) or (model is not None and not data):
-        raise UsageError("give a bundle, or a model and at least one fixture folder (data=[...])")
-    args = flags(options)
-    lib = _load()
-    dirs = [os.fspath(d) for d in data]
-    doc = ctypes.c_void_p()
-    err = _Error()
-    rc = lib.onp_api_check(os.fsencode(bundle) if bundle is not None else None,
-                           os.fsencode(model) if model is not None else None,
-                           _strings(dirs), len(dirs), _strings(args), len(args),
-                           ctypes.byref(doc), ctypes.byref(err))
-    if rc < 0:
-        _raise(err)
-    try:
-        text = ctypes.string_at(doc.value).decode("utf-8") if doc.value else ""
-    finally:
-        lib.onp_api_free(doc)
+    rc, text = _call("onp_api_check", bundle, model, data, options)
     return _result(json.loads(text), rc, text)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One exposed value in graph order: compared with its reference (eager,
+    or ORT at opt-level disable), ``passed`` None when it has none."""
+    value: str
+    node: str
+    op_type: str
+    module: str
+    passed: Optional[bool]
+    max_abs: Any
+    max_rel: Any
+    verdict: Optional[str]
+    note: Optional[str]
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    """What ``onnxparity bisect --format json`` prints, typed: ``verdict`` is
+    "diverges", "inconclusive" or "agrees"; ``first_divergent`` the document's
+    member (node, op_type, output, module, inputs, local, metrics, ...)."""
+    verdict: str
+    exit_code: int
+    model: str
+    reference: str
+    first_divergent: Optional[Dict[str, Any]]
+    curve: List[CurvePoint]
+    summary: Dict[str, Any]
+    document: Dict[str, Any] = field(repr=False)
+    text: str = field(repr=False, default="")
+
+
+def bisect(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = None,
+           data: Sequence[PathLike] = (), **options: Any) -> BisectResult:
+    """Bisect in this process, as ``onnxparity bisect --format json`` does:
+    the first node where ONNX Runtime leaves its reference.  Options as for
+    check (the ONNX Runtime and tolerance ones) and bisect's own: fixture,
+    reference ("eager", "disable"), chunk, max_exposed_bytes, save_repro.
+    Raises as check does; UsageError also when nothing can be compared (no
+    eager intermediates with reference="eager")."""
+    rc, text = _call("onp_api_bisect", bundle, model, data, options)
+    doc = json.loads(text)
+    curve = [CurvePoint(value=c["value"], node=c["node"], op_type=c["op_type"], module=c["module"],
+                        passed=c.get("pass"), max_abs=c.get("max_abs"), max_rel=c.get("max_rel"),
+                        verdict=c.get("verdict"), note=c.get("note")) for c in doc["curve"]]
+    return BisectResult(verdict=doc["verdict"], exit_code=rc, model=doc["model"],
+                        reference=doc["reference"], first_divergent=doc.get("first_divergent"),
+                        curve=curve, summary=doc["summary"], document=doc, text=text)

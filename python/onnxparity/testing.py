@@ -7,20 +7,18 @@
 
 assert_export_parity and run_check run the check in this process through
 the library (onnxparity.api: libonnxparity.so, the tool's own run, options
-and document); no binary is spawned.  The binary ($ONNXPARITY_BIN, else
-build/onnxparity of the repository this package sits in, else the copy the
-pip wheel installed, else `onnxparity` on PATH) names the command a failure
-message gives to rerun by hand, and runs compare_intermediates.
+and document), and compare_intermediates through its bisect; no binary is
+spawned.  The binary ($ONNXPARITY_BIN, else build/onnxparity of the
+repository this package sits in, else the copy the pip wheel installed, else
+`onnxparity` on PATH) only names the command a failure message gives to
+rerun by hand.
 """
 import json
 import math
 import os
 import pathlib
-import re
 import shlex
 import shutil
-import subprocess
-import tempfile
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import api
@@ -190,63 +188,34 @@ def _manifest_hints(bundle):
 
 # --------------------------------------------------------------------------- intermediates
 
-def _pb_index(p):
-    m = re.search(r"_(\d+)\.pb$", p.name)
-    return int(m.group(1)) if m else 0
-
-
 def compare_intermediates(bundle: PathLike, fixture: int = 0, *, rtol: Optional[float] = None,
                           atol: Optional[float] = None, binary: Optional[PathLike] = None,
                           timeout: float = 600) -> List[Dict[str, Any]]:
-    """Run the bundle's model with every intermediate of fixture ``fixture``
-    exposed as a graph output (``expose`` + ``run``) and compare each with the
-    eager submodule output saved in test_data_set_K/intermediates/.  Returns a
-    list, in graph order, of {module, value, file, pass, metrics...}."""
-    import onnx
+    """Compare every intermediate of fixture ``fixture`` (the eager submodule
+    outputs saved in test_data_set_K/intermediates/) with ONNX Runtime's value,
+    by the tolerance alone, in this process: the library's bisect of that one
+    fixture (onnxparity.api.bisect, reference eager, strict tolerance, no
+    noise estimate).  Returns a list, in graph order, of {module, value, file,
+    modules, pass, max_abs, max_rel, verdict}.  ``binary`` and ``timeout`` are
+    accepted for older callers and not used: nothing is spawned."""
+    del binary, timeout
     b = pathlib.Path(bundle)
-    d = b / f"test_data_set_{fixture}"
-    entries = json.loads((d / "intermediates" / "index.json").read_text())["entries"]
+    index = b / f"test_data_set_{fixture}" / "intermediates" / "index.json"
+    entries = json.loads(index.read_text())["entries"]
     if not entries:
         return []
-    mp = onnx.load(str(b / "model.onnx"), load_external_data=False)
-    outs = [o.name for o in mp.graph.output]
-    order = {o: i for i, n in enumerate(mp.graph.node) for o in n.output}
-    extra = []
-    for e in entries:
-        if e["value"] not in outs and e["value"] not in extra:
-            extra.append(e["value"])
-    exe = find_binary(binary)
-    with tempfile.TemporaryDirectory(prefix="onnxparity-inter-") as scratch:
-        td = pathlib.Path(scratch)
-        for f in b.iterdir():  # external data sits beside the model
-            if f.is_file() and f.name not in ("model.onnx", "parity.json"):
-                _link_or_copy(f, td / f.name)
-        model = td / "exposed.onnx"
-        _run([exe, "expose", str(b / "model.onnx"), str(model), "--values", ",".join(extra)], timeout)
-        inputs = sorted(d.glob("input_*.pb"), key=_pb_index)
-        _run([exe, "run", str(model)] + [str(p) for p in inputs]
-             + ["--save", str(td / "out"), "--save-format", "pb"], timeout)
-        act = td / "actual"
-        act.mkdir()
-        for e in entries:
-            k = outs.index(e["value"]) if e["value"] in outs else len(outs) + extra.index(e["value"])
-            shutil.copyfile(td / "out" / f"output_{k}.pb", act / e["file"])
-        cmd = [exe, "compare", str(d / "intermediates"), str(act), "--format", "json"]
-        if rtol is not None:
-            cmd += ["--rtol", str(rtol)]
-        if atol is not None:
-            cmd += ["--atol", str(atol)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if p.returncode not in (0, 1):
-            raise RuntimeError(f"onnxparity compare failed (exit {p.returncode}): {p.stderr.strip()}")
-        doc = json.loads(p.stdout)
-    by_file = {pathlib.Path(pr["expected"]).name: pr for pr in doc.get("pairs", []) if pr.get("expected")}
+    r = api.bisect(b, fixture=fixture, reference="eager", rtol=rtol, atol=atol, strict_tol=True,
+                   noise_estimate=False)
+    order = {p.value: i for i, p in enumerate(r.curve)}
+    by_value = {p.value: p for p in r.curve}
     result = []
     for e in entries:
-        pr = by_file.get(e["file"], {"pass": False, "result": "not compared"})
-        result.append(dict(pr, module=e["module"], value=e["value"], file=e["file"],
+        p = by_value.get(e["value"])
+        row: Dict[str, Any] = {"pass": False, "result": "not compared"} if p is None or p.passed is None \
+            else {"pass": p.passed, "max_abs": p.max_abs, "max_rel": p.max_rel, "verdict": p.verdict}
+        result.append(dict(row, module=e["module"], value=e["value"], file=e["file"],
                            modules=[x["module"] for x in e.get("modules", [])]))
-    result.sort(key=lambda r: order.get(r["value"], len(order)))
+    result.sort(key=lambda x: order.get(x["value"], len(order)))
     return result
 
 
@@ -264,19 +233,3 @@ def assert_intermediates_parity(bundle: PathLike, fixture: int = 0, **kw: Any) -
             f"max_rel {_num(first.get('max_rel'))}; others: "
             + ", ".join(r["module"] for r in bad[1:8]) + (" ..." if len(bad) > 8 else ""))
     return res
-
-
-def _run(cmd, timeout):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:2])} failed (exit {p.returncode}): {p.stderr.strip()}")
-    return p
-
-
-def _link_or_copy(src, dst):
-    # ONNX Runtime resolves symlinks and refuses external data outside the
-    # model's folder: a hard link (or a copy across file systems) stays inside
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)

@@ -1,7 +1,8 @@
 /*
  * api.c — the library as one call per command (api.h): the options through
- * the run's one table, the run through onp_check_run, the document through
- * onp_doc_check.  The tool's `check` makes the same three calls.
+ * the run's one table, the run through onp_check_run (check) or the run's
+ * bisect plan (bisect), the document through doc.h.  The tool's `check`
+ * and `bisect` make the same calls.
  */
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -13,17 +14,26 @@
 #include "onnxparity/version.h"
 
 /* args[n] into a: every one must be a run option. */
-static int parse_args(onp_run_args *a, const char *const *args, size_t n, onp_error *e)
+static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n,
+                      onp_error *e)
 {
     if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
     for (int i = 0; i < (int)n; i++) {
         if (!args[i]) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
-        int r = onp_run_args_parse(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_JUDGE, (int)n, args, &i, e);
+        int r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
         if (r < 0) return -1;
         if (!r)
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
     }
     return 0;
+}
+
+/* The document printed into *doc; the exit code rc, or -1 out of memory. */
+static int emit(cJSON *d, int rc, char **doc, onp_error *e)
+{
+    *doc = d ? onp_doc_print(d) : NULL;
+    cJSON_Delete(d);
+    return *doc ? rc : onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
 }
 
 int onp_api_check(const char *bundle, const char *model, const char *const *data, size_t n_data,
@@ -37,14 +47,45 @@ int onp_api_check(const char *bundle, const char *model, const char *const *data
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_check c = {0};
     int rc = -1;
-    if (!parse_args(a, args, n_args, e) && !onp_check_run(&c, &where, a, e)) {
-        cJSON *d = onp_doc_check(c.bundle, c.ort, c.session, &a->run, &c.run, c.upgraded);
-        *doc = d ? onp_doc_print(d) : NULL;
-        cJSON_Delete(d);
-        rc = *doc ? onp_run_exit_code(c.run.verdict)
-                  : onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    if (!parse_args(a, ONP_RUN_ARGS_CHECK, args, n_args, e) && !onp_check_run(&c, &where, a, e)) {
+        rc = emit(onp_doc_check(c.bundle, c.ort, c.session, &a->run, &c.run, c.upgraded),
+                  onp_run_exit_code(c.run.verdict), doc, e);
     }
     onp_check_release(&c);
+    free(a);
+    return rc;
+}
+
+int onp_api_bisect(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                   const char *const *args, size_t n_args, char **doc, onp_error *e)
+{
+    *doc = NULL;
+    onp_error_clear(e);
+    onp_run_args *a = malloc(sizeof *a);
+    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    onp_run_args_init(a);
+    onp_bundle_spec where = {bundle, model, data, n_data};
+    onp_ort *ort = NULL;
+    onp_bisect_result *r = NULL;
+    int rc = -1;
+    if (parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT, args, n_args, e) ||
+        onp_ort_open(a->run.ort_lib, &ort, e))
+        goto out;
+    onp_bisect_opts bo;
+    onp_run_args_bisect_plan(a, &where, &bo);
+    if (onp_bisect_run(ort, bundle ? bundle : model, &bo, &r, e)) goto out;
+    if (r->status == ONP_BISECT_NO_REFERENCE) {
+        char why[512];
+        onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "%s",
+                      r->reference_note[0] ? r->reference_note
+                                           : onp_doc_bisect_no_reference(r, why, sizeof why));
+        goto out;
+    }
+    rc = emit(onp_doc_bisect(r, ort, &a->run.session, a->fixture),
+              onp_run_exit_code(onp_run_bisect_verdict(r)), doc, e);
+out:
+    onp_bisect_free(r);
+    onp_ort_close(ort);
     free(a);
     return rc;
 }

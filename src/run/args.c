@@ -181,6 +181,53 @@ static int set_timeout(onp_run_args *a, const char *name, const char *v, onp_err
     return 0;
 }
 
+static int set_fixture(onp_run_args *a, const char *name, const char *v, onp_error *e)
+{
+    long k;
+    if (get_int(name, v, 0, INT_MAX, &k, e)) return -1;
+    if (k > 1000000000L)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "--%s %s is out of range", name, v);
+    a->fixture = (int)k;
+    return 0;
+}
+
+static int set_reference(onp_run_args *a, const char *name, const char *v, onp_error *e)
+{
+    if (!strcmp(v, "eager"))
+        a->run.reference = ONP_BISECT_REF_EAGER;
+    else if (!strcmp(v, "disable"))
+        a->run.reference = ONP_BISECT_REF_DISABLE;
+    else
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "--%s %s: expected eager or disable",
+                             name, v);
+    return 0;
+}
+
+static int set_chunk(onp_run_args *a, const char *name, const char *v, onp_error *e)
+{
+    long k;
+    if (get_int(name, v, 0, INT_MAX, &k, e)) return -1;
+    if (k < 1 || k > 1000000000L)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "--%s %s: expected N >= 1", name, v);
+    a->chunk = (size_t)k;
+    return 0;
+}
+
+static int set_max_exposed(onp_run_args *a, const char *name, const char *v, onp_error *e)
+{
+    if (onp_parse_size(v, &a->max_exposed))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--%s %s: expected a positive size (e.g. 512M, 2G)", name, v);
+    return 0;
+}
+
+static int set_save_repro(onp_run_args *a, const char *name, const char *v, onp_error *e)
+{
+    (void)name, (void)e;
+    a->run.save_repro = v;
+    return 0;
+}
+
 /* The switches: each sets one int to 1 (no-isolate clears isolate). */
 static int set_switch(onp_run_args *a, const char *name, const char *v, onp_error *e)
 {
@@ -215,15 +262,20 @@ static const struct {
     {"timeout", ONP_RUN_ARGS_ORT, 1, set_timeout},
     {"no-isolate", ONP_RUN_ARGS_ORT, 0, set_switch},
     {"deterministic", ONP_RUN_ARGS_ORT, 0, set_switch},
-    {"rtol", ONP_RUN_ARGS_JUDGE, 1, set_rtol},
-    {"atol", ONP_RUN_ARGS_JUDGE, 1, set_atol},
+    {"rtol", ONP_RUN_ARGS_TOL, 1, set_rtol},
+    {"atol", ONP_RUN_ARGS_TOL, 1, set_atol},
+    {"strict-tol", ONP_RUN_ARGS_TOL, 0, set_switch},
+    {"no-noise-estimate", ONP_RUN_ARGS_TOL, 0, set_switch},
     {"tol", ONP_RUN_ARGS_JUDGE, 1, set_tol},
     {"top-k", ONP_RUN_ARGS_JUDGE, 1, set_topk},
     {"shard", ONP_RUN_ARGS_JUDGE, 1, set_shard},
-    {"strict-tol", ONP_RUN_ARGS_JUDGE, 0, set_switch},
-    {"no-noise-estimate", ONP_RUN_ARGS_JUDGE, 0, set_switch},
     {"no-lint", ONP_RUN_ARGS_JUDGE, 0, set_switch},
     {"no-bisect", ONP_RUN_ARGS_JUDGE, 0, set_switch},
+    {"fixture", ONP_RUN_ARGS_BISECT, 1, set_fixture},
+    {"reference", ONP_RUN_ARGS_BISECT, 1, set_reference},
+    {"chunk", ONP_RUN_ARGS_BISECT, 1, set_chunk},
+    {"max-exposed-bytes", ONP_RUN_ARGS_BISECT, 1, set_max_exposed},
+    {"save-repro", ONP_RUN_ARGS_BISECT, 1, set_save_repro},
 };
 
 static int find(const char *name)
@@ -256,6 +308,16 @@ void onp_run_args_init(onp_run_args *a)
     a->run.session.custom_op_libs = a->custom_op_libs;
     a->run.tol = args_tol;
     a->run.tol_ctx = a;
+    a->fixture = -1;
+}
+
+void onp_run_args_bisect_plan(const onp_run_args *a, const onp_bundle_spec *where,
+                              onp_bisect_opts *bo)
+{
+    onp_run_bisect_plan(where, &a->run, bo);
+    bo->fixture = a->fixture;
+    bo->chunk = a->chunk;
+    bo->max_exposed_bytes = a->max_exposed;
 }
 
 int onp_run_args_lookup(const char *name, int *takes_value)

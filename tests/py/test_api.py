@@ -139,6 +139,31 @@ def test_testing_spawns_no_binary(lib, monkeypatch):
         testing.assert_export_parity(EXAMPLES / "training")
     assert "export parity fails" in str(e.value) and "training mode" in str(e.value)
     assert "command: " in str(e.value) and " check " in str(e.value)
+    # the intermediates through the library's bisect, not expose/run/compare processes
+    res = testing.assert_intermediates_parity(EXAMPLES / "healthy", 0, rtol=1e-3, atol=1e-4)
+    index = json.loads((EXAMPLES / "healthy" / "test_data_set_0" / "intermediates" /
+                        "index.json").read_text())
+    assert len(res) == len(index["entries"]) >= 5 and all(x["pass"] for x in res)
+    with pytest.raises(AssertionError, match="intermediates differ"):
+        testing.assert_intermediates_parity(EXAMPLES / "training", 0, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("args", [[], ["--fixture", "1"], ["--reference", "disable"],
+                                  ["--chunk", "2", "--rtol", "1e-3"]])
+def test_bisect_document_is_the_tools(onnxparity, lib, args):
+    """api.bisect: the document `bisect --format json` prints (the healthy
+    example: deterministic), and its typed curve."""
+    r = run([onnxparity, "bisect", EXAMPLES / "healthy", "--format", "json", *args])
+    b = api.bisect(EXAMPLES / "healthy", extra_args=args)
+    assert b.exit_code == r.returncode == 0 and b.verdict == "agrees"
+    assert b.document == json.loads(r.stdout)
+    assert len(b.curve) == len(b.document["curve"]) and all(p.passed for p in b.curve if
+                                                             p.passed is not None)
+    t = api.bisect(EXAMPLES / "training")
+    assert t.verdict == "diverges" and t.exit_code == 1
+    assert t.first_divergent["op_type"] == "BatchNormalization"
+    with pytest.raises(api.UsageError, match="unknown option"):
+        api.bisect(EXAMPLES / "healthy", top_k=1)  # a check option bisect does not take
 
 
 def test_importing_the_api_imports_nothing_heavy():
