@@ -346,7 +346,10 @@ int cmd_diagnose(int argc, char **argv)
     onp_lint_result lint;
     memset(&lint, 0, sizeof lint);
     onp_bundle_spec sp = {o.tg.bundle, o.tg.model, o.tg.data, o.tg.n_data};
+    onp_run_opts ro;
+    run_opts(&o, &ro);
     if (onp_fixset_load_dirs(o.tg.data, o.tg.n_data, &fs, &e) || onp_bundle_open(&sp, &b, &e) ||
+        onp_run_check_outputs(b, &ro, &e) || /* --save-repro: refused before anything runs */
         onp_model_check_external(onp_bundle_model(b), &e)) /* by our rules, before ORT */
         goto out;
     stage(&o, "diagnose: lint");
@@ -358,8 +361,6 @@ int cmd_diagnose(int argc, char **argv)
     if (probe_and_sweep(&o, ort, b, fs, &pr, &sw, &rc)) goto out;
     /* the fixtures judged as check judges them: the same run and plan */
     stage(&o, "diagnose: the fixtures, judged with the noise rule; bisect where they fail");
-    onp_run_opts ro;
-    run_opts(&o, &ro);
     ro.lint = &lint;
     ro.probe = &pr;
     ro.sweep = sw;

@@ -314,6 +314,14 @@ onp_run_verdict onp_run_diagnosis_verdict(const onp_run_result *r);
  * where nothing diverges), else PASS. */
 onp_run_verdict onp_run_bisect_verdict(const onp_bisect_result *r);
 
+/* The outputs the run will write, checked before anything runs: the
+ * --save-repro folder under the rule for a new output folder
+ * (onp_out_check_new_dir, outpath.h; the bundle and the fixture folders
+ * are what the run reads).  onp_run_fixtures calls it first; a client that
+ * does other work before (diagnose's probes) calls it earlier.  -1 with e
+ * (ONP_ERR_USAGE naming the path). */
+int onp_run_check_outputs(const onp_bundle *b, const onp_run_opts *o, onp_error *e);
+
 /* The lint of b's model with its parity.json (the manifest parsed once).
  * -1 for a malformed manifest (named) or out of memory. */
 int onp_run_lint(const onp_bundle *b, onp_lint_result *out, onp_error *e);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "onnxparity/outpath.h"
 #include "onnxparity/run.h"
 
 void onp_run_opts_init(onp_run_opts *o)
@@ -36,6 +37,14 @@ void onp_run_bisect_plan(const onp_bundle_spec *where, const onp_run_opts *o,
         bo->data = where->data;
         bo->n_data = where->n_data;
     }
+}
+
+int onp_run_check_outputs(const onp_bundle *b, const onp_run_opts *o, onp_error *e)
+{
+    if (!o->save_repro) return 0;
+    size_t n;
+    const char *const *reads = onp_bundle_data(b, &n);
+    return onp_out_check_new_dir(o->save_repro, reads, n, e);
 }
 
 int onp_run_lint(const onp_bundle *b, onp_lint_result *out, onp_error *e)
@@ -93,6 +102,7 @@ int onp_run_fixtures(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
                      onp_run_result *r, onp_error *e)
 {
     memset(r, 0, sizeof *r);
+    if (onp_run_check_outputs(b, o, e)) return -1;
     const onp_testdata *td = onp_bundle_fixtures(b);
     r->n_total = td->n;
     r->traced = onp_bundle_traced_fixture(b);

@@ -1394,10 +1394,6 @@ def c_sweep_save_optimized_file(d):
 
 NEW_DIR = r"exists \(%s\); an output folder must be new: nothing is written into an existing folder or through a link"
 INSIDE_READ = r"is inside the folder '.*%s', which this command reads; refusing to write there"
-DIAGNOSE_SWALLOWS = ("diagnose drops bisect's refusal of --save-repro (it ignores bisect errors) and exits 0/1: "
-                     "cmd_diagnose.c needs onp_out_check_new_dir after parsing (issue 36)")
-
-
 def c_save_repro(d):
     """Issue 36: --save-repro makes a new folder or nothing: an existing
     folder (the user's model.onnx in it), an empty one, a file, a symlink to
@@ -1445,11 +1441,11 @@ def c_save_repro(d):
         case("diagnose_save_repro_existing_folder",
              ["onnxparity", "diagnose", b, "--no-sweep", "--save-repro", full.parent], 2,
              r"full: " + NEW_DIR % "a folder", unchanged=[full], absent=[full.parent / "README.md"],
-             needs_ort=True, known_bug=DIAGNOSE_SWALLOWS),
+             needs_ort=True),
         case("diagnose_save_repro_symlink_to_folder",
              ["onnxparity", "diagnose", b, "--no-sweep", "--save-repro", d / "link"], 2,
              r"link: " + NEW_DIR % "a symbolic link", unchanged=[other],
-             absent=[other.parent / "README.md"], needs_ort=True, known_bug=DIAGNOSE_SWALLOWS),
+             absent=[other.parent / "README.md"], needs_ort=True),
     ]
     return cases
 

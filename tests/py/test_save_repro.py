@@ -135,8 +135,6 @@ def test_diagnose_writes_a_new_folder(onnxparity, bundle, tmp_path):
     assert json.loads(r.stdout)["repro"] == str(repro) and set(tree(repro)) == REPRO_FILES
 
 
-@pytest.mark.xfail(strict=True, reason="diagnose drops bisect's refusal (it ignores bisect errors): "
-                   "cmd_diagnose.c needs onp_out_check_new_dir after parsing (issue 36)")
 def test_diagnose_refuses_an_existing_folder(onnxparity, bundle, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
