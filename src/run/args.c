@@ -143,10 +143,14 @@ static int set_config(onp_run_args *a, const char *name, const char *v, onp_erro
     return add_kv(name, v, a->config, &a->run.session.n_config, e);
 }
 
+/* More threads than this is a typo, not a machine: ORT would create them
+ * all (--threads 100000 ran for minutes). */
+#define MAX_THREADS 1024
+
 static int set_threads(onp_run_args *a, const char *name, const char *v, onp_error *e)
 {
     long n;
-    if (get_int(name, v, 0, INT_MAX, &n, e)) return -1;
+    if (get_int(name, v, 0, MAX_THREADS, &n, e)) return -1;
     if (!strcmp(name, "threads"))
         a->run.session.intra_threads = (int)n;
     else
