@@ -6,12 +6,14 @@
  * TARGET is a folder holding model.onnx and test_data_set_N/ folders (the
  * ONNX test-data layout): input_K.pb feeds graph input K (by position, as
  * ONNX's own test runner does) and output_K.pb is the expected value of
- * graph output K.  One ORT session serves every fixture.  A fixture ORT
- * cannot run is a failed fixture carrying ORT's message; the run goes on.
+ * graph output K.  A fixture ORT cannot run is a failed fixture carrying
+ * ORT's message; the run goes on.
  *
- * When a bundle with eager intermediates fails, the first failed fixture is
- * bisected (as `onnxparity bisect` does) and the first divergent node is
- * reported; --no-bisect skips that.
+ * The run is the library's (run.h, onp_check_run: the bundle opened once,
+ * the lint, one session, the one fixture loop, the bisect when a fixture
+ * fails, the causes, the verdict); its options are parsed by the library's
+ * table.  This file parses the output options and formats: text, the
+ * library's JSON document (doc.h), JUnit, SARIF, the summary, annotations.
  *
  * Exit: 0 every output of every fixture passes; 1 anything fails (a flipped
  * top-1 label included); 2 bad usage or no fixtures; 3 unreadable files;
@@ -22,19 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "ghactions.h"
 #include "junit.h"
 #include "lintdoc.h"
-#include "measure.h"
 #include "target.h"
 #include "onnxparity/adequacy.h"
 #include "onnxparity/agreement.h"
 #include "onnxparity/bisect.h"
-#include "onnxparity/buf.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/compare.h"
 #include "onnxparity/doc.h"
