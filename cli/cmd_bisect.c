@@ -59,8 +59,8 @@ static int parse_args(int argc, char **argv, opts *o)
     const char *v;
     cli_ort_init(&o->ort);
     for (int i = 1; i < argc; i++) {
-        int r = cli_ort_opt_groups(&o->ort, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT,
-                                   argc, argv, &i);
+        int r = cli_ort_opt_groups(
+            &o->ort, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
         if ((r = cli_opt(argc, argv, &i, "format", &v))) {
@@ -77,7 +77,6 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     return cli_target_finish(&o->tg, argv[0], o->target);
 }
-
 
 // --- text -----------------------------------------------------------------------
 
@@ -103,7 +102,8 @@ static void print_point(size_t i, const onp_bisect_point *p, int mark)
  * statement that the local rerun (printed below it) cannot contradict. */
 static const char *first_clause(const onp_bisect_result *r)
 {
-    if (!onp_doc_bisect_inputs_agree(r)) return "an input has no eager reference: it may start upstream";
+    if (!onp_doc_bisect_inputs_agree(r))
+        return "an input has no eager reference: it may start upstream";
     if (r->local.ran && r->local.local)
         return "its inputs are inside their tolerance or noise and the node alone fails: the "
                "divergence starts here";
@@ -209,15 +209,16 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         printf("inconclusive: all %zu values compared agree with %s on the fixtures ONNX Runtime "
                "runs, but it refused %zu fixture(s) (%s), which cannot be bisected: a shape or "
                "dtype the graph does not take%s%s%s (ONNX Runtime: %s)\n",
-               compared, onp_doc_bisect_ref_words(r), r->n_refused, list, a ? "; onnxparity check " : "",
-               a ? a : "", a ? " names why" : "", r->refused_msg);
+               compared, onp_doc_bisect_ref_words(r), r->n_refused, list,
+               a ? "; onnxparity check " : "", a ? a : "", a ? " names why" : "", r->refused_msg);
     } else if (onp_bisect_inconclusive_by_expected(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail against the fixtures' expected outputs (max_abs %s): the model "
                "computes the same at every optimization level, so the difference is in the "
                "export itself (or in the expected outputs); to bisect it against eager, capture "
                "a bundle with onnxparity.capture (it stores eager's intermediates)\n",
-               compared, onp_doc_bisect_ref_words(r), report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
+               compared, onp_doc_bisect_ref_words(r),
+               report_fmt(r->verify.expected_max_abs, ma, sizeof ma));
     else if (onp_bisect_inconclusive(r))
         printf("inconclusive: all %zu values compared agree with %s, but the plain model's "
                "outputs fail: the divergence is not where the curve can see it%s%s%s\n",
@@ -266,7 +267,8 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
         printf("inputs of %s:\n", f->node[0] ? f->node : "the first divergent node");
         for (size_t k = 0; k < r->n_inputs; k++) {
             const onp_bisect_input *x = &r->inputs[k];
-            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"", onp_doc_bisect_src_name(r, x->src));
+            printf("  %-40s %-13s", x->name[0] ? x->name : "\"\"",
+                   onp_doc_bisect_src_name(r, x->src));
             if (x->src == ONP_BISECT_SRC_EAGER)
                 printf(" max_abs %-10s %s", report_fmt(x->max_abs, ma, sizeof ma),
                        x->pass ? "ok" : "FAIL");
@@ -290,12 +292,6 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
 }
 
 // --- JSON -----------------------------------------------------------------------
-
-
-
-
-
-
 
 static int json_error(const opts *o, const char *model, const char *msg, int rc)
 {
@@ -338,7 +334,8 @@ int cmd_bisect(int argc, char **argv)
         rc = json_error(&o, model, onp_error_format(&e, buf, sizeof buf), rc);
     } else if (r->status == ONP_BISECT_NO_REFERENCE) {
         fprintf(stderr, "onnxparity bisect: %s\n",
-                r->reference_note[0] ? r->reference_note : onp_doc_bisect_no_reference(r, buf, sizeof buf));
+                r->reference_note[0] ? r->reference_note
+                                     : onp_doc_bisect_no_reference(r, buf, sizeof buf));
         rc = json_error(&o, model, buf, EXIT_USAGE);
     } else {
         int html_rc = 0;

@@ -171,7 +171,6 @@ static void print_agreement_text(const onp_fixture_verdict *res, size_t n)
            100 * a.confidence);
 }
 
-
 static void print_adequacy_text(const onp_adequacy *a)
 {
     if (!a || a->verdict == ONP_ADEQUACY_ABSENT) return;
@@ -183,7 +182,6 @@ static void print_adequacy_text(const onp_adequacy *a)
         printf("         %s %s: %s\n", onp_adequacy_level_name(a->flags[i].level), a->flags[i].id,
                a->flags[i].message);
 }
-
 
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
                        onp_session *s, const onp_run_result *run)
@@ -266,7 +264,6 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
                o->target ? " shows where the error jumps" : "");
     }
 }
-
 
 /* --- causes: the library's derivation (causes.h) over what check knows -----
  *
@@ -425,9 +422,8 @@ static int emit_doc(const opts *o, const char *model, onp_bundle *b, onp_ort *or
 }
 
 /* The text report. */
-static void emit_text(const opts *o, const char *model, onp_bundle *b, onp_ort *ort,
-                      onp_session *s, const onp_run_opts *ro, const onp_run_result *run,
-                      int upgraded)
+static void emit_text(const opts *o, const char *model, onp_bundle *b, onp_ort *ort, onp_session *s,
+                      const onp_run_opts *ro, const onp_run_result *run, int upgraded)
 {
     if (upgraded) printf("note     legacy opset < 7 model upgraded to opset 7 in memory\n");
     if (ro->shard_n)
@@ -454,10 +450,12 @@ static int emit(const opts *o, const char *model, onp_bundle *b, onp_ort *ort, o
                 const onp_run_opts *ro, const onp_run_result *run, int upgraded)
 {
     int rc = onp_run_exit_code(run->verdict);
-    int html_rc = o->fmt == FMT_JSON || o->html ? emit_doc(o, model, b, ort, s, ro, run, upgraded) : 0;
+    int html_rc =
+        o->fmt == FMT_JSON || o->html ? emit_doc(o, model, b, ort, s, ro, run, upgraded) : 0;
     if (o->fmt != FMT_JSON) emit_text(o, model, b, ort, s, ro, run, upgraded);
     if (html_rc) rc = html_rc;
-    if (o->fmt != FMT_JSON && o->annotations) print_annotations(model, run->fix, run->n_fix, run->causes);
+    if (o->fmt != FMT_JSON && o->annotations)
+        print_annotations(model, run->fix, run->n_fix, run->causes);
     int sum_rc = o->summary ? write_summary(o, model, run) : 0;
     if (sum_rc) rc = sum_rc;
     const onp_lint_result *lint = onp_run_lint_of(ro, run);

@@ -237,9 +237,9 @@ static void print_load_error(const opts *o, const char *model, const char *why)
 /* The bisect's part of the document. */
 static void bisect_json(cJSON *root, const onp_bisect_result *bis)
 {
-    const onp_bisect_point *p =
-        bis && bis->status == ONP_BISECT_DIVERGES && bis->first >= 0 ? &bis->points[bis->first]
-                                                                      : NULL;
+    const onp_bisect_point *p = bis && bis->status == ONP_BISECT_DIVERGES && bis->first >= 0
+                                    ? &bis->points[bis->first]
+                                    : NULL;
     if (p) {
         cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
         cJSON_AddStringToObject(fd, "node", p->node);
@@ -288,10 +288,10 @@ static int emit_doc(const opts *o, const char *model, const char *sha, onp_ort *
     cJSON_AddNumberToObject(lj, "warnings", (double)lint->counts[ONP_LINT_WARNING]);
     cJSON_AddNumberToObject(lj, "infos", (double)lint->counts[ONP_LINT_INFO]);
     onp_doc_environment(root, ort,
-                       o->ort.so.provider && o->ort.so.provider[0] ? o->ort.so.provider
-                                                                   : "CPUExecutionProvider",
-                       o->ort.so.opt_level, o->ort.so.intra_threads, o->ort.so.inter_threads, sha,
-                       o->ort.so.config, o->ort.so.n_config);
+                        o->ort.so.provider && o->ort.so.provider[0] ? o->ort.so.provider
+                                                                    : "CPUExecutionProvider",
+                        o->ort.so.opt_level, o->ort.so.intra_threads, o->ort.so.inter_threads, sha,
+                        o->ort.so.config, o->ort.so.n_config);
     return report_emit(root, o->fmt == FMT_JSON, o->html, model);
 }
 
@@ -320,8 +320,7 @@ static int probe_and_sweep(const opts *o, onp_ort *ort, onp_bundle *b, const onp
         return -1;
     }
     if (!o->no_sweep) stage(o, "diagnose: sweep over the optimization levels");
-    if (!o->no_sweep && onp_sweep_run(ort, model, fs, &po, sw, &e))
-        return *rc = cli_report(&e), -1;
+    if (!o->no_sweep && onp_sweep_run(ort, model, fs, &po, sw, &e)) return *rc = cli_report(&e), -1;
     return 0;
 }
 

@@ -487,8 +487,8 @@ int cmd_sweep(int argc, char **argv)
         cJSON_AddStringToObject(root, "verdict", verdict);
         cJSON_AddStringToObject(root, "model", model);
         onp_doc_environment(root, orts[0], r->configs[0].provider, o.ort.so.opt_level,
-                           o.ort.so.intra_threads, o.ort.so.inter_threads, sha, o.ort.so.config,
-                           o.ort.so.n_config);
+                            o.ort.so.intra_threads, o.ort.so.inter_threads, sha, o.ort.so.config,
+                            o.ort.so.n_config);
         cJSON_AddNumberToObject(root, "fixtures", (double)r->n_fixtures);
         cJSON_AddItemToObject(root, "sweep", sweep_json(r));
         int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);

@@ -11,8 +11,6 @@
 #include "lintdoc.h"
 #include "onnxparity/causes.h"
 
-
-
 static const char *str_of(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -219,8 +219,8 @@ int cli_tol_format_opt(int argc, char **argv, int *i, double *rtol, double *atol
 {
     const char *v;
     int r;
-    if (cli_flag(argv, *i, "rtol") || cli_flag(argv, *i, "atol") || !strncmp(argv[*i], "--rtol=", 7) ||
-        !strncmp(argv[*i], "--atol=", 7)) {
+    if (cli_flag(argv, *i, "rtol") || cli_flag(argv, *i, "atol") ||
+        !strncmp(argv[*i], "--rtol=", 7) || !strncmp(argv[*i], "--atol=", 7)) {
         /* the run's option table parses them (run.h), as for check */
         onp_run_args a; /* about 20 kB */
         onp_run_args_init(&a);

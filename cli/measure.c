@@ -27,8 +27,8 @@ static void environment_json(meas_result *out, const cli_ort *ort_opts, onp_sess
     const onp_session_desc *d = onp_session_describe(s);
     cJSON *holder = cJSON_CreateObject();
     cJSON *env = onp_doc_environment(holder, out->ort, d->provider, d->opt_level, d->intra_threads,
-                                    d->inter_threads, out->sha256, ort_opts->so.config,
-                                    ort_opts->so.n_config);
+                                     d->inter_threads, out->sha256, ort_opts->so.config,
+                                     ort_opts->so.n_config);
     cJSON_AddBoolToObject(env, "upgraded_to_opset7", upgraded);
     onp_env_write_json(&out->env, env);
     out->environment = cJSON_DetachItemFromObject(holder, "environment");

@@ -16,7 +16,6 @@
 #include "report.h"
 #include "onnxparity/utf8.h"
 
-
 const char *report_verdict_word(onp_run_verdict v)
 {
     static const char *const words[] = {
@@ -24,11 +23,6 @@ const char *report_verdict_word(onp_run_verdict v)
     _Static_assert(sizeof words / sizeof words[0] == ONP_RUN_VERDICT_COUNT, "a word per verdict");
     return (unsigned)v < ONP_RUN_VERDICT_COUNT ? words[v] : "?";
 }
-
-
-
-
-
 
 void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const char *lint_arg)
 {
@@ -59,7 +53,6 @@ const char *report_fmt(double v, char *buf, size_t n)
     return buf;
 }
 
-
 void report_json_puts(const char *txt, FILE *f)
 {
     fputs(txt, f);
@@ -73,8 +66,6 @@ void report_print_json(cJSON *root)
     free(txt);
     cJSON_Delete(root);
 }
-
-
 
 int report_emit(cJSON *root, int json, const char *html, const char *label)
 {
@@ -105,4 +96,3 @@ void report_causes_text(const onp_causes *cs, const char *target_args)
             printf("         run: onnxparity bisect %s\n", target_args);
     }
 }
-

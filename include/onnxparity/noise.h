@@ -181,8 +181,8 @@ void onp_noise_rule(const onp_metrics *m, const onp_noise *n, double eps, int st
 /* Judge ORT's `actual` against eager `expected`.  ref64 (float64 eager of
  * the same fixture, same shape) or NULL; stats (a noise estimate) or NULL —
  * ref64 wins when both are given, unless it is refused (j->ref_refused: a
- * NaN or infinity where eager has none, or the reverse): stats then decide.  Fills *m (the comparator's metrics under
- * the tolerance applied) and *j.  Returns 0, or -1 with *e set when the
+ * NaN or infinity where eager has none, or the reverse): stats then decide.  Fills *m (the
+ * comparator's metrics under the tolerance applied) and *j.  Returns 0, or -1 with *e set when the
  * tensors cannot be compared at all (strings vs numbers, out of memory). */
 int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const onp_tensor *ref64,
                     const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,

@@ -54,8 +54,7 @@ int onp_out_check(const char *path, onp_error *e);
  * Links and relative paths resolve as the kernel resolves them.  -1 with
  * `e` otherwise: ONP_ERR_USAGE (exit 2) for the rule, the path named;
  * ONP_ERR_IO when the folder to hold it does not exist. */
-int onp_out_check_new_dir(const char *dir, const char *const *reads, size_t n_reads,
-                          onp_error *e);
+int onp_out_check_new_dir(const char *dir, const char *const *reads, size_t n_reads, onp_error *e);
 
 /* Check `dir` as above, then make it (mode from the umask).  mkdir never
  * follows a link in the last component and fails when anything appeared

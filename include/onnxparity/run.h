@@ -159,17 +159,17 @@ typedef struct onp_run_opts {
     const char *ort_lib;
     onp_session_opts session;
     /* the judgment */
-    double rtol, atol;  /* < 0: the dtype's default */
-    onp_tol_fn tol;     /* per-output tolerance (--tol, criteria), or NULL: rtol/atol */
+    double rtol, atol; /* < 0: the dtype's default */
+    onp_tol_fn tol;    /* per-output tolerance (--tol, criteria), or NULL: rtol/atol */
     void *tol_ctx;
-    int atol_given;     /* the user chose atol (noise.h) */
-    int topk;           /* 0 off, -1 auto, K */
-    int strict;         /* the tolerance binds: within-noise fails */
-    int no_estimate;    /* no ORT-side noise estimate (no perturbed rerun) */
+    int atol_given;  /* the user chose atol (noise.h) */
+    int topk;        /* 0 off, -1 auto, K */
+    int strict;      /* the tolerance binds: within-noise fails */
+    int no_estimate; /* no ORT-side noise estimate (no perturbed rerun) */
     /* which fixtures: --shard I/N (shard_n 0: every one); the traced
      * fixture is judged as evidence when the shard lacks it */
     long shard_i, shard_n;
-    int no_lint;        /* skip the lint (its errors fail the run) */
+    int no_lint; /* skip the lint (its errors fail the run) */
     /* the bisect, when a fixture fails by its numbers */
     int no_bisect;
     onp_bisect_ref reference; /* AUTO by default (see onp_run_bisect_plan) */
@@ -200,23 +200,24 @@ typedef struct onp_run_tol {
 } onp_run_tol;
 
 typedef struct onp_run_args {
-    onp_run_opts run; /* what onp_run gets */
+    onp_run_opts run;                           /* what onp_run gets */
     const char *config[ONP_RUN_MAX_KV];         /* --session-config K=V */
     const char *provider_opts[ONP_RUN_MAX_KV];  /* --provider-opt K=V */
     const char *custom_op_libs[ONP_RUN_MAX_KV]; /* --custom-op-lib PATH */
     onp_run_tol tols[ONP_RUN_MAX_KV];           /* --tol NAME=RTOL,ATOL */
     size_t n_tols;
     /* the bisect command's own choices (onp_run_args_bisect_plan) */
-    int fixture;                     /* --fixture K; -1: every fixture */
-    size_t chunk;                    /* --chunk N; 0: automatic */
-    unsigned long long max_exposed;  /* --max-exposed-bytes; 0: the library's default */
+    int fixture;                    /* --fixture K; -1: every fixture */
+    size_t chunk;                   /* --chunk N; 0: automatic */
+    unsigned long long max_exposed; /* --max-exposed-bytes; 0: the library's default */
 } onp_run_args;
 
 /* The groups of options (a command accepts the groups it runs). */
 enum {
-    ONP_RUN_ARGS_ORT = 1,    /* how ORT runs: --ort-lib, --opt-level, --provider, ... */
-    ONP_RUN_ARGS_TOL = 2,    /* the tolerance: --rtol, --atol, --strict-tol, --no-noise-estimate */
-    ONP_RUN_ARGS_JUDGE = 4,  /* the run of a bundle: --tol, --top-k, --shard, --no-lint, --no-bisect */
+    ONP_RUN_ARGS_ORT = 1, /* how ORT runs: --ort-lib, --opt-level, --provider, ... */
+    ONP_RUN_ARGS_TOL = 2, /* the tolerance: --rtol, --atol, --strict-tol, --no-noise-estimate */
+    ONP_RUN_ARGS_JUDGE =
+        4, /* the run of a bundle: --tol, --top-k, --shard, --no-lint, --no-bisect */
     ONP_RUN_ARGS_BISECT = 8, /* bisect's: --fixture, --reference, --chunk, --max-exposed-bytes,
                                 --save-repro */
     ONP_RUN_ARGS_CHECK = ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE
@@ -266,8 +267,7 @@ void onp_run_opts_init(onp_run_opts *o);
  * model and folders when `where` is not a bundle.  bo's strings borrow from
  * o and where.  The bisect command adds its own choices (one fixture, the
  * chunking) on top; nothing else sets bisect options. */
-void onp_run_bisect_plan(const onp_bundle_spec *where, const onp_run_opts *o,
-                         onp_bisect_opts *bo);
+void onp_run_bisect_plan(const onp_bundle_spec *where, const onp_run_opts *o, onp_bisect_opts *bo);
 
 /* What b was opened on (its strings live as long as b). */
 onp_bundle_spec onp_bundle_where(const onp_bundle *b);
@@ -287,18 +287,18 @@ int onp_run_session_open(onp_bundle *b, const onp_run_opts *o, onp_ort **ort, on
                          int *upgraded, onp_error *e);
 
 typedef struct onp_run_result {
-    onp_run_verdict verdict; /* onp_run_verdict_of(fix, lint errors) */
-    size_t n_total;          /* fixtures in the bundle */
-    size_t n_fix;            /* fixtures judged (the shard's) */
+    onp_run_verdict verdict;  /* onp_run_verdict_of(fix, lint errors) */
+    size_t n_total;           /* fixtures in the bundle */
+    size_t n_fix;             /* fixtures judged (the shard's) */
     onp_fixture_verdict *fix; /* [n_fix], owned */
-    double *secs;            /* [n_fix] seconds each took, owned */
-    size_t failed;           /* fixtures not passing (FAIL or ERROR) */
-    size_t lost;             /* fixtures ORT lost (runtime set) */
-    int traced;              /* the traced fixture's index, or -1 */
-    int traced_judged;       /* 1: traced_extra holds it (outside the shard) */
+    double *secs;             /* [n_fix] seconds each took, owned */
+    size_t failed;            /* fixtures not passing (FAIL or ERROR) */
+    size_t lost;              /* fixtures ORT lost (runtime set) */
+    int traced;               /* the traced fixture's index, or -1 */
+    int traced_judged;        /* 1: traced_extra holds it (outside the shard) */
     onp_fixture_verdict traced_extra;
-    onp_lint_result lint;    /* the run's own lint; zeroed with no_lint or o->lint given */
-    size_t lint_errors;      /* error-level findings of the lint used */
+    onp_lint_result lint;      /* the run's own lint; zeroed with no_lint or o->lint given */
+    size_t lint_errors;        /* error-level findings of the lint used */
     onp_bisect_result *bisect; /* the bisect that ran (any status but NO_REFERENCE), or NULL */
     onp_causes *causes;        /* owned; never NULL after success */
     onp_env env;               /* the fingerprint's export and runtime fields */
@@ -332,8 +332,8 @@ int onp_run_lint(const onp_bundle *b, onp_lint_result *out, onp_error *e);
  * loses is a judged ERROR fixture, not a failure of the call: -1 only when
  * a file cannot be read, the lint's manifest is malformed, or memory runs
  * out; r is then still safe to release. */
-int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
-            onp_run_result *r, onp_error *e);
+int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o, onp_run_result *r,
+            onp_error *e);
 
 // --- the check: a bundle opened, linted, run and judged ---------------------------
 

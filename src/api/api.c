@@ -14,8 +14,7 @@
 #include "onnxparity/version.h"
 
 /* args[n] into a: every one must be a run option. */
-static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n,
-                      onp_error *e)
+static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n, onp_error *e)
 {
     if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
     for (int i = 0; i < (int)n; i++) {

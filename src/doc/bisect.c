@@ -57,9 +57,8 @@ static cJSON *doc_base(const char *verdict, const char *model, int fixture)
 static void add_env(cJSON *root, const onp_session_opts *so, const onp_bisect_result *r,
                     onp_ort *ort)
 {
-    cJSON *env =
-        onp_doc_environment(root, ort, r->provider, r->opt_level, r->intra_threads, r->inter_threads,
-                           r->sha256, so->config, so->n_config);
+    cJSON *env = onp_doc_environment(root, ort, r->provider, r->opt_level, r->intra_threads,
+                                     r->inter_threads, r->sha256, so->config, so->n_config);
     cJSON_AddBoolToObject(env, "upgraded_to_opset7", r->upgraded);
     cJSON_AddBoolToObject(env, "external_data", r->external);
 }

@@ -103,8 +103,9 @@ cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
     cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(r->verdict));
     cJSON_AddStringToObject(root, "model", onp_bundle_model_path(b));
-    cJSON *envj = onp_doc_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
-                                      d->inter_threads, sha, o->session.config, o->session.n_config);
+    cJSON *envj =
+        onp_doc_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
+                            d->inter_threads, sha, o->session.config, o->session.n_config);
     onp_env_write_json(&r->env, envj);
     cJSON_AddBoolToObject(envj, "upgraded_to_opset7", upgraded);
     options_json(root, o);

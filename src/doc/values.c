@@ -210,8 +210,8 @@ static void cpu_name(char *buf, size_t n)
 }
 
 cJSON *onp_doc_environment(cJSON *root, onp_ort *ort, const char *provider,
-                          onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
-                          const char *const *config, size_t n_config)
+                           onp_ort_opt_level opt_level, int intra, int inter, const char *sha256,
+                           const char *const *config, size_t n_config)
 {
     cJSON *env = cJSON_AddObjectToObject(root, "environment");
     cJSON_AddStringToObject(env, "onnxparity", ONP_VERSION);

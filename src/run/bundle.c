@@ -23,9 +23,9 @@
 typedef enum { HASH_WANTED = 0, HASH_RUNNING, HASH_DONE } hash_state;
 
 struct onp_bundle {
-    char *dir;           /* the bundle folder, or NULL */
+    char *dir; /* the bundle folder, or NULL */
     char *model_path;
-    char **data;         /* [n_data] fixture folders */
+    char **data; /* [n_data] fixture folders */
     size_t n_data;
     onp_model *model;
     onp_testdata td;
@@ -91,8 +91,7 @@ static void fork_prepare(void)
 static void fork_parent(void)
 {
     for (onp_bundle *b = g_hash.jobs; b; b = b->hnext)
-        if (b->hstate == HASH_WANTED &&
-            pthread_create(&b->hthread, NULL, hash_thread, b) == 0)
+        if (b->hstate == HASH_WANTED && pthread_create(&b->hthread, NULL, hash_thread, b) == 0)
             b->hstate = HASH_RUNNING;
     pthread_mutex_unlock(&g_hash.mu);
 }

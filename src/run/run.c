@@ -18,8 +18,7 @@ void onp_run_opts_init(onp_run_opts *o)
     o->reference = ONP_BISECT_REF_AUTO;
 }
 
-void onp_run_bisect_plan(const onp_bundle_spec *where, const onp_run_opts *o,
-                         onp_bisect_opts *bo)
+void onp_run_bisect_plan(const onp_bundle_spec *where, const onp_run_opts *o, onp_bisect_opts *bo)
 {
     onp_bisect_opts_init(bo);
     bo->session = o->session;
@@ -114,7 +113,8 @@ int onp_run_fixtures(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     for (size_t k = 0; k < td->n; k++) n += in_shard(o, k);
     r->fix = calloc(n ? n : 1, sizeof *r->fix);
     r->secs = calloc(n ? n : 1, sizeof *r->secs);
-    if (!r->fix || !r->secs) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    if (!r->fix || !r->secs)
+        return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     onp_judge_fixture_opts jo;
     onp_judge_fixture_opts_init(&jo);
     jo.tol = o->tol ? o->tol : default_tol;
@@ -180,8 +180,8 @@ int onp_run_causes(const onp_run_opts *o, onp_run_result *r, onp_error *e)
     return onp_causes_derive(&ev, &r->causes, e);
 }
 
-int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
-            onp_run_result *r, onp_error *e)
+int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o, onp_run_result *r,
+            onp_error *e)
 {
     if (onp_run_fixtures(b, ort, s, o, r, e)) return -1;
     if (!o->no_bisect) onp_run_bisect(b, ort, o, r);
@@ -197,7 +197,7 @@ onp_run_verdict onp_run_diagnosis_verdict(const onp_run_result *r)
 onp_run_verdict onp_run_bisect_verdict(const onp_bisect_result *r)
 {
     return r->status == ONP_BISECT_DIVERGES || onp_bisect_inconclusive(r) ? ONP_RUN_FAIL
-                                                                           : ONP_RUN_PASS;
+                                                                          : ONP_RUN_PASS;
 }
 
 const onp_bisect_point *onp_run_first_divergent(const onp_run_result *r)

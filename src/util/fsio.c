@@ -272,8 +272,10 @@ int onp_out_check(const char *path, onp_error *e)
 /* A short word for what lstat found. */
 static const char *kind_word(mode_t m)
 {
-    return S_ISLNK(m) ? "a symbolic link" : S_ISDIR(m) ? "a folder" : S_ISREG(m) ? "a file"
-                                                                             : "a special file";
+    return S_ISLNK(m)   ? "a symbolic link"
+           : S_ISDIR(m) ? "a folder"
+           : S_ISREG(m) ? "a file"
+                        : "a special file";
 }
 
 int onp_out_check_new_dir(const char *dir, const char *const *reads, size_t n_reads, onp_error *e)
@@ -306,7 +308,7 @@ int onp_out_check_new_dir(const char *dir, const char *const *reads, size_t n_re
         return onp_error_set(e, ONP_ERR_IO, dir, NULL, -1, "cannot be made: its folder '%s' %s",
                              parent ? parent : "?",
                              parent && stat(parent, &st) == 0 ? "is not a folder"
-                                                               : "does not exist");
+                                                              : "does not exist");
     seen_file extra[16];
     size_t n = 0;
     for (size_t i = 0; i < n_reads && n < sizeof extra / sizeof *extra; i++)
