@@ -1,6 +1,8 @@
 """make bench: the Python API's check in-process (onnxparity.api over
 libonnxparity.so) against the same check as a subprocess of the tool, from
-one warm Python, best of N each.  Prints "IN_PROCESS SUBPROCESS" seconds.
+one warm Python, best of N each.  Prints "IN_PROCESS SUBPROCESS
+IN_PROCESS_NO_ISOLATE" seconds (the last: ONNX Runtime in this process, no
+worker, its environment kept from one call to the next).
 
     python3 bench/api_inproc.py BUNDLE TOOL N
 """
@@ -26,7 +28,8 @@ def main():
     t_in = best(n, lambda: api.check(bundle))
     t_sub = best(n, lambda: subprocess.run([tool, "check", bundle, "--format", "json"],
                                            capture_output=True, check=False))
-    print(f"{t_in:.4f} {t_sub:.4f}")
+    t_ni = best(n, lambda: api.check(bundle, isolate=False))
+    print(f"{t_in:.4f} {t_sub:.4f} {t_ni:.4f}")
 
 
 if __name__ == "__main__":

@@ -243,7 +243,7 @@ read -r t_bare _ < <(measure "$reps" "$out/barecheck" "$ortlib" "$rn")
 read -r t_nolint _ < <(measure "$reps" "$bin" check "$rn" --no-lint)
 overhead=$(awk "BEGIN{ printf \"%.1f\", 100 * ($t_check - $t_bare) / $t_bare }")
 # the Python API in-process against the tool as a subprocess, from one warm Python
-read -r t_api t_apisub < <(ONNXPARITY_LIB="$(dirname "$lib")/libonnxparity.so.0" PYTHONPATH="$top/python" \
+read -r t_api t_apisub t_apini < <(ONNXPARITY_LIB="$(dirname "$lib")/libonnxparity.so.0" PYTHONPATH="$top/python" \
     $py bench/api_inproc.py "$rn" "$bin" "$reps")
 
 # --- 4. bisect -------------------------------------------------------------------------
@@ -450,9 +450,13 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "|---|---|"
     echo "| \`onnxparity.check(bundle)\` (libonnxparity.so through ctypes) | $t_api s |"
     echo "| \`subprocess.run([onnxparity, \"check\", bundle, \"--format\", \"json\"])\` | $t_apisub s |"
+    echo "| \`onnxparity.check(bundle, isolate=False)\` (ORT in the calling process) | $t_apini s |"
     echo
-    echo "In-process is **$(ratio "$t_apisub" "$t_api")×** the speed of the subprocess (the difference: one"
-    echo "process start and the tool's own set-up; ONNX Runtime runs in a worker process either way)."
+    echo "In-process is **$(ratio "$t_apisub" "$t_api")×** the speed of the subprocess with the default"
+    echo "isolation, **$(ratio "$t_apisub" "$t_apini")×** without it. Isolated, every call forks a worker that"
+    echo "builds ONNX Runtime's environment and session anew, from either side; in-process without the"
+    echo "worker the environment is built once and kept, which is where the time goes (a kernel crash"
+    echo "then takes the caller down: the trade the option names)."
     echo
     echo "## bisect: resnet18, every intermediate exposed"
     echo
