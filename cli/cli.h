@@ -115,10 +115,8 @@ int cmd_extract(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 
-/* The sweep's writers (cli/cmd_sweep.c), shared with diagnose. */
-struct cJSON;
+/* The sweep's text writer (cli/cmd_sweep.c), shared with diagnose. */
 struct onp_sweep_result;
-struct cJSON *sweep_json(const struct onp_sweep_result *r);
 void sweep_print_text(const struct onp_sweep_result *r);
 
 int cmd_gate(int argc, char **argv);

@@ -39,6 +39,14 @@ int onp_api_check(const char *bundle, const char *model, const char *const *data
 int onp_api_bisect(const char *bundle, const char *model, const char *const *data, size_t n_data,
                    const char *const *args, size_t n_args, char **doc, onp_error *e);
 
+/* The diagnosis of a bundle (or a model and fixture folders), as
+ * `onnxparity diagnose --format json`: args are the ORT options and
+ * diagnose's own (--rtol, --atol, --no-bisect, --save-repro, and
+ * "--no-sweep").  Returns its exit code (0 healthy, 1 causes found or
+ * parity fails) with *doc its document; -1 with e as onp_api_check. */
+int onp_api_diagnose(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                     const char *const *args, size_t n_args, char **doc, onp_error *e);
+
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);
 

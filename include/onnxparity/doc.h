@@ -31,6 +31,7 @@
 #include "onnxparity/lint.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
+#include "onnxparity/probe.h"
 #include "onnxparity/run.h"
 
 struct cJSON;
@@ -109,6 +110,16 @@ int onp_doc_bisect_inputs_agree(const onp_bisect_result *r);
 
 /* Why a bisect with status NO_REFERENCE compared nothing, into buf. */
 const char *onp_doc_bisect_no_reference(const onp_bisect_result *r, char *buf, size_t n);
+
+/* The sweep member (levels, the optimizer search, providers, libraries;
+ * the sweep command's document embeds it) and the probes member. */
+struct cJSON *onp_doc_sweep(const onp_sweep_result *r);
+struct cJSON *onp_doc_probes(const onp_probe_result *pr);
+
+/* The diagnose document (docs/schemas/diagnose-1.json) of a diagnosis that
+ * ran (diagnose.h), made with the options a. */
+struct onp_diagnosis;
+struct cJSON *onp_doc_diagnose(const struct onp_diagnosis *d, const onp_run_args *a);
 
 /* The document as the tool prints it: indented, every byte that is not
  * valid UTF-8 replaced by U+FFFD (cJSON copies such bytes as they are).

@@ -218,8 +218,9 @@ enum {
     ONP_RUN_ARGS_TOL = 2, /* the tolerance: --rtol, --atol, --strict-tol, --no-noise-estimate */
     ONP_RUN_ARGS_JUDGE =
         4, /* the run of a bundle: --tol, --top-k, --shard, --no-lint, --no-bisect */
-    ONP_RUN_ARGS_BISECT = 8, /* bisect's: --fixture, --reference, --chunk, --max-exposed-bytes,
-                                --save-repro */
+    ONP_RUN_ARGS_BISECT = 8,    /* bisect's: --fixture, --reference, --chunk, --max-exposed-bytes,
+                                   --save-repro */
+    ONP_RUN_ARGS_DIAGNOSE = 16, /* diagnose's: --rtol, --atol, --no-bisect, --save-repro */
     ONP_RUN_ARGS_CHECK = ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE
 };
 
@@ -228,7 +229,8 @@ enum {
  * tolerance hook reads --tol, then --rtol/--atol, then the dtype. */
 void onp_run_args_init(onp_run_args *a);
 
-/* The group of option `name` (no leading dashes), 0 when it is none;
+/* The groups of option `name` (no leading dashes; a mask of the above, an
+ * option may belong to several), 0 when it is none;
  * *takes_value 1 when it takes a value, 0 for a switch. */
 int onp_run_args_lookup(const char *name, int *takes_value);
 

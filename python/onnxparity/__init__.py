@@ -18,9 +18,9 @@ from .errors import (CaptureError, ExportError, FixtureError, ForwardError, Outp
                      TrainingModeError)
 from .capture import CaptureOptions, capture, export_submodules  # noqa: E402
 from ._stream import capture_stream  # noqa: E402
-from .api import (CheckResult, FileError, FormatError, OnnxParityError, RuntimeFailure,  # noqa: E402
-                  UsageError, check)
+from .api import (BisectResult, CheckResult, DiagnoseResult, FileError, FormatError,  # noqa: E402
+                  OnnxParityError, RuntimeFailure, UsageError, bisect, check, diagnose)
 
 __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError", "ForwardError",
-           "OutputError", "TrainingModeError", "ExportError", "__version__", "check", "CheckResult",
+           "OutputError", "TrainingModeError", "ExportError", "__version__", "check", "CheckResult", "bisect", "BisectResult", "diagnose", "DiagnoseResult",
            "OnnxParityError", "UsageError", "FileError", "FormatError", "RuntimeFailure"]

@@ -47,6 +47,8 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "fixture": ("--fixture", "value"), "reference": ("--reference", "value"),
     "chunk": ("--chunk", "value"), "max_exposed_bytes": ("--max-exposed-bytes", "value"),
     "save_repro": ("--save-repro", "value"),
+    # diagnose's own
+    "sweep": ("--no-sweep", "negated"),
 }
 
 
@@ -176,8 +178,9 @@ def _load() -> ctypes.CDLL:
                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                       ctypes.POINTER(_Error)]
         lib.onp_api_check.restype = ctypes.c_int
-        lib.onp_api_bisect.argtypes = lib.onp_api_check.argtypes
-        lib.onp_api_bisect.restype = ctypes.c_int
+        for name in ("onp_api_bisect", "onp_api_diagnose"):
+            getattr(lib, name).argtypes = lib.onp_api_check.argtypes
+            getattr(lib, name).restype = ctypes.c_int
         lib.onp_api_free.argtypes = [ctypes.c_void_p]
         lib.onp_api_free.restype = None
         lib.onp_api_version.argtypes = []
@@ -391,3 +394,44 @@ def bisect(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = Non
     return BisectResult(verdict=doc["verdict"], exit_code=rc, model=doc["model"],
                         reference=doc["reference"], first_divergent=doc.get("first_divergent"),
                         curve=curve, summary=doc["summary"], document=doc, text=text)
+
+
+@dataclass(frozen=True)
+class DiagnoseResult:
+    """What ``onnxparity diagnose --format json`` prints, typed: the verdict
+    ("pass" healthy, "fail" causes found or parity fails), the ranked causes
+    with their evidence and fix, the first divergent node, the probes, the
+    sweep over levels (None with sweep=False)."""
+    verdict: str
+    exit_code: int
+    model: str
+    causes: List[Cause]
+    first_divergent: Optional[Dict[str, Any]]
+    probes: Dict[str, Any]
+    sweep: Optional[Dict[str, Any]]
+    lint: Dict[str, Any]
+    environment: Dict[str, Any]
+    document: Dict[str, Any] = field(repr=False)
+    text: str = field(repr=False, default="")
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+
+def diagnose(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = None,
+             data: Sequence[PathLike] = (), **options: Any) -> DiagnoseResult:
+    """Diagnose in this process, as ``onnxparity diagnose --format json``
+    does: lint, the probes, the sweep, the run judged with the noise rule,
+    bisect where it fails, the causes ranked.  Options: the ONNX Runtime
+    ones, rtol, atol, bisect (False: skip), save_repro, sweep (False: skip
+    the level sweep).  Raises as check does."""
+    rc, text = _call("onp_api_diagnose", bundle, model, data, options)
+    doc = json.loads(text)
+    return DiagnoseResult(
+        verdict=doc["verdict"], exit_code=rc, model=doc["model"],
+        causes=[Cause(id=c["id"], confidence=c["confidence"], node=c.get("node"),
+                      evidence=list(c["evidence"]), fix=c["fix"], suggested_atol=c.get("suggested_atol"),
+                      explains=c.get("explains")) for c in doc["causes"]],
+        first_divergent=doc.get("first_divergent"), probes=doc["probes"], sweep=doc.get("sweep"),
+        lint=doc["lint"], environment=doc["environment"], document=doc, text=text)

@@ -7,18 +7,26 @@
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "onnxparity/api.h"
+#include "onnxparity/diagnose.h"
 #include "onnxparity/doc.h"
 #include "onnxparity/run.h"
 #include "onnxparity/version.h"
 
-/* args[n] into a: every one must be a run option. */
-static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n, onp_error *e)
+/* args[n] into a: every one must be a run option of `groups`, or
+ * "--no-sweep" where no_sweep is not NULL. */
+static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n, int *no_sweep,
+                      onp_error *e)
 {
     if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
     for (int i = 0; i < (int)n; i++) {
         if (!args[i]) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
+        if (no_sweep && !strcmp(args[i], "--no-sweep")) {
+            *no_sweep = 1;
+            continue;
+        }
         int r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
         if (r < 0) return -1;
         if (!r)
@@ -46,7 +54,8 @@ int onp_api_check(const char *bundle, const char *model, const char *const *data
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_check c = {0};
     int rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_CHECK, args, n_args, e) && !onp_check_run(&c, &where, a, e)) {
+    if (!parse_args(a, ONP_RUN_ARGS_CHECK, args, n_args, NULL, e) &&
+        !onp_check_run(&c, &where, a, e)) {
         rc = emit(onp_doc_check(c.bundle, c.ort, c.session, &a->run, &c.run, c.upgraded),
                   onp_run_exit_code(c.run.verdict), doc, e);
     }
@@ -67,7 +76,8 @@ int onp_api_bisect(const char *bundle, const char *model, const char *const *dat
     onp_ort *ort = NULL;
     onp_bisect_result *r = NULL;
     int rc = -1;
-    if (parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT, args, n_args, e) ||
+    if (parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT, args, n_args, NULL,
+                   e) ||
         onp_ort_open(a->run.ort_lib, &ort, e))
         goto out;
     onp_bisect_opts bo;
@@ -85,6 +95,25 @@ int onp_api_bisect(const char *bundle, const char *model, const char *const *dat
 out:
     onp_bisect_free(r);
     onp_ort_close(ort);
+    free(a);
+    return rc;
+}
+
+int onp_api_diagnose(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                     const char *const *args, size_t n_args, char **doc, onp_error *e)
+{
+    *doc = NULL;
+    onp_error_clear(e);
+    onp_run_args *a = malloc(sizeof *a);
+    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    onp_run_args_init(a);
+    onp_bundle_spec where = {bundle, model, data, n_data};
+    onp_diagnosis d = {0};
+    int no_sweep = 0, rc = -1;
+    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, e) &&
+        !onp_diagnosis_open(&d, &where, a, e) && !onp_diagnosis_run(&d, a, no_sweep, NULL, NULL, e))
+        rc = emit(onp_doc_diagnose(&d, a), onp_run_exit_code(d.run.verdict), doc, e);
+    onp_diagnosis_release(&d);
     free(a);
     return rc;
 }

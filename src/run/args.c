@@ -245,8 +245,8 @@ static int set_switch(onp_run_args *a, const char *name, const char *v, onp_erro
     return 0;
 }
 
-/* How to add an option: one row (its name as on the command line, its
- * group, whether it takes a value, its setter), its documentation in
+/* How to add an option: one row (its name as on the command line, the
+ * groups of the commands that take it, whether it takes a value, its setter), its documentation in
  * docs/cli.md, and a case in tests/unit/test_run.c. */
 static const struct {
     const char *name;
@@ -266,20 +266,20 @@ static const struct {
     {"timeout", ONP_RUN_ARGS_ORT, 1, set_timeout},
     {"no-isolate", ONP_RUN_ARGS_ORT, 0, set_switch},
     {"deterministic", ONP_RUN_ARGS_ORT, 0, set_switch},
-    {"rtol", ONP_RUN_ARGS_TOL, 1, set_rtol},
-    {"atol", ONP_RUN_ARGS_TOL, 1, set_atol},
+    {"rtol", ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_DIAGNOSE, 1, set_rtol},
+    {"atol", ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_DIAGNOSE, 1, set_atol},
     {"strict-tol", ONP_RUN_ARGS_TOL, 0, set_switch},
     {"no-noise-estimate", ONP_RUN_ARGS_TOL, 0, set_switch},
     {"tol", ONP_RUN_ARGS_JUDGE, 1, set_tol},
     {"top-k", ONP_RUN_ARGS_JUDGE, 1, set_topk},
     {"shard", ONP_RUN_ARGS_JUDGE, 1, set_shard},
     {"no-lint", ONP_RUN_ARGS_JUDGE, 0, set_switch},
-    {"no-bisect", ONP_RUN_ARGS_JUDGE, 0, set_switch},
+    {"no-bisect", ONP_RUN_ARGS_JUDGE | ONP_RUN_ARGS_DIAGNOSE, 0, set_switch},
     {"fixture", ONP_RUN_ARGS_BISECT, 1, set_fixture},
     {"reference", ONP_RUN_ARGS_BISECT, 1, set_reference},
     {"chunk", ONP_RUN_ARGS_BISECT, 1, set_chunk},
     {"max-exposed-bytes", ONP_RUN_ARGS_BISECT, 1, set_max_exposed},
-    {"save-repro", ONP_RUN_ARGS_BISECT, 1, set_save_repro},
+    {"save-repro", ONP_RUN_ARGS_BISECT | ONP_RUN_ARGS_DIAGNOSE, 1, set_save_repro},
 };
 
 static int find(const char *name)

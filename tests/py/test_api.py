@@ -174,3 +174,24 @@ def test_importing_the_api_imports_nothing_heavy():
     p = subprocess.run([sys.executable, "-c", code, str(ROOT / "python" / "onnxparity" / "api.py")],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("bundle,args", [("healthy", []), ("healthy", ["--no-sweep", "--rtol", "1e-3"])])
+def test_diagnose_document_is_the_tools(onnxparity, lib, bundle, args):
+    """api.diagnose: the document `diagnose --format json` prints (the
+    healthy example is deterministic), typed."""
+    r = run([onnxparity, "diagnose", EXAMPLES / bundle, "--format", "json", *args])
+    d = api.diagnose(EXAMPLES / bundle, extra_args=args)
+    assert d.exit_code == r.returncode == 0 and d.passed
+    assert d.document == json.loads(r.stdout)
+    assert (d.sweep is None) == ("--no-sweep" in args)
+    assert d.probes["determinism"]["deterministic"] is True
+
+
+def test_diagnose_names_the_cause(lib):
+    d = api.diagnose(EXAMPLES / "training", sweep=False)
+    assert d.verdict == "fail" and d.exit_code == 1
+    assert d.causes[0].id == "training-mode" and d.causes[0].confidence == "high"
+    assert d.first_divergent and d.first_divergent["op_type"] == "BatchNormalization"
+    with pytest.raises(api.UsageError, match="unknown option"):
+        api.diagnose(EXAMPLES / "healthy", top_k=1)
