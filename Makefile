@@ -257,7 +257,8 @@ ASAN_PY_TESTS := tests/py/test_bad_input.py tests/py/test_bad_inputs.py tests/py
                  tests/py/test_report.py tests/py/test_bisect.py tests/py/test_lint.py \
                  tests/py/test_diagnose.py tests/py/test_isolation.py tests/py/test_sweep.py \
                  tests/py/test_outputs.py tests/py/test_help.py tests/py/test_byo.py \
-                 tests/py/test_conventions.py tests/py/test_nonfinite_reference.py tests/py/test_save_repro.py
+                 tests/py/test_conventions.py tests/py/test_nonfinite_reference.py tests/py/test_save_repro.py \
+                 tests/py/test_summary.py
 test-py-asan: asan $(TESTOPS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \

@@ -36,7 +36,19 @@ void gh_md_causes(FILE *to, const onp_causes *cs);
  * the one-line error.  The output rule of outpath.h holds for it as for
  * every file written: a file the run has read (the model, a fixture, the
  * criteria), or a path inside a fixture folder, is refused (exit 2) before
- * anything is appended; a file that cannot be opened is exit 3. */
+ * anything is appended; a folder, socket or block device too (exit 2).
+ * The open never waits: a regular file (made when missing) or a character
+ * device is appended to; a FIFO only when a process reads it already (else
+ * exit 3, "a FIFO that no process reads"); a file that cannot be opened is
+ * exit 3.
+ *
+ * *out collects the text in memory (at most 16 MiB); fclose(*out) appends
+ * it with one write(2) loop, O_APPEND, and returns EOF after one line
+ * naming the file when that or close(2) fails (a full disk, /dev/full, a
+ * size limit: "cannot append the summary: REASON"); a regular file that
+ * took part of the text is cut back to its old end, "(nothing appended)".
+ * So a caller writes with stdio and checks fclose alone: `return fclose(f)
+ * ? EXIT_IO : 0;` prints nothing more. */
 int gh_summary_open(const char *path, FILE **out);
 
 #endif

@@ -1552,6 +1552,26 @@ def c_numeric_options(d):
     return [case("option_" + cid, argv, 2, "^onnxparity [a-z]+: " + rx) for cid, argv, rx in bad]
 
 
+def c_summary_special_files(d):
+    """--summary (issue 36): the append never waits (a FIFO nobody reads is
+    refused at once, where open() blocked forever) and a failed write says so
+    in one line naming the file (/dev/full exited 3 without a word)."""
+    b = bundle(d)
+    crit = w(d / "crit.json", json.dumps(CRIT))
+    fifo = d / "s.fifo"
+    os.mkfifo(fifo)
+    NO_READER = r"s\.fifo: cannot open for appending: a FIFO that no process reads"
+    FULL = r"/dev/full: cannot append the summary: No space left on device"
+    gate = ["onnxparity", "gate", b, "--criteria", crit, "--no-bisect"]
+    return [case("check_summary_fifo_without_reader", ["onnxparity", "check", b, "--summary", fifo], 3, NO_READER,
+                 needs_ort=True, timeout=20),
+            case("gate_summary_fifo_without_reader", gate + ["--summary", fifo], 3, NO_READER,
+                 needs_ort=True, timeout=20, unchanged=[crit]),
+            case("check_summary_dev_full", ["onnxparity", "check", b, "--summary", "/dev/full"], 3, FULL,
+                 needs_ort=True),
+            case("gate_summary_dev_full", gate + ["--summary", "/dev/full"], 3, FULL, needs_ort=True)]
+
+
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
 
 
