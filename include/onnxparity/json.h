@@ -49,4 +49,11 @@ struct cJSON *onp_json_parse(const void *p, size_t n, const char *file, onp_errc
  * check to make before casting a JSON number into a C integer type. */
 int onp_json_int(const struct cJSON *v, int64_t lo, int64_t hi, int64_t *out);
 
+/* 0 when v is a number, or one of the strings "nan", "inf", "-inf" that the
+ * result documents write for non-finite values (onp_doc_num), with the
+ * value in *out; -1 otherwise (NULL, another string, any other type).  A
+ * document checked against its table (jspec.h) holds these where it holds
+ * a real. */
+int onp_json_real(const struct cJSON *v, double *out);
+
 #endif

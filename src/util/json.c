@@ -71,3 +71,14 @@ int onp_json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
     *out = x;
     return 0;
 }
+
+int onp_json_real(const cJSON *v, double *out)
+{
+    if (cJSON_IsNumber(v)) return *out = v->valuedouble, 0;
+    if (!cJSON_IsString(v) || !v->valuestring) return -1;
+    const char *s = v->valuestring;
+    if (!strcmp(s, "nan")) return *out = NAN, 0;
+    if (!strcmp(s, "inf")) return *out = INFINITY, 0;
+    if (!strcmp(s, "-inf")) return *out = -INFINITY, 0;
+    return -1;
+}
