@@ -288,13 +288,15 @@ FUZZ_SECONDS ?= 60
 # The targets reading files share fuzz/fuzz_tmp.h (a per-process scratch
 # folder); fuzz_manifest embeds fuzz/manifest_model.inc.  A target may list
 # tool sources it needs as extra prerequisites (cli/*.c), linked with it.
+# The library is linked without the modules that run ONNX Runtime or build
+# on the run (FUZZ_LIB_OUT); src/gate/criteria.c, the criteria parser,
+# needs neither and stays in (fuzz_criteria), gate's rules do not.
+FUZZ_LIB_OUT := src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/% \
+                src/merge/% $(filter-out src/gate/criteria.c,$(filter src/gate/%,$(LIB_SRC)))
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) $(ORT_CFLAGS) -Icli -o $@ $< $(filter cli/%.c,$^) \
-	    $(filter-out src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/%,$(LIB_SRC)) $(LDLIBS)
-
-# fuzz_criteria: the gate's criteria parser, which lives in the tool.
-$(FUZZ_BUILD)/fuzz_criteria: cli/criteria.c cli/criteria.h cli/infile.c cli/infile.h
+	    $(filter-out $(FUZZ_LIB_OUT),$(LIB_SRC)) $(LDLIBS)
 
 fuzz-build: $(SETUP) $(FUZZ_BIN)
 

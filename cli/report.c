@@ -44,13 +44,7 @@ void report_latent_text(const onp_causes *cs, const onp_lint_result *lint, const
 
 const char *report_fmt(double v, char *buf, size_t n)
 {
-    if (isnan(v))
-        snprintf(buf, n, "nan");
-    else if (isinf(v))
-        snprintf(buf, n, v > 0 ? "inf" : "-inf");
-    else
-        snprintf(buf, n, "%.3g", v);
-    return buf;
+    return onp_doc_short_num(v, buf, n);
 }
 
 void report_json_puts(const char *txt, FILE *f)

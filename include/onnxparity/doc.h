@@ -41,6 +41,11 @@ struct cJSON;
 /* o[key] = v: a number, or "nan"/"inf"/"-inf". */
 void onp_doc_num(struct cJSON *o, const char *key, double v);
 
+/* v for people, into buf (n bytes): three significant digits ("1.23e-05"),
+ * or "nan", "inf", "-inf"; the form of the numbers in messages (gate's
+ * regressions) and in the tool's text.  Returns buf. */
+const char *onp_doc_short_num(double v, char *buf, size_t n);
+
 /* Every field of m as members of o (shape/dtype flags, counts, errors,
  * tolerance, worst element, histogram). */
 void onp_doc_metrics(struct cJSON *o, const onp_metrics *m);

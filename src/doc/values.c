@@ -25,6 +25,17 @@ static void exact(double v, char *buf, size_t n)
     }
 }
 
+const char *onp_doc_short_num(double v, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "nan");
+    else if (isinf(v))
+        snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, n, "%.3g", v);
+    return buf;
+}
+
 void onp_doc_num(cJSON *o, const char *key, double v)
 {
     char buf[40];

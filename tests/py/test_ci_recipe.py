@@ -77,6 +77,7 @@ class Runner:
                                  text=True, check=True).stdout.split()
         for f in tracked:
             if (ROOT / f).is_file():
+                (d / f).parent.mkdir(parents=True, exist_ok=True)  # a new folder is untracked too
                 shutil.copy2(ROOT / f, d / f)
         return d
 

@@ -1,25 +1,24 @@
 /*
- * criteria.c — read and check a gate criteria file (criteria.h).  Strict:
- * every required key present with the right type, every number finite and
- * >= 0, fractions in [0, 1], lint rule ids that exist, shapes of whole
- * dims.  The first problem found is the error, naming the field.
+ * criteria.c — the release criteria of `gate` (gate.h): read and check a
+ * criteria document, find an output's criteria, the tolerance each output
+ * is judged with.  Strict: every required key present with the right type,
+ * every number finite and >= 0, fractions in [0, 1], lint rule ids that
+ * exist, shapes of whole dims; the first problem found is the error,
+ * naming the field.  Depends on cJSON, the lint rule table, the
+ * environment fields and the comparator's defaults only: never on ONNX
+ * Runtime or the run layer, so that fuzz/fuzz_criteria.c links it alone.
  */
-#include "criteria.h"
-
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "infile.h"
-#include "onnxparity/buf.h"
+#include "onnxparity/gate.h"
 #include "onnxparity/json.h"
 #include "onnxparity/lint.h"
 
-#define CRIT_MAX_FILE ((size_t)64 << 20)
-
-void criteria_free(criteria *c)
+void onp_criteria_free(onp_criteria *c)
 {
     if (!c) return;
     free(c->lint);
@@ -27,11 +26,34 @@ void criteria_free(criteria *c)
     memset(c, 0, sizeof *c);
 }
 
-const crit_out *criteria_find(const criteria *c, const char *name)
+const onp_crit_out *onp_criteria_find(const onp_criteria *c, const char *name)
 {
     for (size_t i = 0; c && i < c->n_out; i++)
         if (!strcmp(c->outs[i].name, name)) return &c->outs[i];
     return NULL;
+}
+
+onp_tol onp_gate_tol(const onp_criteria *c, const char *name, int32_t dtype, double rtol,
+                     double atol)
+{
+    const onp_crit_out *co = onp_criteria_find(c, name);
+    if (co) return (onp_tol){co->rtol, co->atol};
+    onp_tol d = onp_tol_default(dtype);
+    if (rtol >= 0) d.rtol = rtol;
+    if (atol >= 0) d.atol = atol;
+    return d;
+}
+
+onp_tol onp_gate_tol_fn(void *ctx, const char *name, int32_t dtype)
+{
+    const onp_gate_tol_ctx *t = ctx;
+    return onp_gate_tol(t->criteria, name, dtype, t->rtol, t->atol);
+}
+
+const char *onp_gate_fixture_name(const char *dir)
+{
+    const char *s = strrchr(dir, '/');
+    return s ? s + 1 : dir;
 }
 
 static int bad(onp_error *e, const char *file, const char *field, const char *msg)
@@ -73,14 +95,15 @@ static int get_count(const cJSON *o, const char *key, long *out, const char *fil
     return 0;
 }
 
-/* The shapes of one output: an array of at most CRIT_MAX_SHAPES arrays of
+/* The shapes of one output: an array of at most ONP_CRITERIA_MAX_SHAPES arrays of
  * whole dims.  `ctx` is "outputs.NAME.". */
-static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char *ctx, onp_error *e)
+static int get_shapes(const cJSON *it, onp_crit_out *o, const char *file, const char *ctx,
+                      onp_error *e)
 {
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(it, "shapes"), *sh, *dim;
     char sctx[400];
     snprintf(sctx, sizeof sctx, "%sshapes", ctx);
-    if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) > CRIT_MAX_SHAPES)
+    if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) > ONP_CRITERIA_MAX_SHAPES)
         return bad(e, file, sctx, shapes ? "not an array of at most 64 shapes" : "missing");
     cJSON_ArrayForEach(sh, shapes)
     {
@@ -101,7 +124,7 @@ static int get_shapes(const cJSON *it, crit_out *o, const char *file, const char
 }
 
 /* One entry of "outputs" into o. */
-static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error *e)
+static int get_output(const cJSON *it, onp_crit_out *o, const char *file, onp_error *e)
 {
     char ctx[320];
     snprintf(ctx, sizeof ctx, "outputs.%.200s.", it->string ? it->string : "");
@@ -112,6 +135,10 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
     if (!it->string || strlen(it->string) >= sizeof o->name)
         return bad(e, file, ctx, "output name too long");
     snprintf(o->name, sizeof o->name, "%s", it->string);
+    /* what was measured is for people: never read back */
+    o->noise_source = ONP_NOISE_NONE;
+    o->measured_max_abs = o->measured_max_rel = -1;
+    o->measured_needed_rtol = o->measured_needed_atol = -1;
     if (get_num(it, "rtol", 0, &o->rtol, file, ctx, e) ||
         get_num(it, "atol", 0, &o->atol, file, ctx, e) ||
         get_num(it, "top1_min", 1, &o->top1_min, file, ctx, e) ||
@@ -147,14 +174,14 @@ static int get_output(const cJSON *it, crit_out *o, const char *file, onp_error 
 }
 
 /* The checks of criteria_parse on a parsed document. */
-static int from_json(const cJSON *root, const char *path, criteria *c, onp_error *e)
+static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_error *e)
 {
     const cJSON *v, *it;
     char ctx[64];
     if (!cJSON_IsObject(root)) return bad(e, path, NULL, "not a JSON object");
     v = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, CRIT_SCHEMA))
-        return bad(e, path, "schema", "must be \"" CRIT_SCHEMA "\"");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, ONP_CRITERIA_SCHEMA))
+        return bad(e, path, "schema", "must be \"" ONP_CRITERIA_SCHEMA "\"");
     if (get_count(root, "fixtures", &c->fixtures, path, "", e)) return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
         get_num(root, "margin", 0, &c->margin, path, "", e))
@@ -189,26 +216,13 @@ static int from_json(const cJSON *root, const char *path, criteria *c, onp_error
     return 0;
 }
 
-int criteria_parse(const char *text, size_t n, const char *path, criteria *c, onp_error *e)
+int onp_criteria_parse(const char *text, size_t n, const char *path, onp_criteria *c, onp_error *e)
 {
     memset(c, 0, sizeof *c);
     cJSON *root = onp_json_parse(text, n, path, ONP_ERR_INPUT, "not valid JSON", e);
     if (!root) return -1;
     int rc = from_json(root, path, c, e);
     cJSON_Delete(root);
-    if (rc) criteria_free(c);
-    return rc;
-}
-
-int criteria_read(const char *path, criteria *c, onp_error *e)
-{
-    memset(c, 0, sizeof *c);
-    onp_buf b;
-    if (cli_read_file(path, CRIT_MAX_FILE, " the criteria file", &b, e)) {
-        onp_buf_free(&b);
-        return -1;
-    }
-    int rc = criteria_parse((const char *)b.p, b.n, path, c, e);
-    onp_buf_free(&b);
+    if (rc) onp_criteria_free(c);
     return rc;
 }

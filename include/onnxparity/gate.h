@@ -1,0 +1,329 @@
+/*
+ * gate.h — parity as a CI gate: the release criteria, what `gate --record`
+ * records from a run, and how `gate` judges a run against them.
+ *
+ * The criteria (schema "onnxparity.criteria/1", docs/gate.md) say, per
+ * output, the tolerance, the top-1 agreement floor, the flip-rate bound,
+ * the allowed mismatch fraction, the shapes a fixture set must hold, and
+ * the limits max_abs / needed_rtol / needed_atol; bundle-wide, the fixture
+ * count, the lint rules that must stay clean, and the environment the run
+ * was recorded in.  Every rule of the gate lives here, once:
+ *
+ *   the criteria   onp_criteria_parse (strict: the first problem names the
+ *                  field), onp_criteria_find, onp_gate_tol (the tolerance
+ *                  each output is judged with);
+ *   record         onp_gate_recordable (a bundle that fails, does not run or
+ *                  has lint errors is no baseline), onp_gate_record (the
+ *                  limits: measured x margin, floored by the noise envelope),
+ *                  onp_criteria_to_json (the file);
+ *   judge          onp_gate_judge: every regression with its numbers and
+ *                  message, every criterion as checked (the worst value
+ *                  against its limit), the environment drift under a policy
+ *                  (onp_gate_drift_effect), and the verdict (an
+ *                  onp_run_verdict: its exit code is onp_run_exit_code's).
+ *
+ * The tool (cli/cmd_gate.c) parses the command line, runs the bundle
+ * (run.h), calls these and formats the result; it decides nothing.
+ *
+ * Worked example (error checks shortened; `run` is an onp_run_result of
+ * the bundle, `lint` the lint it used, run.h):
+ *
+ *     // record: criteria from a healthy run
+ *     onp_gate_refusal_why why;
+ *     if (onp_gate_recordable(&run, &lint, 0, &why) == ONP_RUN_PASS) {
+ *         onp_criteria rec;
+ *         onp_gate_record(&run, &lint, sha256, 2.0, &rec, &e);
+ *         cJSON *doc = onp_criteria_to_json(&rec);   // written to criteria.json
+ *         ...
+ *         onp_criteria_free(&rec);
+ *     }
+ *
+ *     // gate: a later run against them (its tolerances: onp_gate_tol_fn)
+ *     onp_criteria c;
+ *     onp_criteria_parse(text, len, "criteria.json", &c, &e);
+ *     onp_gate_result g;
+ *     onp_gate_judge(&c, &run, &lint, ONP_GATE_DRIFT_WARN, &g, &e);
+ *     for (size_t i = 0; i < g.n_reg; i++) printf("regressed: %s\n", g.reg[i].msg);
+ *     return onp_run_exit_code(g.verdict);            // 0 pass, 1 fail, 4 error
+ *     ...
+ *     onp_gate_result_release(&g);  onp_criteria_free(&c);
+ *
+ * Pointers in results (fixture names, outputs, drift values) point into the
+ * run and the criteria given: keep those alive while the result is read.
+ * The criteria parser needs neither ONNX Runtime nor the run layer
+ * (src/gate/criteria.c; the fuzzer fuzz/fuzz_criteria.c links it alone).
+ */
+#ifndef ONNXPARITY_GATE_H
+#define ONNXPARITY_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxparity/compare.h"
+#include "onnxparity/env.h"
+#include "onnxparity/error.h"
+#include "onnxparity/judge.h"
+#include "onnxparity/lint.h"
+#include "onnxparity/noise.h"
+#include "onnxparity/run.h"
+#include "onnxparity/tensor.h"
+
+struct cJSON;
+
+// --- the criteria ------------------------------------------------------------------
+
+#define ONP_CRITERIA_SCHEMA "onnxparity.criteria/1"
+#define ONP_CRITERIA_MAX_SHAPES 64
+/* The largest criteria file a reader should accept (the tool's cap). */
+#define ONP_CRITERIA_MAX_FILE ((size_t)64 << 20)
+
+/* The criteria of one output.  A limit < 0 is not checked. */
+typedef struct onp_crit_out {
+    char name[256];
+    double rtol, atol;        /* the tolerance the output is judged with */
+    double top1_min;          /* fraction of rows; < 0: not checked */
+    double mismatch_frac_max; /* allowed fraction of elements outside the tolerance */
+    double max_abs, needed_rtol, needed_atol; /* limits; < 0: not checked */
+    double envelope_max;    /* the largest noise envelope recorded (noise.h); < 0: none (older
+                               criteria, or no noise estimate): then only the limits apply */
+    double max_flip_rate;   /* the flip rate's upper bound may not exceed this; < 0: not checked */
+    long quiet_change_max;  /* fixtures allowed within tolerance but beyond their float64-measured
+                               noise (onp_judgment_within_tol_beyond_noise); < 0: not checked
+                               (criteria recorded before it) */
+    double flip_confidence; /* the bound's confidence, in (0, 1); 0.95 when absent */
+    size_t n_shapes;
+    int rank[ONP_CRITERIA_MAX_SHAPES];                   /* [n_shapes] */
+    int64_t dims[ONP_CRITERIA_MAX_SHAPES][ONP_MAX_RANK]; /* [n_shapes][rank[i]] */
+    /* what was measured, written for people by onp_criteria_to_json and
+     * never judged (the parser leaves them: -1, ONP_NOISE_NONE) */
+    onp_noise_src noise_source; /* the weakest source of envelope_max */
+    double measured_max_abs, measured_max_rel, measured_needed_rtol, measured_needed_atol;
+} onp_crit_out;
+
+typedef struct onp_criteria {
+    char model_sha256[65]; /* recorded for people ("" when parsed: not judged) */
+    long fixtures;         /* at least this many fixtures */
+    double margin;         /* 0 when absent */
+    size_t n_lint;
+    char (*lint)[32]; /* [n_lint] rule ids that must have no finding */
+    size_t n_out;
+    onp_crit_out *outs; /* [n_out] */
+    int has_env;        /* 1 when the criteria record an "environment" */
+    onp_env env;        /* what they record (fields absent there are empty) */
+} onp_criteria;
+
+/* Parse a criteria document of `n` bytes (no NUL needed).  `path` names it
+ * in errors (may be NULL).  Strict: every required key present with the
+ * right type, every number finite and >= 0, fractions in [0, 1], lint rule
+ * ids that exist, shapes of whole dims.  On success (0) *c holds the
+ * criteria and owns its arrays: free them with onp_criteria_free().  On
+ * failure (-1) *c is zeroed (nothing to free) and `e` says why:
+ * ONP_ERR_INPUT for a malformed document (not JSON, with the byte offset;
+ * or the field and what is wrong), ONP_ERR_NOMEM when memory ran out.
+ * Never reads past text[n]. */
+int onp_criteria_parse(const char *text, size_t n, const char *path, onp_criteria *c, onp_error *e);
+
+/* Free the arrays and zero *c.  Accepts NULL and a zeroed struct. */
+void onp_criteria_free(onp_criteria *c);
+
+/* The criteria of the output `name` (the first, when a name repeats), or
+ * NULL (also when c is NULL). */
+const onp_crit_out *onp_criteria_find(const onp_criteria *c, const char *name);
+
+/* The tolerance output `name` (of `dtype`) is judged with: the criteria's
+ * for an output they record; else the dtype's default (onp_tol_default)
+ * with `rtol` and `atol` in place of its parts where >= 0 (what --record
+ * was given).  c may be NULL (recording). */
+onp_tol onp_gate_tol(const onp_criteria *c, const char *name, int32_t dtype, double rtol,
+                     double atol);
+
+/* onp_gate_tol as the run's tolerance hook (onp_run_opts.tol, with tol_ctx
+ * pointing at an onp_gate_tol_ctx that outlives the run). */
+typedef struct onp_gate_tol_ctx {
+    const onp_criteria *criteria; /* NULL when recording */
+    double rtol, atol;            /* < 0: the dtype's */
+} onp_gate_tol_ctx;
+onp_tol onp_gate_tol_fn(void *ctx, const char *name, int32_t dtype);
+
+/* A fixture's name in regressions and reports: the last part of its
+ * folder (a pointer into `dir`). */
+const char *onp_gate_fixture_name(const char *dir);
+
+// --- record ------------------------------------------------------------------------
+
+/* Why a run may not be recorded as a baseline. */
+typedef enum onp_gate_refusal {
+    ONP_GATE_RECORDABLE = 0,
+    ONP_GATE_REFUSE_NOT_RUNNING, /* a fixture ONNX Runtime refused or lost (even with
+                                    allow_failing: there is nothing to measure) */
+    ONP_GATE_REFUSE_FAILING,     /* fixtures fail: beyond tolerance and noise, a flipped label */
+    ONP_GATE_REFUSE_LINT,        /* error-level lint findings */
+    ONP_GATE_REFUSAL_COUNT
+} onp_gate_refusal;
+
+/* What the refusal is about, for its message (pointers into the run and
+ * the lint given). */
+typedef struct onp_gate_refusal_why {
+    onp_gate_refusal why;
+    const onp_fixture_verdict *fixture; /* NOT_RUNNING: the first that does not run;
+                                           FAILING: the first that fails */
+    const onp_output_verdict *output;   /* FAILING: that fixture's first failing output, or NULL */
+    size_t failing;                     /* FAILING: how many fixtures fail */
+    const onp_lint_finding *finding;    /* LINT: the first error-level finding */
+    size_t lint_errors;                 /* LINT: how many */
+} onp_gate_refusal_why;
+
+/* May run r (with the lint it used) be recorded?  ONP_RUN_PASS: yes
+ * (why->why RECORDABLE); ONP_RUN_FAIL: no, and *why says which rule
+ * refused it, checked in this order: a fixture that does not run; unless
+ * `allow_failing`, failing fixtures, then error-level lint findings.  The
+ * refusal is a FAIL (exit 1) whatever the reason: nothing was recorded. */
+onp_run_verdict onp_gate_recordable(const onp_run_result *r, const onp_lint_result *lint,
+                                    int allow_failing, onp_gate_refusal_why *why);
+
+/* The criteria recorded from run r (every fixture of the bundle) and its
+ * lint: per output first met (compared somewhere), over every fixture that
+ * compared it:
+ *   rtol, atol            the tolerance it was compared with (the first
+ *                         fixture's);
+ *   top1_min              top-1 agreement as measured (-1 without top-K
+ *                         rows), max_flip_rate / flip_confidence the
+ *                         Clopper-Pearson bound at ONP_AGREEMENT_CONFIDENCE;
+ *   mismatch_frac_max     the worst fraction measured;
+ *   shapes                each distinct shape (at most 64);
+ *   max_abs, needed_atol  worst x margin, floored by envelope_max so that
+ *                         a harmless change inside the float noise never
+ *                         regresses; needed_rtol worst x margin; -1 (null)
+ *                         when not finite;
+ *   envelope_max          the largest noise envelope, with its weakest
+ *                         source (-1 without any noise estimate);
+ *   quiet_change_max      fixtures within tolerance but beyond their noise,
+ *                         as measured (0 on a healthy export);
+ * bundle-wide the fixture count, the margin, the lint rules without any
+ * finding, the environment r->env (has_env 1) and `model_sha256` (NULL:
+ * ""; kept for people).  Does not check recordability (the caller asks
+ * onp_gate_recordable first).  0, or -1 with e (ONP_ERR_NOMEM); *out is
+ * then zeroed.  *out is the caller's to free with onp_criteria_free. */
+int onp_gate_record(const onp_run_result *r, const onp_lint_result *lint, const char *model_sha256,
+                    double margin, onp_criteria *out, onp_error *e);
+
+/* The criteria document (what `gate --record` writes): schema,
+ * model_sha256, environment, margin, fixtures, lint_clean, outputs with
+ * their limits (null where < 0), noise_source and "measured".  The
+ * caller owns it (cJSON_Delete); NULL when memory ran out. */
+struct cJSON *onp_criteria_to_json(const onp_criteria *c);
+
+// --- judge ---------------------------------------------------------------------------
+
+/* One regression: a criterion a fixture (or the bundle) does not meet. */
+typedef struct onp_gate_regression {
+    const char *fixture; /* onp_gate_fixture_name of its folder, or NULL for a bundle-wide check */
+    const char *output;  /* or NULL */
+    char check[32];      /* "fixtures", "error", "compare", "noise", "mismatch_frac", "max_abs",
+                            "needed_rtol", "needed_atol", "missing", "quiet_change", "shapes",
+                            "flip_rate", "top1", "lint", "environment"; "parity" from
+                            onp_gate_record_failures */
+    char item[64];       /* what a bundle-wide check is about: a rule id, a field, a shape */
+    double value, limit; /* NaN: none */
+    char msg[1200];      /* one line for people, with the numbers */
+} onp_gate_regression;
+
+/* One criterion as judged: the worst value measured against its limit over
+ * every fixture it applies to, and whether any of them regressed (the
+ * gate document's "checks" and the --html page's criteria table). */
+typedef struct onp_gate_check {
+    const char *output; /* or NULL for a bundle-wide criterion */
+    char check[32];     /* the regression's `check` name */
+    double measured;    /* the worst value judged (NaN stays NaN: it regressed) */
+    double limit;
+    int floor;     /* 1: the value must be >= limit (fixtures, shapes, top1), else <= */
+    int regressed; /* 1 when some fixture (or the bundle) regressed on it */
+} onp_gate_check;
+
+/* What a difference in the environment does (--env-drift). */
+typedef enum onp_gate_drift_policy {
+    ONP_GATE_DRIFT_WARN = 0, /* "warn": a runtime or export drift is a warning */
+    ONP_GATE_DRIFT_FAIL,     /* "fail": ... a regression (check "environment") */
+    ONP_GATE_DRIFT_POLICY_COUNT
+} onp_gate_drift_policy;
+
+/* "warn", "fail"; "?" out of range. */
+const char *onp_gate_drift_policy_name(onp_gate_drift_policy p);
+/* The name back: 0, or -1 for any other string (NULL too). */
+int onp_gate_drift_policy_from_name(const char *name, onp_gate_drift_policy *out);
+
+/* The effect of one drift under a policy. */
+typedef enum onp_drift_effect {
+    ONP_DRIFT_EFFECT_NOTE = 0, /* "note": expected to change (a re-export's sha256) */
+    ONP_DRIFT_EFFECT_WARNING,  /* "warning" */
+    ONP_DRIFT_EFFECT_FAILURE,  /* "failure": a regression */
+    ONP_DRIFT_EFFECT_COUNT
+} onp_drift_effect;
+
+/* "note", "warning", "failure"; "?" out of range. */
+const char *onp_drift_effect_name(onp_drift_effect f);
+/* The name back: 0, or -1 for any other string (NULL too). */
+int onp_drift_effect_from_name(const char *name, onp_drift_effect *out);
+
+/* The drift policy: a NOTE kind (env.h) is a note whatever the policy;
+ * any other drift is a warning under WARN, a failure under FAIL. */
+onp_drift_effect onp_gate_drift_effect(const onp_env_drift *d, onp_gate_drift_policy p);
+
+/* An environment value as reports show it: "unknown" when empty, hashes
+ * cut to 12 digits, session config entries joined by "; " (into buf, of
+ * n bytes).  Returns buf or a constant string. */
+const char *onp_gate_env_shown(onp_env_field f, const char *v, char *buf, size_t n);
+
+/* "FIELD: REC at record time, CUR now" into buf (n bytes). */
+void onp_gate_drift_text(const onp_env_drift *d, char *buf, size_t n);
+
+/* A run judged against criteria. */
+typedef struct onp_gate_result {
+    onp_run_verdict verdict;  /* ERROR when ORT lost a fixture, else FAIL when anything
+                                 regressed, else PASS */
+    size_t lost;              /* fixtures ONNX Runtime crashed or timed out on */
+    onp_gate_regression *reg; /* [n_reg] in the order judged, owned */
+    size_t n_reg;
+    onp_gate_check *checks; /* [n_checks] each criterion once, owned */
+    size_t n_checks;
+    onp_env_drift drift[ONP_ENV_FIELD_COUNT]; /* [n_drift] recorded vs now, field order */
+    size_t n_drift;
+    onp_gate_drift_policy policy;
+    size_t cap_reg, cap_checks; /* internal */
+    int nomem;                  /* internal: an allocation failed */
+} onp_gate_result;
+
+/* Judge run r (its fixtures, r->lost, r->env) and the lint it used against
+ * criteria c, in this order:
+ *   fixtures      at least c->fixtures fixtures;
+ *   per fixture   a fixture that does not run ("error"); per output the
+ *                 criteria cover: not compared or another shape/dtype
+ *                 ("compare"); beyond its float noise where the criteria
+ *                 carry an envelope ("noise"); the mismatch fraction
+ *                 (skipped for an output within its noise when the
+ *                 criteria carry an envelope), max_abs, needed_rtol,
+ *                 needed_atol against their limits (NaN is beyond any);
+ *   per output    "missing" from the bundle; more quiet changes than
+ *                 allowed (each marked fixture named); each recorded shape
+ *                 present; the flip rate's bound at flip_confidence; top-1
+ *                 agreement against its floor;
+ *   lint          each rule recorded clean without a finding;
+ *   environment   c->env against r->env (onp_env_compare); under
+ *                 ONP_GATE_DRIFT_FAIL each runtime or export drift
+ *                 regresses;
+ * then the verdict.  0, or -1 with e (ONP_ERR_NOMEM); *out is safe to
+ * release either way. */
+int onp_gate_judge(const onp_criteria *c, const onp_run_result *r, const onp_lint_result *lint,
+                   onp_gate_drift_policy policy, onp_gate_result *out, onp_error *e);
+
+/* --record's own judgment, for its JUnit file: one "parity" regression per
+ * output of r that does not pass (NaN value and limit; the message names
+ * the output, its noise verdict, the note and the fixture); verdict FAIL
+ * when there is one, ERROR when ORT lost a fixture.  0, or -1 with e
+ * (ONP_ERR_NOMEM). */
+int onp_gate_record_failures(const onp_run_result *r, onp_gate_result *out, onp_error *e);
+
+/* Free what g owns and zero it; accepts a zeroed result. */
+void onp_gate_result_release(onp_gate_result *g);
+
+#endif
