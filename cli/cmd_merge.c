@@ -14,6 +14,10 @@
  * lints the same model); --sarif writes those findings as check --sarif
  * does, --junit and --html the merged document.
  *
+ * The merged verdict, which fixtures fail and which entry of a cause is kept
+ * are the library's rules (include/onnxparity/merge.h); this file reads,
+ * vets, orders and writes.
+ *
  * Exit: 0 merged verdict pass, 1 fail, 2 bad usage or documents that do not
  * belong together, 3 unreadable or malformed files, 4 a shard's verdict is
  * "error" (ONNX Runtime could not load the model there).
@@ -30,8 +34,9 @@
 #include "infile.h"
 #include "junit.h"
 #include "lintdoc.h"
-#include "onnxparity/env.h"
 #include "onnxparity/doc.h"
+#include "onnxparity/env.h"
+#include "onnxparity/merge.h"
 #include "report.h"
 
 #define MAX_DOCS 4096
@@ -225,10 +230,12 @@ static int write_junit(const cJSON *root, const char *path)
     {
         const char *dir = str_at(f, "dir", NULL);
         const char *fx = dir && strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir ? dir : "?";
-        const char *st = str_at(f, "status", NULL);
+        onp_fixture_status st;
+        int st_error = !onp_fixture_status_from_name(str_at(f, "status", NULL), &st) &&
+                       st == ONP_FIXTURE_ERROR;
         const cJSON *outs = cJSON_GetObjectItemCaseSensitive(f, "outputs");
         int n_out = cJSON_GetArraySize(outs);
-        if (st && !strcmp(st, "error") && !n_out)
+        if (st_error && !n_out)
             junit_case(&j, fx, "(fixture)", JUNIT_ERROR, str_at(f, "error", NULL), NULL);
         cJSON_ArrayForEach(o, outs)
         {
@@ -237,7 +244,7 @@ static int write_junit(const cJSON *root, const char *path)
                 junit_case(&j, fx, name, JUNIT_PASS, NULL, NULL);
                 continue;
             }
-            if (st && !strcmp(st, "error")) {
+            if (st_error) {
                 junit_case(&j, fx, name, JUNIT_ERROR, str_at(f, "error", NULL), NULL);
                 continue;
             }
@@ -260,9 +267,11 @@ static int write_junit(const cJSON *root, const char *path)
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(
                               cJSON_GetObjectItemCaseSensitive(root, "lint"), "findings"))
     {
-        const char *sev = str_at(f, "severity", NULL), *node = str_at(f, "node", NULL);
+        const char *node = str_at(f, "node", NULL);
+        onp_lint_severity sev;
         char name[512];
-        if (!sev || strcmp(sev, "error")) continue;
+        if (onp_lint_severity_from_name(str_at(f, "severity", NULL), &sev) || sev != ONP_LINT_ERROR)
+            continue;
         snprintf(name, sizeof name, "%s %s%s%s",
                  str_at(f, "id", NULL) ? str_at(f, "id", NULL) : "?",
                  str_at(f, "name", NULL) ? str_at(f, "name", NULL) : "",
@@ -340,11 +349,6 @@ static int write_sarif(const cJSON *root, const char *first_file, const char *pa
     int rc = lint_sarif_write(path, model, &lint);
     lintdoc_release(&lint);
     return rc;
-}
-
-static int conf_rank(const char *c)
-{
-    return !c ? 3 : !strcmp(c, "high") ? 0 : !strcmp(c, "medium") ? 1 : 2;
 }
 
 /* --- the command: read, vet, merge, summarize, write ------------------------ */
@@ -496,8 +500,8 @@ static cJSON *merge_causes(cJSON *const *docs, size_t n, cJSON **first_divergent
             if (!id) continue;
             if (!have)
                 cJSON_AddItemToArray(causes, cJSON_Duplicate(c, 1));
-            else if (conf_rank(str_at(c, "confidence", NULL)) <
-                     conf_rank(str_at(have, "confidence", NULL)))
+            else if (onp_merge_cause_outranks(str_at(c, "confidence", NULL),
+                                              str_at(have, "confidence", NULL)))
                 cJSON_ReplaceItemViaPointer(causes, have, cJSON_Duplicate(c, 1));
         }
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(docs[i], "first_divergent");
@@ -507,17 +511,13 @@ static cJSON *merge_causes(cJSON *const *docs, size_t n, cJSON **first_divergent
     return causes;
 }
 
-/* The merged verdict: "error" when a document's verdict is error or absent,
- * else "fail" when one failed or a merged fixture did not pass, else "pass". */
-static const char *merged_verdict(cJSON *const *docs, size_t n, const merge_counts *c)
+/* The merged verdict (merge.h's rule) over the documents' verdicts and the
+ * merged fixtures. */
+static onp_run_verdict merged_verdict(cJSON *const *docs, size_t n, const merge_counts *c)
 {
-    int any_fail = 0, any_error = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *vd = str_at(docs[i], "verdict", NULL);
-        any_fail |= vd && !strcmp(vd, "fail");
-        any_error |= !vd || !strcmp(vd, "error");
-    }
-    return any_error ? "error" : (any_fail || c->fx_failed) ? "fail" : "pass";
+    const char *verdicts[MAX_DOCS];
+    for (size_t i = 0; i < n; i++) verdicts[i] = str_at(docs[i], "verdict", NULL);
+    return onp_merge_verdict(verdicts, n, (size_t)c->fx_failed);
 }
 
 /* 1 when a shard's judgment of output `o` is within tolerance but beyond the
@@ -540,16 +540,16 @@ static void count_merged(const cJSON *merged, merge_counts *c)
     const cJSON *f, *o;
     cJSON_ArrayForEach(f, merged)
     {
-        const char *st = str_at(f, "status", NULL);
         c->fixtures++;
-        c->fx_failed += !st || strcmp(st, "pass");
+        c->fx_failed += onp_merge_fixture_failed(str_at(f, "status", NULL));
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
         {
             c->outs++;
             c->out_failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pass"));
-            const char *jv = str_at(o, "judgment", "verdict");
             const char *jq = str_at(o, "judgment", "vacuous");
-            c->in_noise += jv && !strcmp(jv, "within-noise");
+            onp_verdict jv;
+            c->in_noise += !onp_verdict_from_name(str_at(o, "judgment", "verdict"), &jv) &&
+                           jv == ONP_VERDICT_WITHIN_NOISE;
             c->vacuous += jq && strcmp(jq, "no");
             c->quiet += quiet_change(o);
             if (num_at(o, "topk", "rows") > 0) {
@@ -591,13 +591,13 @@ static void add_summary(cJSON *root, const merge_counts *c)
  * documents: model, environment, options and adequacy from the first (the
  * same in every one), lint as the union of theirs, latent as what is latent
  * in all, merged_from the file names. */
-static cJSON *merged_document(const merge_args *a, cJSON *const *docs, const char *verdict,
+static cJSON *merged_document(const merge_args *a, cJSON *const *docs, onp_run_verdict verdict,
                               cJSON *merged, const merge_counts *c, cJSON *causes, cJSON *fd)
 {
     size_t n = a->n;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
-    cJSON_AddStringToObject(root, "verdict", verdict);
+    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(verdict));
     cJSON_AddStringToObject(root, "model",
                             str_at(docs[0], "model", NULL) ? str_at(docs[0], "model", NULL) : "");
     cJSON_AddItemToObject(
@@ -629,8 +629,8 @@ static cJSON *merged_document(const merge_args *a, cJSON *const *docs, const cha
 /* Write the merged document (freed here) where asked: --junit, --sarif, the
  * JSON document and/or --html page, else the text lines.  Returns `rc`, or
  * the exit code of the last output that failed. */
-static int write_merged(const merge_args *a, cJSON *const *docs, cJSON *root, const char *verdict,
-                        const merge_counts *c, int rc)
+static int write_merged(const merge_args *a, cJSON *const *docs, cJSON *root,
+                        onp_run_verdict verdict, const merge_counts *c, int rc)
 {
     int junit_rc = a->junit ? write_junit(root, a->junit) : 0;
     if (junit_rc) rc = junit_rc;
@@ -648,10 +648,7 @@ static int write_merged(const merge_args *a, cJSON *const *docs, cJSON *root, co
         printf("merged   %zu document(s), model sha256 %.12s\n", a->n,
                str_at(docs[0], "environment", "model_sha256"));
         printf("verdict: %s — %ld fixtures, %ld outputs compared, %ld fixtures failed\n",
-               !strcmp(verdict, "pass")   ? "pass"
-               : !strcmp(verdict, "fail") ? "FAIL"
-                                          : "ERROR",
-               c->fixtures, c->outs, c->fx_failed);
+               report_verdict_word(verdict), c->fixtures, c->outs, c->fx_failed);
         if (c->quiet)
             printf("note     %ld output(s) within tolerance but beyond their float noise: the "
                    "tolerance passes a change that is not rounding (check --format json marks "
@@ -681,14 +678,11 @@ int cmd_merge(int argc, char **argv)
         cJSON *fd;
         cJSON *causes = merge_causes(docs, n, &fd);
         count_merged(merged, &c);
-        const char *verdict = merged_verdict(docs, n, &c);
+        onp_run_verdict verdict = merged_verdict(docs, n, &c);
         cJSON *root = merged_document(&a, docs, verdict, merged, &c, causes, fd);
         merged = NULL;
-        rc = !strcmp(verdict, "error")  ? EXIT_RUNTIME
-             : !strcmp(verdict, "fail") ? EXIT_FAIL
-                                        : EXIT_PASS;
         done = 1;
-        rc = write_merged(&a, docs, root, verdict, &c, rc);
+        rc = write_merged(&a, docs, root, verdict, &c, onp_run_exit_code(verdict));
     }
     if (!done && a.junit) /* nothing merged: say why in the file */
         junit_write_error("onnxparity merge", "merge",

@@ -46,6 +46,10 @@ typedef enum onp_confidence {
 /* "high", "medium", "low"; "?" when out of range. */
 const char *onp_confidence_name(onp_confidence c);
 
+/* The name back to the enum (as documents carry it): 0, or -1 for any
+ * other string (NULL too). */
+int onp_confidence_from_name(const char *name, onp_confidence *out);
+
 /* What is known.  Every pointer but lint may be NULL: that evidence was not
  * gathered (check has no probes or sweep). */
 typedef struct onp_evidence {

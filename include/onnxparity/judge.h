@@ -122,6 +122,10 @@ typedef enum onp_fixture_status {
 /* "pass", "fail", "error". */
 const char *onp_fixture_status_name(onp_fixture_status s);
 
+/* The name back to the enum (as documents carry it): 0, or -1 for any
+ * other string (NULL too).  src/judge/status.c. */
+int onp_fixture_status_from_name(const char *name, onp_fixture_status *out);
+
 typedef struct onp_fixture_verdict {
     char dir[1024];
     int index;

@@ -68,6 +68,10 @@ typedef enum onp_cause {
 /* "error", "warning", "info"; "?" when out of range. */
 const char *onp_lint_severity_name(onp_lint_severity s);
 
+/* The name back to the enum (as documents carry it): 0, or -1 for any
+ * other string (NULL too). */
+int onp_lint_severity_from_name(const char *name, onp_lint_severity *out);
+
 /* "training-mode", "baked-shape", ..., "state-mutation", "reduced-precision", "input-dtype",
  * "float-noise", "unknown"; "?" when out of range. */
 const char *onp_cause_name(onp_cause c);

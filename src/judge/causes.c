@@ -25,6 +25,16 @@ const char *onp_confidence_name(onp_confidence c)
     return (unsigned)c < ONP_CONFIDENCE_COUNT ? confidence_names[c] : "?";
 }
 
+int onp_confidence_from_name(const char *name, onp_confidence *out)
+{
+    for (int c = 0; name && c < ONP_CONFIDENCE_COUNT; c++)
+        if (!strcmp(name, confidence_names[c])) {
+            *out = (onp_confidence)c;
+            return 0;
+        }
+    return -1;
+}
+
 /* What the rules read: the record and what follows from it. */
 typedef struct facts {
     const onp_evidence *ev;

@@ -283,6 +283,16 @@ const char *onp_lint_severity_name(onp_lint_severity s)
     return (unsigned)s < ONP_LINT_SEVERITY_COUNT ? severity_names[s] : "?";
 }
 
+int onp_lint_severity_from_name(const char *name, onp_lint_severity *out)
+{
+    for (int s = 0; name && s < ONP_LINT_SEVERITY_COUNT; s++)
+        if (!strcmp(name, severity_names[s])) {
+            *out = (onp_lint_severity)s;
+            return 0;
+        }
+    return -1;
+}
+
 static const char *const cause_names[] = {"training-mode",
                                           "baked-shape",
                                           "traced-control-flow",
