@@ -10,8 +10,8 @@
  * matched by output name, and by fixture folder name + output name.
  *
  * Exit: 0 unchanged or improved, 1 something got worse (regressed or
- * mixed), 2 bad usage or documents that are not check documents, 3
- * unreadable or non-JSON files.
+ * mixed), 2 bad usage or documents that are not check documents (a member
+ * of the wrong type included: read_doc), 3 unreadable or non-JSON files.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -24,6 +24,8 @@
 #include "onnxparity/baseline.h"
 #include "onnxparity/env.h"
 #include "onnxparity/doc.h"
+#include "onnxparity/json.h"
+#include "onnxparity/jspec.h"
 #include "report.h"
 
 /* One pair: an output over every fixture (fixture[0] == '\0'), or one
@@ -48,16 +50,13 @@ static const char *str_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A number member; the strings "inf", "-inf" and "nan" the documents use
- * for non-finite values; else dflt. */
+/* A number member (or "nan", "inf", "-inf", as the documents write
+ * non-finite values); dflt when absent or null.  The document's types were
+ * checked when it was read (read_doc), so nothing else is left. */
 static double num_of(const cJSON *o, const char *key, double dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsNumber(v)) return v->valuedouble;
-    if (cJSON_IsString(v) && !strcmp(v->valuestring, "inf")) return INFINITY;
-    if (cJSON_IsString(v) && !strcmp(v->valuestring, "-inf")) return -INFINITY;
-    if (cJSON_IsString(v) && !strcmp(v->valuestring, "nan")) return NAN;
-    return dflt;
+    double d;
+    return onp_json_real(cJSON_GetObjectItemCaseSensitive(o, key), &d) ? dflt : d;
 }
 
 static void values_init(onp_baseline_values *v)
@@ -109,7 +108,8 @@ static void fold(onp_baseline_values *v, const cJSON *o, double *rows, double *a
     }
 }
 
-/* Every output of document `doc` as side `s` of the pairs. */
+/* Every output of document `doc` as side `s` of the pairs.  0; -1 out of
+ * memory. */
 static int collect(pairs *ps, const cJSON *doc, int s)
 {
     const cJSON *f, *o;
@@ -120,7 +120,6 @@ static int collect(pairs *ps, const cJSON *doc, int s)
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
         {
             const char *name = str_of(o, "name");
-            if (!name) continue;
             size_t i1 = find(ps, fx, name), i2 = find(ps, "", name);
             if (i1 == (size_t)-1 || i2 == (size_t)-1) return -1;
             pair *one = &ps->p[i1], *all = &ps->p[i2];
@@ -132,7 +131,35 @@ static int collect(pairs *ps, const cJSON *doc, int s)
     return 0;
 }
 
-/* Read one check document; exit code (2, 3) after the message, or 0. */
+/* What the types alone do not say: top-1 agreement counts no more rows than
+ * there are (an agreement above 1 would read as an improvement).  0, or -1
+ * with e naming the member. */
+static int check_counts(const cJSON *doc, const char *path, onp_error *e)
+{
+    const cJSON *f, *o;
+    size_t i = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(doc, "fixtures"))
+    {
+        size_t k = 0;
+        cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(f, "outputs"))
+        {
+            const cJSON *tk = cJSON_GetObjectItemCaseSensitive(o, "topk");
+            if (num_of(tk, "top1_agree", 0) > num_of(tk, "rows", 0)) {
+                char field[96];
+                snprintf(field, sizeof field, "fixtures[%zu].outputs[%zu].topk.top1_agree", i, k);
+                return onp_error_set(e, ONP_ERR_INPUT, path, field, -1, "more than topk.rows");
+            }
+            k++;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* Read one check document: strict JSON, the schema id, every member diff
+ * reads of the type check-1.json gives it (onp_jspec_of: a max_abs of "x",
+ * [] or -1, a pass of "yes" are refused, naming the member), fixtures
+ * present.  The exit code (2, 3) after the message, or 0. */
 static int read_doc(const char *cmd, const char *path, cJSON **out)
 {
     onp_error e;
@@ -142,6 +169,8 @@ static int read_doc(const char *cmd, const char *path, cJSON **out)
     if (!schema || strcmp(schema, "onnxparity.check/1"))
         return cli_usage_error(cmd, "%s: schema '%.64s', not onnxparity.check/1", path,
                                schema ? schema : "(none)");
+    if (onp_jspec_check(*out, onp_jspec_of(schema), path, &e) || check_counts(*out, path, &e))
+        return cli_report(&e);
     if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(*out, "fixtures")))
         return cli_usage_error(cmd, "%s: no fixtures (a run that could not start?)", path);
     return 0;

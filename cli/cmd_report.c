@@ -2,6 +2,9 @@
  * cmd_report.c — `onnxparity report DOC.json... --html FILE`: one
  * self-contained HTML page (no network, no external CSS/JS/fonts) from the
  * JSON documents of check, bisect, diagnose, sweep and gate (docs/report.md).
+ * A document is read strictly (infile.h) and its members are checked
+ * against its schema's types before anything renders (onp_jspec_of): a
+ * member of the wrong type is exit 2 naming the file and its path, no page.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,8 @@
 #include "html.h"
 #include "onnxparity/buf.h"
 #include "infile.h"
+#include "onnxparity/json.h"
+#include "onnxparity/jspec.h"
 #include "report.h"
 
 #define MAX_DOCS 256
@@ -57,27 +62,17 @@ static const char *str(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A number, or the strings "nan", "inf", "-inf"; 0 when absent.  A document
- * built in memory (check --html) holds its numbers as raw text (report_num
- * writes them exactly), read back here. */
+/* A number, or the strings "nan", "inf", "-inf" (onp_json_real); 0 when
+ * absent.  A document built in memory (check --html) holds its numbers as
+ * raw text (report_num writes them exactly), read back here. */
 static int numv(const cJSON *v, double *out)
 {
-    if (cJSON_IsNumber(v)) {
-        *out = v->valuedouble;
-        return 1;
-    }
     if (cJSON_IsRaw(v) && v->valuestring) { /* report_num's exact form, in a document built here */
         char *end;
         *out = strtod(v->valuestring, &end);
         return end != v->valuestring && !*end;
     }
-    if (cJSON_IsString(v)) {
-        const char *s = v->valuestring;
-        if (!strcmp(s, "nan")) return *out = NAN, 1;
-        if (!strcmp(s, "inf")) return *out = INFINITY, 1;
-        if (!strcmp(s, "-inf")) return *out = -INFINITY, 1;
-    }
-    return 0;
+    return !onp_json_real(v, out);
 }
 
 static void put_num_member(onp_buf *b, const cJSON *o, const char *k)
@@ -793,6 +788,12 @@ int cmd_report(int argc, char **argv)
                           "unknown schema '%s' (report reads onnxparity.check/1, bisect/1, "
                           "diagnose/1, sweep/1, gate/1)",
                           shown);
+            rc = cli_report(&e);
+            nd++;
+            break;
+        }
+        /* every member a section reads, of its schema's type (jspec.h) */
+        if (onp_jspec_check(docs[nd].root, onp_jspec_of(schema), paths[nd], &e)) {
             rc = cli_report(&e);
             nd++;
             break;

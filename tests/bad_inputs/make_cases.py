@@ -829,7 +829,7 @@ def c_report_hostile_every_schema(d):
         "s.json": sweep,
         "g.json": {"schema": "onnxparity.diagnose/1", "verdict": "fail", "model": H, "environment": env,
                    "causes": causes, "first_divergent": fd, "sweep": sweep,
-                   "probes": [{"id": H, "name": H, "status": H, "evidence": [H], "note": H}]},
+                   "probes": {H: {"status": H, "evidence": [H], "note": H}}},
     }
     ps = [w(d / n, json.dumps(x, ensure_ascii=False).encode()) for n, x in docs.items()]
     h = d / "r.html"
@@ -849,27 +849,44 @@ HUGE = 1e300
 
 
 def c_report_huge_numbers(d):
-    """Numbers at the edge of double: indices, counts and errors far past any size."""
+    """Numbers at the edge of double: indices, counts and errors far past any
+    size render (no undefined float-to-integer cast).  The negative ones a
+    schema's count or error cannot hold (issue 36: typed reading) are refused,
+    exit 2, each naming its member: those were the inputs of the UBSan finds."""
     doc = check_doc("y")
     out = doc["fixtures"][0]["outputs"][0]
-    out.update(histogram=[1.7e308] * 6 + [-1e300] * 6, count=HUGE, mismatches=-HUGE, max_abs=1.7e308,
-               max_rel=-1e-320, shape=[HUGE, -HUGE, 2.5])
-    doc["fixtures"][0]["index"] = -HUGE
+    out.update(histogram=[1.7e308] * 6 + [HUGE] * 6, count=HUGE, mismatches=HUGE, max_abs=1.7e308,
+               max_rel=5e-324, shape=[HUGE, -HUGE, 2])
+    doc["fixtures"][0]["index"] = HUGE
     bis = {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": "m",
-           "summary": {"values_exposed": HUGE, "values_compared": -HUGE},
+           "summary": {"values_exposed": HUGE, "values_compared": HUGE},
            "first_divergent": {"node": "n", "op_type": "Add", "output": "v", "index": HUGE, "max_abs": 1.7e308,
-                               "fixture": -HUGE, "inputs": [{"name": "a", "max_abs": -HUGE}],
+                               "fixture": -HUGE, "inputs": [{"name": "a", "max_abs": HUGE}],
                                "metrics": {"histogram": [HUGE] * 12}},
            "curve": [{"value": "v%d" % i, "max_abs": v, "pass": i % 2 == 0}
-                     for i, v in enumerate([1.7e308, -1.7e308, 5e-324, 0, HUGE, -0.0])]}
-    bis2 = dict(bis, first_divergent=dict(bis["first_divergent"], index=-HUGE))
+                     for i, v in enumerate([1.7e308, 1e-300, 5e-324, 0, HUGE, -0.0])]}
+    bis2 = dict(bis, first_divergent=dict(bis["first_divergent"], index=1.7e308))
     sweep = {"schema": "onnxparity.sweep/1", "verdict": "fail", "model": "m",
              "levels": [{"level": "all", "ran": True, "outputs": [{"name": "y", "max_abs": 1.7e308, "pass": False}]},
-                        {"level": "disable", "ran": True, "outputs": [{"name": "y", "max_abs": -HUGE, "pass": True}]}]}
+                        {"level": "disable", "ran": True, "outputs": [{"name": "y", "max_abs": HUGE, "pass": True}]}]}
     ps = [w(d / n, json.dumps(x)) for n, x in (("c.json", doc), ("b.json", bis), ("b2.json", bis2), ("s.json", sweep))]
     h = d / "r.html"
-    return case("report_huge_numbers", ["onnxparity", "report", *ps, "--html", h], 0, None,
-                valid=[{"path": str(h), "kind": "html"}])
+    cases = [case("report_huge_numbers", ["onnxparity", "report", *ps, "--html", h], 0, None,
+                  valid=[{"path": str(h), "kind": "html"}])]
+    for cid, base, path, value, rx in [
+            ("fixture_index", doc, ["fixtures", 0, "index"], -HUGE, r"fixtures\[0\]\.index: not a whole number >= 0"),
+            ("mismatches", doc, OUT0 + ["mismatches"], -HUGE,
+             r"fixtures\[0\]\.outputs\[0\]\.mismatches: not a whole number >= 0"),
+            ("histogram", doc, OUT0 + ["histogram", 6], -1e300,
+             r"fixtures\[0\]\.outputs\[0\]\.histogram\[6\]: not a whole number >= 0"),
+            ("first_divergent_index", bis, ["first_divergent", "index"], -HUGE,
+             r"first_divergent\.index: not a whole number >= 0"),
+            ("curve_error", bis, ["curve", 1], {"value": "v", "max_abs": -1.7e308, "pass": True},
+             r"curve\[1\]\.max_abs: not a number >= 0 or null")]:
+        p = w(d / cid / "r.json", json.dumps(_typed(base, path, value)))
+        cases.append(case("report_huge_negative_" + cid, ["onnxparity", "report", p, "--html", p.with_suffix(".html")],
+                          2, r"r\.json: " + rx, absent=[p.with_suffix(".html")]))
+    return cases
 
 
 def c_merge_huge_shard(d):
@@ -1570,6 +1587,134 @@ def c_summary_special_files(d):
             case("check_summary_dev_full", ["onnxparity", "check", b, "--summary", "/dev/full"], 3, FULL,
                  needs_ort=True),
             case("gate_summary_dev_full", gate + ["--summary", "/dev/full"], 3, FULL, needs_ort=True)]
+
+
+def _typed(doc, path, value):
+    """doc with the member at path (a list of keys and indices) set to value,
+    or removed when value is DROP."""
+    doc = json.loads(json.dumps(doc))
+    at = doc
+    for k in path[:-1]:
+        at = at[k]
+    if value is DROP:
+        del at[path[-1]]
+    else:
+        at[path[-1]] = value
+    return doc
+
+
+DROP = object()
+OUT0 = ["fixtures", 0, "outputs", 0]
+
+
+def c_diff_typed_members(d):
+    """diff reads every member it compares with the type check-1.json gives
+    it (issue 36): a max_abs of "x" or [] counted as unchanged, -1 as
+    improved, a pass of "yes" as a failure; each is now exit 2 naming the
+    file and the member's path.  The good side is OLD; the last case puts
+    the bad member in OLD to show the file named is the one that holds it."""
+    good = check_doc("y")
+    good["fixtures"][0]["outputs"][0]["judgment"] = {"verdict": "within-tolerance", "pass": True,
+                                                     "envelope": {"max_abs": 1e-6}}
+    good["fixtures"][0]["outputs"][0]["topk"] = {"k": 1, "rows": 2, "top1_agree": 2}
+    old = w(d / "old.json", json.dumps(good))
+    NUM = r"not a number >= 0 or null"
+    bad = [
+        ("max_abs_string", OUT0 + ["max_abs"], "x", r"max_abs: " + NUM),
+        ("max_abs_array", OUT0 + ["max_abs"], [], r"max_abs: " + NUM),
+        ("max_abs_negative", OUT0 + ["max_abs"], -1, r"max_abs: " + NUM),
+        ("max_abs_minus_inf", OUT0 + ["max_abs"], "-inf", r"max_abs: " + NUM),
+        ("max_rel_object", OUT0 + ["max_rel"], {}, r"max_rel: " + NUM),
+        ("mismatch_frac_over_one", OUT0 + ["mismatch_frac"], 1.5, r"mismatch_frac: not a number from 0 to 1"),
+        ("pass_string", OUT0 + ["pass"], "yes", r"pass: not true or false"),
+        ("pass_missing", OUT0 + ["pass"], DROP, r"pass: missing"),
+        ("name_number", OUT0 + ["name"], 7, r"name: not a string"),
+        ("envelope_negative", OUT0 + ["judgment", "envelope", "max_abs"], -2,
+         r"judgment\.envelope\.max_abs: " + NUM),
+        ("topk_rows_string", OUT0 + ["topk", "rows"], "2", r"topk\.rows: not a whole number >= 0"),
+        ("top1_agree_over_rows", OUT0 + ["topk", "top1_agree"], 3, r"topk\.top1_agree: more than topk\.rows"),
+        ("outputs_object", ["fixtures", 0, "outputs"], {"name": "y"}, r"fixtures\[0\]\.outputs: not an array"),
+        ("env_threads_string", ["environment", "intra_threads"], "4",
+         r"environment\.intra_threads: not a whole number >= 0"),
+        ("env_session_config_number", ["environment", "session_config"], 3,
+         r"environment\.session_config: not an array"),
+    ]
+    out = []
+    for cid, path, value, rx in bad:
+        new = w(d / cid / "new.json", json.dumps(_typed(good, path, value)))
+        where = r"new\.json: " + (r"fixtures\[0\]\.outputs\[0\]\." if path[:4] == OUT0 else "")
+        out.append(case("diff_" + cid, ["onnxparity", "diff", old, new], 2, where + rx))
+    worse = w(d / "old_bad" / "old.json", json.dumps(_typed(good, OUT0 + ["pass"], "yes")))
+    out.append(case("diff_old_side_pass_string", ["onnxparity", "diff", worse, old], 2,
+                    r"old_bad/old\.json: fixtures\[0\]\.outputs\[0\]\.pass: not true or false"))
+    return out
+
+
+def c_report_typed_members(d):
+    """report renders only documents whose members have their schema's
+    types (issue 36): a pass of "yes" showed as a failure, a max_abs of []
+    as a dash, a fixture status 5 as nothing.  Exit 2 naming the file and
+    the member's path, no page written (also when the bad document is the
+    second of two).  Each case changes one member of a document that renders."""
+    chk = check_doc("y")
+    bis = {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": "m",
+           "summary": {"values_exposed": 2, "values_compared": 2, "values_failed": 1},
+           "first_divergent": {"node": "n", "op_type": "Add", "output": "v", "index": 1, "max_abs": 0.5},
+           "curve": [{"value": "u", "node": "a", "op_type": "Relu", "max_abs": 0, "pass": True},
+                     {"value": "v", "node": "n", "op_type": "Add", "max_abs": 0.5, "pass": False}]}
+    level = {"level": "all", "ran": True, "pass": False,
+             "outputs": [{"name": "y", "max_abs": 0.5, "pass": False}]}
+    swp = {"schema": "onnxparity.sweep/1", "verdict": "fail", "model": "m",
+           "sweep": {"levels": [level], "first_failing_level": "all",
+                     "optimizer_search": {"searched": False, "culprit": None, "sessions": 0}}}
+    dia = {"schema": "onnxparity.diagnose/1", "verdict": "fail", "model": "m", "causes": [],
+           "first_divergent": {"node": "n", "op_type": "Add", "output": "v", "local": "local"},
+           "probes": {"determinism": {"runs": 2, "deterministic": True}}, "sweep": swp["sweep"]}
+    gat = {"schema": "onnxparity.gate/1", "verdict": "fail", "model": "m", "criteria": "c.json",
+           "environment_recorded": True, "env_drift_policy": "warn", "environment_drift": [],
+           "causes": [], "first_divergent": None,
+           "regressions": [{"fixture": "f", "output": "y", "check": "max_abs", "value": 0.5, "limit": 0.1,
+                            "message": "m"}],
+           "checks": [{"output": "y", "check": "max_abs", "measured": 0.5, "limit": 0.1, "bound": "max",
+                       "pass": False}],
+           "summary": {"fixtures": 1, "outputs": 1, "regressions": 1}}
+    h = d / "r.html"
+    out = []
+    bad = [
+        ("pass_string", chk, OUT0 + ["pass"], "yes", OUT0, r"pass: not true or false"),
+        ("max_abs_array", chk, OUT0 + ["max_abs"], [], OUT0, r"max_abs: not a number >= 0 or null"),
+        ("negative_count", chk, OUT0 + ["mismatches"], -1, OUT0, r"mismatches: not a whole number >= 0"),
+        ("fraction_dim", chk, OUT0 + ["shape"], [2, 2.5], OUT0, r"shape\[1\]: not a whole number"),
+        ("histogram_string", chk, OUT0 + ["histogram"], "12 bins", OUT0, r"histogram: not an array"),
+        ("status_number", chk, ["fixtures", 0, "status"], 5, [], r"fixtures\[0\]\.status: not a string"),
+        ("cause_evidence_string", chk, ["causes", 0, "evidence"], "e", [], r"causes\[0\]\.evidence: not an array"),
+        ("verdict_number", chk, ["verdict"], 1, [], r"verdict: not a string"),
+        ("fixtures_object", chk, ["fixtures"], {}, [], r"fixtures: not an array"),
+        ("bisect_curve_pass_string", bis, ["curve", 1, "pass"], "false", [], r"curve\[1\]\.pass: not true or false"),
+        ("bisect_curve_negative_error", bis, ["curve", 0, "max_abs"], -1, [],
+         r"curve\[0\]\.max_abs: not a number >= 0 or null"),
+        ("bisect_summary_fraction", bis, ["summary", "values_compared"], 1.5, [],
+         r"summary\.values_compared: not a whole number >= 0"),
+        ("sweep_levels_object", swp, ["sweep", "levels"], {"all": level}, [], r"sweep\.levels: not an array"),
+        ("sweep_ran_string", swp, ["sweep", "levels", 0, "ran"], "yes", [],
+         r"sweep\.levels\[0\]\.ran: not true or false"),
+        ("diagnose_probes_list", dia, ["probes"], [{"id": "determinism"}], [], r"probes: not an object or null"),
+        ("diagnose_local_number", dia, ["first_divergent", "local"], 1, [],
+         r"first_divergent\.local: not a string or an object or null"),
+        ("gate_measured_object", gat, ["checks", 0, "measured"], {"v": 1}, [],
+         r"checks\[0\]\.measured: not a number or null"),
+        ("gate_regressions_count_string", gat, ["summary", "regressions"], "1", [],
+         r"summary\.regressions: not a whole number >= 0"),
+    ]
+    for cid, base, path, value, prefix, rx in bad:
+        p = w(d / cid / "r.json", json.dumps(_typed(base, path, value)))
+        where = r"r\.json: " + (r"fixtures\[0\]\.outputs\[0\]\." if prefix else "")
+        out.append(case("report_" + cid, ["onnxparity", "report", p, "--html", h], 2, where + rx, absent=[h]))
+    first = w(d / "first.json", json.dumps(chk))
+    second = w(d / "second" / "r.json", json.dumps(_typed(chk, OUT0 + ["pass"], 1)))
+    out.append(case("report_second_document_typed", ["onnxparity", "report", first, second, "--html", h], 2,
+                    r"second/r\.json: fixtures\[0\]\.outputs\[0\]\.pass: not true or false", absent=[h]))
+    return out
 
 
 CASES = [v for k, v in sorted(globals().items()) if k.startswith("c_") and callable(v)]
