@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Generate the seed corpora for fuzz/corpus/{model,pb,wire,lint,extdata,
-testdata,manifest,criteria} and fuzz/manifest_model.inc (run with
+testdata,manifest,criteria,docs} and fuzz/manifest_model.inc (run with
 /usr/bin/python3, onnx 1.12):
 
     /usr/bin/python3 fuzz/gen_corpus.py fuzz/corpus [ZOO_DIR]
@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
 ZOO = sys.argv[2] if len(sys.argv) > 2 else None
-for d in ("model", "pb", "wire", "lint", "extdata", "testdata", "manifest", "criteria"):
+for d in ("model", "pb", "wire", "lint", "extdata", "testdata", "manifest", "criteria", "docs"):
     os.makedirs(os.path.join(OUT, d), exist_ok=True)
 
 
@@ -629,4 +629,109 @@ save("criteria", "bad_empty.json", b"")
 save("criteria", "bad_not_object.json", b'"onnxparity.criteria/1"')
 save("criteria", "dup_output_keys.json",
      J(crit).replace(b'"outputs": {', b'"outputs": {"logits": ' + J(out) + b", "))
+
+# --- docs: the result documents diff and report read back (fuzz_docs) -------
+# One small document of each kind, as the tool writes them, then the same
+# documents with one member of the wrong type each (issue 36).
+metrics = {"shape_ok": True, "dtype_ok": True, "rtol": 1e-4, "atol": 1e-5, "count": 10, "mismatches": 0,
+           "mismatch_frac": 0, "max_abs": 2.98e-8, "max_rel": 4.55e-7, "mean_abs": 1e-8, "rms": 1.2e-8,
+           "cosine": 1, "needed_rtol": 0, "needed_atol": 0, "nan_matched": 0, "nan_mismatch": 0,
+           "inf_mismatch": 0, "worst": {"index": 2, "expected": 0.09, "actual": 0.09},
+           "histogram": [0, 0, 0, 0, 4, 6, 0, 0, 0, 0, 0, 0]}
+output = dict(name="logits", dtype="float32", shape=[1, 10], **metrics, **{"pass": True})
+output["judgment"] = {"verdict": "within-tolerance", "pass": True, "vacuous": "no", "noise_source": "ort-perturbation",
+                      "envelope": {"max_abs": 8.8e-7, "rms": 7e-7, "floor": 5e-7}, "beyond_envelope": False}
+output["topk"] = {"k": 1, "rows": 1, "top1_agree": 1, "flipped": 0, "topk_agree": 1, "noise_driven_flips": 0,
+                  "min_margin": 0.25}
+env = {"onnxparity": "0.1.0", "ort_version": "1.29.0", "ort_library": "lib/libonnxruntime.so.1",
+       "provider": "CPUExecutionProvider", "opt_level": "all", "intra_threads": 0, "inter_threads": 0,
+       "model_sha256": "ab" * 32, "session_config": [], "opset": 13, "exporter": "legacy",
+       "torch_version": "1.13.0", "upgraded_to_opset7": False}
+cause = {"id": "training-mode", "confidence": "high", "node": "/bn/BatchNormalization", "evidence": ["lint ONP104"],
+         "fix": "call model.eval()", "suggested_atol": None}
+fd = {"node": "/bn/BatchNormalization", "op_type": "BatchNormalization", "output": "/bn/out", "module": "bn",
+      "reference": "eager", "max_abs": 2.25, "envelope_max": 7e-6, "fixture": 0}
+check = {"schema": "onnxparity.check/1", "verdict": "pass", "model": "m.onnx", "environment": env,
+         "options": {"top_k": "auto", "strict_tol": False, "noise_estimate": True, "lint": True},
+         "fixtures": [{"index": 0, "dir": "b/test_data_set_0", "status": "pass", "outputs": [output]},
+                      {"index": 1, "dir": "b/test_data_set_1", "status": "error", "error": "crashed", "outputs": []}],
+         "summary": {"fixtures": 2, "fixtures_failed": 1, "outputs_compared": 1, "outputs_failed": 0,
+                     "topk": {"rows": 1, "top1_agree": 1, "flip_rate_upper": 0.95, "confidence": 0.95}},
+         "causes": [cause], "first_divergent": fd, "latent": [{"rule": "ONP301"}],
+         "lint": {"errors": 1, "warnings": 0, "infos": 0, "findings": [
+             {"id": "ONP104", "name": "batchnorm-training", "severity": "error", "node": "n",
+              "location": {"kind": "node"}, "message": "m"}]},
+         "adequacy": {"verdict": "adequate", "samples": 7, "fixtures": 3, "shape_groups": 3, "near_boundary": 0,
+                      "flags": [{"level": "info", "id": "few-samples", "message": "m"}]},
+         "shard": {"index": 0, "count": 2, "fixtures_total": 4}}
+bisect = {"schema": "onnxparity.bisect/1", "verdict": "diverges", "model": "m.onnx", "fixture": None,
+          "fixtures": [0, 1], "reference": "eager", "instrumented_reproduces": True, "fallback": None,
+          "summary": {"values_exposed": 2, "values_compared": 2, "values_failed": 1},
+          "first_divergent": dict(fd, index=1, inputs_agree=True,
+                                  inputs=[{"name": "x", "source": "eager", "max_abs": 0, "max_rel": 0, "pass": True}],
+                                  local={"verdict": "local", "max_abs": 2.1, "max_rel": 1.5, "mismatches": 20},
+                                  metrics=metrics),
+          "curve": [{"value": "a", "node": "relu", "op_type": "Relu", "module": None, "max_abs": 0, "pass": True},
+                    {"value": "/bn/out", "node": "/bn/BatchNormalization", "op_type": "BatchNormalization",
+                     "module": "bn", "max_abs": "inf", "pass": False}]}
+level = {"level": "all", "ran": True, "pass": False, "deterministic": True,
+         "outputs": [{"name": "logits", "max_abs": 0.51, "pass": False}]}
+sweep_part = {"levels": [level, dict(level, level="disable", deterministic=None, error="skipped", outputs=[])],
+              "first_failing_level": None,
+              "optimizer_search": {"searched": False, "culprit": None, "sessions": 0, "note": ""},
+              "configurations": [{"index": 0, "provider": "CPUExecutionProvider", "available": True, "levels": [level]}]}
+sweep = {"schema": "onnxparity.sweep/1", "verdict": "fail", "model": "m.onnx", "environment": env, "fixtures": 3,
+         "sweep": sweep_part}
+diagnose = {"schema": "onnxparity.diagnose/1", "verdict": "fail", "model": "m.onnx", "nondeterministic": False,
+            "causes": [cause], "latent": [], "first_divergent": dict(fd, local="local"), "sweep": sweep_part,
+            "probes": {"determinism": {"runs": 2, "deterministic": True}}, "environment": env}
+gate = {"schema": "onnxparity.gate/1", "verdict": "fail", "model": "m.onnx", "criteria": "c.json",
+        "environment": env, "environment_recorded": True, "env_drift_policy": "warn",
+        "environment_drift": [{"field": "model_sha256", "kind": "note", "recorded": "a", "current": None,
+                               "effect": "note"}],
+        "causes": [cause], "first_divergent": None,
+        "regressions": [{"fixture": "test_data_set_0", "output": "logits", "check": "max_abs", "value": 0.48,
+                         "limit": 2.4e-7, "message": "m"}],
+        "checks": [{"output": "logits", "check": "max_abs", "measured": 0.48, "limit": 2.4e-7, "bound": "max",
+                    "pass": False},
+                   {"output": None, "check": "fixtures", "measured": "nan", "limit": 3, "bound": "min", "pass": True}],
+        "summary": {"fixtures": 3, "outputs": 1, "regressions": 1}}
+for name, doc in (("check", check), ("bisect", bisect), ("sweep", sweep), ("diagnose", diagnose), ("gate", gate)):
+    save("docs", name + ".json", J(doc))
+
+
+def retyped(doc, path, value):
+    """doc with the member at path (keys and indices) set to value."""
+    doc = json.loads(J(doc))
+    at = doc
+    for k in path[:-1]:
+        at = at[k]
+    at[path[-1]] = value
+    return doc
+
+
+O0 = ["fixtures", 0, "outputs", 0]
+for name, doc, path, value in [
+        ("bad_max_abs_string", check, O0 + ["max_abs"], "x"),
+        ("bad_max_abs_array", check, O0 + ["max_abs"], []),
+        ("bad_max_abs_negative", check, O0 + ["max_abs"], -1),
+        ("bad_pass_string", check, O0 + ["pass"], "yes"),
+        ("bad_mismatch_frac", check, O0 + ["mismatch_frac"], 1.5),
+        ("bad_envelope_negative", check, O0 + ["judgment", "envelope", "max_abs"], "-inf"),
+        ("bad_topk_rows", check, O0 + ["topk", "rows"], 2.5),
+        ("bad_shape_dim", check, O0 + ["shape", 1], "10"),
+        ("bad_env_threads", check, ["environment", "intra_threads"], "0"),
+        ("bad_session_config", check, ["environment", "session_config"], [1]),
+        ("bad_curve_pass", bisect, ["curve", 1, "pass"], 0),
+        ("bad_local_number", bisect, ["first_divergent", "local"], 3),
+        ("bad_levels_object", sweep, ["sweep", "levels"], {"all": level}),
+        ("bad_probes_list", diagnose, ["probes"], [1, 2]),
+        ("bad_checks_measured", gate, ["checks", 0, "measured"], {"v": 1}),
+        ("bad_summary_count", gate, ["summary", "regressions"], -1)]:
+    save("docs", name + ".json", J(retyped(doc, path, value)))
+out0 = dict(output)
+del out0["pass"]
+save("docs", "bad_pass_missing.json", J(retyped(check, O0, out0)))
+save("docs", "bad_not_object.json", b'["onnxparity.check/1"]')
+save("docs", "bad_truncated.json", J(check)[:200])
 print("ok")
