@@ -15,10 +15,13 @@
  * usage or a malformed criteria file, 3 unreadable files, 4 ORT failure.
  */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ghactions.h"
@@ -203,16 +206,26 @@ static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *no
 
 /* The criteria already at `path`, if any, for limit_diff.  Read with plain
  * stdio, not cli_read_file: that would note the file as an input, and the
- * output rule would then refuse to replace it.  0 when *old holds them. */
+ * output rule would then refuse to replace it.  Only a regular file of at
+ * most ONP_CRITERIA_MAX_FILE bytes, opened without blocking: a FIFO, a
+ * device or >(cmd) given as --criteria is an output, never read (a FIFO
+ * blocked in open(), /dev/full was read for ever).  0 when *old holds them. */
 static int read_old(const char *path, onp_criteria *old)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)ONP_CRITERIA_MAX_FILE ||
+        !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return -1;
+    }
     onp_buf b;
     onp_buf_init(&b, ONP_CRITERIA_MAX_FILE);
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
+    while (!b.failed && (n = fread(chunk, 1, sizeof chunk, f)) > 0) onp_buf_append(&b, chunk, n);
     int bad = ferror(f) || b.failed;
     fclose(f);
     onp_error e;

@@ -442,12 +442,24 @@ static char *tmp_name(const char *path)
     return t;
 }
 
-/* A character device or FIFO: written in place, never replaced. */
+/* A character device or FIFO: written in place, never replaced.  Opened
+ * without blocking: a FIFO that no process reads is refused at once
+ * (ENXIO), where open() would wait for a reader for ever; then written
+ * blocking, as stdout is. */
 static int write_in_place(const char *path, const onp_piece *pieces, size_t n, onp_error *e)
 {
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == ENXIO)
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1,
+                             "cannot open: a FIFO that no process reads");
     if (fd < 0)
         return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open: %s", strerror(errno));
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) {
+        int err = errno;
+        close(fd);
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open: %s", strerror(err));
+    }
     int err = write_pieces(fd, pieces, n);
     if (close(fd) != 0 && !err) err = errno;
     if (err) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot write: %s", strerror(err));

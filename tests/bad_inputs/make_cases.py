@@ -1589,6 +1589,21 @@ def c_summary_special_files(d):
             case("gate_summary_dev_full", gate + ["--summary", "/dev/full"], 3, FULL, needs_ort=True)]
 
 
+def c_criteria_special_files(d):
+    """gate --record's --criteria (issue 36): the old criteria are read only
+    from a regular file (a FIFO blocked in open(), /dev/full was read for
+    ever), and the new ones are written in place to a FIFO only when a
+    process reads it, at once refused otherwise; /dev/full says why."""
+    b = bundle(d)
+    fifo = d / "c.fifo"
+    os.mkfifo(fifo)
+    rec = ["onnxparity", "gate", b, "--record"]
+    return [case("gate_record_criteria_fifo_without_reader", rec + ["--criteria", fifo], 3,
+                 r"c\.fifo: cannot open: a FIFO that no process reads", needs_ort=True, timeout=20),
+            case("gate_record_criteria_dev_full", rec + ["--criteria", "/dev/full"], 3,
+                 r"/dev/full: cannot write: No space left on device", needs_ort=True, timeout=20)]
+
+
 def _typed(doc, path, value):
     """doc with the member at path (a list of keys and indices) set to value,
     or removed when value is DROP."""
