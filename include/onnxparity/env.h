@@ -121,6 +121,14 @@ int onp_env_from_bundle(onp_env *env, const onp_model *m, const char *parity_jso
  * Never fails once the manifest is open: 0. */
 int onp_env_from_manifest(onp_env *env, const onp_model *m, const onp_manifest *mf, onp_error *e);
 
+/* 0 when every field the "environment" object `obj` holds has its type: a
+ * whole number >= 0 for the numeric fields (threads, opset), an array of
+ * strings for the session config, a string for the rest; members of other
+ * names are not this table's and are let through.  Else -1 with *field the
+ * member's name and *why what it should be (a document read back, the
+ * criteria, must not turn a wrong type into "no drift"). */
+int onp_env_check_json(const struct cJSON *obj, const char **field, const char **why);
+
 /* Read the fields an "environment" object holds (numbers as integers,
  * arrays of strings '\n'-joined, anything else left empty); fields already
  * set and not in the object are kept.  `obj` may be NULL. */

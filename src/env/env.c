@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "onnxparity/env.h"
+#include "onnxparity/json.h"
 
 /* One row per field.  How to add one: the enum in env.h, a row here in the
  * same position, then fill it where it is known. */
@@ -76,6 +77,30 @@ void onp_env_set_config(onp_env *env, const char *const *entries, size_t n)
         if (w < 0 || (size_t)w >= cap - k) break;
         k += (size_t)w;
     }
+}
+
+int onp_env_check_json(const cJSON *obj, const char **field, const char **why)
+{
+    for (int f = 0; cJSON_IsObject(obj) && f < ONP_ENV_FIELD_COUNT; f++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, fields[f].name), *it;
+        int64_t n;
+        const char *bad = NULL;
+        if (!v) continue;
+        if (f == ONP_ENV_SESSION_CONFIG) {
+            if (!cJSON_IsArray(v)) bad = "not an array of strings";
+            cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) bad = "not an array of strings";
+        } else if (fields[f].number) {
+            if (onp_json_int(v, 0, INT32_MAX, &n)) bad = "not a whole number >= 0";
+        } else if (!cJSON_IsString(v)) {
+            bad = "not a string";
+        }
+        if (bad) {
+            *field = fields[f].name;
+            *why = bad;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void onp_env_read_json(onp_env *env, const cJSON *obj)

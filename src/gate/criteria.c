@@ -188,6 +188,11 @@ static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_e
         return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "environment"))) {
         if (!cJSON_IsObject(v)) return bad(e, path, "environment", "not an object");
+        const char *field, *why;
+        if (onp_env_check_json(v, &field, &why)) {
+            snprintf(ctx, sizeof ctx, "environment.%s", field);
+            return bad(e, path, ctx, why);
+        }
         c->has_env = 1;
         onp_env_read_json(&c->env, v);
     }

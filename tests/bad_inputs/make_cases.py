@@ -1589,6 +1589,24 @@ def c_summary_special_files(d):
             case("gate_summary_dev_full", gate + ["--summary", "/dev/full"], 3, FULL, needs_ort=True)]
 
 
+def c_criteria_environment_types(d):
+    """Criteria environment fields of the wrong type (issue 36): a number for
+    a version, a list for a provider, 2.5 or "x" for an opset, a negative
+    thread count, a session config that is not a list of strings were read
+    as drift or as no drift; each is exit 2 naming the field."""
+    out = []
+    for i, (field, value, why) in enumerate([
+            ("ort_version", 1.29, "not a string"), ("provider", ["cpu"], "not a string"),
+            ("opset", 2.5, "not a whole number >= 0"), ("opset", "x", "not a whole number >= 0"),
+            ("intra_threads", -1, "not a whole number >= 0"),
+            ("session_config", [1], "not an array of strings"),
+            ("session_config", "a=1", "not an array of strings")]):
+        crit = dict(CRIT, environment={field: value})
+        out.append(gate(f"criteria_env_{field}_{i}", d / f"env{i}", json.dumps(crit), 2,
+                        rf"c\.json: environment\.{field}: {why}"))
+    return out
+
+
 def c_criteria_special_files(d):
     """gate --record's --criteria (issue 36): the old criteria are read only
     from a regular file (a FIFO blocked in open(), /dev/full was read for
