@@ -37,6 +37,7 @@
 #include "onnxparity/doc.h"
 #include "onnxparity/env.h"
 #include "onnxparity/merge.h"
+#include "onnxparity/jspec.h"
 #include "report.h"
 
 #define MAX_DOCS 4096
@@ -425,6 +426,8 @@ static int read_documents(const char *cmd, const char *const *files, size_t n, c
         if (!schema || strcmp(schema, "onnxparity.check/1"))
             rc = cli_usage_error(cmd, "%s: schema '%s', not onnxparity.check/1", files[i],
                                  shown(schema, 64, s1, sizeof s1));
+        else if (onp_jspec_check(docs[i], onp_jspec_of(schema), files[i], &e))
+            rc = cli_report(&e); /* typed as check-1.json says: a max_abs of "x", a pass of "yes" */
         else if (!sha || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures")))
             rc = cli_usage_error(cmd, "%s: no environment.model_sha256 or fixtures", files[i]);
         else if (i && strcmp(sha, str_at(docs[0], "environment", "model_sha256")))

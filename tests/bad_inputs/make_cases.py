@@ -897,7 +897,7 @@ def c_merge_huge_shard(d):
         doc["shard"] = {"index": HUGE if k else -HUGE, "count": HUGE, "fixtures_total": HUGE}
         docs.append(w(d / ("s%d.json" % k), json.dumps(doc)))
     return case("merge_huge_shard_numbers", ["onnxparity", "merge", *docs], 2,
-                r"merge: \S*s0\.json: shard\.count is not a whole number")
+                r"\S*s0\.json: shard\.(index|count):? (is )?not a whole number")
 
 
 def c_parity_huge_numbers(d):
@@ -1604,6 +1604,25 @@ def c_criteria_environment_types(d):
         crit = dict(CRIT, environment={field: value})
         out.append(gate(f"criteria_env_{field}_{i}", d / f"env{i}", json.dumps(crit), 2,
                         rf"c\.json: environment\.{field}: {why}"))
+    return out
+
+
+def c_merge_typed_shards(d):
+    """merge reads its shards typed, as diff and report do (issue 36): a
+    max_abs of "x", a pass of "yes" in a shard are exit 2 naming the member
+    (they were merged as "not measured" and as "failed")."""
+    out = []
+    for i, (path, value, rx) in enumerate([
+            (["fixtures", 0, "outputs", 0, "max_abs"], "x", r"fixtures\[0\]\.outputs\[0\]\.max_abs"),
+            (["fixtures", 0, "outputs", 0, "pass"], "yes", r"fixtures\[0\]\.outputs\[0\]\.pass")]):
+        docs = []
+        for k in range(2):
+            doc = check_doc("y")
+            doc["environment"]["model_sha256"] = "0" * 64
+            doc["shard"] = {"index": k, "count": 2, "fixtures_total": 2}
+            docs.append(w(d / f"m{i}_{k}.json", json.dumps(_typed(doc, path, value) if k else doc)))
+        out.append(case(f"merge_shard_typed_{i}", ["onnxparity", "merge", *docs], 2,
+                        rf"m{i}_1\.json: {rx}"))
     return out
 
 
