@@ -405,12 +405,8 @@ static void progress(void *ctx, size_t k, size_t n, const char *dir)
 static void print_load_error(const opts *o, const char *model)
 {
     if (o->fmt != FMT_JSON) return;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
-    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(ONP_RUN_ERROR));
-    cJSON_AddStringToObject(root, "model", model);
-    cJSON_AddStringToObject(root, "error", "ONNX Runtime could not load the model (see stderr)");
-    report_print_json(root);
+    report_print_json(onp_doc_not_run("onnxparity.check/1", model,
+                                      "ONNX Runtime could not load the model (see stderr)"));
 }
 
 /* The document (printed and/or the page); returns the page's exit code. */

@@ -382,7 +382,7 @@ int cmd_compare(int argc, char **argv)
         onp_tensor_release(&r.te);
         onp_tensor_release(&r.ta);
     }
-    onp_run_verdict verdict = failed ? ONP_RUN_FAIL : ONP_RUN_PASS;
+    onp_run_verdict verdict = onp_run_verdict_of_compare((size_t)failed);
     if (fmt == FMT_JSON) {
         cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(verdict));
         cJSON_AddNumberToObject(root, "compared", (double)p.n);

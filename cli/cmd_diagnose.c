@@ -173,13 +173,8 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
 static void print_load_error(const opts *o, const char *model, const onp_error *e)
 {
     if (o->fmt != FMT_JSON) return;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "onnxparity.diagnose/1");
-    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(ONP_RUN_ERROR));
-    cJSON_AddStringToObject(root, "model", model);
     const char *why = strstr(e->msg, ": ");
-    cJSON_AddStringToObject(root, "error", why ? why + 2 : e->msg);
-    report_print_json(root);
+    report_print_json(onp_doc_not_run("onnxparity.diagnose/1", model, why ? why + 2 : e->msg));
 }
 
 static void stage_line(void *ctx, const char *what)

@@ -15,8 +15,11 @@
 
 #include "cli.h"
 #include "html.h"
-#include "onnxparity/buf.h"
 #include "infile.h"
+#include "onnxparity/adequacy.h"
+#include "onnxparity/buf.h"
+#include "onnxparity/causes.h"
+#include "onnxparity/gate.h"
 #include "onnxparity/json.h"
 #include "onnxparity/jspec.h"
 #include "report.h"
@@ -111,24 +114,24 @@ static void put_value(onp_buf *b, const cJSON *v)
         html_put(b, "{\xE2\x80\xA6}");
 }
 
-/* -1 error, 0 fail, 1 pass, 2 unknown */
-static int verdict_rank(const char *v)
+/* A document's verdict (or a fixture's status) as a CSS class: the name of
+ * the run verdict it names (run.h, onp_run_verdict_of_doc), "unknown" when
+ * it names none. */
+static const char *verdict_class(const char *name)
 {
-    if (!v) return 2;
-    if (!strcmp(v, "pass") || !strcmp(v, "agrees")) return 1;
-    if (!strcmp(v, "fail") || !strcmp(v, "diverges")) return 0;
-    if (!strcmp(v, "error")) return -1;
-    return 2;
+    onp_run_verdict v;
+    return onp_run_verdict_of_doc(name, &v) ? "unknown" : onp_run_verdict_name(v);
 }
 
-static const char *verdict_class(int r)
+/* The class of a row whose member "pass" says whether it passed. */
+static const char *pass_class(const cJSON *o)
 {
-    return r == 1 ? "pass" : r == 0 ? "fail" : r < 0 ? "error" : "unknown";
+    return cJSON_IsTrue(get(o, "pass")) ? "pass" : "fail";
 }
 
 static void badge(onp_buf *b, const char *verdict)
 {
-    html_printf(b, "<span class=\"badge %s\">", verdict_class(verdict_rank(verdict)));
+    html_printf(b, "<span class=\"badge %s\">", verdict_class(verdict));
     html_escape(b, verdict ? verdict : "unknown");
     html_put(b, "</span>");
 }
@@ -188,12 +191,11 @@ static void causes(onp_buf *b, const cJSON *list)
     cJSON_ArrayForEach(c, list)
     {
         const char *conf = str(c, "confidence");
+        onp_confidence cf; /* its class: an unknown confidence shows as low */
         html_put(b, "<tr><td class=\"id\">");
         html_escape(b, str(c, "id"));
         html_put(b, "</td><td class=\"cf\"><span class=\"conf ");
-        html_put(b, conf && !strcmp(conf, "high")     ? "high"
-                    : conf && !strcmp(conf, "medium") ? "medium"
-                                                      : "low");
+        html_put(b, onp_confidence_from_name(conf, &cf) ? "low" : onp_confidence_name(cf));
         html_put(b, "\">");
         html_escape(b, conf ? conf : "?");
         html_put(b, "</span></td><td class=\"name\">");
@@ -293,8 +295,10 @@ static void agreement_adequacy(onp_buf *b, const cJSON *root)
     const cJSON *a = get(root, "adequacy");
     if (!cJSON_IsObject(a)) return;
     const char *v = str(a, "verdict");
+    onp_adequacy_verdict av;
     html_printf(b, "<h3>Fixture adequacy: <span class=\"%s\">",
-                v && !strcmp(v, "adequate") ? "pass" : "fail");
+                !onp_adequacy_verdict_from_name(v, &av) && av == ONP_ADEQUACY_ADEQUATE ? "pass"
+                                                                                       : "fail");
     html_escape(b, v);
     html_put(b, "</span></h3>\n<p>");
     put_value(b, get(a, "samples"));
@@ -339,7 +343,7 @@ static void check_doc(onp_buf *b, const cJSON *root)
         if (!cJSON_GetArraySize(outs)) {
             html_put(b, "<tr><td>");
             put_value(b, get(fx, "index"));
-            html_printf(b, "</td><td class=\"%s\">", verdict_class(verdict_rank(st)));
+            html_printf(b, "</td><td class=\"%s\">", verdict_class(st));
             html_escape(b, st);
             html_put(b, "</td><td colspan=\"11\"></td><td>");
             html_escape(b, str(fx, "error"));
@@ -350,9 +354,9 @@ static void check_doc(onp_buf *b, const cJSON *root)
         cJSON_ArrayForEach(o, outs)
         {
             int pass = cJSON_IsTrue(get(o, "pass"));
-            html_printf(b, "<tr class=\"%s\"><td>", pass ? "pass" : "fail");
+            html_printf(b, "<tr class=\"%s\"><td>", pass_class(o));
             put_value(b, get(fx, "index"));
-            html_printf(b, "</td><td class=\"%s\">", verdict_class(verdict_rank(st)));
+            html_printf(b, "</td><td class=\"%s\">", verdict_class(st));
             html_escape(b, st);
             html_put(b, "</td><td class=\"name\">");
             html_escape(b, str(o, "name"));
@@ -603,16 +607,15 @@ static void gate_doc(onp_buf *b, const cJSON *root)
                     "<th>result</th></tr>\n");
         cJSON_ArrayForEach(c, checks)
         {
-            int pass = cJSON_IsTrue(get(c, "pass"));
             const char *bound = str(c, "bound");
             static const column cols[] = {{"output", "name"}, {"check", NULL}, {"measured", "num"}};
-            html_printf(b, "<tr class=\"%s\">", pass ? "pass" : "fail");
+            html_printf(b, "<tr class=\"%s\">", pass_class(c));
             member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
             html_put(b, bound && !strcmp(bound, "min") ? "<td class=\"num\">\xE2\x89\xA5 "
                                                        : "<td class=\"num\">\xE2\x89\xA4 ");
             put_num_member(b, c, "limit");
-            html_printf(b, "</td><td class=\"%s\">%s</td></tr>\n", pass ? "pass" : "fail",
-                        pass ? "pass" : "regressed");
+            html_printf(b, "</td><td class=\"%s\">%s</td></tr>\n", pass_class(c),
+                        cJSON_IsTrue(get(c, "pass")) ? "pass" : "regressed");
         }
         html_put(b, "</table>\n");
     }
@@ -648,7 +651,11 @@ static void gate_doc(onp_buf *b, const cJSON *root)
         cJSON_ArrayForEach(c, drift)
         {
             const char *eff = str(c, "effect");
-            html_printf(b, "<tr class=\"%s\">", eff && !strcmp(eff, "failure") ? "fail" : "pass");
+            onp_drift_effect f;
+            html_printf(b, "<tr class=\"%s\">",
+                        !onp_drift_effect_from_name(eff, &f) && f == ONP_DRIFT_EFFECT_FAILURE
+                            ? "fail"
+                            : "pass");
             member_cells(b, c, cols, sizeof cols / sizeof cols[0]);
             html_put(b, "</tr>\n");
         }
@@ -683,20 +690,18 @@ static const char css[] =
 
 static int render(onp_buf *b, const doc *docs, size_t n)
 {
-    int worst = 1;
-    for (size_t i = 0; i < n; i++) {
-        int r = verdict_rank(str(docs[i].root, "verdict"));
-        if (r == 2) r = 1; /* an unknown verdict does not decide the page */
-        if (r < worst) worst = r;
-    }
+    static const char *const headline[] = {
+        [ONP_RUN_PASS] = "PASS", [ONP_RUN_FAIL] = "FAIL", [ONP_RUN_ERROR] = "ERROR"};
+    _Static_assert(sizeof headline / sizeof headline[0] == ONP_RUN_VERDICT_COUNT, "a word each");
+    const char *verdicts[MAX_DOCS] = {NULL};
+    for (size_t i = 0; i < n && i < MAX_DOCS; i++) verdicts[i] = str(docs[i].root, "verdict");
+    onp_run_verdict worst = onp_run_verdict_of_docs(verdicts, n < MAX_DOCS ? n : MAX_DOCS);
     html_put(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                 "<title>onnxparity report</title>\n<style>");
     html_put(b, css);
     html_put(b, "</style>\n</head>\n<body>\n<h1>onnxparity report</h1>\n");
-    html_printf(b, "<div class=\"verdict %s\" id=\"verdict\">%s</div>\n", verdict_class(worst),
-                worst == 1   ? "PASS"
-                : worst == 0 ? "FAIL"
-                             : "ERROR");
+    html_printf(b, "<div class=\"verdict %s\" id=\"verdict\">%s</div>\n",
+                onp_run_verdict_name(worst), headline[worst]);
     html_put(b, "<ul class=\"docs\">\n");
     for (size_t i = 0; i < n; i++) {
         html_printf(b, "<li><a href=\"#doc%zu\">%s</a> ", i, kind_names[docs[i].kind]);

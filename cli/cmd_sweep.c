@@ -303,24 +303,15 @@ int cmd_sweep(int argc, char **argv)
         rc = cli_report(&e);
         goto out;
     }
-    int avail = 0, pass = 1;
-    for (size_t c = 0; c < r->n_configs; c++)
-        if (r->configs[c].available) {
-            avail++;
-            if (!r->configs[c].pass) pass = 0;
-        }
-    if (!avail) {
+    onp_run_verdict verdict = onp_run_verdict_of_sweep(r);
+    rc = onp_run_exit_code(verdict);
+    if (verdict == ONP_RUN_ERROR) /* no configuration could load the model */
         fprintf(stderr, "onnxparity: ONNX Runtime cannot load %s at any level%s: %s\n", model,
                 r->n_configs > 1 ? " in any configuration" : "", r->configs[0].unavailable);
-        rc = EXIT_RUNTIME;
-    } else {
-        rc = pass ? EXIT_PASS : EXIT_FAIL;
-    }
-    const char *verdict = !avail ? "error" : pass ? "pass" : "fail";
     if (o.fmt == FMT_JSON || o.html) { /* the document: printed, and/or the page */
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "schema", "onnxparity.sweep/1");
-        cJSON_AddStringToObject(root, "verdict", verdict);
+        cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(verdict));
         cJSON_AddStringToObject(root, "model", model);
         onp_doc_environment(root, orts[0], r->configs[0].provider, o.ort.so.opt_level,
                             o.ort.so.intra_threads, o.ort.so.inter_threads, sha, o.ort.so.config,
@@ -330,14 +321,14 @@ int cmd_sweep(int argc, char **argv)
         int html_rc = report_emit(root, o.fmt == FMT_JSON, o.html, model);
         if (html_rc) rc = html_rc;
     }
-    if (o.fmt != FMT_JSON && avail) {
+    if (o.fmt != FMT_JSON && verdict != ONP_RUN_ERROR) {
         printf("model    %s (sha256 %.12s), %zu fixtures\n", model, sha, r->n_fixtures);
         printf("runtime  ONNX Runtime %s", onp_ort_version(orts[0]));
         for (size_t k = 1; k < n_orts; k++) printf(", %s", onp_ort_version(orts[k]));
         printf("\n");
         sweep_print_text(r);
-        printf("verdict: %s\n",
-               pass ? "pass — every level agrees with eager" : "FAIL — see the levels above");
+        printf("verdict: %s\n", verdict == ONP_RUN_PASS ? "pass — every level agrees with eager"
+                                                        : "FAIL — see the levels above");
     }
     if (o.save_dir && r->graph_note[0]) { /* asked to save, and a save failed */
         fprintf(stderr, "onnxparity: --save-optimized %s: cannot save: %s\n", o.save_dir,

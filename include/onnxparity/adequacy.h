@@ -85,4 +85,8 @@ void onp_adequacy_free(onp_adequacy *a);
 const char *onp_adequacy_verdict_name(onp_adequacy_verdict v); /* "absent", "adequate", ... */
 const char *onp_adequacy_level_name(onp_adequacy_level l);     /* "info", "warn" */
 
+/* The verdict's name back to the enum (as documents carry it): 0, or -1
+ * for any other string (NULL too). */
+int onp_adequacy_verdict_from_name(const char *name, onp_adequacy_verdict *out);
+
 #endif

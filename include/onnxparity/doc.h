@@ -93,6 +93,12 @@ void onp_doc_agreement(struct cJSON *t, const onp_agreement *a);
 struct cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                             const onp_run_result *r, int upgraded);
 
+/* The document of a command whose run could not start (ONNX Runtime did
+ * not load the model): {schema, "verdict": "error", model, "error": why}
+ * (`schema` "onnxparity.check/1", "onnxparity.diagnose/1", ...).  NULL only
+ * when memory runs out. */
+struct cJSON *onp_doc_not_run(const char *schema, const char *model, const char *why);
+
 /* The bisect document (docs/schemas/bisect-1.json) of r, made by `ort`
  * with session options so; `fixture` the one bisected, or -1 (every one). */
 struct cJSON *onp_doc_bisect(const onp_bisect_result *r, onp_ort *ort, const onp_session_opts *so,

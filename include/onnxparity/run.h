@@ -100,6 +100,28 @@ onp_run_verdict onp_run_verdict_of_lint(const onp_lint_result *r);
  * regressed or is mixed, else PASS. */
 onp_run_verdict onp_run_verdict_of_baseline(onp_baseline_verdict v);
 
+/* The verdict of tensor pairs compared (`compare`): FAIL when any of them
+ * differs (`pairs_failed` > 0), else PASS. */
+onp_run_verdict onp_run_verdict_of_compare(size_t pairs_failed);
+
+/* The verdict of a sweep (probe.h): ERROR when no configuration could run
+ * (ONNX Runtime loads the model nowhere), else FAIL when an available
+ * configuration fails at some level, else PASS. */
+onp_run_verdict onp_run_verdict_of_sweep(const onp_sweep_result *r);
+
+/* The verdict a result document's "verdict" member names (and a check
+ * document's fixture "status"): "pass", "fail", "error", and the bisect
+ * document's own words "agrees" (PASS) and "diverges" (FAIL), as
+ * onp_bisect_status_name writes them.  0, or -1 for any other word (a
+ * bisect's "inconclusive" too: it says neither) and NULL. */
+int onp_run_verdict_of_doc(const char *name, onp_run_verdict *out);
+
+/* The verdict of several documents together (a page, a job), from their
+ * "verdict" members verdicts[0..n-1]: the worst they name, ERROR over FAIL
+ * over PASS; a name onp_run_verdict_of_doc does not know (or NULL) does
+ * not decide; PASS when none does. */
+onp_run_verdict onp_run_verdict_of_docs(const char *const *verdicts, size_t n);
+
 // --- the bundle ----------------------------------------------------------------
 
 /* What to open: a bundle folder, or a model and fixture folders. */

@@ -25,6 +25,16 @@ const char *onp_adequacy_verdict_name(onp_adequacy_verdict v)
     return (unsigned)v < ONP_ADEQUACY_VERDICT_COUNT ? verdict_names[v] : "?";
 }
 
+int onp_adequacy_verdict_from_name(const char *name, onp_adequacy_verdict *out)
+{
+    for (int v = 0; name && v < ONP_ADEQUACY_VERDICT_COUNT; v++)
+        if (!strcmp(name, verdict_names[v])) {
+            *out = (onp_adequacy_verdict)v;
+            return 0;
+        }
+    return -1;
+}
+
 const char *onp_adequacy_level_name(onp_adequacy_level l)
 {
     return (unsigned)l < ONP_ADEQUACY_LEVEL_COUNT ? level_names[l] : "?";

@@ -1,8 +1,9 @@
 /*
  * verdict.c — the run's verdict, its names and its exit codes (run.h): the
- * one table every command and every result document uses, and the tally
- * of judged outputs every report shows.  Depends on the judge's fixture
- * verdicts only.
+ * one table every command and every result document uses, the verdicts of
+ * the other results (lint, baseline, compare, sweep, a document's name),
+ * and the tally of judged outputs every report shows.  Reads result
+ * structs and names only.
  */
 #include <string.h>
 
@@ -62,6 +63,50 @@ onp_run_verdict onp_run_verdict_of_lint(const onp_lint_result *r)
 onp_run_verdict onp_run_verdict_of_baseline(onp_baseline_verdict v)
 {
     return v == ONP_BASELINE_REGRESSED || v == ONP_BASELINE_MIXED ? ONP_RUN_FAIL : ONP_RUN_PASS;
+}
+
+onp_run_verdict onp_run_verdict_of_compare(size_t pairs_failed)
+{
+    return pairs_failed ? ONP_RUN_FAIL : ONP_RUN_PASS;
+}
+
+onp_run_verdict onp_run_verdict_of_sweep(const onp_sweep_result *r)
+{
+    int available = 0, pass = 1;
+    for (size_t c = 0; c < r->n_configs; c++)
+        if (r->configs[c].available) {
+            available = 1;
+            pass &= r->configs[c].pass != 0;
+        }
+    return !available ? ONP_RUN_ERROR : pass ? ONP_RUN_PASS : ONP_RUN_FAIL;
+}
+
+int onp_run_verdict_of_doc(const char *name, onp_run_verdict *out)
+{
+    if (!onp_run_verdict_from_name(name, out)) return 0;
+    if (name && !strcmp(name, onp_bisect_status_name(ONP_BISECT_AGREES))) {
+        *out = ONP_RUN_PASS;
+        return 0;
+    }
+    if (name && !strcmp(name, onp_bisect_status_name(ONP_BISECT_DIVERGES))) {
+        *out = ONP_RUN_FAIL;
+        return 0;
+    }
+    return -1;
+}
+
+/* How bad a verdict is: the order onp_run_verdict_of_docs keeps. */
+static int severity(onp_run_verdict v)
+{
+    return v == ONP_RUN_ERROR ? 2 : v == ONP_RUN_FAIL ? 1 : 0;
+}
+
+onp_run_verdict onp_run_verdict_of_docs(const char *const *verdicts, size_t n)
+{
+    onp_run_verdict worst = ONP_RUN_PASS, v;
+    for (size_t i = 0; i < n; i++)
+        if (!onp_run_verdict_of_doc(verdicts[i], &v) && severity(v) > severity(worst)) worst = v;
+    return worst;
 }
 
 void onp_run_tally_of(const onp_fixture_verdict *fix, size_t n, onp_run_tally *t)

@@ -69,6 +69,41 @@ static void test_verdict_of(void)
     CHECK(onp_run_verdict_of_baseline(ONP_BASELINE_IMPROVED) == ONP_RUN_PASS);
 }
 
+/* The verdicts of the other results the tool reports: compare, sweep, and
+ * a document's name (report, a job over several documents). */
+static void test_verdict_of_results(void)
+{
+    CHECK(onp_run_verdict_of_compare(0) == ONP_RUN_PASS);
+    CHECK(onp_run_verdict_of_compare(2) == ONP_RUN_FAIL);
+    onp_sweep_config cfg[2];
+    memset(cfg, 0, sizeof cfg);
+    onp_sweep_result sw;
+    memset(&sw, 0, sizeof sw);
+    sw.configs = cfg;
+    sw.n_configs = 2;
+    CHECK(onp_run_verdict_of_sweep(&sw) == ONP_RUN_ERROR); /* loaded nowhere */
+    CHECK(onp_run_exit_code(onp_run_verdict_of_sweep(&sw)) == ONP_EXIT_RUNTIME);
+    cfg[1].available = 1; /* one provider runs and fails; the other is absent */
+    CHECK(onp_run_verdict_of_sweep(&sw) == ONP_RUN_FAIL);
+    cfg[1].pass = 1;
+    CHECK(onp_run_verdict_of_sweep(&sw) == ONP_RUN_PASS);
+    onp_run_verdict v;
+    CHECK(!onp_run_verdict_of_doc("fail", &v) && v == ONP_RUN_FAIL);
+    CHECK(!onp_run_verdict_of_doc("agrees", &v) && v == ONP_RUN_PASS);
+    CHECK(!onp_run_verdict_of_doc("diverges", &v) && v == ONP_RUN_FAIL);
+    CHECK(onp_run_verdict_of_doc("inconclusive", &v) == -1);
+    CHECK(onp_run_verdict_of_doc(NULL, &v) == -1);
+    const char *page[] = {"pass", "inconclusive", "diverges", NULL};
+    CHECK(onp_run_verdict_of_docs(page, 4) == ONP_RUN_FAIL);
+    const char *lost[] = {"error", "fail"};
+    CHECK(onp_run_verdict_of_docs(lost, 2) == ONP_RUN_ERROR);
+    CHECK(onp_run_verdict_of_docs(page, 2) == ONP_RUN_PASS); /* unknown words decide nothing */
+    CHECK(onp_run_verdict_of_docs(NULL, 0) == ONP_RUN_PASS);
+    onp_adequacy_verdict a;
+    CHECK(!onp_adequacy_verdict_from_name("adequate", &a) && a == ONP_ADEQUACY_ADEQUATE);
+    CHECK(onp_adequacy_verdict_from_name("Adequate", &a) == -1);
+}
+
 /* One plan from one option set: what check, gate and diagnose hand bisect. */
 static void test_bisect_plan(void)
 {
@@ -171,5 +206,5 @@ static void test_bundle_open(void)
     onp_bundle_close(b);
 }
 
-TEST_MAIN(test_verdict_names, test_exit_codes, test_verdict_of, test_bisect_plan,
-          test_bundle_errors, test_bundle_open)
+TEST_MAIN(test_verdict_names, test_exit_codes, test_verdict_of, test_verdict_of_results,
+          test_bisect_plan, test_bundle_errors, test_bundle_open)
