@@ -35,6 +35,22 @@ static int parse_args(onp_run_args *a, int groups, const char *const *args, size
     return 0;
 }
 
+/* What every call does first: no document yet, no error, the options at
+ * their defaults (about 20 kB: on the heap, not on a binding's stack).
+ * NULL when out of memory (e set); the caller frees the options. */
+static onp_run_args *call_begin(char **doc, onp_error *e)
+{
+    *doc = NULL;
+    onp_error_clear(e);
+    onp_run_args *a = malloc(sizeof *a);
+    if (!a) {
+        onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        return NULL;
+    }
+    onp_run_args_init(a);
+    return a;
+}
+
 /* The document printed into *doc; the exit code rc, or -1 out of memory. */
 static int emit(cJSON *d, int rc, char **doc, onp_error *e)
 {
@@ -46,11 +62,8 @@ static int emit(cJSON *d, int rc, char **doc, onp_error *e)
 int onp_api_check(const char *bundle, const char *model, const char *const *data, size_t n_data,
                   const char *const *args, size_t n_args, char **doc, onp_error *e)
 {
-    *doc = NULL;
-    onp_error_clear(e);
-    onp_run_args *a = malloc(sizeof *a); /* ~50 kB: not on a binding's stack */
-    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-    onp_run_args_init(a);
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_check c = {0};
     int rc = -1;
@@ -67,11 +80,8 @@ int onp_api_check(const char *bundle, const char *model, const char *const *data
 int onp_api_bisect(const char *bundle, const char *model, const char *const *data, size_t n_data,
                    const char *const *args, size_t n_args, char **doc, onp_error *e)
 {
-    *doc = NULL;
-    onp_error_clear(e);
-    onp_run_args *a = malloc(sizeof *a);
-    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-    onp_run_args_init(a);
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_ort *ort = NULL;
     onp_bisect_result *r = NULL;
@@ -102,11 +112,8 @@ out:
 int onp_api_diagnose(const char *bundle, const char *model, const char *const *data, size_t n_data,
                      const char *const *args, size_t n_args, char **doc, onp_error *e)
 {
-    *doc = NULL;
-    onp_error_clear(e);
-    onp_run_args *a = malloc(sizeof *a);
-    if (!a) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-    onp_run_args_init(a);
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_diagnosis d = {0};
     int no_sweep = 0, rc = -1;
