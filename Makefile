@@ -200,6 +200,7 @@ $(BUILD)/tests/compare_portable.o: src/compare/compare.c include/onnxparity/comp
 	@mkdir -p $(@D)
 	$(CC) $(CMPSAME_FLAGS) -DONP_NO_CLONES -Donp_compare=portable_compare \
 	    -Donp_compare_set_threads=portable_set_threads -Donp_tol_default=portable_tol_default \
+	    -Donp_tol_with=portable_tol_with \
 	    -Donp_hist_edges=portable_hist_edges -Donp_compare_topk=portable_compare_topk -c $< -o $@
 $(BUILD)/tests/cmpsame: bench/cmpsame.c $(BUILD)/tests/compare_portable.o $(LIB)
 	$(CC) $(CMPSAME_FLAGS) -o $@ $^ -lm -lpthread

@@ -74,7 +74,7 @@ gcc $cc_flags -DONP_NO_CLONES -mavx2 bench/cmpbench.c src/compare/compare.c "$li
 # the same portable loop with its public names renamed, for bench/cmpsame.c
 gcc $cc_flags -DONP_NO_CLONES -Donp_compare=portable_compare \
     -Donp_compare_set_threads=portable_set_threads -Donp_tol_default=portable_tol_default \
-    -Donp_hist_edges=portable_hist_edges -Donp_compare_topk=portable_compare_topk \
+    -Donp_tol_with=portable_tol_with -Donp_hist_edges=portable_hist_edges -Donp_compare_topk=portable_compare_topk \
     -c src/compare/compare.c -o "$out/compare_portable.o"
 gcc $cc_flags bench/cmpsame.c "$out/compare_portable.o" "$lib" -o "$out/cmpsame" -lm -lpthread
 gcc $cc_flags -I"${ORT_HOME:-third_party/onnxruntime}/include" bench/barecheck.c "$lib" \

@@ -275,9 +275,7 @@ static int compare_pair(const pairs *p, const pair *x, double rtol, double atol,
         onp_tensor_release(&r->te);
         return -1;
     }
-    onp_tol tol = onp_tol_default(r->te.dtype);
-    if (rtol >= 0) tol.rtol = rtol;
-    if (atol >= 0) tol.atol = atol;
+    onp_tol tol = onp_tol_with(r->te.dtype, rtol, atol);
     if (onp_compare(&r->te, &r->ta, tol, &r->m, e)) {
         onp_error_set_file(e, x->actual);
         onp_tensor_release(&r->te);

@@ -33,6 +33,11 @@ typedef struct onp_tol {
  * 1e-3, 1e-3; bfloat16: 1e-2, 1e-2; float64: 1e-7, 1e-9; others: 0, 0). */
 onp_tol onp_tol_default(int32_t dtype);
 
+/* The tolerance the user's --rtol/--atol make of the dtype's default:
+ * each of rtol, atol that is >= 0 replaces the default's (< 0: kept).  The
+ * one place that rule lives (check, bisect, gate, probes, compare). */
+onp_tol onp_tol_with(int32_t dtype, double rtol, double atol);
+
 /* Histogram of |actual - expected| over finite pairs, on fixed decades:
  * bin 0 exactly 0; bin 1 (0, 1e-9]; bin k (edges[k-1], edges[k]] for
  * k = 1..10, i.e. up to (0.1, 1]; bin 11 above 1. */

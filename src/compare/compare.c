@@ -48,6 +48,14 @@ onp_tol onp_tol_default(int32_t dtype)
     }
 }
 
+onp_tol onp_tol_with(int32_t dtype, double rtol, double atol)
+{
+    onp_tol t = onp_tol_default(dtype);
+    if (rtol >= 0) t.rtol = rtol;
+    if (atol >= 0) t.atol = atol;
+    return t;
+}
+
 /* One block's measurements. */
 typedef struct acc {
     int64_t n_fin; /* finite pairs */

@@ -38,10 +38,7 @@ onp_tol onp_gate_tol(const onp_criteria *c, const char *name, int32_t dtype, dou
 {
     const onp_crit_out *co = onp_criteria_find(c, name);
     if (co) return (onp_tol){co->rtol, co->atol};
-    onp_tol d = onp_tol_default(dtype);
-    if (rtol >= 0) d.rtol = rtol;
-    if (atol >= 0) d.atol = atol;
-    return d;
+    return onp_tol_with(dtype, rtol, atol);
 }
 
 onp_tol onp_gate_tol_fn(void *ctx, const char *name, int32_t dtype)

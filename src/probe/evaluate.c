@@ -19,10 +19,7 @@
 
 onp_tol probe_tol_of(const onp_probe_opts *o, int32_t dtype)
 {
-    onp_tol t = onp_tol_default(dtype);
-    if (o->rtol >= 0) t.rtol = o->rtol;
-    if (o->atol >= 0) t.atol = o->atol;
-    return t;
+    return onp_tol_with(dtype, o->rtol, o->atol);
 }
 
 void probe_release_all(onp_tensor *t, size_t n)

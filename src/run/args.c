@@ -295,10 +295,7 @@ static onp_tol args_tol(void *ctx, const char *name, int32_t dtype)
     const onp_run_args *a = ctx;
     for (size_t i = 0; i < a->n_tols; i++)
         if (!strcmp(a->tols[i].name, name)) return a->tols[i].tol;
-    onp_tol t = onp_tol_default(dtype);
-    if (a->run.rtol >= 0) t.rtol = a->run.rtol;
-    if (a->run.atol >= 0) t.atol = a->run.atol;
-    return t;
+    return onp_tol_with(dtype, a->run.rtol, a->run.atol);
 }
 
 void onp_run_args_init(onp_run_args *a)

@@ -65,10 +65,7 @@ static onp_tol default_tol(void *ctx, const char *name, int32_t dtype)
 {
     const onp_run_opts *o = ctx;
     (void)name;
-    onp_tol t = onp_tol_default(dtype);
-    if (o->rtol >= 0) t.rtol = o->rtol;
-    if (o->atol >= 0) t.atol = o->atol;
-    return t;
+    return onp_tol_with(dtype, o->rtol, o->atol);
 }
 
 static double now_s(void)
