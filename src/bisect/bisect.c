@@ -257,10 +257,7 @@ static int is_constant(const onp_graph *g, const char *name, int depth);
 
 static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
 {
-    onp_tol t = onp_tol_default(dtype);
-    if (o->rtol >= 0) t.rtol = o->rtol;
-    if (o->atol >= 0) t.atol = o->atol;
-    return t;
+    return onp_tol_with(dtype, o->rtol, o->atol);
 }
 
 /* Judge `got` against `want` with the noise rule (noise.h) into *m and *j:
@@ -604,118 +601,108 @@ static int is_graph_output(const onp_graph *g, const char *v)
 /* One chunk of points exposed as extra outputs: its sessions, and the
  * buffers one fixture's run fills. */
 typedef struct chunk {
-  size_t lo, n; /* the points lo .. lo+n-1 */
-  size_t
-      n_fetch; /* n, then the graph outputs that are not points of the chunk */
-  const char **names; /* [n_fetch] the values fetched */
-  size_t *out_at;     /* [g->n_outputs] where graph output j is in names */
-  onp_session *s,
-      *rs;          /* instrumented; the reference at ORT_DISABLE_ALL or NULL */
-  onp_tensor *got;  /* [n_fetch] this run */
-  onp_tensor *got2; /* [n_fetch] the perturbed run (noise spread) */
-  onp_tensor *want; /* [n_fetch] the reference session's run */
+    size_t lo, n;        /* the points lo .. lo+n-1 */
+    size_t n_fetch;      /* n, then the graph outputs that are not points of the chunk */
+    const char **names;  /* [n_fetch] the values fetched */
+    size_t *out_at;      /* [g->n_outputs] where graph output j is in names */
+    onp_session *s, *rs; /* instrumented; the reference at ORT_DISABLE_ALL or NULL */
+    onp_tensor *got;     /* [n_fetch] this run */
+    onp_tensor *got2;    /* [n_fetch] the perturbed run (noise spread) */
+    onp_tensor *want;    /* [n_fetch] the reference session's run */
 } chunk;
 
 /* Points lo..hi-1 exposed as outputs of the model, and the sessions on
  * it opened: *ch filled (chunk_close frees it, also on failure). */
-static int chunk_open(ctx *c, size_t lo, size_t hi, chunk *ch, onp_error *e) {
-  onp_bisect_result *r = c->r;
-  const onp_graph *g = c->g;
-  size_t n = hi - lo;
-  onp_buf edited;
-  onp_buf_init(&edited, 0);
-  memset(ch, 0, sizeof *ch);
-  ch->lo = lo;
-  ch->n = ch->n_fetch = n;
-  ch->names = calloc(n + g->n_outputs + 1, sizeof *ch->names);
-  ch->out_at = calloc(g->n_outputs + 1, sizeof *ch->out_at);
-  ch->got = calloc(n + g->n_outputs + 1, sizeof *ch->got);
-  ch->got2 = calloc(n + g->n_outputs + 1, sizeof *ch->got2);
-  ch->want = calloc(n + g->n_outputs + 1, sizeof *ch->want);
-  if (!ch->names || !ch->out_at || !ch->got || !ch->got2 || !ch->want)
-    return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
-                         "out of memory");
-  for (size_t i = 0; i < n; i++)
-    ch->names[i] = r->points[lo + i].value;
-  int rc = -1;
-  if (onp_model_add_outputs(c->mm, ch->names, n, &edited, e))
-    goto done;
-  /* the graph's outputs: reuse a chunk point of the same name */
-  for (size_t j = 0; j < g->n_outputs; j++) {
-    size_t pi;
-    if (onp_strmap_get(c->point_of, g->outputs[j].name, &pi) && pi >= lo &&
-        pi < hi) {
-      ch->out_at[j] = pi - lo;
-    } else {
-      ch->out_at[j] = ch->n_fetch;
-      ch->names[ch->n_fetch++] = g->outputs[j].name;
+static int chunk_open(ctx *c, size_t lo, size_t hi, chunk *ch, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    const onp_graph *g = c->g;
+    size_t n = hi - lo;
+    onp_buf edited;
+    onp_buf_init(&edited, 0);
+    memset(ch, 0, sizeof *ch);
+    ch->lo = lo;
+    ch->n = ch->n_fetch = n;
+    ch->names = calloc(n + g->n_outputs + 1, sizeof *ch->names);
+    ch->out_at = calloc(g->n_outputs + 1, sizeof *ch->out_at);
+    ch->got = calloc(n + g->n_outputs + 1, sizeof *ch->got);
+    ch->got2 = calloc(n + g->n_outputs + 1, sizeof *ch->got2);
+    ch->want = calloc(n + g->n_outputs + 1, sizeof *ch->want);
+    if (!ch->names || !ch->out_at || !ch->got || !ch->got2 || !ch->want)
+        return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+    for (size_t i = 0; i < n; i++) ch->names[i] = r->points[lo + i].value;
+    int rc = -1;
+    if (onp_model_add_outputs(c->mm, ch->names, n, &edited, e)) goto done;
+    /* the graph's outputs: reuse a chunk point of the same name */
+    for (size_t j = 0; j < g->n_outputs; j++) {
+        size_t pi;
+        if (onp_strmap_get(c->point_of, g->outputs[j].name, &pi) && pi >= lo && pi < hi) {
+            ch->out_at[j] = pi - lo;
+        } else {
+            ch->out_at[j] = ch->n_fetch;
+            ch->names[ch->n_fetch++] = g->outputs[j].name;
+        }
     }
-  }
-  if (open_session(c->ort, r->model, r->external, &edited, &c->o->session,
-                   &ch->s, e))
-    goto done;
-  if (c->disable && open_session(c->ort, r->model, r->external, &edited,
-                                 &c->ref_so, &ch->rs, e))
-    goto done;
-  rc = 0;
+    if (open_session(c->ort, r->model, r->external, &edited, &c->o->session, &ch->s, e)) goto done;
+    if (c->disable && open_session(c->ort, r->model, r->external, &edited, &c->ref_so, &ch->rs, e))
+        goto done;
+    rc = 0;
 done:
-  onp_buf_free(&edited);
-  return rc;
+    onp_buf_free(&edited);
+    return rc;
 }
 
-static void chunk_close(chunk *ch) {
-  onp_session_close(ch->s);
-  onp_session_close(ch->rs);
-  free(ch->names);
-  free(ch->out_at);
-  free(ch->got);
-  free(ch->got2);
-  free(ch->want);
+static void chunk_close(chunk *ch)
+{
+    onp_session_close(ch->s);
+    onp_session_close(ch->rs);
+    free(ch->names);
+    free(ch->out_at);
+    free(ch->got);
+    free(ch->got2);
+    free(ch->want);
 }
 
 /* The graph's final outputs of fixture fr's run, judged against output_J.pb
  * (or the reference session), into c->inst; a final output that is also a
  * point of the chunk without an intermediate of its own is folded into it.
  * *pass = 0 when one fails; *any = 1 when one was compared. */
-static int chunk_judge_outputs(ctx *c, chunk *ch, const fixref *fr, int spread,
-                               int *pass, int *any, onp_error *e) {
-  onp_bisect_result *r = c->r;
-  const onp_graph *g = c->g;
-  const onp_fixture *f = fr->f;
-  for (size_t j = 0; j < g->n_outputs; j++) {
-    onp_tensor ref, r64;
-    const onp_tensor *w = NULL;
-    memset(&ref, 0, sizeof ref);
-    int has64 = 0;
-    size_t at = ch->out_at[j];
-    if (ch->rs) {
-      w = &ch->want[at];
-    } else if (j < f->n_outputs) {
-      if (onp_tfile_read(f->outputs[j], NULL, &ref, e))
-        return -1;
-      w = &ref;
-      has64 = read_ref64(f, j, &r64);
+static int chunk_judge_outputs(ctx *c, chunk *ch, const fixref *fr, int spread, int *pass, int *any,
+                               onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    const onp_graph *g = c->g;
+    const onp_fixture *f = fr->f;
+    for (size_t j = 0; j < g->n_outputs; j++) {
+        onp_tensor ref, r64;
+        const onp_tensor *w = NULL;
+        memset(&ref, 0, sizeof ref);
+        int has64 = 0;
+        size_t at = ch->out_at[j];
+        if (ch->rs) {
+            w = &ch->want[at];
+        } else if (j < f->n_outputs) {
+            if (onp_tfile_read(f->outputs[j], NULL, &ref, e)) return -1;
+            w = &ref;
+            has64 = read_ref64(f, j, &r64);
+        }
+        if (w) {
+            onp_metrics m;
+            onp_judgment jd;
+            onp_noise nz =
+                noise_of(fr, g->outputs[j].name, &ch->got[at], spread ? &ch->got2[at] : NULL);
+            const char *note =
+                judge_one(c->a, c->o, w, &ch->got[at], &nz, has64 ? &r64 : NULL, &m, &jd);
+            vacc_add(&c->inst, &m, &jd, note);
+            *any = 1;
+            if (!(jd.pass && !note[0])) *pass = 0;
+            if (!ch->rs && at < ch->n && !onp_strmap_get(&fr->map, g->outputs[j].name, NULL))
+                fold(&r->points[ch->lo + at], &m, &jd, f->index, note);
+        }
+        if (has64) onp_tensor_release(&r64);
+        onp_tensor_release(&ref);
     }
-    if (w) {
-      onp_metrics m;
-      onp_judgment jd;
-      onp_noise nz = noise_of(fr, g->outputs[j].name, &ch->got[at],
-                              spread ? &ch->got2[at] : NULL);
-      const char *note = judge_one(c->a, c->o, w, &ch->got[at], &nz,
-                                   has64 ? &r64 : NULL, &m, &jd);
-      vacc_add(&c->inst, &m, &jd, note);
-      *any = 1;
-      if (!(jd.pass && !note[0]))
-        *pass = 0;
-      if (!ch->rs && at < ch->n &&
-          !onp_strmap_get(&fr->map, g->outputs[j].name, NULL))
-        fold(&r->points[ch->lo + at], &m, &jd, f->index, note);
-    }
-    if (has64)
-      onp_tensor_release(&r64);
-    onp_tensor_release(&ref);
-  }
-  return 0;
+    return 0;
 }
 
 /* The chunk's points of fixture fr's run judged against their references
@@ -723,85 +710,75 @@ static int chunk_judge_outputs(ctx *c, chunk *ch, const fixref *fr, int spread,
  * r->points; each value's memory released as soon as it is judged.  Keeps
  * the largest value's bytes in *largest and the run's in r->measured_bytes. */
 static int chunk_judge_points(ctx *c, chunk *ch, const fixref *fr, int spread,
-                              unsigned long long *largest, onp_error *e) {
-  onp_bisect_result *r = c->r;
-  unsigned long long run_bytes = 0;
-  for (size_t i = 0; i < ch->n; i++) {
-    onp_bisect_point *p = &r->points[ch->lo + i];
-    size_t j;
-    if (ch->got[i].nbytes > *largest)
-      *largest = ch->got[i].nbytes;
-    run_bytes += ch->got[i].nbytes + ch->want[i].nbytes;
-    onp_noise nz = noise_of(ch->rs ? NULL : fr, p->value, &ch->got[i],
-                            spread ? &ch->got2[i] : NULL);
-    onp_metrics m;
-    onp_judgment jd;
-    if (ch->rs) {
-      const char *note =
-          judge_one(c->a, c->o, &ch->want[i], &ch->got[i], &nz, NULL, &m, &jd);
-      fold(p, &m, &jd, fr->f->index, note);
-    } else if (onp_strmap_get(&fr->map, p->value, &j)) {
-      onp_tensor w;
-      if (onp_tfile_read(fr->file[j], NULL, &w, e))
-        return -1;
-      const char *note =
-          judge_one(c->a, c->o, &w, &ch->got[i], &nz, NULL, &m, &jd);
-      fold(p, &m, &jd, fr->f->index, note);
-      onp_tensor_release(&w);
+                              unsigned long long *largest, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    unsigned long long run_bytes = 0;
+    for (size_t i = 0; i < ch->n; i++) {
+        onp_bisect_point *p = &r->points[ch->lo + i];
+        size_t j;
+        if (ch->got[i].nbytes > *largest) *largest = ch->got[i].nbytes;
+        run_bytes += ch->got[i].nbytes + ch->want[i].nbytes;
+        onp_noise nz =
+            noise_of(ch->rs ? NULL : fr, p->value, &ch->got[i], spread ? &ch->got2[i] : NULL);
+        onp_metrics m;
+        onp_judgment jd;
+        if (ch->rs) {
+            const char *note = judge_one(c->a, c->o, &ch->want[i], &ch->got[i], &nz, NULL, &m, &jd);
+            fold(p, &m, &jd, fr->f->index, note);
+        } else if (onp_strmap_get(&fr->map, p->value, &j)) {
+            onp_tensor w;
+            if (onp_tfile_read(fr->file[j], NULL, &w, e)) return -1;
+            const char *note = judge_one(c->a, c->o, &w, &ch->got[i], &nz, NULL, &m, &jd);
+            fold(p, &m, &jd, fr->f->index, note);
+            onp_tensor_release(&w);
+        }
+        onp_tensor_release(&ch->got[i]); /* compared or not, its memory goes now */
+        onp_tensor_release(&ch->got2[i]);
+        onp_tensor_release(&ch->want[i]);
     }
-    onp_tensor_release(&ch->got[i]); /* compared or not, its memory goes now */
-    onp_tensor_release(&ch->got2[i]);
-    onp_tensor_release(&ch->want[i]);
-  }
-  if (run_bytes > r->measured_bytes)
-    r->measured_bytes = run_bytes;
-  return 0;
+    if (run_bytes > r->measured_bytes) r->measured_bytes = run_bytes;
+    return 0;
 }
 
-static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest,
-                     onp_error *e) {
-  chunk ch;
-  int rc = -1;
-  if (chunk_open(c, lo, hi, &ch, e))
-    goto done;
-  describe(c, ch.s);
-  c->r->n_chunks++;
-  int this_pass = 1, any = 0;
-  size_t n_fetch = ch.n_fetch;
-  for (size_t fi = 0; fi < c->n_runs; fi++) {
-    const fixref *fr = &c->runs[fi];
-    const onp_fixture *f = fr->f;
-    int spread = needs_spread(c, fr);
-    if (run_on(c, ch.s, f, ch.names, n_fetch, ch.got, e)) {
-      if (!drop_refused(c, fi, e))
-        goto done;
-      fi--; /* the next fixture moved into this slot */
-      continue;
+static int run_chunk(ctx *c, size_t lo, size_t hi, unsigned long long *largest, onp_error *e)
+{
+    chunk ch;
+    int rc = -1;
+    if (chunk_open(c, lo, hi, &ch, e)) goto done;
+    describe(c, ch.s);
+    c->r->n_chunks++;
+    int this_pass = 1, any = 0;
+    size_t n_fetch = ch.n_fetch;
+    for (size_t fi = 0; fi < c->n_runs; fi++) {
+        const fixref *fr = &c->runs[fi];
+        const onp_fixture *f = fr->f;
+        int spread = needs_spread(c, fr);
+        if (run_on(c, ch.s, f, ch.names, n_fetch, ch.got, e)) {
+            if (!drop_refused(c, fi, e)) goto done;
+            fi--; /* the next fixture moved into this slot */
+            continue;
+        }
+        if (ch.rs && run_on(c, ch.rs, f, ch.names, n_fetch, ch.want, e)) {
+            release_all(ch.got, n_fetch);
+            goto done;
+        }
+        /* the final outputs first: they may also be chunk points */
+        int failed = (spread && run_on_as(c, ch.s, f, ch.names, n_fetch, ch.got2, 1, e)) ||
+                     chunk_judge_outputs(c, &ch, fr, spread, &this_pass, &any, e) ||
+                     chunk_judge_points(c, &ch, fr, spread, largest, e);
+        release_all(ch.got, n_fetch);
+        release_all(ch.got2, n_fetch);
+        release_all(ch.want, n_fetch);
+        if (failed) goto done;
     }
-    if (ch.rs && run_on(c, ch.rs, f, ch.names, n_fetch, ch.want, e)) {
-      release_all(ch.got, n_fetch);
-      goto done;
-    }
-    /* the final outputs first: they may also be chunk points */
-    int failed =
-        (spread && run_on_as(c, ch.s, f, ch.names, n_fetch, ch.got2, 1, e)) ||
-        chunk_judge_outputs(c, &ch, fr, spread, &this_pass, &any, e) ||
-        chunk_judge_points(c, &ch, fr, spread, largest, e);
-    release_all(ch.got, n_fetch);
-    release_all(ch.got2, n_fetch);
-    release_all(ch.want, n_fetch);
-    if (failed)
-      goto done;
-  }
-  if (any && !this_pass)
-    c->all_pass = 0;
-  if (any && this_pass)
-    c->all_fail = 0;
-  c->last_session_pass = any ? this_pass : -1;
-  rc = 0;
+    if (any && !this_pass) c->all_pass = 0;
+    if (any && this_pass) c->all_fail = 0;
+    c->last_session_pass = any ? this_pass : -1;
+    rc = 0;
 done:
-  chunk_close(&ch);
-  return rc;
+    chunk_close(&ch);
+    return rc;
 }
 
 // --- is the mismatch reproduced? ---------------------------------------------------
@@ -1059,8 +1036,7 @@ static void save_repro(ctx *c, const onp_buf *sub, const onp_tensor *feed, size_
     }
     if (n_feed + 3 > REPRO_MAX_FILES) {
         snprintf(r->repro_note, sizeof r->repro_note,
-                 "not written: the node has %zu inputs (at most %d)", n_feed,
-                 REPRO_MAX_FILES - 3);
+                 "not written: the node has %zu inputs (at most %d)", n_feed, REPRO_MAX_FILES - 3);
         return;
     }
     int bad = stage_file(bp, "model.onnx", sub->p, sub->n)
@@ -1166,7 +1142,7 @@ static void write_repro(onp_bisect_result *r, const char *target, const onp_bise
     }
     snprintf(r->repro_note, sizeof r->repro_note, "not written: %.400s", e.msg);
     if (e.code == ONP_ERR_USAGE && !done && !sub_made) return; /* refused: nothing made */
-    for (size_t k = 0; k < done; k++) { /* ours: the folder is new */
+    for (size_t k = 0; k < done; k++) {                        /* ours: the folder is new */
         snprintf(path, sizeof path, "%s/%s", dir, bp->files[k].rel);
         unlink(path);
     }
@@ -1476,134 +1452,120 @@ static void note_bounded(onp_bisect_result *r, const onp_testdata *td, size_t n_
  * intermediates and the reference is AUTO) and keeps in c->runs the
  * fixtures that have it.  *refs / *n_refs: the caller frees their maps and
  * the array, also on failure. */
-static int select_fixtures(ctx *c, onp_testdata *td, refset *u, fixref **refs,
-                           size_t *n_refs, onp_error *e) {
-  const onp_bisect_opts *o = c->o;
-  onp_bisect_result *r = c->r;
-  const char *target = c->target;
-  if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, td, e)
-                : onp_testdata_scan(target, td, e))
-    return -1;
-  if (onp_testdata_require(td, o->n_data ? o->data[0] : target, e))
-    return -1;
-  *refs = calloc(td->n, sizeof **refs);
-  r->fixtures = onp_arena_array(c->a, td->n, sizeof *r->fixtures);
-  if (!*refs || !r->fixtures)
-    return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
-  fixref *rf = *refs;
-  for (size_t i = 0; i < td->n; i++) {
-    if (o->fixture >= 0 && td->sets[i].index != o->fixture)
-      continue;
-    if (read_index(c->a, &td->sets[i], &rf[*n_refs], u, e)) {
-      onp_strmap_free(&rf[*n_refs].map); /* partly filled */
-      return -1;
+static int select_fixtures(ctx *c, onp_testdata *td, refset *u, fixref **refs, size_t *n_refs,
+                           onp_error *e)
+{
+    const onp_bisect_opts *o = c->o;
+    onp_bisect_result *r = c->r;
+    const char *target = c->target;
+    if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, td, e)
+                  : onp_testdata_scan(target, td, e))
+        return -1;
+    if (onp_testdata_require(td, o->n_data ? o->data[0] : target, e)) return -1;
+    *refs = calloc(td->n, sizeof **refs);
+    r->fixtures = onp_arena_array(c->a, td->n, sizeof *r->fixtures);
+    if (!*refs || !r->fixtures)
+        return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
+    fixref *rf = *refs;
+    for (size_t i = 0; i < td->n; i++) {
+        if (o->fixture >= 0 && td->sets[i].index != o->fixture) continue;
+        if (read_index(c->a, &td->sets[i], &rf[*n_refs], u, e)) {
+            onp_strmap_free(&rf[*n_refs].map); /* partly filled */
+            return -1;
+        }
+        (*n_refs)++;
     }
-    (*n_refs)++;
-  }
-  if (!*n_refs)
-    return onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1,
-                         "no fixture test_data_set_%d", o->fixture);
-  int has_eager = 0;
-  for (size_t i = 0; i < *n_refs; i++)
-    has_eager |= rf[i].n > 0;
-  c->disable = o->reference == ONP_BISECT_REF_DISABLE ||
-               (o->reference == ONP_BISECT_REF_AUTO && !has_eager);
-  r->reference = c->disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
-  for (size_t i = 0; i < *n_refs; i++)
-    r->n_without_intermediates += rf[i].n == 0;
-  if (o->reference != ONP_BISECT_REF_DISABLE)
-    note_bounded(r, td, *n_refs, o);
-  /* the fixtures run: those with a reference */
-  c->runs = rf;
-  for (size_t i = 0; i < *n_refs; i++) {
-    if (c->disable || rf[i].n) {
-      r->fixtures[c->n_runs] = rf[i].f->index;
-      rf[c->n_runs++] =
-          rf[i]; /* i >= n_runs: a move down; slot i is stale now */
-    } else {
-      onp_strmap_free(&rf[i].map);
+    if (!*n_refs)
+        return onp_error_set(e, ONP_ERR_USAGE, target, NULL, -1, "no fixture test_data_set_%d",
+                             o->fixture);
+    int has_eager = 0;
+    for (size_t i = 0; i < *n_refs; i++) has_eager |= rf[i].n > 0;
+    c->disable = o->reference == ONP_BISECT_REF_DISABLE ||
+                 (o->reference == ONP_BISECT_REF_AUTO && !has_eager);
+    r->reference = c->disable ? ONP_BISECT_REF_DISABLE : ONP_BISECT_REF_EAGER;
+    for (size_t i = 0; i < *n_refs; i++) r->n_without_intermediates += rf[i].n == 0;
+    if (o->reference != ONP_BISECT_REF_DISABLE) note_bounded(r, td, *n_refs, o);
+    /* the fixtures run: those with a reference */
+    c->runs = rf;
+    for (size_t i = 0; i < *n_refs; i++) {
+        if (c->disable || rf[i].n) {
+            r->fixtures[c->n_runs] = rf[i].f->index;
+            rf[c->n_runs++] = rf[i]; /* i >= n_runs: a move down; slot i is stale now */
+        } else {
+            onp_strmap_free(&rf[i].map);
+        }
     }
-  }
-  *n_refs = c->n_runs;
-  r->n_fixtures = c->n_runs;
-  return 0;
+    *n_refs = c->n_runs;
+    r->n_fixtures = c->n_runs;
+    return 0;
 }
 
 /* The model bisected: r->model opened (*m), its external data checked by
  * this library's rules before ORT opens any file, its hash, and a legacy
  * (pre-opset-7) model upgraded (*up, *up_m; NULL when not).  The caller
  * closes both and frees *up, also on failure. */
-static int open_model(onp_bisect_result *r, onp_model **m, onp_buf *up,
-                      onp_model **up_m, onp_error *e) {
-  if (onp_model_open(r->model, m, e))
-    return -1;
-  if (onp_model_check_external(*m, e))
-    return -1;
-  onp_model_sha256(*m, r->sha256);
-  r->external = onp_model_has_external(*m);
-  if (!r->external) {
-    if (onp_model_upgrade_opset7(*m, up, &r->upgraded, e))
-      return -1;
-    if (r->upgraded && onp_model_parse(up->p, up->n, r->model, up_m, e))
-      return -1;
-  }
-  return 0;
+static int open_model(onp_bisect_result *r, onp_model **m, onp_buf *up, onp_model **up_m,
+                      onp_error *e)
+{
+    if (onp_model_open(r->model, m, e)) return -1;
+    if (onp_model_check_external(*m, e)) return -1;
+    onp_model_sha256(*m, r->sha256);
+    r->external = onp_model_has_external(*m);
+    if (!r->external) {
+        if (onp_model_upgrade_opset7(*m, up, &r->upgraded, e)) return -1;
+        if (r->upgraded && onp_model_parse(up->p, up->n, r->model, up_m, e)) return -1;
+    }
+    return 0;
 }
 
 /* The curve: node outputs in node order that have a reference (every node
  * output when the reference is ORT at disable, or when there is none), and
  * the graph outputs, into r->points; *point_of maps each value to its
  * point.  Also c->gin (the graph inputs that are not initializers). */
-static int collect_points(ctx *c, const refset *u, onp_strmap *point_of,
-                          onp_error *e) {
-  onp_bisect_result *r = c->r;
-  const onp_graph *g = c->g;
-  onp_arena *a = c->a;
-  size_t n_vals;
-  onp_model_node_values(c->mm, &n_vals);
-  r->points = onp_arena_array(a, n_vals + 1, sizeof *r->points);
-  c->gin = onp_arena_array(a, g->n_inputs + 1, sizeof *c->gin);
-  if (!r->points || !c->gin)
-    return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
-                         "out of memory");
-  for (size_t i = 0; i < g->n_inputs; i++)
-    if (!onp_graph_initializer(g, g->inputs[i].name))
-      c->gin[c->n_gin++] = g->inputs[i].name;
-  size_t matched = 0;
-  int every = c->disable || !u->n;
-  for (size_t ni = 0; ni < g->n_nodes; ni++) {
-    const onp_node *nd = &g->nodes[ni];
-    for (size_t k = 0; k < nd->n_outputs; k++) {
-      size_t ui = 0;
-      const char *v = nd->outputs[k];
-      if (!v[0] || onp_strmap_get(point_of, v, NULL))
-        continue;
-      int has = onp_strmap_get(&u->map, v, &ui);
-      /* a graph output is a point too: its reference is output_J.pb
-       * (a root module's own computation has no intermediate) */
-      if (!every && !has && !is_graph_output(g, v))
-        continue;
-      if (!has && not_tensor(g, nd, v))
-        continue; /* ORT would refuse to fetch it */
-      onp_bisect_point *p = &r->points[r->n_points];
-      p->value = sdup(a, v);
-      p->node = sdup(a, nd->name);
-      p->op_type = sdup(a, nd->op_type);
-      p->module = has ? u->module[ui] : "";
-      p->node_index = ni;
-      p->fail_fixture = -1;
-      p->note = "";
-      if (!p->value || !p->node || !p->op_type ||
-          onp_strmap_put(point_of, p->value, r->n_points))
-        return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
-                             "out of memory");
-      r->n_points++;
-      matched += has;
+static int collect_points(ctx *c, const refset *u, onp_strmap *point_of, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    const onp_graph *g = c->g;
+    onp_arena *a = c->a;
+    size_t n_vals;
+    onp_model_node_values(c->mm, &n_vals);
+    r->points = onp_arena_array(a, n_vals + 1, sizeof *r->points);
+    c->gin = onp_arena_array(a, g->n_inputs + 1, sizeof *c->gin);
+    if (!r->points || !c->gin)
+        return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (!onp_graph_initializer(g, g->inputs[i].name)) c->gin[c->n_gin++] = g->inputs[i].name;
+    size_t matched = 0;
+    int every = c->disable || !u->n;
+    for (size_t ni = 0; ni < g->n_nodes; ni++) {
+        const onp_node *nd = &g->nodes[ni];
+        for (size_t k = 0; k < nd->n_outputs; k++) {
+            size_t ui = 0;
+            const char *v = nd->outputs[k];
+            if (!v[0] || onp_strmap_get(point_of, v, NULL)) continue;
+            int has = onp_strmap_get(&u->map, v, &ui);
+            /* a graph output is a point too: its reference is output_J.pb
+             * (a root module's own computation has no intermediate) */
+            if (!every && !has && !is_graph_output(g, v)) continue;
+            if (!has && not_tensor(g, nd, v)) continue; /* ORT would refuse to fetch it */
+            onp_bisect_point *p = &r->points[r->n_points];
+            p->value = sdup(a, v);
+            p->node = sdup(a, nd->name);
+            p->op_type = sdup(a, nd->op_type);
+            p->module = has ? u->module[ui] : "";
+            p->node_index = ni;
+            p->fail_fixture = -1;
+            p->note = "";
+            if (!p->value || !p->node || !p->op_type ||
+                onp_strmap_put(point_of, p->value, r->n_points))
+                return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+            r->n_points++;
+            matched += has;
+        }
     }
-  }
-  r->n_unmatched = u->n - matched;
-  r->n_exposed = r->n_points;
-  return 0;
+    r->n_unmatched = u->n - matched;
+    r->n_exposed = r->n_points;
+    return 0;
 }
 
 /* The instrumented sessions, chunk by chunk, one run per fixture each: the
@@ -1611,183 +1573,169 @@ static int collect_points(ctx *c, const refset *u, onp_strmap *point_of,
  * sized adaptively to r->budget: the first takes each value to be as large
  * as the largest input (at most ONP_BISECT_FIRST_CHUNK values), each next
  * one the largest value the last one met. */
-static int run_chunks(ctx *c, int single, onp_error *e) {
-  onp_bisect_result *r = c->r;
-  size_t *bounds = NULL, n_chunks = 0;
-  if (single)
-    return search_single(c, e);
-  if (plan_chunks(c, &bounds, &n_chunks, e))
-    return -1;
-  unsigned long long in_b =
-      (unsigned long long)c->largest_input * (c->disable ? 2 : 1);
-  size_t next = in_b && r->budget / in_b < ONP_BISECT_FIRST_CHUNK
-                    ? (size_t)(r->budget / in_b ? r->budget / in_b : 1)
-                    : ONP_BISECT_FIRST_CHUNK;
-  int rc = 0;
-  for (size_t k = 0, lo = 0; lo < r->n_points; k++) {
-    size_t hi = n_chunks ? bounds[k + 1]
-                         : (r->n_points - lo > next ? lo + next : r->n_points);
-    unsigned long long largest = 0;
-    if (run_chunk(c, lo, hi, &largest, e)) {
-      rc = -1;
-      break;
+static int run_chunks(ctx *c, int single, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    size_t *bounds = NULL, n_chunks = 0;
+    if (single) return search_single(c, e);
+    if (plan_chunks(c, &bounds, &n_chunks, e)) return -1;
+    unsigned long long in_b = (unsigned long long)c->largest_input * (c->disable ? 2 : 1);
+    size_t next = in_b && r->budget / in_b < ONP_BISECT_FIRST_CHUNK
+                      ? (size_t)(r->budget / in_b ? r->budget / in_b : 1)
+                      : ONP_BISECT_FIRST_CHUNK;
+    int rc = 0;
+    for (size_t k = 0, lo = 0; lo < r->n_points; k++) {
+        size_t hi = n_chunks ? bounds[k + 1] : (r->n_points - lo > next ? lo + next : r->n_points);
+        unsigned long long largest = 0;
+        if (run_chunk(c, lo, hi, &largest, e)) {
+            rc = -1;
+            break;
+        }
+        if (hi - lo > r->chunk) r->chunk = hi - lo;
+        unsigned long long per = largest * (c->disable ? 2 : 1);
+        next = per ? (size_t)(r->budget / per > 0 ? r->budget / per : 1) : r->n_points;
+        lo = hi;
     }
-    if (hi - lo > r->chunk)
-      r->chunk = hi - lo;
-    unsigned long long per = largest * (c->disable ? 2 : 1);
-    next =
-        per ? (size_t)(r->budget / per > 0 ? r->budget / per : 1) : r->n_points;
-    lo = hi;
-  }
-  free(bounds);
-  return rc;
+    free(bounds);
+    return rc;
 }
 
 /* What the chunks found: the first divergent point, each point's error
  * growth, how the noise was estimated (float64 statistics or ORT's
  * spread), the status, and the first divergent node's inputs described. */
-static int conclude(ctx *c, onp_error *e) {
-  onp_bisect_result *r = c->r;
-  for (size_t i = 0; i < r->n_points && r->first < 0; i++)
-    if (r->points[i].compared && !r->points[i].pass)
-      r->first = (long)i;
-  error_jumps(c->g, c->point_of, r);
-  for (size_t i = 0; i < c->n_runs; i++) {
-    if (c->runs[i].n_noise)
-      r->n_noise_float64++;
-    else if (needs_spread(c, &c->runs[i]))
-      r->n_noise_ort++;
-  }
-  r->status = r->first >= 0 ? ONP_BISECT_DIVERGES : ONP_BISECT_AGREES;
-  if (r->first >= 0 && describe_inputs(c->a, c->g, c->point_of, r))
-    return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1,
-                         "out of memory");
-  return 0;
+static int conclude(ctx *c, onp_error *e)
+{
+    onp_bisect_result *r = c->r;
+    for (size_t i = 0; i < r->n_points && r->first < 0; i++)
+        if (r->points[i].compared && !r->points[i].pass) r->first = (long)i;
+    error_jumps(c->g, c->point_of, r);
+    for (size_t i = 0; i < c->n_runs; i++) {
+        if (c->runs[i].n_noise)
+            r->n_noise_float64++;
+        else if (needs_spread(c, &c->runs[i]))
+            r->n_noise_ort++;
+    }
+    r->status = r->first >= 0 ? ONP_BISECT_DIVERGES : ONP_BISECT_AGREES;
+    if (r->first >= 0 && describe_inputs(c->a, c->g, c->point_of, r))
+        return onp_error_set(e, ONP_ERR_NOMEM, c->target, NULL, -1, "out of memory");
+    return 0;
 }
 
 /* Does the instrumented model reproduce what the plain one does?  The
  * plain model's run (run_plain) against the instrumented sessions' final
  * outputs, into r->verify; a plain model that cannot run is a note. */
-static void verify_plain(ctx *c) {
-  vacc plain, expect;
-  memset(&plain, 0, sizeof plain);
-  memset(&expect, 0, sizeof expect);
-  onp_error ve;
-  onp_error_clear(&ve);
-  onp_bisect_verify *v = &c->r->verify;
-  if (run_plain(c, &plain, &expect, &ve)) {
-    snprintf(v->note, sizeof v->note, "the plain model could not run: %.200s",
-             ve.msg);
-    return;
-  }
-  if (!plain.compared)
-    return;
-  v->ran = 1;
-  v->plain_pass = plain.pass;
-  v->plain_max_abs = plain.max_abs;
-  v->plain_max_rel = plain.max_rel;
-  v->instrumented_pass = c->all_pass;
-  v->instrumented_max_abs = c->inst.max_abs;
-  v->instrumented_max_rel = c->inst.max_rel;
-  v->expected_ran = expect.compared > 0;
-  v->expected_pass = expect.pass;
-  v->expected_max_abs = expect.max_abs;
-  v->expected_max_rel = expect.max_rel;
-  v->reproduces = plain.pass ? c->all_pass : c->all_fail;
-  if (!v->reproduces)
-    snprintf(v->note, sizeof v->note,
-             plain.pass
-                 ? "the instrumented model fails where the plain model passes"
-                 : "the plain model fails but the instrumented model passes: "
-                   "the extra outputs change what ONNX Runtime runs (a fusion "
-                   "they block)");
+static void verify_plain(ctx *c)
+{
+    vacc plain, expect;
+    memset(&plain, 0, sizeof plain);
+    memset(&expect, 0, sizeof expect);
+    onp_error ve;
+    onp_error_clear(&ve);
+    onp_bisect_verify *v = &c->r->verify;
+    if (run_plain(c, &plain, &expect, &ve)) {
+        snprintf(v->note, sizeof v->note, "the plain model could not run: %.200s", ve.msg);
+        return;
+    }
+    if (!plain.compared) return;
+    v->ran = 1;
+    v->plain_pass = plain.pass;
+    v->plain_max_abs = plain.max_abs;
+    v->plain_max_rel = plain.max_rel;
+    v->instrumented_pass = c->all_pass;
+    v->instrumented_max_abs = c->inst.max_abs;
+    v->instrumented_max_rel = c->inst.max_rel;
+    v->expected_ran = expect.compared > 0;
+    v->expected_pass = expect.pass;
+    v->expected_max_abs = expect.max_abs;
+    v->expected_max_rel = expect.max_rel;
+    v->reproduces = plain.pass ? c->all_pass : c->all_fail;
+    if (!v->reproduces)
+        snprintf(v->note, sizeof v->note,
+                 plain.pass ? "the instrumented model fails where the plain model passes"
+                            : "the plain model fails but the instrumented model passes: "
+                              "the extra outputs change what ONNX Runtime runs (a fusion "
+                              "they block)");
 }
 
 /* One bisection with the options given (onp_bisect_run adds the fallback):
  * fixtures and references, the model, the curve of points, the chunks run,
  * the conclusion, the verification and the local check.  *out: the
  * caller's (onp_bisect_free). */
-static int bisect_once(onp_ort *ort, const char *target,
-                       const onp_bisect_opts *o, int single,
-                       onp_bisect_result **out, onp_error *e) {
-  onp_testdata td;
-  onp_model *m = NULL, *up_m = NULL;
-  onp_buf up;
-  refset u;
-  onp_strmap point_of;
-  fixref *refs = NULL;
-  size_t n_refs = 0;
-  int rc = -1;
-  ctx c;
-  memset(&c, 0, sizeof c);
-  memset(&td, 0, sizeof td);
-  memset(&u, 0, sizeof u);
-  memset(&point_of, 0, sizeof point_of);
-  onp_buf_init(&up, 0);
-  *out = NULL;
+static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *o, int single,
+                       onp_bisect_result **out, onp_error *e)
+{
+    onp_testdata td;
+    onp_model *m = NULL, *up_m = NULL;
+    onp_buf up;
+    refset u;
+    onp_strmap point_of;
+    fixref *refs = NULL;
+    size_t n_refs = 0;
+    int rc = -1;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    memset(&td, 0, sizeof td);
+    memset(&u, 0, sizeof u);
+    memset(&point_of, 0, sizeof point_of);
+    onp_buf_init(&up, 0);
+    *out = NULL;
 
-  onp_bisect_result *r = calloc(1, sizeof *r);
-  bisect_priv *bp = calloc(1, sizeof *bp);
-  if (!r || !bp) {
-    free(r);
-    free(bp);
-    return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
-  }
-  onp_arena *a = &bp->a;
-  r->priv = bp;
-  r->first = -1;
-  r->jump_point = -1;
-  if (o->model)
-    snprintf(r->model, sizeof r->model, "%s", o->model);
-  else
-    snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
-  c.ort = ort;
-  c.o = o;
-  c.a = a;
-  c.r = r;
-  c.target = target;
+    onp_bisect_result *r = calloc(1, sizeof *r);
+    bisect_priv *bp = calloc(1, sizeof *bp);
+    if (!r || !bp) {
+        free(r);
+        free(bp);
+        return onp_error_set(e, ONP_ERR_NOMEM, target, NULL, -1, "out of memory");
+    }
+    onp_arena *a = &bp->a;
+    r->priv = bp;
+    r->first = -1;
+    r->jump_point = -1;
+    if (o->model)
+        snprintf(r->model, sizeof r->model, "%s", o->model);
+    else
+        snprintf(r->model, sizeof r->model, "%s/model.onnx", target);
+    c.ort = ort;
+    c.o = o;
+    c.a = a;
+    c.r = r;
+    c.target = target;
 
-  if (select_fixtures(&c, &td, &u, &refs, &n_refs, e) ||
-      open_model(r, &m, &up, &up_m, e))
-    goto fail;
-  c.mm = up_m ? up_m : m;
-  c.g = onp_model_graph(c.mm);
-  if (collect_points(&c, &u, &point_of, e))
-    goto fail;
-  if (!c.disable && (!u.n || !r->n_fixtures)) { /* nothing to compare against */
-    r->status = ONP_BISECT_NO_REFERENCE;
+    if (select_fixtures(&c, &td, &u, &refs, &n_refs, e) || open_model(r, &m, &up, &up_m, e))
+        goto fail;
+    c.mm = up_m ? up_m : m;
+    c.g = onp_model_graph(c.mm);
+    if (collect_points(&c, &u, &point_of, e)) goto fail;
+    if (!c.disable && (!u.n || !r->n_fixtures)) { /* nothing to compare against */
+        r->status = ONP_BISECT_NO_REFERENCE;
+        rc = 0;
+        goto fail;
+    }
+    c.ref_so = o->session;
+    c.ref_so.opt_level = ONP_ORT_OPT_DISABLE;
+    c.point_of = &point_of;
+    c.all_pass = c.all_fail = 1;
+
+    if (run_chunks(&c, single, e) || conclude(&c, e)) goto fail;
+    if (!o->no_verify && c.inst.compared) verify_plain(&c);
+    if (r->first >= 0 && !o->no_local) local_check(&c);
     rc = 0;
-    goto fail;
-  }
-  c.ref_so = o->session;
-  c.ref_so.opt_level = ONP_ORT_OPT_DISABLE;
-  c.point_of = &point_of;
-  c.all_pass = c.all_fail = 1;
-
-  if (run_chunks(&c, single, e) || conclude(&c, e))
-    goto fail;
-  if (!o->no_verify && c.inst.compared)
-    verify_plain(&c);
-  if (r->first >= 0 && !o->no_local)
-    local_check(&c);
-  rc = 0;
 
 fail: /* also the way out on success: rc says which */
-  onp_model_close(up_m);
-  onp_model_close(m);
-  onp_buf_free(&up);
-  for (size_t i = 0; refs && i < n_refs; i++)
-    onp_strmap_free(&refs[i].map);
-  free(refs);
-  refset_free(&u);
-  onp_strmap_free(&point_of);
-  onp_testdata_free(&td);
-  if (rc) {
-    onp_bisect_free(r);
-    return -1;
-  }
-  *out = r;
-  return 0;
+    onp_model_close(up_m);
+    onp_model_close(m);
+    onp_buf_free(&up);
+    for (size_t i = 0; refs && i < n_refs; i++) onp_strmap_free(&refs[i].map);
+    free(refs);
+    refset_free(&u);
+    onp_strmap_free(&point_of);
+    onp_testdata_free(&td);
+    if (rc) {
+        onp_bisect_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
 }
 
 int onp_bisect_inconclusive(const onp_bisect_result *r)
