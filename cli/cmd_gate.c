@@ -410,6 +410,11 @@ static cJSON *checks_json(const onp_gate_result *g)
         onp_doc_num(x, "limit", k->limit);
         cJSON_AddStringToObject(x, "bound", k->floor ? "min" : "max");
         cJSON_AddBoolToObject(x, "pass", !k->regressed);
+        double mg = onp_gate_margin(k);
+        if (isnan(mg))
+            cJSON_AddNullToObject(x, "margin");
+        else
+            onp_doc_num(x, "margin", mg);
         cJSON_AddItemToArray(arr, x);
     }
     return arr;
@@ -472,6 +477,9 @@ static cJSON *gate_json(const opts *o, const onp_criteria *c, meas_result *r,
     cJSON_AddNumberToObject(sum, "outputs", (double)c->n_out);
     cJSON_AddNumberToObject(sum, "regressions", (double)g->n_reg);
     cJSON_AddItemToObject(root, "checks", checks_json(g));
+    /* the run's fixtures as check's document has them: the page draws the
+     * same tables and plots */
+    cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
     return root;
 }
 

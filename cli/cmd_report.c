@@ -323,11 +323,10 @@ static void agreement_adequacy(onp_buf *b, const cJSON *root)
     html_put(b, "</ul>\n");
 }
 
-static void check_doc(onp_buf *b, const cJSON *root)
+/* The fixtures x outputs table and the error histograms per output, from a
+ * document's "fixtures" (check's; gate's carries the same). */
+static void fixtures_part(onp_buf *b, const cJSON *root)
 {
-    agreement_adequacy(b, root);
-    causes(b, get(root, "causes"));
-    first_divergent(b, root, get(root, "first_divergent"));
     html_put(b, "<h3>Fixtures \xC3\x97 outputs</h3>\n<table class=\"metrics\"><tr><th>fixture</th>"
                 "<th>status</th><th>output</th><th>pass</th><th>dtype</th><th>shape</th>"
                 "<th>max_abs</th><th>max_rel</th><th>mismatches</th><th>count</th>"
@@ -393,6 +392,14 @@ static void check_doc(onp_buf *b, const cJSON *root)
         for (size_t s = 0; s < nh; s++) html_svg_hist(b, names[s], hists[s]);
         html_put(b, "</div>\n");
     }
+}
+
+static void check_doc(onp_buf *b, const cJSON *root)
+{
+    agreement_adequacy(b, root);
+    causes(b, get(root, "causes"));
+    first_divergent(b, root, get(root, "first_divergent"));
+    fixtures_part(b, root);
 }
 
 static void bisect_doc(onp_buf *b, const cJSON *root)
@@ -604,7 +611,7 @@ static void gate_doc(onp_buf *b, const cJSON *root)
     if (cJSON_GetArraySize(checks)) {
         html_put(b, "<h3>Criteria</h3>\n<table class=\"metrics\" id=\"criteria\"><tr>"
                     "<th>output</th><th>check</th><th>measured (worst)</th><th>limit</th>"
-                    "<th>result</th></tr>\n");
+                    "<th>margin</th><th>result</th></tr>\n");
         cJSON_ArrayForEach(c, checks)
         {
             const char *bound = str(c, "bound");
@@ -614,6 +621,11 @@ static void gate_doc(onp_buf *b, const cJSON *root)
             html_put(b, bound && !strcmp(bound, "min") ? "<td class=\"num\">\xE2\x89\xA5 "
                                                        : "<td class=\"num\">\xE2\x89\xA4 ");
             put_num_member(b, c, "limit");
+            html_put(b, "</td><td class=\"num\">"); /* the ratio to the limit: "x2.4" */
+            if (get(c, "margin") && !cJSON_IsNull(get(c, "margin"))) {
+                html_put(b, "\xC3\x97");
+                put_num_member(b, c, "margin");
+            }
             html_printf(b, "</td><td class=\"%s\">%s</td></tr>\n", pass_class(c),
                         cJSON_IsTrue(get(c, "pass")) ? "pass" : "regressed");
         }
@@ -663,6 +675,7 @@ static void gate_doc(onp_buf *b, const cJSON *root)
     }
     causes(b, get(root, "causes"));
     first_divergent(b, root, get(root, "first_divergent"));
+    if (get(root, "fixtures")) fixtures_part(b, root); /* the same plots as check's page */
 }
 
 static const char css[] =

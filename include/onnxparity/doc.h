@@ -87,6 +87,11 @@ void onp_doc_agreement(struct cJSON *t, const onp_agreement *a);
 
 // --- documents -----------------------------------------------------------------------
 
+/* The "fixtures" member of check's document, every fixture x output with
+ * its metrics and judgment (gate's document carries the same, so its page
+ * draws the same plots). */
+struct cJSON *onp_doc_fixtures(const onp_fixture_verdict *fix, size_t n);
+
 /* The check document (docs/schemas/check-1.json) of run r, made over
  * session s of `ort` with options o; `upgraded` says the model was
  * upgraded to opset 7 in memory.  NULL only when memory runs out. */

@@ -240,6 +240,12 @@ typedef struct onp_gate_check {
     int regressed; /* 1 when some fixture (or the bundle) regressed on it */
 } onp_gate_check;
 
+/* How far a criterion is from its limit, as a ratio: limit / measured for a
+ * bound max (2: the value may double before it regresses; infinity when it
+ * measured 0), measured / limit for a bound min; below 1 it regressed.  NaN
+ * when either number is unknown (NaN, or a limit not recorded). */
+double onp_gate_margin(const onp_gate_check *k);
+
 /* What a difference in the environment does (--env-drift). */
 typedef enum onp_gate_drift_policy {
     ONP_GATE_DRIFT_WARN = 0, /* "warn": a runtime or export drift is a warning */

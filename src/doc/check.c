@@ -56,6 +56,13 @@ static cJSON *fixture_json(const onp_fixture_verdict *r)
     return f;
 }
 
+cJSON *onp_doc_fixtures(const onp_fixture_verdict *fix, size_t n)
+{
+    cJSON *fx = cJSON_CreateArray();
+    for (size_t i = 0; fx && i < n; i++) cJSON_AddItemToArray(fx, fixture_json(&fix[i]));
+    return fx;
+}
+
 /* The summary: the run's tally, and top-K agreement with its statistic. */
 static void summary_json(cJSON *root, const onp_run_result *r)
 {
@@ -109,8 +116,7 @@ cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     onp_env_write_json(&r->env, envj);
     cJSON_AddBoolToObject(envj, "upgraded_to_opset7", upgraded);
     options_json(root, o);
-    cJSON *fx = cJSON_AddArrayToObject(root, "fixtures");
-    for (size_t i = 0; i < r->n_fix; i++) cJSON_AddItemToArray(fx, fixture_json(&r->fix[i]));
+    cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
     summary_json(root, r);
     cJSON_AddItemToObject(root, "causes", onp_doc_causes(r->causes));
     const onp_bisect_point *p = onp_run_first_divergent(r);

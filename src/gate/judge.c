@@ -465,3 +465,11 @@ int onp_gate_record_failures(const onp_run_result *r, onp_gate_result *out, onp_
         }
     return finish(out, r->lost, e);
 }
+
+double onp_gate_margin(const onp_gate_check *k)
+{
+    double m = k->measured, l = k->limit;
+    if (isnan(m) || isnan(l) || l < 0 || m < 0) return NAN;
+    if (k->floor) return l > 0 ? m / l : INFINITY;
+    return m > 0 ? l / m : INFINITY;
+}

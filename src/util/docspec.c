@@ -288,7 +288,7 @@ OBJECT(REGRESSION, ONP_J_OBJECT, regression_f);
 ARRAY_OF(REGRESSIONS, REGRESSION);
 static const onp_jfield criterion_f[] = {
     {"output", &STR_N, 0}, {"check", &STR, 0}, {"measured", &REAL_N, 0}, {"limit", &REAL_N, 0},
-    {"bound", &STR, 0},    {"pass", &BOOL, 0}, {NULL, NULL, 0}};
+    {"bound", &STR, 0},    {"pass", &BOOL, 0}, {"margin", &REAL_N, 0},   {NULL, NULL, 0}};
 OBJECT(CRITERION, ONP_J_OBJECT, criterion_f);
 ARRAY_OF(CRITERIA, CRITERION);
 static const onp_jfield gate_summary_f[] = {
@@ -307,6 +307,7 @@ static const onp_jfield gate_f[] = {{"schema", &STR, 1},
                                     {"regressions", &REGRESSIONS, 0},
                                     {"checks", &CRITERIA, 0},
                                     {"summary", &GATE_SUMMARY, 0},
+                                    {"fixtures", &FIXTURES, 0},
                                     {NULL, NULL, 0}};
 OBJECT(GATE, ONP_J_OBJECT, gate_f);
 

@@ -101,13 +101,20 @@ def test_gate_html_shows_the_regressed_criterion_and_the_verdict(onnxparity, cri
     t = page_of(page)
     assert t.verdict == ["verdict fail", "FAIL"]
     head, *rows = t.tables["criteria"]
-    assert head == ["output", "check", "measured (worst)", "limit", "result"]
-    by = {(o, c): (m, lim, res) for o, c, m, lim, res in rows}
+    assert head == ["output", "check", "measured (worst)", "limit", "margin", "result"]
+    by = {(o, c): (m, lim, res) for o, c, m, lim, _, res in rows}
+    margin = {(o, c): mg for o, c, _, _, mg, _ in rows}
     m, lim, res = by["logits", "max_abs"]
     assert res == "regressed" and lim == "\u2264 2.38e-07" and float(m) > 2.9e-6, rows
     assert by["\u2014", "fixtures"] == ("3", "\u2265 3", "pass")
     assert by["logits", "shapes"][2] == by["logits", "top1"][2] == "pass"
-    assert [r for r in rows if r[4] == "regressed"] == [["logits", "max_abs", m, lim, "regressed"]]
+    assert [r[:4] + r[5:] for r in rows if r[5] == "regressed"] == [["logits", "max_abs", m, lim, "regressed"]]
+    # the margin to each limit: below 1 where it regressed (2.38e-7 over > 2.9e-6), 1 at the floor
+    assert margin["logits", "max_abs"].startswith("\u00d7") and float(margin["logits", "max_abs"][1:]) < 0.1
+    assert margin["\u2014", "fixtures"] == "\u00d71"
+    # the same fixture table and error histograms as check's page
+    text = page.read_text(encoding="utf-8")
+    assert "Fixtures \u00d7 outputs" in text and "Error histograms per output" in text and "<svg" in text
     regs = t.tables["regressions"][1:]
     assert any(g[:3] == ["test_data_set_1", "logits", "max_abs"] for g in regs), regs
     assert not list(tmp_path.glob("*.tmp.*"))
@@ -125,7 +132,9 @@ def test_gate_html_page_is_the_json_document_rendered(onnxparity, criteria, regr
     assert checks["logits", "max_abs"]["pass"] is False
     assert checks["logits", "max_abs"]["bound"] == "max"
     assert checks[None, "fixtures"] == {"output": None, "check": "fixtures", "measured": 3,
-                                        "limit": 3, "bound": "min", "pass": True}
+                                        "limit": 3, "bound": "min", "pass": True, "margin": 1}
+    assert checks["logits", "max_abs"]["margin"] < 1  # regressed: below its limit's ratio
+    assert [f["index"] for f in doc["fixtures"]] == [0, 1, 2]  # the run, as check has it
     # every regression's (output, check) is a failing check, and the reverse
     failing = {k for k, c in checks.items() if not c["pass"]}
     assert failing == {(g["output"], g["check"]) for g in doc["regressions"]}
@@ -148,7 +157,7 @@ def test_gate_html_drift_and_a_passing_gate(onnxparity, criteria, tmp_path):
     t = page_of(page)
     assert t.verdict == ["verdict pass", "PASS"]
     assert "regressions" not in t.tables
-    assert all(row[4] == "pass" for row in t.tables["criteria"][1:])
+    assert all(row[5] == "pass" for row in t.tables["criteria"][1:])
 
 
 def test_gate_record_refuses_html(onnxparity, tmp_path):
