@@ -60,6 +60,11 @@ struct cJSON *onp_doc_causes(const onp_causes *cs);
 /* The latent findings: [{rule, name, cause, node}]. */
 struct cJSON *onp_doc_latent(const onp_causes *cs);
 
+/* A bisect point's place in the graph, as members of o: node, op_type,
+ * output (the value), module — the first members of every document's
+ * first divergent node and of bisect's biggest jump. */
+void onp_doc_point_names(struct cJSON *o, const onp_bisect_point *p);
+
 /* The first divergent point of a bisect that found one (first >= 0):
  * {node, op_type, output, module, reference, max_abs, envelope_max, jump,
  * fixture}. */

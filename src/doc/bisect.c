@@ -204,10 +204,7 @@ cJSON *onp_doc_bisect(const onp_bisect_result *r, onp_ort *ort, const onp_sessio
         const onp_bisect_point *jpt = &r->points[r->jump_point];
         cJSON *bj = cJSON_AddObjectToObject(root, "biggest_jump");
         cJSON_AddNumberToObject(bj, "index", (double)r->jump_point);
-        cJSON_AddStringToObject(bj, "node", jpt->node);
-        cJSON_AddStringToObject(bj, "op_type", jpt->op_type);
-        cJSON_AddStringToObject(bj, "output", jpt->value);
-        cJSON_AddStringToObject(bj, "module", jpt->module);
+        onp_doc_point_names(bj, jpt);
         onp_doc_num(bj, "rel_err", jpt->rel_err);
         onp_doc_num(bj, "jump", jpt->jump);
     } else {
@@ -216,10 +213,7 @@ cJSON *onp_doc_bisect(const onp_bisect_result *r, onp_ort *ort, const onp_sessio
     if (r->first >= 0) {
         const onp_bisect_point *f = &r->points[r->first];
         cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
-        cJSON_AddStringToObject(fd, "node", f->node);
-        cJSON_AddStringToObject(fd, "op_type", f->op_type);
-        cJSON_AddStringToObject(fd, "output", f->value);
-        cJSON_AddStringToObject(fd, "module", f->module);
+        onp_doc_point_names(fd, f);
         onp_doc_num(fd, "max_abs", f->max_abs);
         onp_doc_num(fd, "max_rel", f->max_rel);
         cJSON_AddNumberToObject(fd, "fixture", f->fail_fixture);

@@ -215,10 +215,7 @@ static void bisect_json(cJSON *root, const onp_bisect_result *bis)
                                     : NULL;
     if (p) {
         cJSON *fd = cJSON_AddObjectToObject(root, "first_divergent");
-        cJSON_AddStringToObject(fd, "node", p->node);
-        cJSON_AddStringToObject(fd, "op_type", p->op_type);
-        cJSON_AddStringToObject(fd, "output", p->value);
-        cJSON_AddStringToObject(fd, "module", p->module);
+        onp_doc_point_names(fd, p);
         cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
         if (bis->local.ran)
             cJSON_AddStringToObject(fd, "local", bis->local.local ? "local" : "inherited");

@@ -248,14 +248,19 @@ cJSON *onp_doc_environment(cJSON *root, onp_ort *ort, const char *provider,
     return env;
 }
 
+void onp_doc_point_names(cJSON *o, const onp_bisect_point *p)
+{
+    cJSON_AddStringToObject(o, "node", p->node);
+    cJSON_AddStringToObject(o, "op_type", p->op_type);
+    cJSON_AddStringToObject(o, "output", p->value);
+    cJSON_AddStringToObject(o, "module", p->module);
+}
+
 cJSON *onp_doc_first_divergent(const onp_bisect_result *bis)
 {
     const onp_bisect_point *p = &bis->points[bis->first];
     cJSON *fd = cJSON_CreateObject();
-    cJSON_AddStringToObject(fd, "node", p->node);
-    cJSON_AddStringToObject(fd, "op_type", p->op_type);
-    cJSON_AddStringToObject(fd, "output", p->value);
-    cJSON_AddStringToObject(fd, "module", p->module);
+    onp_doc_point_names(fd, p);
     cJSON_AddStringToObject(fd, "reference", onp_bisect_ref_name(bis->reference));
     onp_doc_num(fd, "max_abs", p->max_abs);
     if (p->noise.src != ONP_NOISE_NONE)
