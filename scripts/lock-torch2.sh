@@ -37,3 +37,5 @@ if ls "$tmp"/wheels | grep -qv '\.whl$'; then
 fi
 mv "$out.tmp" "$out"
 echo "lock-torch2: $(grep -c '==' "$out") packages, $(du -sh "$tmp/wheels" | cut -f1) of wheels -> $out" >&2
+# the deployment targets (#target lines), locked apart
+"$top/scripts/lock-targets.sh" "$in" "$out"

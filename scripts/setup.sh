@@ -7,7 +7,9 @@
 #   scripts/setup.sh ort      ONNX Runtime into third_party/onnxruntime
 #   scripts/setup.sh all      deps + ort (what `make` and `make demo` run)
 #   scripts/setup.sh venv     the torch 2.x virtual environment in .venv-torch2/
-#                             (what `make test` adds; about 4 GB of downloads)
+#                             (what `make test` adds; about 4 GB of downloads),
+#                             and its deployment targets (onnxruntime-openvino:
+#                             84 MB more, 257 MB on disk, about 8 s)
 #   scripts/setup.sh consumers what `make test` checks the tool's output with:
 #                             a second ONNX Runtime (1.30.0, for environment
 #                             drift) and Microsoft's SARIF validator, both from
@@ -158,7 +160,8 @@ setup_consumers() {
 setup_venv() {
     local venv="${VENV:-$top/.venv-torch2}"
     local lock="$top/scripts/requirements-torch2.txt"
-    local want; want=$(sha256sum "$lock" | cut -d' ' -f1)
+    # the deployment targets' lines (#target) are installed apart: setup_targets
+    local want; want=$(grep -v '^#target' "$lock" | sha256sum | cut -d' ' -f1)
     if [ -f "$venv/.ok" ] && [ "$(cat "$venv/.ok")" = "$want" ] && [ -x "$venv/bin/python" ]; then
         return 0
     fi
@@ -178,11 +181,44 @@ print("setup: torch", torch.__version__, "onnx", onnx.__version__, "onnxscript",
     say "torch 2.x environment ready in $((SECONDS - t0)) s: $(du -sh "$venv" | cut -f1) in $venv"
 }
 
+# The deployment targets of the torch 2.x environment: each '#target
+# NAME==VERSION --hash=sha256:H' line of its lock (scripts/lock-targets.sh)
+# is an ONNX Runtime build that owns the import name onnxruntime/ as the
+# environment's onnxruntime does, so it goes into its own folder,
+# VENV/targets/NAME (pip --target, --no-deps, the hash required), and
+# VENV's site-packages gets onnxparity-targets.pth listing those folders:
+# they come after site-packages on sys.path, so `import onnxruntime` is
+# still the environment's package, while `python -m onnxparity.ortlib
+# --package NAME` finds the target by its distribution metadata.  A stamp
+# per target (its lock line): a second run downloads nothing.
+setup_targets() {
+    local venv="${VENV:-$top/.venv-torch2}"
+    local lock="$top/scripts/requirements-torch2.txt"
+    local line spec hash name dir t0
+    local site; site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    : > "$site/onnxparity-targets.pth.tmp"
+    while read -r line; do
+        spec=$(printf '%s' "$line" | awk '{print $2}'); hash=$(printf '%s' "$line" | awk '{print $3}')
+        name=${spec%%==*}; dir="$venv/targets/$name"
+        if [ ! -f "$dir/.ok" ] || [ "$(cat "$dir/.ok")" != "$line" ]; then
+            rm -rf "$dir"; t0=$SECONDS
+            printf '%s %s\n' "$spec" "$hash" > "$venv/targets.req"
+            "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
+                --require-hashes --only-binary :all: --no-deps --target "$dir" -r "$venv/targets.req"
+            rm -f "$venv/targets.req"
+            echo "$line" > "$dir/.ok"
+            say "deployment target $spec ready in $((SECONDS - t0)) s: $(du -sh "$dir" | cut -f1) in $dir"
+        fi
+        echo "$dir" >> "$site/onnxparity-targets.pth.tmp"
+    done < <(grep '^#target ' "$lock")
+    mv "$site/onnxparity-targets.pth.tmp" "$site/onnxparity-targets.pth"
+}
+
 case "${1:-all}" in
     deps)  install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
     ort)   setup_ort ;;
     all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
-    venv)  setup_venv ;;
+    venv)  setup_venv; setup_targets ;;
     consumers) setup_consumers ;;
     *)     say "usage: scripts/setup.sh [deps|ort|all|venv|consumers]"; exit 2 ;;
 esac
