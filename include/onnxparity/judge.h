@@ -65,6 +65,13 @@ const char *onp_noisebook_reason(const onp_noisebook *nb);
 /* Fixtures the float64 pass covered. */
 size_t onp_noisebook_covered(const onp_noisebook *nb);
 
+/* 1 when the capture's determinism rerun found float32 eager not
+ * reproducible (parity.json determinism.verdict "nondeterministic" or
+ * "state-drift"): a
+ * float64 statistic far from float32 eager is then a random op's doing, not
+ * the value's ill-conditioning (noise.h, onp_judge_opts.eager_random). */
+int onp_noisebook_eager_random(const onp_noisebook *nb);
+
 /* The noise of output `name` in fixture `fixture`: src FLOAT64 when that
  * fixture was covered; else SCALED from the covered fixtures of the same
  * output (relative to scale: the caller's value statistics `vs` of this

@@ -114,6 +114,10 @@ typedef struct onp_judge_opts {
     int strict;     /* 1: the tolerance binds; within-noise fails */
     int atol_given; /* 1: the user chose atol: a value below it is reported vacuous but
                        judged at that atol, as asked */
+    int eager_random; /* 1: float32 eager is not reproducible run to run (the capture's
+                         determinism rerun said so): a float64 estimate beyond
+                         ONP_NOISE_FLOAT64_MAX_REL of the scale is then a random op's
+                         doing, not ill-conditioning, and is refused */
 } onp_judge_opts;
 
 /* tol = float32 defaults, not strict. */
@@ -135,7 +139,12 @@ typedef struct onp_judgment {
                             smaller than the tolerance, not rounding); 0 without noise */
     int has_ref;         /* a float64 reference tensor was given */
     int noise_refused;   /* an estimate was given but refused (beyond
-                            ONP_NOISE_FLOAT64_MAX_REL of the scale) */
+                            ONP_NOISE_FLOAT64_MAX_REL of the scale, eager_random set) */
+    int ill_conditioned; /* the float64 estimate (FLOAT64 or SCALED) is beyond
+                            ONP_NOISE_FLOAT64_MAX_REL of the scale and eager is reproducible:
+                            float32 eager itself took another path than float64 (a sort,
+                            top-k, NMS or argmax on near-ties; a near-singular step).  The
+                            estimate is kept: the value is judged against that noise */
     double ort_err_max, ort_err_rms;     /* |ORT - f64| (has_ref) */
     double eager_err_max, eager_err_rms; /* |eager - f64| (has_ref) */
     double needed_atol;  /* smallest atol passing at tol_used.rtol (metrics' needed_atol) */
@@ -189,8 +198,12 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
                     onp_judgment *j, onp_error *e);
 
 /* float32 eager farther than this fraction of the value's scale from its
- * float64 twin is not rounding noise (the float64 run took another path, or
- * the files do not belong together): such an estimate is refused. */
+ * float64 twin is not rounding noise: the float64 run took another path.
+ * Where eager is reproducible, the value is ill-conditioned (a discrete
+ * choice on near-ties: NMS, top-k, sort, argmax) and the float64 estimate is
+ * kept, flagged (j->ill_conditioned): it is the value's own measured noise,
+ * and a one-ulp ORT-side estimate, which sees no near-tie, must not replace
+ * it.  Where eager is random (opts eager_random), it is refused. */
 #define ONP_NOISE_FLOAT64_MAX_REL 1e-2
 
 /* An ORT-side spread above this fraction of the value's scale is not float

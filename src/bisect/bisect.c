@@ -273,7 +273,7 @@ static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, const onp_t
     memset(m, 0, sizeof *m);
     memset(j, 0, sizeof *j);
     const char *note = "";
-    onp_judge_opts jo = {tol_for(o, want->dtype), o->strict, o->atol >= 0};
+    onp_judge_opts jo = {tol_for(o, want->dtype), o->strict, o->atol >= 0, 0};
     if (onp_judge_value(want, got, ref64, noise && noise->src != ONP_NOISE_NONE ? noise : NULL, &jo,
                         m, j, &ce))
         note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));

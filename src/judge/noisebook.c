@@ -30,6 +30,7 @@ typedef struct nb_rel {
 struct onp_noisebook {
     onp_arena a;
     const char *reference, *reason;
+    int eager_random; /* determinism.verdict "nondeterministic" or "state-drift" */
     size_t covered;
     nb_entry *e;
     size_t n;
@@ -150,6 +151,10 @@ int onp_noisebook_from_manifest(const onp_manifest *mf, onp_noisebook **out, onp
     if (doc && !cJSON_IsObject(doc))
         rc = fmt_err(e, path, NULL, "not a JSON object (a parity.json manifest was expected)");
     const cJSON *noise = doc ? cJSON_GetObjectItemCaseSensitive(doc, "noise") : NULL;
+    const cJSON *det = doc ? cJSON_GetObjectItemCaseSensitive(doc, "determinism") : NULL;
+    const cJSON *dv = cJSON_IsObject(det) ? cJSON_GetObjectItemCaseSensitive(det, "verdict") : NULL;
+    nb->eager_random = cJSON_IsString(dv) && (!strcmp(dv->valuestring, "nondeterministic") ||
+                                              !strcmp(dv->valuestring, "state-drift"));
     if (!rc && noise && !cJSON_IsNull(noise)) rc = parse(nb, noise, path, e);
     if (rc) {
         onp_noisebook_free(nb);
@@ -177,6 +182,11 @@ const char *onp_noisebook_reference(const onp_noisebook *nb)
 const char *onp_noisebook_reason(const onp_noisebook *nb)
 {
     return nb ? nb->reason : NULL;
+}
+
+int onp_noisebook_eager_random(const onp_noisebook *nb)
+{
+    return nb ? nb->eager_random : 0;
 }
 
 size_t onp_noisebook_covered(const onp_noisebook *nb)

@@ -61,7 +61,7 @@ static int judge_out(onp_session *s, const probe_fx *f, size_t k, const onp_tens
     onp_metrics m;
     onp_judgment j;
     onp_error ce;
-    onp_judge_opts jo = {probe_tol_of(o, f->out[k].dtype), 0, o->atol >= 0};
+    onp_judge_opts jo = {probe_tol_of(o, f->out[k].dtype), 0, o->atol >= 0, 0};
     const onp_tensor *r64 = f->ref64 && f->ref64[k].count ? &f->ref64[k] : NULL;
     if (onp_judge_value(&f->out[k], got, r64, NULL, &jo, &m, &j, &ce)) {
         *max_abs = INFINITY;

@@ -309,6 +309,57 @@ static void test_reference_nonfinite(void)
     onp_tensor_release(&r_);
 }
 
+/* A float64 reference far from float32 eager (boxes gathered by a top-k on
+ * near-ties: float64 picked other boxes).  Eager reproducible: the value is
+ * ill-conditioned, its own float64 noise is kept and ORT is held against it
+ * (no ORT-side estimate replaces it).  Eager random (the capture's
+ * determinism rerun differed): refused, the tolerance alone decides. */
+static void test_reference_ill_conditioned(void)
+{
+    int64_t d[1] = {4};
+    float ev[4] = {10.0f, 200.0f, 30.0f, 300.0f};   /* eager float32: boxes A */
+    float av[4] = {250.0f, 20.0f, 300.0f, 40.0f};   /* ORT: boxes B */
+    double rv[4] = {240.0, 25.0, 290.0, 35.0};      /* float64: boxes B' */
+    onp_tensor e_, a_, r_;
+    fill_f32(&e_, 1, d, ev);
+    fill_f32(&a_, 1, d, av);
+    onp_error err;
+    CHECK(onp_tensor_alloc(&r_, ONP_DOUBLE, 1, d, &err) == 0);
+    memcpy(r_.data, rv, sizeof rv);
+    onp_judge_opts o;
+    onp_judge_opts_init(&o);
+    onp_metrics m;
+    onp_judgment j;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECKF(j.pass && j.verdict == ONP_VERDICT_WITHIN_NOISE, "%s", onp_verdict_name(j.verdict));
+    CHECK(j.ill_conditioned && !j.noise_refused && j.has_ref && j.noise.src == ONP_NOISE_FLOAT64);
+    CHECK(j.eager_err_max == 265.0 && j.ort_err_max == 10.0);
+    /* ORT farther from float64 than K times eager is still a defect */
+    float far[4] = {10.0f, 2000.0f, 30.0f, 3000.0f};
+    memcpy(a_.data, far, sizeof far);
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_NOISE && j.ill_conditioned);
+    memcpy(a_.data, av, sizeof av);
+    /* the same as statistics (the noise book), of this fixture and scaled */
+    onp_noise st = {ONP_NOISE_FLOAT64, 265.0, 150.0, 0, 300.0, 180.0};
+    CHECK(onp_judge_value(&e_, &a_, NULL, &st, &o, &m, &j, &err) == 0);
+    CHECK(j.pass && j.verdict == ONP_VERDICT_WITHIN_NOISE && j.ill_conditioned);
+    st.src = ONP_NOISE_SCALED;
+    CHECK(onp_judge_value(&e_, &a_, NULL, &st, &o, &m, &j, &err) == 0);
+    CHECK(j.pass && j.verdict == ONP_VERDICT_WITHIN_NOISE && j.ill_conditioned);
+    /* an ORT-side spread that wide is never kept: not a float64 measurement */
+    st.src = ONP_NOISE_ORT;
+    CHECK(onp_judge_value(&e_, &a_, NULL, &st, &o, &m, &j, &err) == 0);
+    CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_TOL && j.noise_refused);
+    /* eager not reproducible: the float64 distance is the random op's */
+    o.eager_random = 1;
+    CHECK(onp_judge_value(&e_, &a_, &r_, NULL, &o, &m, &j, &err) == 0);
+    CHECK(!j.pass && j.verdict == ONP_VERDICT_BEYOND_TOL && j.noise_refused && !j.ill_conditioned);
+    onp_tensor_release(&e_);
+    onp_tensor_release(&a_);
+    onp_tensor_release(&r_);
+}
+
 static void test_perturb(void)
 {
     int64_t d[1] = {64};
@@ -384,4 +435,4 @@ static void test_names(void)
 }
 
 TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
-          test_reference_nonfinite, test_perturb, test_names)
+          test_reference_nonfinite, test_reference_ill_conditioned, test_perturb, test_names)
