@@ -7,9 +7,10 @@
  * (strictly: a malformed file is exit 2 naming the file and the field or
  * byte) and every regression against them is printed.  What is recorded,
  * the limits, the regression rules, the drift policy and the verdict are
- * the library's (include/onnxparity/gate.h); this file parses the command
- * line, runs the bundle (measure.c), calls them, and formats the result as
- * text, JSON, JUnit, a Markdown summary, workflow annotations and HTML.
+ * the library's (include/onnxparity/gate.h), and so is the run (onp_gate_run)
+ * and the document (doc.h's onp_doc_gate); this file parses the command
+ * line, calls them, and formats the result as text, JSON, JUnit, a Markdown
+ * summary, workflow annotations and HTML.
  *
  * Exit: 0 nothing regressed (or recorded), 1 something regressed, 2 bad
  * usage or a malformed criteria file, 3 unreadable files, 4 ORT failure.
@@ -27,66 +28,53 @@
 #include "ghactions.h"
 #include "infile.h"
 #include "junit.h"
-#include "measure.h"
 #include "onnxparity/bisect.h"
-#include "onnxparity/buf.h"
 #include "onnxparity/causes.h"
 #include "onnxparity/doc.h"
 #include "onnxparity/env.h"
 #include "onnxparity/gate.h"
 #include "ortopts.h"
 #include "report.h"
+#include "target.h"
 
 /* --- options ------------------------------------------------------------- */
 
 typedef struct opts {
-    cli_ort ort;
-    cli_target tg; /* TARGET, or --model/--data */
-    const char *target, *criteria, *junit;
+    cli_ort ort;      /* the run's options (ORT, and --rtol/--atol when recording) */
+    onp_gate_args ga; /* gate's own: --criteria, --record, --margin, --env-drift, ... */
+    cli_target tg;    /* TARGET, or --model/--data */
+    const char *target, *junit;
     const char *summary; /* --summary FILE: a Markdown summary appended */
     const char *sarif;   /* --sarif FILE: the lint findings, as check writes them */
     const char *html;    /* --html FILE: the gate result as a page (gating only) */
     int annotations;     /* --annotations: GitHub Actions workflow commands on stdout */
-    int record;
-    int allow_failing; /* --allow-failing: record criteria for a failing bundle on purpose */
-    int margin_given;
-    onp_gate_drift_policy drift; /* --env-drift warn|fail */
-    int env_given;               /* --env-drift seen */
-    int no_bisect;               /* --no-bisect: no first divergent node on a failing gate */
-    double margin, rtol, atol;
     cli_format fmt;
 } opts;
+
+/* argv[*i] as one of the library's gate options: 1, 0, or -1 (said). */
+static int gate_opt(opts *o, int argc, char **argv, int *i)
+{
+    onp_error e;
+    onp_error_clear(&e);
+    int r = onp_gate_args_parse(&o->ga, &o->ort.a, argc, (const char *const *)argv, i, &e);
+    if (r < 0) cli_usage_error(argv[0], "%s", e.msg);
+    return r;
+}
 
 static int parse_args(int argc, char **argv, opts *o)
 {
     const char *v;
     cli_ort_init(&o->ort);
-    o->margin = 2;
-    o->rtol = o->atol = -1;
+    onp_gate_args_init(&o->ga);
     for (int i = 1; i < argc; i++) {
         int r = cli_ort_opt(&o->ort, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
-        if ((r = cli_target_opt(&o->tg, argc, argv, &i))) {
+        if ((r = cli_target_opt(&o->tg, argc, argv, &i)) || (r = gate_opt(o, argc, argv, &i))) {
             if (r < 0) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "criteria", &v))) {
-            if (r < 0) return -1;
-            o->criteria = v;
         } else if ((r = cli_opt(argc, argv, &i, "junit", &v))) {
             if (r < 0) return -1;
             o->junit = v;
-        } else if ((r = cli_opt(argc, argv, &i, "margin", &v))) {
-            if (r < 0 || cli_double(argv[0], "margin", v, &o->margin)) return -1;
-            if (o->margin < 1 || !isfinite(o->margin))
-                return cli_usage_error(argv[0], "--margin wants a number >= 1, not '%s'", v), -1;
-            o->margin_given = 1;
-        } else if ((r = cli_opt(argc, argv, &i, "env-drift", &v))) {
-            if (r < 0) return -1;
-            if (onp_gate_drift_policy_from_name(v, &o->drift))
-                return cli_usage_error(argv[0], "--env-drift wants warn or fail, not '%s'", v), -1;
-            o->env_given = 1;
-        } else if (cli_flag(argv, i, "no-bisect")) {
-            o->no_bisect = 1;
         } else if ((r = cli_opt(argc, argv, &i, "summary", &v))) {
             if (r < 0) return -1;
             o->summary = v;
@@ -98,41 +86,22 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if ((r = cli_opt(argc, argv, &i, "html", &v))) {
             if (r < 0) return -1;
             o->html = v;
-        } else if ((r = cli_tol_format_opt(argc, argv, &i, &o->rtol, &o->atol, &o->fmt))) {
-            if (r < 0) return -1;
-        } else if (cli_flag(argv, i, "record")) {
-            o->record = 1;
-        } else if (cli_flag(argv, i, "allow-failing")) {
-            o->allow_failing = 1;
+        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (cli_target_arg(argv, i, "target", &o->target)) {
             return -1;
         }
     }
     if (cli_target_finish(&o->tg, argv[0], o->target)) return -1;
-    if (!o->criteria)
-        return cli_usage_error(argv[0], "usage: onnxparity gate TARGET --criteria FILE [--record "
-                                        "[--margin M]]"),
-               -1;
-    /* no flag without effect: what only recording uses is refused when
-     * gating, and the reverse */
-    const char *rec_only = o->margin_given    ? "--margin"
-                           : o->rtol >= 0     ? "--rtol"
-                           : o->atol >= 0     ? "--atol"
-                           : o->allow_failing ? "--allow-failing"
-                                              : NULL;
-    if (!o->record && rec_only)
-        return cli_usage_error(argv[0],
-                               "%s applies to --record only (gating uses the tolerances the "
-                               "criteria recorded)",
-                               rec_only),
-               -1;
-    const char *gate_only = o->env_given     ? "--env-drift"
-                            : o->no_bisect   ? "--no-bisect"
-                            : o->summary     ? "--summary"
-                            : o->annotations ? "--annotations"
-                            : o->html        ? "--html"
-                                             : NULL;
-    if (o->record && gate_only)
+    onp_error e;
+    onp_error_clear(&e);
+    if (onp_gate_args_finish(&o->ga, &o->ort.a, &e))
+        return cli_usage_error(argv[0], "%s", e.msg), -1;
+    /* the formats, as the options: none without effect */
+    const char *gate_only = o->summary ? "--summary" : o->annotations ? "--annotations"
+                            : o->html  ? "--html"
+                                       : NULL;
+    if (o->ga.record && gate_only)
         return cli_usage_error(argv[0], "%s applies to gating only, not to --record", gate_only),
                -1;
     if (o->annotations && o->fmt == FMT_JSON)
@@ -143,35 +112,6 @@ static int parse_args(int argc, char **argv, opts *o)
 }
 
 /* --- record -------------------------------------------------------------- */
-
-/* Why the run is not recorded (gate.h's refusal), one line on stderr. */
-static void print_refusal(const meas_result *r, const onp_gate_refusal_why *w)
-{
-    const char *again = "fix the export, or pass --allow-failing to record a failing baseline on "
-                        "purpose";
-    if (w->why == ONP_GATE_REFUSE_NOT_RUNNING) {
-        fprintf(stderr,
-                "onnxparity gate: %s: %s: not recording criteria for a bundle that does not run\n",
-                w->fixture->dir, w->fixture->msg);
-    } else if (w->why == ONP_GATE_REFUSE_FAILING) {
-        const onp_output_verdict *fo = w->output;
-        char ga[16], en[16];
-        fprintf(stderr,
-                "onnxparity gate: not recording criteria: %zu of %zu fixtures fail (first: %s, "
-                "output %s: %s%s%s, max_abs %s, noise envelope %s); %s\n",
-                w->failing, r->n_fix, onp_gate_fixture_name(w->fixture->dir), fo ? fo->name : "?",
-                fo ? onp_verdict_name(fo->j.verdict) : "?", fo && fo->note[0] ? ", " : "",
-                fo ? fo->note : "", report_fmt(fo ? fo->m.max_abs : NAN, ga, sizeof ga),
-                report_fmt(fo ? fo->j.envelope_max : NAN, en, sizeof en), again);
-    } else if (w->why == ONP_GATE_REFUSE_LINT) {
-        const onp_lint_finding *f = w->finding;
-        fprintf(stderr,
-                "onnxparity gate: not recording criteria: %zu error-level lint finding(s) (first: "
-                "%s %s at %s); %s\n",
-                w->lint_errors, f->rule->id, f->rule->name,
-                f->loc.name && f->loc.name[0] ? f->loc.name : "(model)", again);
-    }
-}
 
 /* --record over an existing criteria file: one line per limit that
  * changes, "limit    OUTPUT.FIELD: OLD -> NEW", so that a re-record on
@@ -235,60 +175,33 @@ static int read_old(const char *path, onp_criteria *old)
     return rc;
 }
 
-/* The criteria file at `path` (regular files only, at most
- * ONP_CRITERIA_MAX_FILE bytes), parsed by the library. */
-static int read_criteria(const char *path, onp_criteria *c, onp_error *e)
+/* --record: the criteria the library measured from the run, written to
+ * the criteria file (after the limits that move, when one is there); or
+ * why the run is no baseline. */
+static int record(const opts *o, const onp_gate *g)
 {
-    memset(c, 0, sizeof *c);
-    onp_buf b;
-    int rc = cli_read_file(path, ONP_CRITERIA_MAX_FILE, " the criteria file", &b, e);
-    if (!rc) rc = onp_criteria_parse((const char *)b.p, b.n, path, c, e);
-    onp_buf_free(&b);
-    return rc;
-}
-
-/* --record: the criteria the library records from the run, written to
- * o->criteria (after the limits that move, when one is there). */
-static int record(const opts *o, const meas_result *r)
-{
-    onp_gate_refusal_why why;
-    onp_run_verdict v = onp_gate_recordable(&r->run, &r->lint, o->allow_failing, &why);
-    if (v != ONP_RUN_PASS) {
-        print_refusal(r, &why);
-        return onp_run_exit_code(v);
+    if (g->verdict != ONP_RUN_PASS) {
+        char why[2400];
+        onp_gate_refusal_text(g, why, sizeof why);
+        fprintf(stderr, "onnxparity gate: %s\n", why);
+        return onp_run_exit_code(g->verdict);
     }
-    onp_criteria rec, old;
-    onp_error e;
-    onp_error_clear(&e);
-    if (onp_gate_record(&r->run, &r->lint, r->sha256, o->margin, &rec, &e)) return cli_report(&e);
-    cJSON *root = onp_criteria_to_json(&rec);
-    if (!root) {
-        onp_criteria_free(&rec);
-        return cli_usage_error("gate", "out of memory");
-    }
-    if (!read_old(o->criteria, &old)) { /* re-recording: say what moves */
-        limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, &rec);
+    onp_criteria old;
+    if (!read_old(o->ga.criteria, &old)) { /* re-recording: say what moves */
+        limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, &g->criteria);
         onp_criteria_free(&old);
     }
-    onp_criteria_free(&rec);
-    char *txt = onp_doc_print(root);
-    onp_buf b;
-    onp_buf_init(&b, 0);
-    if (txt) onp_buf_append(&b, txt, strlen(txt)), onp_buf_append(&b, "\n", 1);
-    int rc = 0;
-    if (!txt || b.failed)
-        rc = cli_usage_error("gate", "out of memory");
-    else if (onp_buf_write_file(&b, o->criteria, &e))
-        rc = cli_report(&e);
-    onp_buf_free(&b);
-    cJSON_Delete(root);
-    if (!rc && o->fmt == FMT_JSON)
+    onp_error e;
+    onp_error_clear(&e);
+    char *txt;
+    if (onp_criteria_write(&g->criteria, o->ga.criteria, &txt, &e)) return cli_report(&e);
+    if (o->fmt == FMT_JSON)
         fputs(txt, stdout), fputc('\n', stdout); /* the criteria document itself */
-    else if (!rc)
-        printf("recorded %s: %zu fixtures, margin %g, model sha256 %.12s\n", o->criteria, r->n_fix,
-               o->margin, r->sha256);
+    else
+        printf("recorded %s: %zu fixtures, margin %g, model sha256 %.12s\n", o->ga.criteria,
+               g->check.run.n_fix, o->ga.margin, onp_bundle_sha256(g->check.bundle));
     free(txt);
-    return rc;
+    return 0;
 }
 
 /* --- writers ------------------------------------------------------------- */
@@ -317,7 +230,7 @@ static void output_regressions(const onp_gate_result *g, const char *fx, const c
  * one per environment field recorded (failing, or passing with the drift in
  * system-out), one per other bundle-wide regression; the environment and
  * the policy as properties. */
-static int write_junit(const opts *o, const onp_criteria *c, const meas_result *r,
+static int write_junit(const opts *o, const onp_criteria *c, const onp_run_result *r,
                        const onp_gate_result *g)
 {
     junit j;
@@ -374,130 +287,25 @@ static int write_junit(const opts *o, const onp_criteria *c, const meas_result *
     return rc;
 }
 
-static cJSON *drift_json(const onp_gate_result *g)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < g->n_drift; i++) {
-        const onp_env_drift *d = &g->drift[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "field", onp_env_field_name(d->field));
-        cJSON_AddStringToObject(x, "kind", onp_drift_kind_name(d->kind));
-        cJSON_AddStringToObject(x, "recorded", d->recorded);
-        if (d->current[0])
-            cJSON_AddStringToObject(x, "current", d->current);
-        else
-            cJSON_AddNullToObject(x, "current");
-        cJSON_AddStringToObject(x, "effect",
-                                onp_drift_effect_name(onp_gate_drift_effect(d, g->policy)));
-        cJSON_AddItemToArray(arr, x);
-    }
-    return arr;
-}
-
-/* "checks": every criterion judged, the worst value against its limit. */
-static cJSON *checks_json(const onp_gate_result *g)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < g->n_checks; i++) {
-        const onp_gate_check *k = &g->checks[i];
-        cJSON *x = cJSON_CreateObject();
-        if (k->output)
-            cJSON_AddStringToObject(x, "output", k->output);
-        else
-            cJSON_AddNullToObject(x, "output");
-        cJSON_AddStringToObject(x, "check", k->check);
-        onp_doc_num(x, "measured", k->measured);
-        onp_doc_num(x, "limit", k->limit);
-        cJSON_AddStringToObject(x, "bound", k->floor ? "min" : "max");
-        cJSON_AddBoolToObject(x, "pass", !k->regressed);
-        double mg = onp_gate_margin(k);
-        if (isnan(mg))
-            cJSON_AddNullToObject(x, "margin");
-        else
-            onp_doc_num(x, "margin", mg);
-        cJSON_AddItemToArray(arr, x);
-    }
-    return arr;
-}
-
-/* "regressions": each with its fixture, output, check, numbers, message. */
-static cJSON *regressions_json(const onp_gate_result *g)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t q = 0; q < g->n_reg; q++) {
-        cJSON *j = cJSON_CreateObject();
-        const onp_gate_regression *x = &g->reg[q];
-        if (x->fixture)
-            cJSON_AddStringToObject(j, "fixture", x->fixture);
-        else
-            cJSON_AddNullToObject(j, "fixture");
-        if (x->output)
-            cJSON_AddStringToObject(j, "output", x->output);
-        else
-            cJSON_AddNullToObject(j, "output");
-        cJSON_AddStringToObject(j, "check", x->check);
-        if (isnan(x->value))
-            cJSON_AddNullToObject(j, "value");
-        else
-            onp_doc_num(j, "value", x->value);
-        if (isnan(x->limit))
-            cJSON_AddNullToObject(j, "limit");
-        else
-            onp_doc_num(j, "limit", x->limit);
-        cJSON_AddStringToObject(j, "message", x->msg);
-        cJSON_AddItemToArray(arr, j);
-    }
-    return arr;
-}
-
-/* The result document (onnxparity.gate/1, docs/gate.md); takes
- * r->environment.  The caller owns it. */
-static cJSON *gate_json(const opts *o, const onp_criteria *c, meas_result *r,
-                        const onp_gate_result *g, const onp_causes *cs,
-                        const onp_bisect_result *bis)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "onnxparity.gate/1");
-    cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(g->verdict));
-    cJSON_AddStringToObject(root, "model", r->model);
-    cJSON_AddStringToObject(root, "criteria", o->criteria);
-    cJSON_AddItemToObject(root, "environment", r->environment);
-    r->environment = NULL;
-    cJSON_AddBoolToObject(root, "environment_recorded", c->has_env);
-    cJSON_AddStringToObject(root, "env_drift_policy", onp_gate_drift_policy_name(g->policy));
-    cJSON_AddItemToObject(root, "environment_drift", drift_json(g));
-    cJSON_AddItemToObject(root, "causes", onp_doc_causes(cs));
-    if (bis)
-        cJSON_AddItemToObject(root, "first_divergent", onp_doc_first_divergent(bis));
-    else
-        cJSON_AddNullToObject(root, "first_divergent");
-    cJSON_AddItemToObject(root, "regressions", regressions_json(g));
-    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "fixtures", (double)r->n_fix);
-    cJSON_AddNumberToObject(sum, "outputs", (double)c->n_out);
-    cJSON_AddNumberToObject(sum, "regressions", (double)g->n_reg);
-    cJSON_AddItemToObject(root, "checks", checks_json(g));
-    /* the run's fixtures as check's document has them: the page draws the
-     * same tables and plots */
-    cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
-    return root;
-}
-
 /* The text: the run, the environment against the recorded one, the causes
  * and the first divergent node (as check derives them), the regressions,
  * the verdict. */
-static void print_text(const opts *o, const onp_criteria *c, const meas_result *r,
-                       const onp_gate_result *g, const onp_causes *cs, const onp_bisect_result *bis)
+static void print_text(const opts *o, const onp_gate *gt)
 {
+    const onp_criteria *c = &gt->criteria;
+    const onp_run_result *r = &gt->check.run;
+    const onp_gate_result *g = &gt->result;
+    const onp_causes *cs = r->causes;
+    const onp_bisect_result *bis = gt->bisect;
     char t[900];
-    printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->criteria,
-           r->sha256);
+    printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->ga.criteria,
+           onp_bundle_sha256(gt->check.bundle));
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", r->env.v[ONP_ENV_ORT_VERSION],
            r->env.v[ONP_ENV_PROVIDER], r->env.v[ONP_ENV_OPT_LEVEL]);
     if (!c->has_env)
         printf("note     %s records no environment (recorded before environments were): "
                "nothing to compare; --record again to add one\n",
-               o->criteria);
+               o->ga.criteria);
     size_t drifted = 0; /* the drift lines; a note (a re-export's new sha256) is none */
     for (size_t i = 0; i < g->n_drift; i++) {
         onp_drift_effect eff = onp_gate_drift_effect(&g->drift[i], g->policy);
@@ -515,7 +323,7 @@ static void print_text(const opts *o, const onp_criteria *c, const meas_result *
     report_causes_text(cs,
                        cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
                                        o->tg.n_data, args, sizeof args));
-    report_latent_text(cs, &r->lint, cli_target_name(&o->tg));
+    report_latent_text(cs, &gt->check.lint, cli_target_name(&o->tg));
     if (bis) {
         const onp_bisect_point *p = &bis->points[bis->first];
         char q[4200];
@@ -528,30 +336,31 @@ static void print_text(const opts *o, const onp_criteria *c, const meas_result *
     if (g->verdict == ONP_RUN_ERROR)
         printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", g->lost);
     else if (g->verdict == ONP_RUN_FAIL)
-        printf("verdict: FAIL — %zu regression(s) against %s\n", g->n_reg, o->criteria);
+        printf("verdict: FAIL — %zu regression(s) against %s\n", g->n_reg, o->ga.criteria);
     else
         printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s%s\n", r->n_fix,
-               c->n_out, o->criteria, drifted ? " (see the drift lines above)" : "");
+               c->n_out, o->ga.criteria, drifted ? " (see the drift lines above)" : "");
 }
 
 /* --annotations: the causes, each drift that warns or fails, each
  * regression (at most 50) as workflow commands; then the verdict. */
-static void print_annotations(const opts *o, const meas_result *r, const onp_gate_result *g,
-                              const onp_causes *cs)
+static void print_annotations(const opts *o, const onp_gate *gt)
 {
+    const onp_gate_result *g = &gt->result;
+    const char *model = onp_bundle_model_path(gt->check.bundle);
     char t[900], title[200];
-    gh_causes_commands(stdout, cs, r->model);
+    gh_causes_commands(stdout, gt->check.run.causes, model);
     for (size_t i = 0; i < g->n_drift; i++) {
         onp_drift_effect eff = onp_gate_drift_effect(&g->drift[i], g->policy);
         if (eff == ONP_DRIFT_EFFECT_NOTE) continue;
         onp_gate_drift_text(&g->drift[i], t, sizeof t);
-        gh_command(stdout, eff == ONP_DRIFT_EFFECT_FAILURE ? "error" : "warning", o->criteria,
+        gh_command(stdout, eff == ONP_DRIFT_EFFECT_FAILURE ? "error" : "warning", o->ga.criteria,
                    "onnxparity gate: environment drift", t);
     }
     for (size_t q = 0; q < g->n_reg && q < 50; q++) {
         if (!strcmp(g->reg[q].check, "environment")) continue; /* said above */
         snprintf(title, sizeof title, "onnxparity gate: regressed (%s)", g->reg[q].check);
-        gh_command(stdout, "error", r->model, title, g->reg[q].msg);
+        gh_command(stdout, "error", model, title, g->reg[q].msg);
     }
     if (g->verdict != ONP_RUN_PASS)
         gh_command(stdout, "error", NULL, "onnxparity gate",
@@ -561,10 +370,12 @@ static void print_annotations(const opts *o, const meas_result *r, const onp_gat
 
 /* --summary FILE: the verdict, the environment, the causes, the first
  * divergent node and the regressions as Markdown, appended. */
-static int write_summary(const opts *o, const onp_criteria *c, const meas_result *r,
-                         const onp_gate_result *g, const onp_causes *cs,
-                         const onp_bisect_result *bis)
+static int write_summary(const opts *o, const onp_gate *gt)
 {
+    const onp_criteria *c = &gt->criteria;
+    const onp_run_result *r = &gt->check.run;
+    const onp_gate_result *g = &gt->result;
+    const onp_bisect_result *bis = gt->bisect;
     FILE *f;
     int open_rc = gh_summary_open(o->summary, &f);
     if (open_rc) return open_rc;
@@ -575,7 +386,7 @@ static int write_summary(const opts *o, const onp_criteria *c, const meas_result
     fputs("`", f);
     gh_md_text(f, cli_target_name(&o->tg));
     fputs("` against `", f);
-    gh_md_text(f, o->criteria);
+    gh_md_text(f, o->ga.criteria);
     fprintf(f,
             "`: %zu fixtures, %zu outputs, %zu regression(s); ONNX Runtime %s (%s, opt-level %s)\n",
             r->n_fix, c->n_out, g->n_reg, r->env.v[ONP_ENV_ORT_VERSION], r->env.v[ONP_ENV_PROVIDER],
@@ -594,7 +405,7 @@ static int write_summary(const opts *o, const onp_criteria *c, const meas_result
             fprintf(f, " | %s |\n", onp_drift_effect_name(onp_gate_drift_effect(d, g->policy)));
         }
     }
-    gh_md_causes(f, cs);
+    gh_md_causes(f, r->causes);
     if (bis) {
         const onp_bisect_point *p = &bis->points[bis->first];
         fputs("\n**First divergent node**: `", f);
@@ -622,48 +433,36 @@ static int write_summary(const opts *o, const onp_criteria *c, const meas_result
 }
 
 /* --record --junit: the measured run, each output failing where it fails. */
-static int record_junit(const opts *o, const meas_result *r)
+static int record_junit(const opts *o, const onp_run_result *r)
 {
     onp_gate_result g;
     onp_error e;
     onp_error_clear(&e);
-    int rc = onp_gate_record_failures(&r->run, &g, &e) ? cli_report(&e) : 0;
+    int rc = onp_gate_record_failures(r, &g, &e) ? cli_report(&e) : 0;
     onp_criteria none;
     memset(&none, 0, sizeof none);
-    g.policy = o->drift;
+    g.policy = o->ga.drift;
     if (!rc) rc = write_junit(o, &none, r, &g);
     onp_gate_result_release(&g);
     return rc;
 }
 
-/* Gating: judge the run against c (the library's rules), bisect where a
- * criterion regressed, and write every output asked for.  The exit code. */
-static int gate(const opts *o, const onp_criteria *c, meas_result *r)
+/* Gating: the run judged against its criteria (onp_gate_run did it), every
+ * output asked for written.  The exit code. */
+static int gate(const opts *o, onp_gate *gt)
 {
-    onp_gate_result g;
-    onp_error e;
-    onp_error_clear(&e);
-    if (onp_gate_judge(c, &r->run, &r->lint, o->drift, &g, &e)) {
-        onp_gate_result_release(&g);
-        return cli_report(&e);
-    }
-    /* the first divergent node where a criterion regressed (run.h's plan) */
-    const onp_bisect_result *bis =
-        g.n_reg && !o->no_bisect && measure_bisect(r) ? r->run.bisect : NULL;
-    const onp_causes *cs = r->run.causes;
-    int rc = onp_run_exit_code(g.verdict);
+    int rc = onp_run_exit_code(gt->verdict);
     if (o->fmt == FMT_JSON || o->html) { /* the document: printed, and/or the page */
-        cJSON *doc = gate_json(o, c, r, &g, cs, bis);
-        int html_rc = report_emit(doc, o->fmt == FMT_JSON, o->html, o->criteria);
+        cJSON *doc = onp_doc_gate(gt, &o->ort.a.run, o->ga.criteria);
+        int html_rc = report_emit(doc, o->fmt == FMT_JSON, o->html, o->ga.criteria);
         if (html_rc) rc = html_rc;
     }
-    if (o->fmt != FMT_JSON) print_text(o, c, r, &g, cs, bis);
-    if (o->annotations) print_annotations(o, r, &g, cs);
-    int sum_rc = o->summary ? write_summary(o, c, r, &g, cs, bis) : 0;
+    if (o->fmt != FMT_JSON) print_text(o, gt);
+    if (o->annotations) print_annotations(o, gt);
+    int sum_rc = o->summary ? write_summary(o, gt) : 0;
     if (sum_rc) rc = sum_rc;
-    int junit_rc = o->junit ? write_junit(o, c, r, &g) : 0;
+    int junit_rc = o->junit ? write_junit(o, &gt->criteria, &gt->check.run, &gt->result) : 0;
     if (junit_rc) rc = junit_rc;
-    onp_gate_result_release(&g);
     return rc;
 }
 
@@ -672,44 +471,30 @@ int cmd_gate(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     if (parse_args(argc, argv, &o)) return EXIT_USAGE;
-    onp_criteria c;
-    memset(&c, 0, sizeof c);
+    onp_gate g;
     onp_error e;
     onp_error_clear(&e);
-    if (!o.record && read_criteria(o.criteria, &c, &e)) {
+    onp_bundle_spec where = {o.tg.bundle, o.tg.model, (const char *const *)o.tg.data, o.tg.n_data};
+    int rc;
+    if (onp_gate_run(&g, &where, &o.ort.a, &o.ga, &e)) {
+        /* the criteria unreadable, or the run could not start: the upload
+         * step still gets a file saying why */
         char why[1400];
         if (o.junit)
-            junit_write_error("onnxparity gate", "criteria", onp_error_format(&e, why, sizeof why),
-                              o.junit);
-        return cli_report(&e);
-    }
-    /* the tolerances: the criteria's when gating, --rtol/--atol when recording */
-    onp_gate_tol_ctx tc = {o.record ? NULL : &c, o.rtol, o.atol};
-    meas_result r;
-    onp_run_opts ro;
-    onp_run_opts_init(&ro);
-    ro.ort_lib = o.ort.lib;
-    ro.session = o.ort.so;
-    ro.rtol = o.rtol;
-    ro.atol = o.atol;
-    ro.tol = onp_gate_tol_fn;
-    ro.tol_ctx = &tc;
-    ro.atol_given = o.atol >= 0;
-    int rc = measure_run(&o.ort, &o.tg, &ro, &r);
-    if (rc) { /* the run could not start: the upload step still gets a file saying why */
-        if (o.junit)
-            junit_write_error("onnxparity gate", "run",
-                              r.why[0] ? r.why : "the run could not start", o.junit);
-    } else if (o.sarif && (rc = lint_sarif_write(o.sarif, r.model, &r.lint))) {
+            junit_write_error("onnxparity gate",
+                              o.ga.record || g.have_criteria ? "run" : "criteria",
+                              onp_error_format(&e, why, sizeof why), o.junit);
+        rc = cli_report(&e);
+    } else if (o.sarif && (rc = lint_sarif_write(o.sarif, onp_bundle_model_path(g.check.bundle),
+                                                 &g.check.lint))) {
         /* said */
-    } else if (o.record) {
-        rc = record(&o, &r);
-        int junit_rc = o.junit ? record_junit(&o, &r) : 0;
+    } else if (o.ga.record) {
+        rc = record(&o, &g);
+        int junit_rc = o.junit ? record_junit(&o, &g.check.run) : 0;
         if (junit_rc) rc = junit_rc;
     } else {
-        rc = gate(&o, &c, &r);
+        rc = gate(&o, &g);
     }
-    measure_free(&r);
-    onp_criteria_free(&c);
+    onp_gate_release(&g);
     return rc;
 }

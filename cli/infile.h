@@ -11,15 +11,9 @@
 #include "onnxparity/buf.h"
 #include "onnxparity/error.h"
 
-/* Open `path` for reading when it is a regular file (a FIFO never blocks
- * the open; a folder or a device is refused: ONP_ERR_IO), else NULL with
- * `e` naming the file. */
-FILE *cli_fopen_regular(const char *path, onp_error *e);
-
-/* The whole of a regular file into b (initialised here, with at most `cap`
- * bytes; the caller frees it, also on failure).  0, or -1 with e:
- * cli_fopen_regular's refusals, or ONP_ERR_IO "cannot read`what`" (what:
- * "" or " the criteria file") when reading fails or the file passes cap. */
+/* The whole of a regular file into b: the library's onp_read_regular
+ * (src/util/fsio.h; a FIFO never blocks the open, a folder or a device is
+ * refused with ONP_ERR_IO naming the file). */
 int cli_read_file(const char *path, size_t cap, const char *what, onp_buf *b, onp_error *e);
 
 /* A JSON document from a regular file (up to 1 GiB), read strictly

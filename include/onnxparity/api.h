@@ -47,6 +47,20 @@ int onp_api_bisect(const char *bundle, const char *model, const char *const *dat
 int onp_api_diagnose(const char *bundle, const char *model, const char *const *data, size_t n_data,
                      const char *const *args, size_t n_args, char **doc, onp_error *e);
 
+/* The gate of a bundle (or a model and fixture folders) against release
+ * criteria, as `onnxparity gate --format json`: args are the ORT options
+ * and gate's own (--criteria FILE, required; --record, --margin,
+ * --allow-failing, --rtol, --atol when recording; --env-drift, --no-bisect
+ * when gating; docs/gate.md).  Gating returns its exit code (0 pass, 1
+ * regressed, 4 ORT lost a fixture) with *doc the gate document.
+ * Recording writes the criteria file and returns 0 with *doc the criteria
+ * document; when the run may not be recorded (it fails, does not run, or
+ * has lint errors) it writes nothing and returns the refusal's exit code
+ * (1) with *doc NULL and e->msg saying why (e->code ONP_ERR_NONE).  -1
+ * with e as onp_api_check (a malformed criteria file: exit 2). */
+int onp_api_gate(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                 const char *const *args, size_t n_args, char **doc, onp_error *e);
+
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);
 

@@ -77,6 +77,14 @@ struct cJSON *onp_doc_environment(struct cJSON *root, onp_ort *ort, const char *
                                   onp_ort_opt_level opt_level, int intra, int inter,
                                   const char *sha256, const char *const *config, size_t n_config);
 
+/* root["environment"] of a run over session s (onp_doc_environment with
+ * the session's description and the bundle's sha256), with the run's
+ * export and runtime fields (r->env) and "upgraded_to_opset7".  check's
+ * and gate's documents both.  Returns the new member. */
+struct cJSON *onp_doc_run_environment(struct cJSON *root, onp_bundle *b, onp_ort *ort,
+                                      onp_session *s, const onp_run_opts *o,
+                                      const onp_run_result *r, int upgraded);
+
 /* A lint location {kind, ...} (the fields its kind has), and the "lint"
  * member {errors, warnings, infos, findings[{id, name, severity, cause,
  * node, location, message}]}. */
@@ -102,6 +110,15 @@ struct cJSON *onp_doc_fixtures(const onp_fixture_verdict *fix, size_t n);
  * upgraded to opset 7 in memory.  NULL only when memory runs out. */
 struct cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                             const onp_run_result *r, int upgraded);
+
+/* The gate document (docs/schemas/gate-1.json, docs/gate.md) of a gate
+ * run g judged against its criteria file (g not recording; the run's
+ * options o): verdict, model, criteria path, environment, the drift and
+ * its policy, causes, first divergent node, regressions, summary, every
+ * criterion checked with its margin, the fixtures.  NULL only when memory
+ * runs out. */
+struct onp_gate;
+struct cJSON *onp_doc_gate(struct onp_gate *g, const onp_run_opts *o, const char *criteria);
 
 /* The document of a command whose run could not start (ONNX Runtime did
  * not load the model): {schema, "verdict": "error", model, "error": why}

@@ -332,4 +332,82 @@ int onp_gate_record_failures(const onp_run_result *r, onp_gate_result *out, onp_
 /* Free what g owns and zero it; accepts a zeroed result. */
 void onp_gate_result_release(onp_gate_result *g);
 
+// --- the gate as one run: its options, the run, the judgment ------------------------
+
+/* gate's own options (the ORT ones are the run's, run.h): parsed by
+ * onp_gate_args_parse, checked together by onp_gate_args_finish. */
+typedef struct onp_gate_args {
+    const char *criteria;        /* --criteria FILE: read when gating, written when recording */
+    int record;                  /* --record */
+    int allow_failing;           /* --allow-failing: record a failing baseline on purpose */
+    double margin;               /* --margin M (>= 1; 2 by default) */
+    int margin_given;
+    onp_gate_drift_policy drift; /* --env-drift warn|fail */
+    int drift_given;
+    int no_bisect; /* --no-bisect: no first divergent node on a failing gate */
+} onp_gate_args;
+
+/* Defaults: margin 2, the dtype's tolerances, drift warns, bisect on. */
+void onp_gate_args_init(onp_gate_args *g);
+
+/* argv[*i] as one of gate's options above ("--NAME", "--NAME=VALUE" or
+ * "--NAME VALUE"), or --rtol/--atol (the recording tolerance, parsed by
+ * the run's table into a->run): 1 set (*i moved past a separate value), 0
+ * not one of them, -1 with e (ONP_ERR_USAGE) for a bad or missing value. */
+int onp_gate_args_parse(onp_gate_args *g, onp_run_args *a, int argc, const char *const *argv,
+                        int *i, onp_error *e);
+
+/* The options as a whole: --criteria given, and no option without effect
+ * (--margin, --rtol, --atol, --allow-failing apply to --record only;
+ * --env-drift and --no-bisect to gating only).  0, or -1 with e
+ * (ONP_ERR_USAGE) naming the option. */
+int onp_gate_args_finish(const onp_gate_args *g, const onp_run_args *a, onp_error *e);
+
+/* The criteria file at `path`: a regular file of at most
+ * ONP_CRITERIA_MAX_FILE bytes (a FIFO or a folder is refused without
+ * blocking), noted as read (no output of the process may replace it),
+ * parsed by onp_criteria_parse.  0, or -1 with e (ONP_ERR_IO unreadable,
+ * ONP_ERR_INPUT malformed); *c zeroed then. */
+int onp_criteria_read(const char *path, onp_criteria *c, onp_error *e);
+
+/* The criteria document (onp_criteria_to_json) written atomically to
+ * `path` under the output rule (outpath.h): never a partial file.  *text,
+ * when not NULL, receives the document as written (free()).  0, or -1
+ * with e. */
+int onp_criteria_write(const onp_criteria *c, const char *path, char **text, onp_error *e);
+
+/* A gate run: the bundle measured (check's run, its bisect only where a
+ * criterion regressed), and either judged against the criteria file or
+ * recorded.  Everything a report of it needs, owned here. */
+typedef struct onp_gate {
+    onp_check check;              /* the run (run.h); check.ran says it ran */
+    onp_criteria criteria;        /* gating: the file's; recording: the criteria to write */
+    int have_criteria;            /* 1: criteria holds them */
+    onp_gate_tol_ctx tol;         /* the run's tolerance hook reads it */
+    onp_gate_result result;       /* gating: the judgment */
+    onp_gate_refusal_why refusal; /* recording: why the run is no baseline */
+    onp_run_verdict verdict;      /* gating: result.verdict; recording: PASS when recordable */
+    const onp_bisect_result *bisect; /* gating: the bisect that names the first divergent
+                                        node where a criterion regressed, or NULL */
+} onp_gate;
+
+/* The gate of `where` with the run's options a (its tolerance hook and
+ * bisect are set here, pointing into g: g must not move while a is used) and gate's own ga: gating reads ga->criteria
+ * first (a malformed file fails before anything runs), runs the bundle
+ * with the criteria's tolerances, judges it (onp_gate_judge) and, where
+ * something regressed and bisect is on, bisects with the run's plan and
+ * derives the causes again; recording runs it with --rtol/--atol, asks
+ * onp_gate_recordable, and when recordable measures the criteria
+ * (onp_gate_record; nothing is written: onp_criteria_write).  0 with
+ * g->verdict; -1 with e, g holding what got done (release it either way). */
+int onp_gate_run(onp_gate *g, const onp_bundle_spec *where, onp_run_args *a,
+                 const onp_gate_args *ga, onp_error *e);
+
+/* Why g's run may not be recorded, one line for people ("not recording
+ * criteria: 2 of 8 fixtures fail (first: ...)"), into buf (n bytes). */
+void onp_gate_refusal_text(const onp_gate *g, char *buf, size_t n);
+
+/* Free everything g owns; accepts a zeroed struct. */
+void onp_gate_release(onp_gate *g);
+
 #endif

@@ -41,6 +41,7 @@ _LAZY = {
     "check": "api", "CheckResult": "api", "bisect": "api", "BisectResult": "api",
     "diagnose": "api", "DiagnoseResult": "api", "OnnxParityError": "api", "UsageError": "api",
     "FileError": "api", "FormatError": "api", "RuntimeFailure": "api",
+    "gate": "api", "GateResult": "api", "RecordRefused": "api",
 }
 
 # the modules that need the capture's packages (the `capture` extra)
@@ -49,7 +50,8 @@ _CAPTURE = ("capture", "_stream")
 __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError",
            "ForwardError", "OutputError", "TrainingModeError", "ExportError", "__version__", "check",
            "CheckResult", "bisect", "BisectResult", "diagnose", "DiagnoseResult", "OnnxParityError",
-           "UsageError", "FileError", "FormatError", "RuntimeFailure"]
+           "UsageError", "FileError", "FormatError", "RuntimeFailure", "gate", "GateResult",
+           "RecordRefused"]
 
 if TYPE_CHECKING:
     from typing import Any, List
@@ -58,7 +60,8 @@ if TYPE_CHECKING:
     from .capture import CaptureOptions, capture, export_submodules
     from ._stream import capture_stream
     from .api import (BisectResult, CheckResult, DiagnoseResult, FileError, FormatError,
-                      OnnxParityError, RuntimeFailure, UsageError, bisect, check, diagnose)
+                      GateResult, OnnxParityError, RecordRefused, RuntimeFailure, UsageError,
+                      bisect, check, diagnose, gate)
 
 
 def __getattr__(name: str) -> "Any":

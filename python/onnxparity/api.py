@@ -1,5 +1,6 @@
 """The onnxparity library in-process: ``check`` runs a bundle's fixtures
-through ONNX Runtime and judges them, in this process, with no subprocess.
+through ONNX Runtime and judges them, in this process, with no subprocess;
+``bisect``, ``diagnose`` and ``gate`` do what the tool's commands do.
 
     import onnxparity
     r = onnxparity.check("bundle/", rtol=1e-4, top_k="auto")
@@ -49,6 +50,10 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     "save_repro": ("--save-repro", "value"),
     # diagnose's own
     "sweep": ("--no-sweep", "negated"),
+    # gate's own
+    "criteria": ("--criteria", "value"), "record": ("--record", "switch"),
+    "margin": ("--margin", "value"), "allow_failing": ("--allow-failing", "switch"),
+    "env_drift": ("--env-drift", "value"),
 }
 
 
@@ -135,6 +140,13 @@ class RuntimeFailure(OnnxParityError, RuntimeError):
     exit_code = 4
 
 
+class RecordRefused(OnnxParityError):
+    """``gate(record=True)`` on a run that is no baseline (fixtures fail, a
+    fixture does not run, or the lint has errors): nothing was written
+    (the tool's exit 1 with the same one-line reason)."""
+    exit_code = 1
+
+
 # onp_errcode (include/onnxparity/error.h) -> exception class
 _ERRORS = {1: UsageError, 2: UsageError, 3: FileError, 4: FormatError, 5: OnnxParityError,
            6: RuntimeFailure}
@@ -178,7 +190,7 @@ def _load() -> ctypes.CDLL:
                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                       ctypes.POINTER(_Error)]
         lib.onp_api_check.restype = ctypes.c_int
-        for name in ("onp_api_bisect", "onp_api_diagnose"):
+        for name in ("onp_api_bisect", "onp_api_diagnose", "onp_api_gate"):
             getattr(lib, name).argtypes = lib.onp_api_check.argtypes
             getattr(lib, name).restype = ctypes.c_int
         lib.onp_api_free.argtypes = [ctypes.c_void_p]
@@ -286,18 +298,26 @@ def _output(o: Dict[str, Any]) -> Output:
                   judgment=o.get("judgment"), topk=o.get("topk"))
 
 
+def _cause(c: Dict[str, Any]) -> Cause:
+    return Cause(id=c["id"], confidence=c["confidence"], node=c.get("node"),
+                 evidence=list(c["evidence"]), fix=c["fix"], suggested_atol=c.get("suggested_atol"),
+                 explains=c.get("explains"))
+
+
+def _fixture(f: Dict[str, Any]) -> Fixture:
+    return Fixture(index=f["index"], dir=f["dir"], status=f["status"], error=f.get("error"),
+                   runtime_failure=f.get("runtime_failure"),
+                   outputs=[_output(o) for o in f["outputs"]])
+
+
 def _result(doc: Dict[str, Any], rc: int, text: str) -> CheckResult:
     fd = doc.get("first_divergent")
     return CheckResult(
         verdict=doc["verdict"], exit_code=rc, model=doc["model"], environment=doc["environment"],
         options=doc["options"],
-        fixtures=[Fixture(index=f["index"], dir=f["dir"], status=f["status"], error=f.get("error"),
-                          runtime_failure=f.get("runtime_failure"),
-                          outputs=[_output(o) for o in f["outputs"]]) for f in doc["fixtures"]],
+        fixtures=[_fixture(f) for f in doc["fixtures"]],
         summary=doc["summary"],
-        causes=[Cause(id=c["id"], confidence=c["confidence"], node=c.get("node"),
-                      evidence=list(c["evidence"]), fix=c["fix"], suggested_atol=c.get("suggested_atol"),
-                      explains=c.get("explains")) for c in doc["causes"]],
+        causes=[_cause(c) for c in doc["causes"]],
         first_divergent=FirstDivergent(**fd) if fd else None,
         latent=list(doc.get("latent") or []), lint=doc.get("lint") or {}, adequacy=doc.get("adequacy"),
         shard=doc.get("shard"), document=doc, text=text)
@@ -305,7 +325,8 @@ def _result(doc: Dict[str, Any], rc: int, text: str) -> CheckResult:
 
 def _call(fn_name: str, bundle: Optional[PathLike], model: Optional[PathLike],
           data: Sequence[PathLike], options: Mapping[str, Any]) -> Tuple[int, str]:
-    """One api.h call: (exit code, the document's text); raises the typed error."""
+    """One api.h call: (exit code, the document's text); raises the typed
+    error, and RecordRefused where the call wrote no document on purpose."""
     if (bundle is None) == (model is None) or (model is not None and not data):
         raise UsageError("give a bundle, or a model and at least one fixture folder (data=[...])")
     args = flags(options)
@@ -319,6 +340,8 @@ def _call(fn_name: str, bundle: Optional[PathLike], model: Optional[PathLike],
                                ctypes.byref(doc), ctypes.byref(err))
     if rc < 0:
         _raise(err)
+    if not doc.value:
+        raise RecordRefused(err.msg.decode("utf-8", "replace") or "not recorded")
     try:
         text = ctypes.string_at(doc.value).decode("utf-8") if doc.value else ""
     finally:
@@ -430,8 +453,98 @@ def diagnose(bundle: Optional[PathLike] = None, *, model: Optional[PathLike] = N
     doc = json.loads(text)
     return DiagnoseResult(
         verdict=doc["verdict"], exit_code=rc, model=doc["model"],
-        causes=[Cause(id=c["id"], confidence=c["confidence"], node=c.get("node"),
-                      evidence=list(c["evidence"]), fix=c["fix"], suggested_atol=c.get("suggested_atol"),
-                      explains=c.get("explains")) for c in doc["causes"]],
+        causes=[_cause(c) for c in doc["causes"]],
         first_divergent=doc.get("first_divergent"), probes=doc["probes"], sweep=doc.get("sweep"),
         lint=doc["lint"], environment=doc["environment"], document=doc, text=text)
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One criterion as judged: the worst value measured against its limit
+    (``bound`` "max" or "min"), ``margin`` how far from it (below 1:
+    regressed; None when unknown)."""
+    output: Optional[str]
+    check: str
+    measured: Any
+    limit: Any
+    bound: str
+    passed: bool
+    margin: Any
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A criterion a fixture (or the bundle: fixture None) does not meet."""
+    fixture: Optional[str]
+    output: Optional[str]
+    check: str
+    value: Any
+    limit: Any
+    message: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What ``onnxparity gate --format json`` prints, typed (gating): the
+    verdict ("pass", "fail", "error"), every regression, every criterion
+    with its margin, the environment drift under the policy, the causes and
+    the first divergent node where something regressed, the fixtures as
+    check's document has them."""
+    verdict: str
+    exit_code: int
+    model: str
+    criteria: str
+    environment: Dict[str, Any]
+    environment_drift: List[Dict[str, Any]]
+    causes: List[Cause]
+    first_divergent: Optional[FirstDivergent]
+    regressions: List[Regression]
+    checks: List[GateCheck]
+    fixtures: List[Fixture]
+    summary: Dict[str, Any]
+    document: Dict[str, Any] = field(repr=False)
+    text: str = field(repr=False, default="")
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+
+def _gate_result(doc: Dict[str, Any], rc: int, text: str) -> GateResult:
+    fd = doc.get("first_divergent")
+    return GateResult(
+        verdict=doc["verdict"], exit_code=rc, model=doc["model"], criteria=doc["criteria"],
+        environment=doc["environment"], environment_drift=list(doc["environment_drift"]),
+        causes=[_cause(c) for c in doc["causes"]],
+        first_divergent=FirstDivergent(**fd) if fd else None,
+        regressions=[Regression(fixture=x["fixture"], output=x["output"], check=x["check"],
+                                value=x["value"], limit=x["limit"], message=x["message"])
+                     for x in doc["regressions"]],
+        checks=[GateCheck(output=k["output"], check=k["check"], measured=k["measured"],
+                          limit=k["limit"], bound=k["bound"], passed=bool(k["pass"]),
+                          margin=k["margin"]) for k in doc["checks"]],
+        fixtures=[_fixture(f) for f in doc["fixtures"]],
+        summary=doc["summary"], document=doc, text=text)
+
+
+def gate(bundle: Optional[PathLike] = None, *, criteria: PathLike, model: Optional[PathLike] = None,
+         data: Sequence[PathLike] = (), record: bool = False,
+         **options: Any) -> Union[GateResult, Dict[str, Any]]:
+    """Gate a bundle (or ``model`` with the fixture folders ``data``) against
+    the release criteria file ``criteria`` in this process, as ``onnxparity
+    gate --format json`` does (docs/gate.md).  Options: the ONNX Runtime ones,
+    env_drift ("warn", "fail"), bisect (False: no first divergent node).
+
+    Returns a GateResult whatever the verdict (``passed``, ``exit_code``: 0
+    pass, 1 regressed, 4 ONNX Runtime lost a fixture).
+
+    With ``record=True`` the run is measured and the criteria are written to
+    ``criteria`` (atomically; options margin, allow_failing, rtol, atol), and
+    the criteria document is returned as a dict; a run that is no baseline
+    raises RecordRefused with the tool's reason, writing nothing.  Raises
+    UsageError, FileError, FormatError, RuntimeFailure as check does (a
+    malformed criteria file: UsageError naming the field)."""
+    opts = dict(options, criteria=os.fspath(criteria), record=record)
+    rc, text = _call("onp_api_gate", bundle, model, data, opts)
+    doc = json.loads(text)
+    return doc if record else _gate_result(doc, rc, text)

@@ -12,13 +12,15 @@
 #include "onnxparity/api.h"
 #include "onnxparity/diagnose.h"
 #include "onnxparity/doc.h"
+#include "onnxparity/gate.h"
 #include "onnxparity/run.h"
 #include "onnxparity/version.h"
 
 /* args[n] into a: every one must be a run option of `groups`, or
- * "--no-sweep" where no_sweep is not NULL. */
+ * "--no-sweep" where no_sweep is not NULL, or one of gate's own where ga
+ * is not NULL. */
 static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n, int *no_sweep,
-                      onp_error *e)
+                      onp_gate_args *ga, onp_error *e)
 {
     if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
     for (int i = 0; i < (int)n; i++) {
@@ -27,7 +29,8 @@ static int parse_args(onp_run_args *a, int groups, const char *const *args, size
             *no_sweep = 1;
             continue;
         }
-        int r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
+        int r = ga ? onp_gate_args_parse(ga, a, (int)n, args, &i, e) : 0;
+        if (!r) r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
         if (r < 0) return -1;
         if (!r)
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
@@ -67,7 +70,7 @@ int onp_api_check(const char *bundle, const char *model, const char *const *data
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_check c = {0};
     int rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_CHECK, args, n_args, NULL, e) &&
+    if (!parse_args(a, ONP_RUN_ARGS_CHECK, args, n_args, NULL, NULL, e) &&
         !onp_check_run(&c, &where, a, e)) {
         rc = emit(onp_doc_check(c.bundle, c.ort, c.session, &a->run, &c.run, c.upgraded),
                   onp_run_exit_code(c.run.verdict), doc, e);
@@ -87,7 +90,7 @@ int onp_api_bisect(const char *bundle, const char *model, const char *const *dat
     onp_bisect_result *r = NULL;
     int rc = -1;
     if (parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_BISECT, args, n_args, NULL,
-                   e) ||
+                   NULL, e) ||
         onp_ort_open(a->run.ort_lib, &ort, e))
         goto out;
     onp_bisect_opts bo;
@@ -117,10 +120,42 @@ int onp_api_diagnose(const char *bundle, const char *model, const char *const *d
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_diagnosis d = {0};
     int no_sweep = 0, rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, e) &&
+    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, NULL, e) &&
         !onp_diagnosis_open(&d, &where, a, e) && !onp_diagnosis_run(&d, a, no_sweep, NULL, NULL, e))
         rc = emit(onp_doc_diagnose(&d, a), onp_run_exit_code(d.run.verdict), doc, e);
     onp_diagnosis_release(&d);
+    free(a);
+    return rc;
+}
+
+/* gate --record: the criteria written, their document in *doc; or the
+ * refusal (exit code, *doc NULL, e.msg the reason with code NONE). */
+static int gate_record(onp_gate *g, const onp_gate_args *ga, char **doc, onp_error *e)
+{
+    if (g->verdict != ONP_RUN_PASS) {
+        onp_gate_refusal_text(g, e->msg, sizeof e->msg);
+        return onp_run_exit_code(g->verdict);
+    }
+    return onp_criteria_write(&g->criteria, ga->criteria, doc, e) ? -1 : 0;
+}
+
+int onp_api_gate(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                 const char *const *args, size_t n_args, char **doc, onp_error *e)
+{
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
+    onp_bundle_spec where = {bundle, model, data, n_data};
+    onp_gate_args ga;
+    onp_gate_args_init(&ga);
+    onp_gate g = {0};
+    int rc = -1;
+    if (!parse_args(a, ONP_RUN_ARGS_ORT, args, n_args, NULL, &ga, e) &&
+        !onp_gate_args_finish(&ga, a, e) && !onp_gate_run(&g, &where, a, &ga, e)) {
+        rc = ga.record ? gate_record(&g, &ga, doc, e)
+                       : emit(onp_doc_gate(&g, &a->run, ga.criteria),
+                              onp_run_exit_code(g.verdict), doc, e);
+    }
+    onp_gate_release(&g);
     free(a);
     return rc;
 }

@@ -100,21 +100,27 @@ static void options_json(cJSON *root, const onp_run_opts *o)
     cJSON_AddBoolToObject(optj, "lint", !o->no_lint);
 }
 
+cJSON *onp_doc_run_environment(cJSON *root, onp_bundle *b, onp_ort *ort, onp_session *s,
+                               const onp_run_opts *o, const onp_run_result *r, int upgraded)
+{
+    const onp_session_desc *d = onp_session_describe(s);
+    cJSON *envj = onp_doc_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
+                                      d->inter_threads, onp_bundle_sha256(b), o->session.config,
+                                      o->session.n_config);
+    onp_env_write_json(&r->env, envj);
+    cJSON_AddBoolToObject(envj, "upgraded_to_opset7", upgraded);
+    return envj;
+}
+
 cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                      const onp_run_result *r, int upgraded)
 {
-    const onp_session_desc *d = onp_session_describe(s);
-    const char *sha = onp_bundle_sha256(b);
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
     cJSON_AddStringToObject(root, "schema", "onnxparity.check/1");
     cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(r->verdict));
     cJSON_AddStringToObject(root, "model", onp_bundle_model_path(b));
-    cJSON *envj =
-        onp_doc_environment(root, ort, d->provider, d->opt_level, d->intra_threads,
-                            d->inter_threads, sha, o->session.config, o->session.n_config);
-    onp_env_write_json(&r->env, envj);
-    cJSON_AddBoolToObject(envj, "upgraded_to_opset7", upgraded);
+    onp_doc_run_environment(root, b, ort, s, o, r, upgraded);
     options_json(root, o);
     cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
     summary_json(root, r);

@@ -234,3 +234,34 @@ cJSON *onp_criteria_to_json(const onp_criteria *c)
     }
     return root;
 }
+
+// --- why not, for people ------------------------------------------------------------
+
+void onp_gate_refusal_text(const onp_gate *g, char *buf, size_t n)
+{
+    const onp_gate_refusal_why *w = &g->refusal;
+    const char *again = "fix the export, or pass --allow-failing to record a failing baseline on "
+                        "purpose";
+    buf[0] = '\0';
+    if (w->why == ONP_GATE_REFUSE_NOT_RUNNING) {
+        snprintf(buf, n, "%s: %s: not recording criteria for a bundle that does not run",
+                 w->fixture->dir, w->fixture->msg);
+    } else if (w->why == ONP_GATE_REFUSE_FAILING) {
+        const onp_output_verdict *fo = w->output;
+        char ga[16], en[16];
+        snprintf(buf, n,
+                 "not recording criteria: %zu of %zu fixtures fail (first: %s, output %s: %s%s%s, "
+                 "max_abs %s, noise envelope %s); %s",
+                 w->failing, g->check.run.n_fix, onp_gate_fixture_name(w->fixture->dir),
+                 fo ? fo->name : "?", fo ? onp_verdict_name(fo->j.verdict) : "?",
+                 fo && fo->note[0] ? ", " : "", fo ? fo->note : "",
+                 onp_doc_short_num(fo ? fo->m.max_abs : NAN, ga, sizeof ga),
+                 onp_doc_short_num(fo ? fo->j.envelope_max : NAN, en, sizeof en), again);
+    } else if (w->why == ONP_GATE_REFUSE_LINT) {
+        const onp_lint_finding *f = w->finding;
+        snprintf(buf, n,
+                 "not recording criteria: %zu error-level lint finding(s) (first: %s %s at %s); %s",
+                 w->lint_errors, f->rule->id, f->rule->name,
+                 f->loc.name && f->loc.name[0] ? f->loc.name : "(model)", again);
+    }
+}

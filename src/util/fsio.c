@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "onnxparity/buf.h"
 #include "onnxparity/outpath.h"
 #include "util/fsio.h"
 
@@ -514,4 +515,42 @@ int onp_is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// --- reading a whole regular file ------------------------------------------------
+
+int onp_read_regular(const char *path, size_t cap, const char *what, onp_buf *b, onp_error *e)
+{
+    onp_buf_init(b, cap);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot open: %s", strerror(errno));
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st))
+        why = "cannot stat";
+    else if (S_ISDIR(st.st_mode))
+        why = "is a folder, not a file";
+    else if (!S_ISREG(st.st_mode))
+        why = "is not a regular file";
+    if (why) {
+        close(fd);
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "%s", why);
+    }
+    onp_out_note_read(path);
+    char chunk[65536];
+    ssize_t n;
+    int bad = 0;
+    while (!b->failed && (n = read(fd, chunk, sizeof chunk)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            bad = 1;
+            break;
+        }
+        onp_buf_append(b, chunk, (size_t)n);
+    }
+    close(fd);
+    if (bad || b->failed) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read%s", what);
+    return 0;
 }

@@ -39,6 +39,17 @@ typedef struct onp_piece {
  * in place for a character device or FIFO, else temporary + fsync + rename. */
 int onp_write_atomic(const char *path, const onp_piece *pieces, size_t n, onp_error *e);
 
+/* The whole of the regular file `path` into b (initialised here, with at
+ * most `cap` bytes; the caller frees it, also on failure), noted as read
+ * (outpath.h: no output of the process may replace it).  A FIFO never
+ * blocks the open.  0, or -1 with e naming the file: ONP_ERR_IO "cannot
+ * open: REASON", "is a folder, not a file", "is not a regular file", or
+ * "cannot read`what`" (what: "" or " the criteria file") when reading
+ * fails or the file passes cap. */
+struct onp_buf;
+int onp_read_regular(const char *path, size_t cap, const char *what, struct onp_buf *b,
+                     onp_error *e);
+
 /* 1 if path is a directory. */
 int onp_is_dir(const char *path);
 
