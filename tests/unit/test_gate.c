@@ -7,7 +7,10 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnxparity/agreement.h"
 #include "onnxparity/gate.h"
@@ -421,5 +424,94 @@ static void test_record_failures(void)
     onp_gate_result_release(NULL);
 }
 
+/* gate's own options: parsed by the library, --rtol/--atol through the
+ * run's table, none without effect. */
+static int parse_all(onp_gate_args *g, onp_run_args *a, int argc, const char *const *argv,
+                     onp_error *e)
+{
+    onp_gate_args_init(g);
+    onp_run_args_init(a);
+    onp_error_clear(e);
+    for (int i = 0; i < argc; i++) {
+        int r = onp_gate_args_parse(g, a, argc, argv, &i, e);
+        if (r <= 0) return r < 0 ? -1 : -2; /* -2: not a gate option */
+    }
+    return onp_gate_args_finish(g, a, e);
+}
+
+static void test_gate_args(void)
+{
+    static onp_run_args a; /* about 20 kB */
+    onp_gate_args g;
+    onp_error e;
+    const char *rec[] = {"--criteria", "c.json", "--record", "--margin=3", "--rtol", "1e-3",
+                         "--allow-failing"};
+    CHECK(parse_all(&g, &a, 7, rec, &e) == 0);
+    CHECK(g.record && g.allow_failing && g.margin == 3 && !strcmp(g.criteria, "c.json"));
+    CHECK(a.run.rtol == 1e-3 && a.run.atol < 0);
+    const char *gating[] = {"--criteria=c.json", "--env-drift", "fail", "--no-bisect"};
+    CHECK(parse_all(&g, &a, 4, gating, &e) == 0);
+    CHECK(!g.record && g.drift == ONP_GATE_DRIFT_FAIL && g.no_bisect && g.margin == 2);
+    /* no option without effect, each named */
+    const char *margin_gating[] = {"--criteria", "c.json", "--margin", "3"};
+    CHECK(parse_all(&g, &a, 4, margin_gating, &e) == -1 && e.code == ONP_ERR_USAGE &&
+          strstr(e.msg, "--margin applies to --record only"));
+    const char *atol_gating[] = {"--criteria", "c.json", "--atol", "0"};
+    CHECK(parse_all(&g, &a, 4, atol_gating, &e) == -1 && strstr(e.msg, "--atol applies"));
+    const char *drift_rec[] = {"--criteria", "c.json", "--record", "--env-drift", "warn"};
+    CHECK(parse_all(&g, &a, 5, drift_rec, &e) == -1 &&
+          strstr(e.msg, "--env-drift applies to gating only"));
+    const char *none[] = {"--record"};
+    CHECK(parse_all(&g, &a, 1, none, &e) == -1 && strstr(e.msg, "--criteria FILE"));
+    /* bad values, missing values, and what is not gate's */
+    const char *bad_margin[] = {"--margin", "0.5"};
+    CHECK(parse_all(&g, &a, 2, bad_margin, &e) == -1 && strstr(e.msg, "a number >= 1"));
+    const char *nan_margin[] = {"--margin", "nan"};
+    CHECK(parse_all(&g, &a, 2, nan_margin, &e) == -1 && strstr(e.msg, "finite number >= 0"));
+    const char *bad_drift[] = {"--env-drift", "sometimes"};
+    CHECK(parse_all(&g, &a, 2, bad_drift, &e) == -1 && strstr(e.msg, "warn or fail"));
+    const char *missing[] = {"--criteria"};
+    CHECK(parse_all(&g, &a, 1, missing, &e) == -1 && strstr(e.msg, "needs a value"));
+    const char *strict[] = {"--strict-tol"}; /* the run's, not gate's */
+    CHECK(parse_all(&g, &a, 1, strict, &e) == -2);
+    const char *switch_value[] = {"--record=1"};
+    CHECK(parse_all(&g, &a, 1, switch_value, &e) == -2);
+}
+
+/* The criteria file: written atomically and read back equal; a folder, a
+ * FIFO and a missing file refused without blocking, each named. */
+static void test_criteria_file(void)
+{
+    world w;
+    make_world(&w);
+    onp_criteria rec, back;
+    onp_error e;
+    onp_error_clear(&e);
+    CHECK(onp_gate_record(&w.run, &w.lint, "ab", 2, &rec, &e) == 0);
+    char dir[] = "/tmp/onp_test_gate_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128], fifo[128];
+    snprintf(path, sizeof path, "%s/criteria.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    char *txt = NULL;
+    CHECK(onp_criteria_write(&rec, path, &txt, &e) == 0 && txt && txt[0] == '{');
+    CHECK(onp_criteria_read(path, &back, &e) == 0);
+    CHECK(back.n_out == rec.n_out && back.outs[0].max_abs == rec.outs[0].max_abs);
+    CHECK(onp_criteria_read(dir, &back, &e) == -1 && e.code == ONP_ERR_IO &&
+          strstr(e.msg, "folder"));
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(onp_criteria_read(fifo, &back, &e) == -1 && e.code == ONP_ERR_IO &&
+          strstr(e.msg, "not a regular file"));
+    CHECK(onp_criteria_read("/nonexistent/c.json", &back, &e) == -1 && e.code == ONP_ERR_IO &&
+          !strcmp(e.file, "/nonexistent/c.json"));
+    free(txt);
+    onp_criteria_free(&rec);
+    onp_criteria_free(&back);
+    unlink(fifo);
+    unlink(path);
+    rmdir(dir);
+}
+
 TEST_MAIN(test_criteria_parse, test_record_limits, test_record_document, test_recordable,
-          test_judge_regression, test_judge_noise, test_drift_policy, test_record_failures)
+          test_judge_regression, test_judge_noise, test_drift_policy, test_record_failures,
+          test_gate_args, test_criteria_file)
