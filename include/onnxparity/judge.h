@@ -41,6 +41,7 @@
 #include "onnxparity/manifest.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
+#include "onnxparity/precision.h"
 #include "onnxparity/tfile.h"
 
 // --- the noise book: float64 statistics recorded by the capture --------------
@@ -117,6 +118,15 @@ typedef struct onp_output_verdict {
     int unreproducible;  /* the ORT-side estimate was refused: a one-ulp input change moved
                             the output beyond ONP_NOISE_SPREAD_MAX_REL of its scale */
     char note[1024];     /* why it failed when not by the numbers alone, or "" */
+    /* A target computing in a lower precision (the fixture's precision,
+     * lowered): the noise rule again with the noise and the floor scaled to
+     * that precision (docs/diagnose.md, "Precision of a target"): the
+     * float32 noise times eps(precision) / eps(dtype), the floor
+     * ONP_NOISE_ULPS * eps(precision) * scale.  Evidence only: the verdict
+     * stays the float32 one.  prec_envelope 0: not judged (a float32 target,
+     * no noise estimate, not compared). */
+    double prec_envelope; /* the scaled envelope_max */
+    int prec_within;      /* the scaled noise test holds: as accurate as that precision allows */
 } onp_output_verdict;
 
 typedef enum onp_fixture_status {
@@ -146,6 +156,8 @@ typedef struct onp_fixture_verdict {
                             string are one shape group */
     size_t n_out;
     onp_output_verdict *outs; /* [n_out], owned: onp_fixture_verdict_release */
+    onp_precision precision;  /* what the session's target computes in (precision.h; FP32 when
+                                 the session does not say) */
 } onp_fixture_verdict;
 
 /* Run fixture f through s and judge every output.  A run ORT refuses or

@@ -286,6 +286,10 @@ typedef struct onp_session_desc {
     int inter_threads;
     int deterministic; /* 1 when SetDeterministicCompute(true) was applied */
     const char *notes; /* "" or "; "-separated notes on what was adjusted */
+    /* the precision the target computes a float32 model in, read from the
+     * provider, its options, the session config and the provider's defaults
+     * (precision.h) */
+    const struct onp_precision *precision;
 } onp_session_desc;
 
 const onp_session_desc *onp_session_describe(const onp_session *s);

@@ -689,6 +689,162 @@ static void rule_reduced_precision(const facts *F, onp_causes *cs)
     cs->items[ONP_CAUSE_REDUCED_PRECISION].suggested_atol = 2 * need_atol;
 }
 
+// --- a target's precision (issue 29) -------------------------------------------------
+
+/* The precision the target under test computes in, when lowered (the
+ * fixtures ran in one session: the first that says), or NULL. */
+static const onp_precision *target_precision(const facts *F)
+{
+    for (size_t i = 0; i < F->ev->n_fixtures; i++)
+        if (F->ev->fixtures[i].precision.lowered) return &F->ev->fixtures[i].precision;
+    return NULL;
+}
+
+/* The CPU provider's column of the sweep (diagnose): 1 passes, 0 fails, -1
+ * not swept. */
+static int cpu_swept(const facts *F)
+{
+    for (size_t c = 0; F->sw && c < F->sw->n_configs; c++)
+        if (F->sw->configs[c].available &&
+            !strcmp(F->sw->configs[c].provider, "CPUExecutionProvider"))
+            return F->sw->configs[c].pass;
+    return -1;
+}
+
+/* What the outputs say under precision P: n of the failing fixtures whose
+ * failing outputs all sit inside their envelope scaled to P (judge.h
+ * prec_within; a label flip that noise does not drive counts against). */
+typedef struct prec_outs {
+    size_t n_fail, n_within;
+    double gap, envelope, scale, need_atol; /* the worst output's */
+} prec_outs;
+
+static void prec_outputs(const facts *F, prec_outs *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (!failing(f)) continue;
+        o->n_fail++;
+        int within = f->status == ONP_FIXTURE_FAIL, any = 0;
+        for (size_t k = 0; k < f->n_out && within; k++) {
+            const onp_output_verdict *x = &f->outs[k];
+            if (x->pass) continue;
+            within = x->compared && x->prec_envelope > 0 && x->prec_within &&
+                     !(x->has_topk && x->tk.flipped > x->noise_flips);
+            any = 1;
+            if (x->j.gap_max / (x->prec_envelope > 0 ? x->prec_envelope : 1) >=
+                o->gap / (o->envelope > 0 ? o->envelope : 1))
+                o->gap = x->j.gap_max, o->envelope = x->prec_envelope, o->scale = x->j.scale_max;
+            if (x->j.needed_atol > o->need_atol) o->need_atol = x->j.needed_atol;
+        }
+        o->n_within += within && any;
+    }
+}
+
+/* The float32 bisect read at precision P: where the error starts (its first
+ * divergent value, which P explains when it is the first matmul-class value
+ * compared and its error, relative to its scale, is between eps/256 and
+ * ONP_NOISE_ULPS eps), and the first value that leaves what P allows (error
+ * above ONP_NOISE_ULPS eps of its scale, grown more than ONP_NOISE_ULPS
+ * times over its inputs): a defect P does not explain, or NULL. */
+static const onp_bisect_point *prec_bisect(const facts *F, const onp_precision *P, int *onset_ok)
+{
+    const onp_bisect_result *b = F->bis;
+    *onset_ok = 0;
+    if (!b) return NULL;
+    const onp_bisect_point *on = &b->points[b->first];
+    int earlier = 0;
+    for (long i = 0; i < b->first; i++)
+        earlier |= b->points[i].compared && onp_precision_matmul_class(b->points[i].op_type);
+    *onset_ok = !earlier && onp_precision_matmul_class(on->op_type) &&
+                on->rel_err >= P->eps / 256 && on->rel_err <= ONP_NOISE_ULPS * P->eps;
+    for (size_t i = (size_t)b->first; i < b->n_points; i++) {
+        const onp_bisect_point *q = &b->points[i];
+        if (q->compared && q->rel_err > ONP_NOISE_ULPS * P->eps && q->jump > ONP_NOISE_ULPS)
+            return q;
+    }
+    return NULL;
+}
+
+/* 7d. a target that computes in a lower precision than the graph asks (a
+ * provider's setting or default: OpenVINO's inference precision hint, CUDA
+ * TF32, ...; precision.h), tested against the error pattern: the failing
+ * outputs inside their envelopes scaled to that precision, the error
+ * starting at the first matmul-class value at about that precision's
+ * epsilon (bisect), the CPU provider passing where the sweep ran.  High
+ * when all hold; a value beyond what the precision allows is a defect of
+ * its own, named at its node (unknown, medium), reduced-precision then low.
+ * docs/diagnose.md, "Precision of a target". */
+static void rule_provider_precision(const facts *F, onp_causes *cs)
+{
+    const onp_precision *P = target_precision(F);
+    if (!P || F->nondet || !F->numbers_fail) return;
+    const char *kind = onp_precision_kind_name(P->kind);
+    prec_outs o;
+    prec_outputs(F, &o);
+    int onset_ok;
+    const onp_bisect_point *beyond = prec_bisect(F, P, &onset_ok);
+    const onp_bisect_point *on = F->bis ? &F->bis->points[F->bis->first] : NULL;
+    int cpu = cpu_swept(F);
+    if (beyond) {
+        char fix[1024];
+        snprintf(fix, sizeof fix,
+                 "inspect %s: its error is beyond what %s explains (at float32 it shows "
+                 "without the precision's error: %s)",
+                 beyond->node, kind, P->fix);
+        add_cause(cs, ONP_CAUSE_UNKNOWN, ONP_CONFIDENCE_MEDIUM, beyond->node, fix,
+                  "%s (%s), output %s, leaves what %s allows: error %.3g of its scale (%s allows "
+                  "%g), grown %.3gx over its inputs; before it the error is %s's (%s)",
+                  beyond->node, beyond->op_type, beyond->value, kind, beyond->rel_err, kind,
+                  ONP_NOISE_ULPS * P->eps, beyond->jump, kind, P->setting);
+        /* no node: bisect's local check would lift a cause at its node to high */
+        add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, ONP_CONFIDENCE_LOW, NULL, P->fix,
+                  "%s computes in %s (%s): it explains the error from %s (%s) on, not %s's",
+                  P->provider, kind, P->setting, on ? on->node : "?", on ? on->op_type : "?",
+                  beyond->node);
+        return;
+    }
+    if (!o.n_within) { /* not the precision: the provider where the CPU agrees, else unknown */
+        add_cause(cs, cpu == 1 ? ONP_CAUSE_EXECUTION_PROVIDER : ONP_CAUSE_UNKNOWN,
+                  cpu == 1 ? ONP_CONFIDENCE_MEDIUM : ONP_CONFIDENCE_LOW, on ? on->node : NULL, NULL,
+                  "%s computes in %s (%s), but the failing outputs are beyond what %s allows "
+                  "(|ORT - eager| %.3g, %s envelope %.3g): not the precision alone%s",
+                  P->provider, kind, P->setting, kind, o.gap, kind, o.envelope,
+                  cpu == 1 ? "; the CPU provider passes (sweep)" : "");
+        return;
+    }
+    onp_confidence conf = o.n_within < o.n_fail || cpu == 0 ? ONP_CONFIDENCE_MEDIUM
+                          : on && onset_ok                  ? ONP_CONFIDENCE_HIGH
+                                                            : ONP_CONFIDENCE_MEDIUM;
+    char fix[1024];
+    snprintf(fix, sizeof fix, "%s; to accept %s: --atol %.2g (or --tol NAME=RTOL,ATOL per output)",
+             P->fix, kind, 2 * o.need_atol);
+    explains(cs, ONP_CAUSE_REDUCED_PRECISION, o.n_within, o.n_fail);
+    add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, conf, on && onset_ok ? on->node : NULL, fix,
+              "%s computes in %s: %s%s", P->provider, kind, P->setting,
+              P->from_default ? " (no option asked for it)" : "");
+    add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, conf, NULL, NULL,
+              "%zu of %zu failing fixture(s) within the %s envelope (largest |ORT - eager| %.3g "
+              "at scale %.3g; envelope at %s %.3g: the float32 noise x %.0f, floor %g of the "
+              "scale)",
+              o.n_within, o.n_fail, kind, o.gap, o.scale, kind, o.envelope,
+              P->eps / onp_dtype_eps(1), ONP_NOISE_ULPS * P->eps);
+    if (on)
+        add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, conf, NULL, NULL,
+                  "bisect: the error starts at %s (%s), %s, at %.3g of its scale (%s eps %g)",
+                  on->node, on->op_type,
+                  onset_ok ? "the first matmul-class value"
+                           : "not where precision starts (the first matmul-class value at "
+                             "about eps)",
+                  on->rel_err, kind, P->eps);
+    if (cpu >= 0)
+        add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, conf, NULL, NULL, "sweep: the CPU provider %s",
+                  cpu ? "passes (the graph is exact at float32)"
+                      : "fails too: not the precision alone");
+    cs->items[ONP_CAUSE_REDUCED_PRECISION].suggested_atol = 2 * o.need_atol;
+}
+
 /* 8. nothing explains a failure. */
 static void rule_unknown(const facts *F, onp_causes *cs)
 {
@@ -804,6 +960,7 @@ static const struct {
     {"float-noise", rule_float_noise},
     {"label-flips", rule_label_flips},
     {"reduced-precision", rule_reduced_precision},
+    {"provider-precision", rule_provider_precision},
     {"unknown", rule_unknown},
     {"bisect-checks", rule_bisect_checks},
     {"bisect-node", rule_bisect_node},

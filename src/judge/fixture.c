@@ -220,6 +220,30 @@ done:
     return rc;
 }
 
+/* x judged again at the target's precision p (judge.h: prec_envelope,
+ * prec_within): the float32 noise scaled by eps(p) / eps(dtype), the floor
+ * at eps(p).  Nothing for a float32 target, an exact type, no noise. */
+static void judge_precision(const onp_precision *p, int32_t dtype, onp_output_verdict *x)
+{
+    double eps = onp_dtype_eps(dtype);
+    x->prec_envelope = 0;
+    x->prec_within = 0;
+    if (!p->lowered || eps <= 0 || p->eps <= eps || !x->compared ||
+        x->j.noise.src == ONP_NOISE_NONE)
+        return;
+    double r = p->eps / eps;
+    onp_noise n = x->j.noise;
+    n.max_abs *= r;
+    n.rms *= r;
+    n.q999 *= r;
+    onp_judgment j = x->j;
+    j.eager_err_max *= r;
+    j.eager_err_rms *= r;
+    onp_noise_rule(&x->m, &n, p->eps, 0, &j);
+    x->prec_envelope = j.envelope_max;
+    x->prec_within = j.verdict != ONP_VERDICT_NOT_NUMERIC && !j.beyond_envelope;
+}
+
 /* 1 when some input of in[0..n) has another dtype than the graph input it
  * feeds (by position) declares: the pre-run check refuses it. */
 static int dtype_differs(const onp_session *s, const onp_tensor *in, size_t n)
@@ -240,6 +264,9 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     snprintf(r->dir, sizeof r->dir, "%s", f->dir);
     r->index = f->index;
     r->n_out = f->n_outputs;
+    r->precision.kind = ONP_PREC_FP32;
+    r->precision.eps = onp_precision_eps(ONP_PREC_FP32);
+    if (onp_session_describe(s)->precision) r->precision = *onp_session_describe(s)->precision;
     r->outs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *r->outs);
     onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
     onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
@@ -333,6 +360,8 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
         goto done;
     }
+    for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
+        judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
     r->status = ONP_FIXTURE_PASS;
     for (size_t k = 0; k < f->n_outputs; k++)
         if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;

@@ -4,6 +4,7 @@
  * one to a session's options.  Whether a provider is present is decided by
  * the loaded library (GetAvailableProviders), never by this table.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -173,6 +174,61 @@ static int append_dnnl(onp_ort *ort, OrtSessionOptions *so, const kv_list *kv, c
     return rc;
 }
 
+/* The option names a provider documents, for the message when ORT refuses
+ * to add it ("Failed to load provider OpenVINO" says neither which option
+ * nor what is accepted).  Only read after a refusal: a name missing here
+ * never refuses anything.  How to add one: a row, the names as the
+ * provider's documentation of the ORT version below gives them. */
+static const struct {
+    const char *ort;
+    const char *const names[24];
+} ep_known_opts[] = {
+    {"OpenVINOExecutionProvider", /* ONNX Runtime 1.24's OpenVINO provider */
+     {"device_type", "precision", "num_of_threads", "num_streams", "cache_dir", "load_config",
+      "context", "enable_opencl_throttling", "enable_qdq_optimizer", "disable_dynamic_shapes",
+      "model_priority", "enable_causallm", "reshape_input", "layout", "device_id",
+      "enable_npu_fast_compile", "device_luid", NULL}},
+};
+
+/* e (ORT's refusal to add provider `full`) gains what the option table and
+ * ORT's log say: an option the provider does not document, with the ones it
+ * does; the log lines ORT wrote while refusing. */
+static void ep_explain(const char *full, const kv_list *kv, onp_error *e)
+{
+    char more[768] = "";
+    size_t u = 0;
+    for (size_t t = 0; t < sizeof ep_known_opts / sizeof *ep_known_opts; t++) {
+        if (strcmp(ep_known_opts[t].ort, full)) continue;
+        for (size_t i = 0; i < kv->n; i++) {
+            int known = 0;
+            for (const char *const *n = ep_known_opts[t].names; *n && !known; n++)
+                known = !strcmp(*n, kv->keys[i]);
+            if (known) continue;
+            u += (size_t)snprintf(more + u, sizeof more - u, "; %s has no option '%s' (it accepts",
+                                  full, kv->keys[i]);
+            for (const char *const *n = ep_known_opts[t].names; *n && u < sizeof more; n++)
+                u += (size_t)snprintf(more + u, sizeof more - u, "%s%s",
+                                      n == ep_known_opts[t].names ? " " : ", ", *n);
+            if (u < sizeof more) u += (size_t)snprintf(more + u, sizeof more - u, ")");
+            break;
+        }
+    }
+    char log[512];
+    if (onp_ort_log_take(log, sizeof log) && u < sizeof more) {
+        for (char *c = log; *c; c++)
+            if (*c == '\n') *c = ' ';
+        u += (size_t)snprintf(more + u, sizeof more - u, "; ORT logged: %s", log);
+    }
+    if (!more[0] && u < sizeof more) {
+        u += (size_t)snprintf(more + u, sizeof more - u, "; %s with options:", full);
+        for (size_t i = 0; i < kv->n && u < sizeof more; i++)
+            u += (size_t)snprintf(more + u, sizeof more - u, " %s=%s", kv->keys[i], kv->values[i]);
+        if (!kv->n && u < sizeof more) snprintf(more + u, sizeof more - u, " none");
+    }
+    size_t m = strlen(e->msg);
+    snprintf(e->msg + m, sizeof e->msg - m, "%s", more);
+}
+
 int onp_ort_ep_append(onp_ort *ort, OrtSessionOptions *so, const onp_session_opts *o,
                       const char *file, const char **ort_name, onp_error *e)
 {
@@ -227,6 +283,7 @@ int onp_ort_ep_append(onp_ort *ort, OrtSessionOptions *so, const onp_session_opt
                             ort->api->SessionOptionsAppendExecutionProvider(
                                 so, g, (const char *const *)kv.keys, kv.values, kv.n),
                             "SessionOptionsAppendExecutionProvider", file, e);
+        if (rc) ep_explain(full, &kv, e);
         break;
     }
     }

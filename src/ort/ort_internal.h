@@ -18,6 +18,7 @@
 #include <onnxruntime_c_api.h>
 
 #include "onnxparity/ort.h"
+#include "onnxparity/precision.h"
 #include "util/arena.h"
 
 struct onp_ort {
@@ -48,6 +49,8 @@ struct onp_session {
     onp_ort_io *init;          /* [n_init] overridable initializers, in arena */
     struct onp_worker *worker; /* non-NULL: the OrtSession lives in a worker process
                                   (ort_worker.c) and `sess` is NULL; owned */
+    /* what the target computes in (precision.h; desc.precision points here) */
+    onp_precision precision;
 };
 
 /* Create the library's OrtEnv if it has none yet (thread-safe).  0, or -1 +

@@ -345,8 +345,20 @@ static int open_common(onp_ort *ort, const char *path, const void *bytes, size_t
         if (!S_ISREG(sb.st_mode))
             return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "the model is not a regular file");
     }
-    if (o->isolate) return onp_worker_open(ort, path, bytes, n, label, o, out, e);
-    return onp_session_open_local(ort, path, bytes, n, label, o, out, e);
+    /* the precision the target computes in (precision.h): a provider option
+     * of a value the provider refuses is named here, before ORT's generic
+     * "Failed to load provider" */
+    onp_precision prec;
+    if (onp_precision_of(o->provider, o->provider_opts, o->n_provider_opts, o->config, o->n_config,
+                         NULL, &prec, e))
+        return onp_error_set_file(e, label);
+    int rc = o->isolate ? onp_worker_open(ort, path, bytes, n, label, o, out, e)
+                        : onp_session_open_local(ort, path, bytes, n, label, o, out, e);
+    if (!rc) {
+        (*out)->precision = prec;
+        (*out)->desc.precision = &(*out)->precision;
+    }
+    return rc;
 }
 
 int onp_session_open_local(onp_ort *ort, const char *path, const void *bytes, size_t n,
