@@ -1,12 +1,6 @@
 """Installing the project as a user would (docs: README "Install").
 
-- The pip wheel: built by the project's own build (pyproject.toml + setup.py,
-  pip's builder without isolation: nothing downloaded), installed into a
-  fresh virtual environment, then `onnxparity check` (the console entry that
-  execs the bundled C tool, finding the bundled ONNX Runtime) and
-  `onnxparity.capture(...)` run from there, outside the source tree.
-  The wheel also carries the shared library, which ctypes loads from the
-  installed package.
+- The pip wheel: tests/py/test_wheel.py.
 - `make install PREFIX=...`: the tool, the static and the shared library
   (libonnxparity.so.VERSION, SONAME libonnxparity.so.MAJOR, and its links),
   the headers, onnxparity.pc and onnxparity-static.pc; one C program built
@@ -23,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -59,111 +52,6 @@ def clean_env(**extra):
            if not k.startswith("ONNXPARITY_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(extra)
     return env
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    r = run([SYSTEM_PY, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-cache-dir",
-             "--no-index", "-w", out, ROOT], env=clean_env(), cwd=out, timeout=900)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    wheels = sorted(out.glob("onnxparity-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
-
-
-@pytest.fixture(scope="module")
-def venv(wheel, tmp_path_factory):
-    """A fresh venv over /usr/bin/python3 (its site packages visible: numpy,
-    and Debian's torch 1.13 for the capture) with the wheel installed."""
-    d = tmp_path_factory.mktemp("venv") / "env"
-    r = run([SYSTEM_PY, "-m", "venv", "--system-site-packages", d])
-    assert r.returncode == 0, r.stderr
-    r = run([d / "bin" / "python", "-m", "pip", "install", "--no-index", "--no-cache-dir", wheel],
-            env=clean_env(), cwd=d, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return d
-
-
-def test_wheel_is_a_platform_wheel_with_the_tool(wheel):
-    import zipfile
-    names = zipfile.ZipFile(wheel).namelist()
-    assert wheel.name.endswith("-py3-none-linux_x86_64.whl"), wheel.name
-    assert "onnxparity/_native/bin/onnxparity" in names
-    assert "onnxparity/_native/lib/onnxparity/libonnxruntime.so.1" in names
-    assert f"onnxparity/_native/lib/{SONAME}" in names
-    # the wheel's version is the library's (python's __version__ is a copy)
-    assert wheel.name.startswith(f"onnxparity-{VERSION}-"), wheel.name
-    assert "onnxparity/capture.py" in names and "onnxparity/_tool.py" in names
-
-
-def test_wheel_check_runs_from_the_venv(venv, tmp_path):
-    exe = venv / "bin" / "onnxparity"
-    assert exe.is_file()
-    r = run([exe, "--version"], env=clean_env(), cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout == f"onnxparity {VERSION}\n", r.stdout + r.stderr
-    r = run([exe, "check", ROOT / "examples" / "healthy", "--format", "json"], env=clean_env(),
-            cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    assert doc["verdict"] == "pass"
-    # the ONNX Runtime found is the one the wheel carries, inside the venv
-    lib = os.path.realpath(doc["environment"]["ort_library"])
-    assert lib.startswith(os.path.realpath(venv)), lib
-    # and a failing bundle exits 1 through the wrapper (the tool's own code)
-    r = run([exe, "check", ROOT / "examples" / "training", "--no-bisect"], env=clean_env(),
-            cwd=tmp_path)
-    assert r.returncode == 1, r.stderr
-
-
-CAPTURE = r"""
-import json, subprocess, sys
-import torch, onnxparity
-assert onnxparity.__file__.startswith(sys.prefix), onnxparity.__file__
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3)).eval()
-onnxparity.capture(model, [torch.randn(1, 6), torch.randn(3, 6)], sys.argv[1])
-r = subprocess.run(["onnxparity", "check", sys.argv[1], "--format", "json"], capture_output=True, text=True)
-print(json.dumps({"rc": r.returncode, "stderr": r.stderr, "doc": json.loads(r.stdout or "null")}))
-"""
-
-
-LOAD_SHARED = r"""
-import ctypes, json, pathlib, sys
-import onnxparity
-lib = pathlib.Path(onnxparity.__file__).parent / "_native" / "lib" / sys.argv[1]
-so = ctypes.CDLL(str(lib))
-so.onp_version.restype = ctypes.c_char_p
-print(json.dumps({"path": str(lib), "version": so.onp_version().decode(),
-                  "number": so.onp_version_number()}))
-"""
-
-
-def test_wheel_shared_library_loads_from_the_venv(venv, tmp_path):
-    script = tmp_path / "load.py"
-    script.write_text(LOAD_SHARED)
-    r = run([venv / "bin" / "python", script, SONAME], env=clean_env(), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-3000:]
-    res = json.loads(r.stdout)
-    assert os.path.realpath(res["path"]).startswith(os.path.realpath(venv)), res["path"]
-    major, minor, patch = source_version()
-    assert res["version"] == VERSION
-    assert res["number"] == major * 1000000 + minor * 1000 + patch
-
-
-def test_wheel_capture_runs_from_the_venv(venv, tmp_path):
-    r = run([SYSTEM_PY, "-c", "import torch"])
-    if r.returncode:
-        pytest.skip("no torch for /usr/bin/python3 (apt-get install python3-torch)")
-    script = tmp_path / "cap.py"
-    script.write_text(CAPTURE)
-    env = clean_env(PATH=f"{venv / 'bin'}:{os.environ.get('PATH', '')}")
-    r = run([venv / "bin" / "python", script, tmp_path / "bundle"], env=env, cwd=tmp_path,
-            timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    res = json.loads(r.stdout.strip().splitlines()[-1])
-    assert res["rc"] == 0, res["stderr"]
-    assert res["doc"]["verdict"] == "pass" and res["doc"]["summary"]["fixtures"] == 2
 
 
 PROGRAM = r"""
