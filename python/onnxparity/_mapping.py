@@ -573,12 +573,12 @@ def _resolve_nodeless(m, calls, ctx, c, prod):
     BatchNorm folded into it; else why it has none.  ``prod``: its input's
     (value, call index), None when no module call made the input."""
     i = c.index
-    between = ctx.parent_value_before(c) if prod is None and c.equal_to_input else None
+    between, why = ctx.parent_value_before(c) if prod is None and c.equal_to_input else (None, None)
     if between is not None:
         m.value[i], m.kind[i], m.source[i] = between, "identity", i
     elif prod is None and c.equal_to_input:
-        m.reason[i] = ("no ONNX node (it passes its input through) and its input comes from a "
-                       "functional call, not a module, so there is no value to name")
+        m.reason[i] = why or ("no ONNX node (it passes its input through) and its input comes "
+                              "from a functional call, not a module, so there is no value to name")
     elif prod is None:
         m.reason[i] = "no ONNX node: folded away by the exporter"
     elif c.equal_to_input:
@@ -652,27 +652,52 @@ class _Placed:
         self.variant, self.first, self.last = variant, first, last
 
     def parent_value_before(self, c):
-        """For a pass-through call whose input no module made: the output of
-        the last non-Constant node of the parent's own scope that lies after
-        every node of the calls that returned before it and before every node
-        of the calls that start after it (the functional op feeding it).
-        None when there is no such node, or no call after it bounds the range."""
+        """For a pass-through call whose input no module made: (value, None),
+        or (None, why not).  The candidates are the non-Constant nodes of the
+        parent's own scope after every node of the calls that returned before
+        it and before every node of the call that starts next (``nxt``): the
+        functional ops between, in graph order.  When ``nxt`` takes the
+        pass-through's output as its input (``x = self.drop(F.relu(x));
+        x = self.fc(x)``), its value is the last candidate, the one feeding
+        ``nxt``.  When it does not, the parent computed more after the call
+        (``x = x + self.drop_path(f(x).transpose(1, 2))``, a residual): the
+        last candidate is that later sum, and the value is the one candidate
+        that the others consume; with several, the one term made between the
+        calls of a final Add whose other term comes from before them (the
+        residual); else ambiguous, unmapped."""
         if c.parent is None or c.parent == 0 or c.parent not in self.variant:
-            return None
+            return None, None
         scope = self.variant[c.parent]
-        lo, hi = -1, None
+        lo, hi, nxt = -1, None, None
         for d in self.calls[1:]:
             if d.end is not None and d.end < c.start and self.last.get(d.index) is not None:
                 lo = max(lo, self.last[d.index])
-            if d.start > c.end and self.first.get(d.index) is not None:
-                hi = self.first[d.index] if hi is None else min(hi, self.first[d.index])
-        if hi is None:
-            return None
-        for i in range(hi - 1, lo, -1):
-            n = self.nodes[i]
-            if self.scopes[i] == scope and n.op_type != "Constant" and len(n.output):
-                return n.output[0]
-        return None
+            if d.start > c.end and self.first.get(d.index) is not None and (nxt is None or d.start < nxt.start):
+                nxt = d
+        if nxt is None:
+            return None, None
+        hi = self.first[nxt.index]
+        cand = [self.nodes[i] for i in range(lo + 1, hi)
+                if self.scopes[i] == scope and self.nodes[i].op_type != "Constant" and len(self.nodes[i].output)]
+        if not cand:
+            return None, None
+        if nxt.in_id is not None and nxt.in_id == c.out_id:
+            return cand[-1].output[0], None
+        used = {x for n in cand for x in n.input}
+        inner = [n.output[0] for n in cand[:-1] if n.output[0] in used]
+        if len(inner) == 1:
+            return inner[0], None
+        made = {n.output[0] for n in cand}
+        last = cand[-1]
+        summed = [x for x in last.input if x in made]
+        if last.op_type in ("Add", "Sum") and len(summed) == 1 and len(last.input) > len(summed):
+            return summed[0], None  # a residual: the other term comes from before the calls
+        if not inner:
+            return None, ("no ONNX node (it passes its input through); the parent's nodes after it "
+                          "do not use a value made between the calls around it, so none is its output")
+        return None, (f"no ONNX node (it passes its input through), and the parent's functional ops "
+                      f"around it make {len(inner)} values it could be ({', '.join(inner[:3])}): "
+                      "which one is ambiguous")
 
     def last_projection(self, c, inits):
         """For MultiheadAttention's derived out_proj call: the output of the

@@ -23,7 +23,7 @@ onnx = pytest.importorskip("onnx")
 np = pytest.importorskip("numpy")
 from onnx import numpy_helper  # noqa: E402
 
-import onnxparity  # noqa: E402
+import onnxparity as onp  # noqa: E402
 from conftest import run  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore::UserWarning",
@@ -84,7 +84,7 @@ def detector(tmp_path_factory):
     g = torch.Generator().manual_seed(1)
     fx = [torch.rand(2, 3, 96, 96, generator=g) for _ in range(3)]
     out = tmp_path_factory.mktemp("det") / "b"
-    onnxparity.capture(m, fx, out, output_names=["boxes", "scores"])
+    onp.capture(m, fx, out, output_names=["boxes", "scores"])
     return out
 
 
@@ -144,3 +144,97 @@ def test_detector_fault_in_score_head_still_fails(onnxparity, detector, tmp_path
     scores = outputs_named(chk, "scores")
     assert any(o["judgment"]["verdict"] == "beyond-noise" for o in scores)
     assert chk["first_divergent"] and chk["first_divergent"]["node"] == head[0].name
+
+
+# --- 3. a module that returns its input, inside a residual ---------------------
+
+class DropPath(torch.nn.Module):
+    """Stochastic depth: drops whole samples in training, returns its input
+    unchanged in eval (the same tensor)."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = (torch.rand(x.shape[0], 1, 1) > self.p).to(x.dtype)
+        return x * keep / (1 - self.p)
+
+
+class MixerBlock(torch.nn.Module):
+    """MLP-Mixer's block: token mixing across patches (transposed in and
+    out), channel mixing, each branch through DropPath into a residual."""
+
+    def __init__(self, tokens, dim):
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.mlp_tokens = torch.nn.Sequential(torch.nn.Linear(tokens, 2 * tokens), torch.nn.GELU(),
+                                              torch.nn.Linear(2 * tokens, tokens))
+        self.mlp_channels = torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(),
+                                                torch.nn.Linear(2 * dim, dim))
+        self.drop_path = DropPath(0.1)
+
+    def forward(self, x):
+        x = x + self.drop_path(self.mlp_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2))
+        return x + self.drop_path(self.mlp_channels(self.norm2(x)))
+
+
+class Mixer(torch.nn.Module):
+    def __init__(self, size=32, patch=8, dim=32, blocks=2, classes=10):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, dim, patch, patch)
+        self.blocks = torch.nn.Sequential(*[MixerBlock((size // patch) ** 2, dim) for _ in range(blocks)])
+        self.norm = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.blocks(x)).mean(1))
+
+
+def _mixer_models():
+    yield "mixer-shaped", Mixer
+    try:
+        import timm
+    except ImportError:
+        return
+    yield "timm-mlp-mixer", lambda: timm.models.mlp_mixer.MlpMixer(
+        num_classes=10, img_size=32, patch_size=8, num_blocks=2, embed_dim=32, drop_path_rate=0.1)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _mixer_models()])
+def test_passthrough_inside_a_residual_maps_to_its_own_value(onnxparity, tmp_path, name):
+    """drop_path returns f(x).transpose(1, 2) unchanged inside
+    ``x + drop_path(...)``: its value is the Transpose's output, not the
+    residual Add's (the Add holds x plus it: eagerly several units apart),
+    and bisect on the healthy export agrees (exit 0)."""
+    make = dict(_mixer_models())[name]
+    torch.manual_seed(0)
+    model = make().eval()
+    g = torch.Generator().manual_seed(1)
+    fx = [torch.randn(2, 3, 32, 32, generator=g) for _ in range(2)]
+    seen = {}
+    blk = model.blocks[0]
+    hooks = [blk.drop_path.register_forward_hook(lambda m, i, o: seen.setdefault("drop", o.detach().clone())),
+             blk.register_forward_hook(lambda m, i, o: seen.setdefault("block_in", i[0].detach().clone()))]
+    with torch.no_grad():
+        model(fx[0])
+    for h in hooks:
+        h.remove()
+    # the residual sum's first term is the block's input: taking the sum for
+    # the branch would be this far off
+    assert (seen["block_in"]).abs().max() > 0.5
+    b = tmp_path / "b"
+    onp.capture(model, fx, b)
+    index = json.loads((b / "test_data_set_0" / "intermediates" / "index.json").read_text())
+    made_by = {o: n for n in onnx.load(str(b / "model.onnx")).graph.node for o in n.output}
+    entry = [e for e in index["entries"] if e["module"] == "blocks.0.drop_path"]
+    assert len(entry) == 1, sorted(e["module"] for e in index["entries"])
+    assert made_by[entry[0]["value"]].op_type == "Transpose", made_by[entry[0]["value"]]
+    stored = pb(b / "test_data_set_0" / "intermediates" / entry[0]["file"])
+    assert np.array_equal(stored, seen["drop"].numpy().astype(np.float64))
+    r = run([onnxparity, "bisect", b, "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["verdict"] == "agrees", r.stdout[-2000:]
