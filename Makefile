@@ -20,6 +20,7 @@
 #                     onnxparity.pc and onnxparity-static.pc
 #   make wheel        the pip wheel (tool + shared library + Python package), a
 #                     manylinux one with its libraries inside, into build/wheel/
+#   make sdist        the source distribution into build/sdist/
 
 CC       ?= gcc
 CLANG    ?= clang-14
@@ -80,7 +81,7 @@ SOLIB      := $(BUILD)/libonnxparity.so.$(VERSION)
 # the links a linker (-lonnxparity) and the loader (the SONAME) look for
 SOLINKS    := $(BUILD)/$(SONAME) $(BUILD)/libonnxparity.so
 
-.PHONY: install wheel
+.PHONY: install wheel sdist
 .PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
 
 # Default: the library (static and shared) and the tool.
@@ -378,6 +379,13 @@ wheel: all $(WHEEL_TOOLS)/.ok
 	PATH="$(abspath $(WHEEL_TOOLS))/bin:$$PATH" $(WHEEL_TOOLS)/bin/auditwheel repair --strip \
 	    -w $(BUILD)/wheel $(BUILD)/wheel-raw/onnxparity-*.whl
 	PATH="$(abspath $(WHEEL_TOOLS))/bin:$$PATH" $(PY) scripts/wheel_graft.py $(BUILD)/wheel/onnxparity-*.whl libz.so.1
+
+# The source distribution (MANIFEST.in: what `make all` needs) into
+# $(BUILD)/sdist/; `pip install onnxparity-VERSION.tar.gz` builds the tool from
+# it on a machine with the build packages (docs/install.md).
+sdist:
+	rm -rf $(BUILD)/sdist
+	ONNXPARITY_BUILD=$(BUILD) $(PY) setup.py -q sdist -d $(BUILD)/sdist
 
 clean:
 	rm -rf build build-asan build-fuzz
