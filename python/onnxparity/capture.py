@@ -20,6 +20,7 @@ import torch
 from . import __version__
 from . import _eager, _export, _fixtures, _mapping, _progress, _state
 from . import _adequacy, _bounded  # issue 19: bounded intermediates, adequacy
+from . import _ortenv  # issue 29: the environment's onnxruntime
 from . import _reference64 as _r64
 from ._staging import Staging
 from ._tensors import dtype_name, safe_stem, write_pb
@@ -628,6 +629,7 @@ def _parity_doc(model, plan, snap, o, example, truths, det, shapes, ex, mm, ref6
     return {
         "schema": SCHEMA,
         "versions": _versions(),
+        "onnxruntime": _ortenv.describe(),
         "exporter": ex.used,
         "exporter_requested": o.exporter,
         "exporter_fallback": ex.fallback or plan.why_legacy,

@@ -195,3 +195,15 @@ def test_provider_option_errors_name_the_option(binary, bundles, ovlib):
     r = run([binary, "check", bundles / "resnet18", "--ort-lib", lib, "--provider", "openvino",
              "--provider-opt", "device_type=NPU"])
     assert r.returncode == 4 and "NPU" in r.stderr and "ORT logged" in r.stderr
+
+
+def test_capture_records_the_environments_onnxruntime(bundles):
+    import hashlib
+    import importlib.metadata
+
+    rec = json.loads((bundles / "resnet18" / "parity.json").read_text())["onnxruntime"]
+    path, version = ortlib.find()  # the package `import onnxruntime` loads, not the target
+    assert rec["package"] == "onnxruntime" and rec["version"] == version
+    assert rec["version"] == importlib.metadata.version("onnxruntime")
+    assert rec["library"] == str(path.resolve())
+    assert rec["library_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
