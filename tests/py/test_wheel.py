@@ -438,3 +438,32 @@ def test_wheel_capture_runs_from_the_venv(venv, tmp_path):
     res = json.loads(r.stdout.strip().splitlines()[-1])
     assert res["rc"] == 0, res["stderr"]
     assert res["doc"]["verdict"] == "pass" and res["doc"]["summary"]["fixtures"] == 2
+
+
+# --- the sdist ------------------------------------------------------------------------------
+
+
+def test_sdist_builds_a_working_tool(tmp_path):
+    """`make sdist`, then pip's builder over the tarball alone (offline: no
+    isolation, ONNX Runtime from ORT_HOME): the wheel it makes carries a tool
+    that checks a bundle.  A file the build needs missing from MANIFEST.in
+    fails the compile here."""
+    build = build_dir()
+    r = run(["make", "-C", ROOT, f"BUILD={build}", "sdist"], env=make_env(), timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    sdists = sorted((ROOT / build / "sdist").glob(f"onnxparity-{VERSION}.tar.gz"))
+    assert len(sdists) == 1, sdists
+    env = make_env()
+    env.update(ORT_HOME=str(ROOT / "third_party" / "onnxruntime"), MAKEFLAGS="-j2")
+    r = run([SYSTEM_PY, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--no-cache-dir",
+             "-w", tmp_path / "out", sdists[0]], env=env, cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    wheels = sorted((tmp_path / "out").glob("onnxparity-*-py3-none-linux_x86_64.whl"))
+    assert len(wheels) == 1, wheels
+    with zipfile.ZipFile(wheels[0]) as z:
+        z.extractall(tmp_path / "w")
+    exe = tmp_path / "w" / "onnxparity" / "_native" / "bin" / "onnxparity"
+    exe.chmod(0o755)
+    r = run([exe, "check", HEALTHY, "--format", "json"], env=clean_env(), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "pass"
