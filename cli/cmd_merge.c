@@ -475,13 +475,17 @@ static int merge_fixtures(const char *cmd, const char *const *files, cJSON *cons
         else
             by_shard[idx] = cJSON_GetObjectItemCaseSensitive(docs[i], "fixtures");
     }
-    for (int j = 0; !rc; j++) {
-        int any = 0;
+    /* round robin over the shards, each walked by its own cursor (not
+     * cJSON_GetArrayItem, which is O(j)) */
+    cJSON *at[MAX_DOCS] = {NULL};
+    for (long s = 0; !rc && s < shard_n; s++) at[s] = by_shard[s] ? by_shard[s]->child : NULL;
+    for (int any = !rc; any;) {
+        any = 0;
         for (long s = 0; s < shard_n; s++) {
-            cJSON *f = cJSON_GetArrayItem(by_shard[s], j);
-            if (f) cJSON_AddItemToArray(merged, cJSON_Duplicate(f, 1)), any = 1;
+            if (!at[s]) continue;
+            cJSON_AddItemToArray(merged, cJSON_Duplicate(at[s], 1)), any = 1;
+            at[s] = at[s]->next;
         }
-        if (!any) break;
     }
     return rc;
 }

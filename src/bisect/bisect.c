@@ -171,8 +171,8 @@ static int read_index(onp_arena *a, const onp_fixture *f, fixref *r, refset *u, 
     r->noise = onp_arena_array(a, (size_t)n + 1, sizeof *r->noise);
     if (!r->file || !r->noise)
         rc = onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
-    for (int i = 0; !rc && i < n; i++) {
-        const cJSON *it = cJSON_GetArrayItem(entries, i);
+    const cJSON *it = entries->child; /* walked in order: GetArrayItem(i) is O(i) */
+    for (int i = 0; !rc && i < n && it; i++, it = it->next) {
         const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "file"));
         const char *value = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "value"));
         const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "module"));

@@ -20,6 +20,7 @@
 #include "onnxparity/ort.h"
 #include "onnxparity/precision.h"
 #include "util/arena.h"
+#include "util/strmap.h"
 
 struct onp_ort {
     atomic_int refs;      /* the opener's + one per open session */
@@ -47,11 +48,18 @@ struct onp_session {
     onp_ort_io *in;            /* [n_in], in arena */
     onp_ort_io *out;           /* [n_out], in arena */
     onp_ort_io *init;          /* [n_init] overridable initializers, in arena */
+    onp_strmap in_at, out_at, init_at; /* name -> index into in/out/init (the first of
+                                          equal names): lookups in O(1), so a run that
+                                          fetches N named outputs costs O(N), not O(N^2) */
     struct onp_worker *worker; /* non-NULL: the OrtSession lives in a worker process
                                   (ort_worker.c) and `sess` is NULL; owned */
     /* what the target computes in (precision.h; desc.precision points here) */
     onp_precision precision;
 };
+
+/* Index the names of s->in, s->out and s->init (filled) for
+ * onp_session_find_*.  0, or -1 when out of memory.  (ort_session.c) */
+int onp_session_index_names(onp_session *s);
 
 /* Create the library's OrtEnv if it has none yet (thread-safe).  0, or -1 +
  * ONP_ERR_RUNTIME.  (ort.c) */

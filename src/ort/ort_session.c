@@ -322,6 +322,8 @@ static int introspect(onp_session *s, onp_error *e)
         if (read_io(s, IO_OUTPUT, i, &s->out[i], e)) return -1;
     for (size_t i = 0; i < s->n_init; i++)
         if (read_io(s, IO_INIT, i, &s->init[i], e)) return -1;
+    if (onp_session_index_names(s))
+        return onp_error_set(e, ONP_ERR_NOMEM, file, NULL, -1, "out of memory");
     return 0;
 }
 
@@ -429,6 +431,9 @@ void onp_session_close(onp_session *s)
     if (!s) return;
     onp_worker_free(s->worker);
     if (s->sess) s->ort->api->ReleaseSession(s->sess);
+    onp_strmap_free(&s->in_at);
+    onp_strmap_free(&s->out_at);
+    onp_strmap_free(&s->init_at);
     onp_arena_free(&s->arena);
     onp_ort_unref(s->ort);
     free(s);
@@ -471,27 +476,41 @@ const onp_ort_io *onp_session_initializer(const onp_session *s, size_t i)
     return i < s->n_init ? &s->init[i] : NULL;
 }
 
-static long find_io(const onp_ort_io *io, size_t n, const char *name)
+static int index_io(onp_strmap *m, const onp_ort_io *io, size_t n)
 {
-    if (!name) return -1;
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(io[i].name, name)) return (long)i;
-    return -1;
+        if (io[i].name && !onp_strmap_get(m, io[i].name, NULL) && onp_strmap_put(m, io[i].name, i))
+            return -1;
+    return 0;
+}
+
+int onp_session_index_names(onp_session *s)
+{
+    return index_io(&s->in_at, s->in, s->n_in) || index_io(&s->out_at, s->out, s->n_out) ||
+                   index_io(&s->init_at, s->init, s->n_init)
+               ? -1
+               : 0;
+}
+
+static long find_io(const onp_strmap *m, const char *name)
+{
+    size_t i;
+    return name && onp_strmap_get(m, name, &i) ? (long)i : -1;
 }
 
 long onp_session_find_input(const onp_session *s, const char *name)
 {
-    return find_io(s->in, s->n_in, name);
+    return find_io(&s->in_at, name);
 }
 
 long onp_session_find_output(const onp_session *s, const char *name)
 {
-    return find_io(s->out, s->n_out, name);
+    return find_io(&s->out_at, name);
 }
 
 long onp_session_find_initializer(const onp_session *s, const char *name)
 {
-    return find_io(s->init, s->n_init, name);
+    return find_io(&s->init_at, name);
 }
 
 char *onp_ort_io_str(const onp_ort_io *io, char *buf, size_t n)

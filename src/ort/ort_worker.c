@@ -633,6 +633,7 @@ static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed)
     for (size_t i = 0; !r && i < s->n_in; i++) r = get_io(c, s, &s->in[i]);
     for (size_t i = 0; !r && i < s->n_out; i++) r = get_io(c, s, &s->out[i]);
     for (size_t i = 0; !r && i < s->n_init; i++) r = get_io(c, s, &s->init[i]);
+    if (!r && onp_session_index_names(s)) r = CH_BAD;
     return r;
 }
 
