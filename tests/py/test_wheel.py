@@ -54,7 +54,8 @@ GLIBC = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.
 HIDDEN = ("libzip.so.4", "libcjson.so.1", "libjansson.so.4", "libcrypto.so.3", "libssl.so.3",
           "libbz2.so.1.0", "libz.so.1")
 HEAVY = ("torch", "onnx", "onnxscript", "onnxruntime", "numpy")
-TORCH2_SITE = ROOT / ".venv-torch2" / "lib" / "python3.11" / "site-packages"
+TORCH2_SITE = next((ROOT / ".venv-torch2" / "lib").glob("python3*/site-packages"),
+                   ROOT / ".venv-torch2" / "lib" / "python3" / "site-packages")
 
 
 def build_dir():
@@ -108,7 +109,8 @@ def venv(wheel, tmp_path_factory):
 
 
 def package_dir(env):
-    return env / "lib" / "python3.11" / "site-packages" / "onnxparity"
+    (site,) = (env / "lib").glob("python3*/site-packages")
+    return site / "onnxparity"
 
 
 def tool(env):
