@@ -277,9 +277,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, metavar="DIR")
     c.add_argument("--opset", type=int)
     c.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto")
-    c.add_argument("--dynamic", choices=("batch", "auto", "none"), default="batch",
-                   help="dynamic dims: batch (dim 0 of every input/output, default), auto (also dims "
-                        "that vary across fixtures), none")
+    c.add_argument("--dynamic", choices=("batch", "auto", "none"), default="auto",
+                   help="dynamic dims: auto (dim 0 of every input/output and every dim that varies "
+                        "across fixtures, default), batch (dim 0 only), none")
     c.add_argument("--input-names", type=_csv, metavar="A,B")
     c.add_argument("--output-names", type=_csv, metavar="A,B")
     c.add_argument("--split", type=_sizes, metavar="N,M,...")
@@ -293,9 +293,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--reference64", type=_reference64, default=2, metavar="K|all|off",
                    help="float64 reference pass on the first K fixtures of each shape group "
                         "(default 2), on every fixture (all), or none (off)")
-    c.add_argument("--trace-fixture", type=_trace_fixture, default=0, metavar="K|auto",
-                   help="the fixture the exporter traces (default 0, the first; auto: the first whose "
-                        "dynamic dims are all >= 2)")
+    c.add_argument("--trace-fixture", type=_trace_fixture, default=None, metavar="K|auto",
+                   help="the fixture the exporter traces (default: auto under dynamo, 0 under legacy; "
+                        "auto: the first whose dynamic dims are all >= 2)")
     return p
 
 

@@ -58,6 +58,20 @@ def resolve_exporter(name):
     return name
 
 
+class ExporterFallbackWarning(UserWarning):
+    """capture(exporter="auto") exported with the legacy exporter although the
+    installed torch has the dynamo one: dynamo failed, or could not take the
+    model (a TorchScript module).  The bundle's parity.json says the same
+    (exporter, exporter_fallback), and `onnxparity check` names it."""
+
+
+def warn_fallback(why):
+    """Print the fallback on stderr (through warnings, so a caller can filter
+    it by its class); ``why`` is parity.json's exporter_fallback text."""
+    warnings.warn(f"onnxparity: exported with the legacy exporter, not dynamo: {why}",
+                  ExporterFallbackWarning, stacklevel=2)
+
+
 def warning_record(w):
     cat = w.category
     return {"category": cat.__name__, "category_module": cat.__module__, "message": str(w.message),
@@ -305,12 +319,21 @@ def _explain_vmap(where, inner):
     return msg
 
 
+def _dim_json(dim):
+    """A dynamic_shapes entry as text: "Dim.DYNAMIC" / "Dim.AUTO" for torch's
+    hints (whose repr is an internal class), else the Dim's name."""
+    kind = getattr(getattr(dim, "type", None), "name", None)
+    if kind in ("DYNAMIC", "AUTO", "STATIC"):
+        return f"Dim.{kind}"
+    return getattr(dim, "__name__", None) or str(dim)
+
+
 def _shapes_json(shapes):
     def one(s):
         if s is None:
             return None
         if isinstance(s, dict) and all(isinstance(k, int) for k in s):
-            return {str(k): str(v) for k, v in s.items()}
+            return {str(k): _dim_json(v) for k, v in s.items()}
         if isinstance(s, dict):
             return {k: one(v) for k, v in s.items()}
         return [one(v) for v in s]

@@ -127,6 +127,12 @@ def _signature(t):
     return (t._version, t.data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
 
 
+def _slot(store, name):
+    """store.get(name) for a module's _parameters or _buffers: a
+    ScriptModule's (an OrderedDictWrapper) has no get()."""
+    return store[name] if name in store else None
+
+
 class Snapshot:
     """The state of ``model`` now.  ``changes()`` lists what differs from it,
     ``restore()`` puts it back; both may be called any number of times."""
@@ -193,7 +199,7 @@ class Snapshot:
         out = []
         for i, (m, path, name, kind, t, saved) in enumerate(self.tensors):
             store = m._parameters if kind == "parameter" else m._buffers
-            now = store.get(name)
+            now = _slot(store, name)
             if now is None:
                 out.append({"name": _qual(path, name), "kind": kind, "how": "removed"})
             elif self._untouched(i, now, full):
@@ -238,9 +244,9 @@ class Snapshot:
                     delattr(m, name)
             for i, (m, path, name, kind, t, saved) in enumerate(self.tensors):
                 store = m._parameters if kind == "parameter" else m._buffers
-                if self._untouched(i, store.get(name), full):
+                if self._untouched(i, _slot(store, name), full):
                     continue
-                if store.get(name) is not t:
+                if _slot(store, name) is not t:
                     store[name] = t
                 if t.shape != saved.shape or t.dtype != saved.dtype:
                     t.data = saved.clone()

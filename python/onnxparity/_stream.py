@@ -35,8 +35,8 @@ _cap = importlib.import_module(__package__ + ".capture")
 
 HEAD_DEFAULT = 4
 
-_OPTIONS = dict(input_names=None, output_names=None, dynamic_axes="batch", opset=None, exporter="auto",
-                allow_training=False, large_model=False, trace_fixture=0, progress=None)
+_OPTIONS = dict(input_names=None, output_names=None, dynamic_axes="auto", opset=None, exporter="auto",
+                allow_training=False, large_model=False, trace_fixture=None, progress=None)
 
 
 def capture_stream(model: torch.nn.Module, batches: Iterable[Any],

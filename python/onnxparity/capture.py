@@ -4,6 +4,7 @@ it really received.  The bundle layout and parity.json are documented in
 docs/capture.md."""
 import contextlib
 import dataclasses
+import importlib.metadata
 import json
 import os
 import platform
@@ -39,9 +40,10 @@ class CaptureOptions:
     """capture()'s options (docs/capture.md, "API"), one object to keep or
     pass around: ``capture(model, fixtures, out, options=opts)``.
 
-    dynamic_axes: "batch" (dim 0 of every input and output), "auto" (dim 0
-    plus every dim that varies across the fixtures), a dict {name: {dim: axis
-    name} or [dims]} as torch.onnx.export takes it, or None (all static).
+    dynamic_axes: "auto" (the default: dim 0 of every input and output plus
+    every dim whose size varies across the fixtures), "batch" (dim 0 only), a
+    dict {name: {dim: axis name} or [dims]} as torch.onnx.export takes it,
+    reproduced exactly, or None (all static).
     exporter: "auto" (dynamo when torch >= 2.5 has it, else legacy), "legacy"
     or "dynamo".  allow_training: export modules left in training mode as
     they are (to reproduce that bug) instead of refusing.  reference64: the
@@ -51,20 +53,21 @@ class CaptureOptions:
     shape group (default 2, the fixtures the float64 reference covers), True
     or "all" every fixture's, False/0/"none" none (docs/capture.md, "Bounded
     bundles").  trace_fixture: the fixture the exporter traces (an index; "auto": the
-    first whose dynamic dims are all >= 2); default 0, the first, as
-    torch.onnx.export is called.  progress: stages and per-fixture counts on
+    first whose dynamic dims are all >= 2); default None: "auto" under the
+    dynamo exporter (torch.export specializes a dim of size 1), the first
+    fixture under legacy, as torch.onnx.export is called.  progress: stages and per-fixture counts on
     stderr; None (default): when stderr is a terminal."""
 
     input_names: Optional[Sequence[str]] = None
     output_names: Optional[Sequence[str]] = None
-    dynamic_axes: DynamicAxes = "batch"
+    dynamic_axes: DynamicAxes = "auto"
     opset: Optional[int] = None
     exporter: str = "auto"
     intermediates: Union[bool, int, str] = _bounded.DEFAULT_PER_GROUP
     allow_training: bool = False
     large_model: bool = False
     reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP
-    trace_fixture: Union[int, str] = 0
+    trace_fixture: Union[int, str, None] = None
     progress: Optional[bool] = None
 
 
@@ -74,12 +77,13 @@ _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CaptureOptions))
 def capture(model: torch.nn.Module, fixtures: Any, out_dir: Union[str, "os.PathLike[str]"], *,
             options: Optional[CaptureOptions] = None,
             input_names: Optional[Sequence[str]] = None, output_names: Optional[Sequence[str]] = None,
-            dynamic_axes: DynamicAxes = "batch", opset: Optional[int] = None, exporter: str = "auto",
+            dynamic_axes: DynamicAxes = "auto", opset: Optional[int] = None, exporter: str = "auto",
             intermediates: Union[bool, int, str] = _bounded.DEFAULT_PER_GROUP,
             allow_training: bool = False,
             large_model: bool = False,
             reference64: Union[int, bool, str, None] = _r64.DEFAULT_PER_GROUP,
-            trace_fixture: Union[int, str] = 0, progress: Optional[bool] = None) -> Dict[str, Any]:
+            trace_fixture: Union[int, str, None] = None,
+            progress: Optional[bool] = None) -> Dict[str, Any]:
     """Export ``model`` to ONNX and write the bundle ``out_dir``: model.onnx,
     test_data_set_K/{input_I,output_J}.pb (the eager outputs under no_grad),
     test_data_set_K/intermediates/ and parity.json.  Returns the parsed
@@ -215,15 +219,37 @@ def _shape_risks(names, axes, tensors_per_fixture, ref):
 
 def _trace_choice(value, n):
     """trace_fixture: a fixture index (negative counts from the end, as in
-    Python) or "auto"; returns the index, or "auto" (resolved once the
-    dynamic axes are known, by _pick_example)."""
-    if value == "auto":
+    Python), "auto" or None (the default); returns the index, or "auto" /
+    None (resolved once the exporter and the dynamic axes are known, by
+    _traced_fixture)."""
+    if value is None or value == "auto":
         return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise CaptureError(f"trace_fixture must be a fixture index or 'auto', not {value!r}")
     if not -n <= value < n:
         raise CaptureError(f"trace_fixture={value}: there are {n} fixture(s)")
     return value % n
+
+
+_TRACE_RULES = {
+    "index": "the fixture asked for (trace_fixture)",
+    "auto": "the first fixture whose dynamic input dims are all >= 2 (trace_fixture=\"auto\")",
+    "default-dynamo": "the default under dynamo: the first fixture whose dynamic input dims are all "
+                      ">= 2, since torch.export specializes a dim of size 1",
+    "default-legacy": "the default under legacy: the first fixture, as a plain torch.onnx.export of "
+                      "it traces",
+}
+
+
+def _traced_fixture(asked, which, mode, in_names, flat_inputs):
+    """The traced fixture's index and the rule that chose it (a key of
+    _TRACE_RULES) from trace_fixture as _trace_choice resolved it."""
+    if isinstance(asked, int):
+        return asked, "index"
+    if asked is None and which == "legacy":
+        return 0, "default-legacy"
+    axes = _input_axes(mode, in_names, flat_inputs, 0)
+    return _pick_example(axes, in_names, flat_inputs), ("auto" if asked == "auto" else "default-dynamo")
 
 
 def _pick_example(in_axes, in_names, flat_inputs):
@@ -250,6 +276,11 @@ def _versions():
     tv = sys.modules.get("torchvision")
     if tv is not None:
         v["torchvision"] = getattr(tv, "__version__", None)
+    for key, dist in (("onnxscript", "onnxscript"), ("onnx_ir", "onnx-ir")):
+        try:  # the dynamo exporter's translation and optimizer; read without importing them
+            v[key] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
     return v
 
 
@@ -405,10 +436,8 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
     fixture's files and parity.json, written into a staging folder that
     becomes out_dir when complete.  Returns parity.json's document."""
     export_training = bool(plan.on)
-    example = plan.example
-    if example == "auto":
-        example = _pick_example(_input_axes(o.dynamic_axes, plan.in_names, plan.flat_inputs, 0),
-                                plan.in_names, plan.flat_inputs)
+    example, plan.trace_rule = _traced_fixture(plan.example, plan.which, o.dynamic_axes, plan.in_names,
+                                               plan.flat_inputs)
 
     # the float64 copy is taken before any forward, from the model as given
     ref64 = _r64.Pass(model, plan.policy64, plan.flat_inputs)
@@ -641,6 +670,7 @@ def _parity_doc(model, plan, snap, o, example, truths, det, shapes, ex, mm, ref6
                             dynamic_axes_mode=o.dynamic_axes if isinstance(
                                 o.dynamic_axes, (str, type(None))) else "dict",
                             trace_fixture=o.trace_fixture, traced_fixture=example,
+                            traced_fixture_rule=_TRACE_RULES[plan.trace_rule],
                             dynamic_axes_ignored=shapes.ignored, large_model=shapes.large),
         "inputs": [{"name": g_in[j], "path": flat_inputs[0][i][0]} for j, i in enumerate(ex.feed)],
         "pruned_inputs": [{"name": n, "path": flat_inputs[0][in_names.index(n)][0],
@@ -720,6 +750,8 @@ def _export_model(model, plan, snap, example, axes, out_names, o, tmp, large):
         finally:
             changed = snap.changes()
             snap.restore()
+    if fallback is not None or plan.why_legacy:  # said on stderr, not only in parity.json
+        _export.warn_fallback(fallback or plan.why_legacy)
     return _Plan(caught=caught, fallback=fallback, used=used, export_args=export_args,
                  value_scopes=value_scopes, changed=changed)
 

@@ -491,7 +491,7 @@ def test_traced_fixture_follows_trace_fixture(tmp_path, binary, trace):
     doc = onnxparity.capture(BatchState().eval(), fixtures, tmp_path / "b", **kw)
     want = {None: 0, 0: 0, 1: 1, -1: 2, "auto": 1}[trace]  # "auto": the first with every dynamic dim >= 2
     assert doc["export_args"]["traced_fixture"] == want
-    assert doc["export_args"]["trace_fixture"] == (0 if trace is None else trace)
+    assert doc["export_args"]["trace_fixture"] == trace  # as asked: None is the default (legacy: 0)
     chk = check(binary, tmp_path / "b")
     expected = plain_verdicts(BatchState().eval(), fixtures, tmp_path / "plain.onnx", binary, "legacy",
                               trace=want, **batch_dims("x")("legacy"))
@@ -516,7 +516,7 @@ def test_trace_fixture_out_of_range_is_refused(tmp_path, bad):
 def test_trace_fixture_default_is_documented():
     text = (ROOT / "docs/capture.md").read_text()
     row = next(ln for ln in text.splitlines() if ln.startswith("| `trace_fixture`"))
-    assert "`0`" in row and "first" in row and "torch.onnx.export" in row
+    assert "`None`" in row and "first" in row and "torch.onnx.export" in row and "dynamo" in row
     assert re.search(r"trace_fixture.*parity\.json|traced_fixture", text)
 
 

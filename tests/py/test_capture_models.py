@@ -146,3 +146,9 @@ def transformer_encoder():
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.1,
                                        batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=2).eval()
+
+
+def branchy():
+    """Factory for the CLI test of the fallback: dynamo refuses the branch."""
+    _seeded(0)
+    return Branchy().eval()
