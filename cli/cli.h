@@ -123,5 +123,6 @@ int cmd_gate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_generate(int argc, char **argv); /* cli/cmd_generate.c: the decode loop */
 
 #endif

@@ -37,6 +37,9 @@ static const cli_cmd commands[] = {
     {"diff", "OLD.json NEW.json [--format text|json]",
      "what got worse between two check documents, output by output and fixture by fixture",
      cmd_diff},
+    {"generate", "BUNDLE [--steps N] [--strict] [--format text|json] [--rtol R] [--atol A]",
+     "run a decode bundle's greedy generation in ONNX Runtime, token by token with its cache",
+     cmd_generate},
     {"bisect",
      "TARGET [--fixture K] [--reference eager|disable] [--chunk N] [--max-exposed-bytes B] "
      "[--format text|json] [--html FILE] [--rtol R] [--atol A]",

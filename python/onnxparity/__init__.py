@@ -36,6 +36,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "capture": "capture", "export_submodules": "capture", "CaptureOptions": "capture",
     "capture_stream": "_stream",
+    "capture_decode": "_decode",
     "CaptureError": "errors", "ExportError": "errors", "FixtureError": "errors",
     "ForwardError": "errors", "OutputError": "errors", "TrainingModeError": "errors",
     "check": "api", "CheckResult": "api", "bisect": "api", "BisectResult": "api",
@@ -45,13 +46,13 @@ _LAZY = {
 }
 
 # the modules that need the capture's packages (the `capture` extra)
-_CAPTURE = ("capture", "_stream")
+_CAPTURE = ("capture", "_stream", "_decode")
 
 __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError",
            "ForwardError", "OutputError", "TrainingModeError", "ExportError", "__version__", "check",
            "CheckResult", "bisect", "BisectResult", "diagnose", "DiagnoseResult", "OnnxParityError",
            "UsageError", "FileError", "FormatError", "RuntimeFailure", "gate", "GateResult",
-           "RecordRefused"]
+           "RecordRefused", "capture_decode"]
 
 if TYPE_CHECKING:
     from typing import Any, List
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
                          TrainingModeError)
     from .capture import CaptureOptions, capture, export_submodules
     from ._stream import capture_stream
+    from ._decode import capture_decode
     from .api import (BisectResult, CheckResult, DiagnoseResult, FileError, FormatError,
                       GateResult, OnnxParityError, RecordRefused, RuntimeFailure, UsageError,
                       bisect, check, diagnose, gate)

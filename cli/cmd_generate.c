@@ -1,0 +1,89 @@
+/*
+ * cmd_generate.c — `onnxparity generate BUNDLE [--steps N] [--strict]
+ * [--rtol R] [--atol A] [--format text|json] [ORT options]`: the decode
+ * loop of a decode bundle (docs/decode.md) run in ONNX Runtime and judged
+ * token by token against eager (decode.h decides; docs/generate.md).
+ * Parses, calls onp_decode_run, formats: text lines or the
+ * onnxparity.generate/1 document.  Exit codes as check's.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "onnxparity/decode.h"
+#include "ortopts.h"
+#include "report.h"
+
+/* One line per prompt that did not agree, then the summary. */
+static void print_text(const onp_decode_result *r)
+{
+    char a[32], b[32], c[32];
+    printf("generate %s (%s, %s): %zu prompts x %d steps, ONNX Runtime %s on %s\n", r->bundle,
+           r->model_type, r->exporter, r->n_prompts, r->n_steps, r->ort_version, r->provider);
+    for (size_t i = 0; i < r->n_prompts; i++) {
+        const onp_decode_prompt *p = &r->prompts[i];
+        if (p->cls == ONP_DECODE_AGREE) continue;
+        printf("  prompt %zu (batch %d row %d, %d tokens): %s at step %d", i, p->batch, p->row,
+               p->prompt_len, onp_decode_class_name(p->cls), p->first_step);
+        if (p->first_token_step >= 0) {
+            const onp_decode_step *st = &p->steps[p->first_token_step];
+            printf("; token %lld where eager has %lld at step %d (margin %s%s, envelope %s)",
+                   (long long)st->ort_token, (long long)st->eager_token, p->first_token_step,
+                   st->margin_bound ? ">= " : "", report_fmt(st->margin, a, sizeof a),
+                   report_fmt(st->envelope_max, b, sizeof b));
+        }
+        if (p->why[0]) printf("; %s", p->why);
+        putchar('\n');
+    }
+    printf("  logit error / envelope by step:");
+    for (int t = 0; t < r->n_steps; t++) printf(" %s", report_fmt(r->step_ratio[t], c, sizeof c));
+    putchar('\n');
+    printf("%s: %zu agree, %zu near-tie, %zu defect; tokens %lld/%lld; prompts whose generation "
+           "differs <= %s at %g%% confidence (%.2fs)\n",
+           report_verdict_word(r->verdict), r->counts[ONP_DECODE_AGREE],
+           r->counts[ONP_DECODE_NEAR_TIE], r->counts[ONP_DECODE_DEFECT], (long long)r->tokens_agree,
+           (long long)r->tokens, report_fmt(r->agreement.flip_upper, a, sizeof a),
+           100 * r->agreement.confidence, r->seconds);
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    cli_ort ort_o;
+    cli_ort_init(&ort_o);
+    onp_decode_opts o;
+    onp_decode_opts_init(&o);
+    cli_format fmt = FMT_TEXT;
+    const char *bundle = NULL, *v;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_ort_opt(&ort_o, argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r) continue;
+        if ((r = cli_tol_format_opt(argc, argv, &i, &o.tol.rtol, &o.tol.atol, &fmt))) {
+            if (r < 0) return EXIT_USAGE;
+        } else if ((r = cli_opt(argc, argv, &i, "steps", &v))) {
+            long n;
+            if (r < 0 || cli_int_in(argv[0], "steps", v, 1, 1 << 20, &n)) return EXIT_USAGE;
+            o.steps = (int)n;
+        } else if (cli_flag(argv, i, "strict")) {
+            o.strict = 1;
+        } else if (cli_target_arg(argv, i, "bundle", &bundle)) {
+            return EXIT_USAGE;
+        }
+    }
+    if (!bundle) return cli_usage_error(argv[0], "usage: onnxparity generate BUNDLE [--steps N]");
+    o.ort_lib = ort_o.lib;
+    o.session = ort_o.so;
+    onp_decode_result *r;
+    onp_error e;
+    onp_error_clear(&e);
+    if (onp_decode_run(bundle, &o, &r, &e)) return cli_report(&e);
+    if (fmt == FMT_JSON)
+        report_print_json(onp_doc_generate(r));
+    else
+        print_text(r);
+    int code = onp_run_exit_code(r->verdict);
+    onp_decode_result_free(r);
+    return code;
+}

@@ -1,0 +1,295 @@
+"""Capture of a generative decoder with its KV cache (docs/decode.md).
+
+A causal language model (a transformers ``*ForCausalLM``) is exported as
+the one forward a decode loop calls again and again::
+
+    (input_ids [B, S], attention_mask [B, P + S], position_ids [B, S],
+     past_key_values.{i}.key/value [B, H, P, D] for each layer i)
+        -> (logits [B, S, V], present.{i}.key/value [B, H, P + S, D])
+
+with the batch, the new length S and the past length P dynamic, so that the
+same graph serves the prefill (P = 0) and every decode step (S = 1).  Beside
+the model the bundle records the eager side of a greedy generation over the
+prompts: the tokens, the float32 logits of every step for a bounded subset of
+batches (top-K ids and values for all), the float64 noise of every step's
+logits (a float64 copy of the model fed the same tokens), and the cache
+shapes.  ``onnxparity generate-check`` runs the same loop in ONNX Runtime
+and judges it token by token.
+
+    import onnxparity
+    onnxparity.capture_decode(model, "gen/", prompts, steps=16)
+
+Prompts are lists of token ids; they are grouped in batches of
+``batch_size`` and left-padded with ``pad_token_id`` (the attention mask
+marks the padding; position ids count the real tokens only, as transformers'
+``generate`` does).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+SCHEMA = "onnxparity.decode-bundle/1"
+
+
+# --------------------------------------------------------------------------- the forward
+
+
+def _cache_class() -> Any:
+    from transformers.cache_utils import DynamicCache
+    return DynamicCache
+
+
+def _exportable_attention(model: torch.nn.Module) -> None:
+    """transformers' mask functions use torch.vmap, which torch.export cannot
+    trace with dynamic shapes; its ExecuTorch integration registers the same
+    SDPA attention with a mask built without vmap.  Switch the model to it
+    (numerically the same attention)."""
+    from transformers.integrations.executorch import sdpa_mask_without_vmap
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    ALL_MASK_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", sdpa_mask_without_vmap)
+    ALL_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", ALL_ATTENTION_FUNCTIONS["sdpa"])
+    model.config._attn_implementation = "sdpa_without_vmap"
+
+
+class DecoderStep(torch.nn.Module):
+    """The decode loop's forward over a causal LM, with the cache flattened
+    into tensors: (input_ids, attention_mask, position_ids, *past) -> (logits,
+    *present), past and present as [key_0, value_0, key_1, value_1, ...].
+    Subclass and override ``positions`` or ``past_of`` to plant a fault in
+    the decode path (tests do)."""
+
+    def __init__(self, model: torch.nn.Module, n_layers: int):
+        super().__init__()
+        self.model = model
+        self.n_layers = n_layers
+
+    def positions(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                  position_ids: torch.Tensor) -> torch.Tensor:
+        return position_ids
+
+    def past_of(self, past: Sequence[torch.Tensor]) -> Sequence[torch.Tensor]:
+        return past
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                position_ids: torch.Tensor, *past: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        past = self.past_of(past)
+        cache = _cache_class()()
+        for i in range(self.n_layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         position_ids=self.positions(input_ids, attention_mask, position_ids),
+                         past_key_values=cache, use_cache=True)
+        present: List[torch.Tensor] = [out.logits]
+        for i in range(self.n_layers):
+            layer = out.past_key_values.layers[i]
+            present += [layer.keys, layer.values]
+        return tuple(present)
+
+
+def cache_geometry(model: torch.nn.Module) -> Tuple[int, int, int]:
+    """(layers, key/value heads, head dim) from a transformers config."""
+    c = model.config
+    layers = int(getattr(c, "num_hidden_layers", None) or c.n_layer)
+    heads = int(getattr(c, "num_attention_heads", None) or c.n_head)
+    kv_heads = int(getattr(c, "num_key_value_heads", None) or heads)
+    hidden = int(getattr(c, "hidden_size", None) or c.n_embd)
+    head_dim = int(getattr(c, "head_dim", None) or hidden // heads)
+    return layers, kv_heads, head_dim
+
+
+def io_names(n_layers: int) -> Tuple[List[str], List[str]]:
+    past = [f"past_key_values.{i}.{kv}" for i in range(n_layers) for kv in ("key", "value")]
+    present = [f"present.{i}.{kv}" for i in range(n_layers) for kv in ("key", "value")]
+    return ["input_ids", "attention_mask", "position_ids"] + past, ["logits"] + present
+
+
+def _example(step: DecoderStep, kv_heads: int, head_dim: int, vocab: int) -> Tuple[torch.Tensor, ...]:
+    """Example inputs for the trace: batch 2, 3 new tokens over a past of 4
+    (no dim 0 or 1, which torch.export would specialize)."""
+    b, s, p = 2, 3, 4
+    ids = torch.randint(0, vocab, (b, s), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(b, p + s, dtype=torch.int64)
+    pos = torch.arange(p, p + s).expand(b, s).contiguous()
+    past = [torch.zeros(b, kv_heads, p, head_dim) for _ in range(2 * step.n_layers)]
+    return (ids, mask, pos, *past)
+
+
+def export_decoder(step: DecoderStep, path: str, *, opset: int = 18) -> str:
+    """Export ``step`` to ``path`` with torch.export (dynamo): batch, new
+    length and past length dynamic (Dim.DYNAMIC: torch finds the ranges and
+    the equalities between inputs).  The guards torch 2.9 would install as a
+    module (which its ONNX decomposition cannot read) are deferred to runtime
+    asserts.  Returns the exporter's name."""
+    _exportable_attention(step.model)
+    layers, kv_heads, head_dim = step.n_layers, *cache_geometry(step.model)[1:]
+    vocab = int(step.model.config.vocab_size)
+    args = _example(step, kv_heads, head_dim, vocab)
+    dyn = torch.export.Dim.DYNAMIC
+    shapes = ({0: dyn, 1: dyn}, {0: dyn, 1: dyn}, {0: dyn, 1: dyn},
+              tuple({0: dyn, 2: dyn} for _ in range(2 * layers)))
+    names_in, names_out = io_names(layers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(step, args, dynamic_shapes=shapes, strict=False,
+                                      prefer_deferred_runtime_asserts_over_guards=True)
+        torch.onnx.export(program, args, path, dynamo=True, input_names=names_in,
+                          output_names=names_out, opset_version=opset, verbose=False)
+    return "dynamo"
+
+
+# --------------------------------------------------------------------------- the eager loop
+
+
+def left_pad(prompts: Sequence[Sequence[int]], pad: int) -> Tuple[np.ndarray, np.ndarray]:
+    """input_ids and attention_mask, int64 [B, L], prompts left-padded."""
+    width = max(len(p) for p in prompts)
+    ids = np.full((len(prompts), width), pad, dtype=np.int64)
+    mask = np.zeros((len(prompts), width), dtype=np.int64)
+    for r, p in enumerate(prompts):
+        if len(p):
+            ids[r, width - len(p):] = p
+            mask[r, width - len(p):] = 1
+    return ids, mask
+
+
+def positions_of(mask: np.ndarray, new: int) -> np.ndarray:
+    """Position ids of the last `new` columns of `mask`: the count of real
+    tokens before each column (cumsum - 1), 1 on padding (transformers'
+    generate)."""
+    pos = np.cumsum(mask, axis=1) - 1
+    pos[mask == 0] = 1
+    return pos[:, -new:].astype(np.int64)
+
+
+def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dtype: torch.dtype,
+            force: Optional[np.ndarray] = None) -> Tuple[np.ndarray, List[np.ndarray], List[Tuple[int, ...]]]:
+    """The loop on `step`: prefill, then one token per step, each step's
+    token fed back with the cache.  ``force`` [B, steps]: feed these tokens
+    instead of the loop's own (the float64 pass follows float32's tokens).
+    Returns tokens [B, steps], the logits of each step ([B, V] each) and the
+    cache shape after each step."""
+    layers, kv_heads, head_dim = step.n_layers, *cache_geometry(step.model)[1:]
+    b = ids.shape[0]
+    past = [torch.zeros(b, kv_heads, 0, head_dim, dtype=dtype) for _ in range(2 * layers)]
+    cur_ids, cur_mask = torch.from_numpy(ids), mask.copy()
+    new = ids.shape[1]
+    tokens = np.zeros((b, steps), dtype=np.int64)
+    logits: List[np.ndarray] = []
+    shapes: List[Tuple[int, ...]] = []
+    with torch.no_grad():
+        for t in range(steps):
+            pos = torch.from_numpy(positions_of(cur_mask, new))
+            out = step(cur_ids, torch.from_numpy(cur_mask), pos, *past)
+            last = out[0][:, -1, :]
+            logits.append(last.detach().numpy().copy())
+            tokens[:, t] = last.argmax(dim=-1).numpy() if force is None else force[:, t]
+            past = list(out[1:])
+            shapes.append(tuple(past[0].shape))
+            cur_ids = torch.from_numpy(tokens[:, t:t + 1].copy())
+            cur_mask = np.concatenate([cur_mask, np.ones((b, 1), dtype=np.int64)], axis=1)
+            new = 1
+    return tokens, logits, shapes
+
+
+def _noise(l32: np.ndarray, l64: np.ndarray) -> np.ndarray:
+    """Per row: max and RMS of |float32 - float64|, max and RMS of |float64|."""
+    d = np.abs(l32.astype(np.float64) - l64)
+    a = np.abs(l64)
+    return np.stack([d.max(axis=1), np.sqrt((d * d).mean(axis=1)), a.max(axis=1),
+                     np.sqrt((a * a).mean(axis=1))], axis=1)
+
+
+def _save(path: str, a: np.ndarray) -> None:
+    np.save(path, np.ascontiguousarray(a))
+
+
+# --------------------------------------------------------------------------- the capture
+
+
+def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Sequence[int]], *,
+                   steps: int = 16, batch_size: int = 4, pad_token_id: int = 0, topk: int = 8,
+                   logits_batches: int = 2, opset: int = 18,
+                   export_step: Optional[DecoderStep] = None) -> Dict[str, Any]:
+    """Export ``model``'s decode forward to ``out_dir``/model.onnx and record
+    the eager greedy generation of ``steps`` tokens for every prompt
+    (docs/decode.md).  ``logits_batches``: how many batches (the first) keep
+    their full float32 and float64 logits of every step; every batch keeps
+    the top-``topk`` ids and float32 logits of every step and the float64
+    noise of every step.  ``export_step``: the module exported instead of
+    the eager one (a planted fault; None: the model's own).  Returns the
+    manifest written to generate.json."""
+    if steps < 1 or batch_size < 1 or topk < 1 or not prompts:
+        raise ValueError("capture_decode: steps, batch_size and topk must be >= 1, prompts not empty")
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("capture_decode: a prompt is empty (prompt %d)" % [len(p) for p in prompts].index(0))
+    model = model.eval()
+    layers, kv_heads, head_dim = cache_geometry(model)
+    vocab = int(model.config.vocab_size)
+    os.makedirs(out_dir, exist_ok=True)
+    t0 = time.monotonic()
+    _exportable_attention(model)
+    eager = DecoderStep(model, layers)
+    exporter = export_decoder(export_step or DecoderStep(model, layers),
+                              os.path.join(out_dir, "model.onnx"), opset=opset)
+    t_export = time.monotonic() - t0
+    m64 = copy.deepcopy(model).double()
+    step64 = DecoderStep(m64, layers)
+    batches = []
+    for k in range(0, len(prompts), batch_size):
+        group = prompts[k:k + batch_size]
+        ids, mask = left_pad(group, pad_token_id)
+        tokens, l32, shapes = _greedy(eager, ids, mask, steps, torch.float32)
+        _, l64, _ = _greedy(step64, ids, mask, steps, torch.float64, force=tokens)
+        b32 = np.stack(l32, axis=1)  # [B, steps, V]
+        b64 = np.stack(l64, axis=1)
+        order = np.argsort(-b32, axis=2, kind="stable")[:, :, :topk]
+        d = os.path.join(out_dir, f"batch_{len(batches)}")
+        os.makedirs(d, exist_ok=True)
+        _save(os.path.join(d, "input_ids.npy"), ids)
+        _save(os.path.join(d, "attention_mask.npy"), mask)
+        _save(os.path.join(d, "tokens.npy"), tokens)
+        _save(os.path.join(d, "topk_ids.npy"), order.astype(np.int64))
+        _save(os.path.join(d, "topk_logits.npy"), np.take_along_axis(b32, order, axis=2))
+        _save(os.path.join(d, "noise.npy"),
+              np.stack([_noise(b32[:, t], b64[:, t]) for t in range(steps)], axis=1))
+        full = len(batches) < logits_batches
+        if full:
+            _save(os.path.join(d, "logits.npy"), b32)
+            _save(os.path.join(d, "logits64.npy"), b64)
+        batches.append({"dir": f"batch_{len(batches)}", "rows": len(group),
+                        "prompt_len": int(ids.shape[1]),
+                        "prompt_lengths": [len(p) for p in group],
+                        "logits": full,
+                        "cache_shapes": [list(s) for s in shapes]})
+    names_in, names_out = io_names(layers)
+    manifest = {
+        "schema": SCHEMA,
+        "model": {"class": type(model).__name__, "model_type": getattr(model.config, "model_type", ""),
+                  "vocab": vocab},
+        "exporter": exporter, "opset": opset,
+        "torch": torch.__version__,
+        "inputs": {"input_ids": names_in[0], "attention_mask": names_in[1],
+                   "position_ids": names_in[2], "past": names_in[3:]},
+        "outputs": {"logits": names_out[0], "present": names_out[1:]},
+        "cache": {"layers": layers, "kv_heads": kv_heads, "head_dim": head_dim, "dtype": "float32"},
+        "generation": {"strategy": "greedy", "steps": steps, "eos_token_id": None,
+                       "pad_token_id": pad_token_id, "padding": "left",
+                       "position_ids": "cumsum-1"},
+        "topk": topk, "reference": "float64",
+        "prompts": len(prompts),
+        "batches": batches,
+        "seconds": {"export": round(t_export, 3), "total": round(time.monotonic() - t0, 3)},
+    }
+    with open(os.path.join(out_dir, "generate.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    return manifest

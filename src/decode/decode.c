@@ -1,0 +1,516 @@
+/*
+ * decode.c — the decode loop in ONNX Runtime and its judgment, token by
+ * token (decode.h; the rule in docs/generate.md).  One session, one batch's
+ * arrays and one step's tensors in memory at a time; the result keeps a few
+ * numbers per prompt and step.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "decode/decode_int.h"
+#include "onnxparity/agreement.h"
+#include "onnxparity/run.h"
+#include "onnxparity/tfile.h"
+
+// --- names and the rule ----------------------------------------------------------
+
+static const char *const class_names[] = {
+    [ONP_DECODE_AGREE] = "agree",
+    [ONP_DECODE_NEAR_TIE] = "near-tie",
+    [ONP_DECODE_DEFECT] = "defect",
+};
+_Static_assert(sizeof class_names / sizeof class_names[0] == ONP_DECODE_CLASS_COUNT,
+               "one name per decode class");
+
+const char *onp_decode_class_name(onp_decode_class c)
+{
+    return (unsigned)c < ONP_DECODE_CLASS_COUNT ? class_names[c] : "?";
+}
+
+onp_decode_class onp_decode_judge_step(onp_decode_class cls_so_far, int logits_pass, int flipped,
+                                       double margin, double envelope)
+{
+    if (cls_so_far == ONP_DECODE_DEFECT || !logits_pass) return ONP_DECODE_DEFECT;
+    if (!flipped) return cls_so_far;
+    /* the rule of check's top-1 flips: eager's margin between the two
+     * tokens inside the step's noise envelope; a margin not measured (NAN)
+     * or no envelope is no evidence of noise */
+    if (envelope > 0 && margin <= envelope) return ONP_DECODE_NEAR_TIE;
+    return ONP_DECODE_DEFECT;
+}
+
+void onp_decode_opts_init(onp_decode_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->confidence = ONP_AGREEMENT_CONFIDENCE;
+    o->tol.rtol = o->tol.atol = -1;
+}
+
+void onp_decode_result_free(onp_decode_result *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->n_prompts; i++) free(r->prompts[i].steps);
+    free(r->prompts);
+    free(r->step_ratio);
+    free(r);
+}
+
+// --- one batch's arrays ----------------------------------------------------------
+
+typedef struct batch_arrays {
+    onp_tensor ids, mask, tokens, topk_ids, topk_logits, noise, logits, logits64;
+} batch_arrays;
+
+static void arrays_release(batch_arrays *a)
+{
+    onp_tensor *t[] = {&a->ids,         &a->mask,  &a->tokens, &a->topk_ids,
+                       &a->topk_logits, &a->noise, &a->logits, &a->logits64};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) onp_tensor_release(t[i]);
+}
+
+/* dir/name.npy into t, checked: dtype and shape (dims[] of rank, -1 = any). */
+static int read_array(const char *dir, const char *bdir, const char *name, int32_t dtype, int rank,
+                      const int64_t *dims, onp_tensor *t, onp_error *e)
+{
+    char path[1600];
+    snprintf(path, sizeof path, "%s/%s/%s.npy", dir, bdir, name);
+    onp_tread_opts ro = {0};
+    if (onp_tfile_read(path, &ro, t, e)) return -1;
+    int ok = t->dtype == dtype && t->rank == rank;
+    for (int d = 0; ok && d < rank; d++)
+        if (dims[d] >= 0 && t->dims[d] != dims[d]) ok = 0;
+    if (ok) return 0;
+    char want[128], got[128];
+    onp_shape_str(rank, dims, want, sizeof want);
+    onp_shape_str(t->rank, t->dims, got, sizeof got);
+    onp_error_set(e, ONP_ERR_FORMAT, path, NULL, -1, "expected %s %s (-1: any), found %s %s",
+                  onp_dtype_name(dtype), want, onp_dtype_name(t->dtype), got);
+    return -1;
+}
+
+static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, batch_arrays *a,
+                             onp_error *e)
+{
+    memset(a, 0, sizeof *a);
+    int64_t prompt[2] = {b->rows, b->prompt_len};
+    int64_t tok[2] = {b->rows, m->steps};
+    int64_t top[3] = {b->rows, m->steps, m->topk};
+    int64_t noise[3] = {b->rows, m->steps, 4};
+    int64_t full[3] = {b->rows, m->steps, m->vocab};
+    if (read_array(m->dir, b->dir, "input_ids", ONP_INT64, 2, prompt, &a->ids, e) ||
+        read_array(m->dir, b->dir, "attention_mask", ONP_INT64, 2, prompt, &a->mask, e) ||
+        read_array(m->dir, b->dir, "tokens", ONP_INT64, 2, tok, &a->tokens, e) ||
+        read_array(m->dir, b->dir, "topk_ids", ONP_INT64, 3, top, &a->topk_ids, e) ||
+        read_array(m->dir, b->dir, "topk_logits", ONP_FLOAT, 3, top, &a->topk_logits, e) ||
+        read_array(m->dir, b->dir, "noise", ONP_DOUBLE, 3, noise, &a->noise, e) ||
+        (b->full &&
+         (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
+          read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64, e)))) {
+        arrays_release(a);
+        return -1;
+    }
+    return 0;
+}
+
+/* A rank-1 view of n elements at element offset `off` of t (no ownership). */
+static onp_tensor view(const onp_tensor *t, int64_t off, int64_t n)
+{
+    onp_tensor v;
+    memset(&v, 0, sizeof v);
+    size_t es = onp_dtype_size(t->dtype);
+    v.dtype = t->dtype;
+    v.rank = 1;
+    v.dims[0] = n;
+    v.count = n;
+    v.nbytes = (size_t)n * es;
+    v.data = (uint8_t *)t->data + (size_t)off * es;
+    return v;
+}
+
+// --- one step of one row -----------------------------------------------------------
+
+typedef struct loop_ctx {
+    const onp_dec_manifest *m;
+    const onp_decode_opts *o;
+    const onp_dec_batch *b;
+    batch_arrays *a;
+    int n_steps;
+} loop_ctx;
+
+/* Judge row r at step t on ORT's logits row `got` [V] float32; fills st. */
+static int judge_row(const loop_ctx *c, int r, int t, const onp_tensor *got, onp_decode_step *st,
+                     onp_error *e)
+{
+    const onp_dec_manifest *m = c->m;
+    int64_t V = m->vocab, K = m->topk, cell = (int64_t)r * m->steps + t;
+    onp_judge_opts jo;
+    onp_judge_opts_init(&jo);
+    jo.tol = onp_tol_with(ONP_FLOAT, c->o->tol.rtol, c->o->tol.atol);
+    jo.atol_given = c->o->tol.atol >= 0;
+    onp_metrics mt;
+    onp_judgment j;
+    onp_tensor sub;
+    memset(&sub, 0, sizeof sub);
+    int rc;
+    st->full = c->b->full;
+    if (st->full) {
+        onp_tensor want = view(&c->a->logits, cell * V, V),
+                   ref = view(&c->a->logits64, cell * V, V);
+        rc = onp_judge_value(&want, got, &ref, NULL, &jo, &mt, &j, e);
+    } else {
+        onp_tensor want = view(&c->a->topk_logits, cell * K, K);
+        int64_t dims[1] = {K};
+        if (onp_tensor_alloc(&sub, ONP_FLOAT, 1, dims, e)) return -1;
+        for (int64_t k = 0; k < K; k++) {
+            int64_t id = (int64_t)onp_tensor_get_f64(&c->a->topk_ids, cell * K + k);
+            if (id < 0 || id >= V) {
+                onp_tensor_release(&sub);
+                return onp_error_set(e, ONP_ERR_FORMAT, m->dir, "topk_ids", -1,
+                                     "batch %s row %d step %d: id %lld outside the vocabulary",
+                                     c->b->dir, r, t, (long long)id);
+            }
+            ((float *)sub.data)[k] = ((const float *)got->data)[id];
+        }
+        onp_noise n = {.src = ONP_NOISE_FLOAT64};
+        n.max_abs = n.q999 = onp_tensor_get_f64(&c->a->noise, cell * 4 + 0);
+        n.rms = onp_tensor_get_f64(&c->a->noise, cell * 4 + 1);
+        n.scale_max = onp_tensor_get_f64(&c->a->noise, cell * 4 + 2);
+        n.scale_rms = onp_tensor_get_f64(&c->a->noise, cell * 4 + 3);
+        rc = onp_judge_value(&want, &sub, NULL, &n, &jo, &mt, &j, e);
+        onp_tensor_release(&sub);
+    }
+    if (rc) return -1;
+    st->verdict = j.verdict;
+    st->logits_pass = j.pass;
+    st->gap_max = j.gap_max;
+    st->envelope_max = j.envelope_max;
+    /* ORT's token: the first maximum, as torch.argmax picks */
+    const float *g = got->data;
+    int64_t best = 0;
+    for (int64_t v = 1; v < V; v++)
+        if (g[v] > g[best] || (isnan(g[v]) && !isnan(g[best]))) best = v;
+    st->ort_token = best;
+    st->eager_token = (int64_t)onp_tensor_get_f64(&c->a->tokens, cell);
+    st->margin = NAN;
+    st->margin_bound = 0;
+    if (st->ort_token == st->eager_token) return 0;
+    /* eager's margin between its token and ORT's */
+    if (st->full) {
+        st->margin = onp_tensor_get_f64(&c->a->logits, cell * V + st->eager_token) -
+                     onp_tensor_get_f64(&c->a->logits, cell * V + st->ort_token);
+        return 0;
+    }
+    double top = onp_tensor_get_f64(&c->a->topk_logits, cell * K);
+    for (int64_t k = 0; k < K; k++)
+        if ((int64_t)onp_tensor_get_f64(&c->a->topk_ids, cell * K + k) == st->ort_token) {
+            st->margin = top - onp_tensor_get_f64(&c->a->topk_logits, cell * K + k);
+            return 0;
+        }
+    st->margin = top - onp_tensor_get_f64(&c->a->topk_logits, cell * K + K - 1);
+    st->margin_bound = 1;
+    return 0;
+}
+
+/* The prompt's class and first steps after step t (st judged). */
+static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st)
+{
+    int flipped = st->ort_token != st->eager_token;
+    onp_decode_class before = p->cls;
+    p->cls = onp_decode_judge_step(p->cls, st->logits_pass && st->cache_ok, flipped, st->margin,
+                                   st->envelope_max);
+    if (!flipped) p->tokens_agree++;
+    if (flipped && p->first_token_step < 0) p->first_token_step = t;
+    if (!st->logits_pass && p->first_logit_step < 0) p->first_logit_step = t;
+    if (!st->cache_ok && p->first_cache_step < 0) p->first_cache_step = t;
+    if ((flipped || !st->logits_pass || !st->cache_ok) && p->first_step < 0) p->first_step = t;
+    if (before == ONP_DECODE_DEFECT || p->cls != ONP_DECODE_DEFECT) return;
+    if (!st->cache_ok)
+        snprintf(p->why, sizeof p->why, "step %d: the cache's shape is not the capture's", t);
+    else if (!st->logits_pass)
+        snprintf(p->why, sizeof p->why, "step %d: logits %s (gap %.3g, envelope %.3g)", t,
+                 onp_verdict_name(st->verdict), st->gap_max, st->envelope_max);
+    else
+        snprintf(p->why, sizeof p->why,
+                 "step %d: token %lld where eager has %lld, eager margin %s%.3g beyond the noise "
+                 "envelope %.3g",
+                 t, (long long)st->ort_token, (long long)st->eager_token,
+                 st->margin_bound ? ">= " : "", st->margin, st->envelope_max);
+}
+
+// --- the loop over one batch ------------------------------------------------------
+
+typedef struct step_io {
+    onp_tensor in[3]; /* ids [B, new], mask [B, P + new], positions [B, new] */
+    onp_tensor *past; /* [2 * layers] */
+    onp_tensor *outs; /* [1 + 2 * layers]: logits, present */
+    size_t n_past;
+} step_io;
+
+static void io_release(step_io *s)
+{
+    for (int i = 0; i < 3; i++) onp_tensor_release(&s->in[i]);
+    for (size_t i = 0; s->past && i < s->n_past; i++) onp_tensor_release(&s->past[i]);
+    for (size_t i = 0; s->outs && i < s->n_past + 1; i++) onp_tensor_release(&s->outs[i]);
+    free(s->past);
+    free(s->outs);
+}
+
+/* The inputs of the prefill: the prompt, its mask, positions cumsum - 1
+ * (1 on padding), an empty past of the session's declared head geometry. */
+static int prefill_inputs(const loop_ctx *c, onp_session *s, step_io *io, onp_error *e)
+{
+    const onp_dec_batch *b = c->b;
+    int64_t B = b->rows, L = b->prompt_len, dims[2] = {B, L};
+    if (onp_tensor_alloc(&io->in[0], ONP_INT64, 2, dims, e) ||
+        onp_tensor_alloc(&io->in[1], ONP_INT64, 2, dims, e) ||
+        onp_tensor_alloc(&io->in[2], ONP_INT64, 2, dims, e))
+        return -1;
+    memcpy(io->in[0].data, c->a->ids.data, io->in[0].nbytes);
+    memcpy(io->in[1].data, c->a->mask.data, io->in[1].nbytes);
+    int64_t *mask = io->in[1].data, *pos = io->in[2].data;
+    for (int64_t r = 0; r < B; r++) {
+        int64_t run = 0;
+        for (int64_t x = 0; x < L; x++) {
+            run += mask[r * L + x] != 0;
+            pos[r * L + x] = mask[r * L + x] ? run - 1 : 1;
+        }
+    }
+    for (size_t i = 0; i < io->n_past; i++) {
+        long k = onp_session_find_input(s, c->m->past[i]);
+        if (k < 0)
+            return onp_error_set(e, ONP_ERR_USAGE, c->m->dir, "inputs.past", -1,
+                                 "the model has no input '%s'", c->m->past[i]);
+        const onp_ort_io *d = onp_session_input(s, (size_t)k);
+        if (d->rank != 4 || d->dims[1] < 0 || d->dims[3] < 0)
+            return onp_error_set(e, ONP_ERR_USAGE, c->m->dir, c->m->past[i], -1,
+                                 "the past input is not [batch, heads, past, head_dim] with "
+                                 "heads and head_dim fixed");
+        int64_t pd[4] = {B, d->dims[1], 0, d->dims[3]};
+        if (onp_tensor_alloc(&io->past[i], ONP_FLOAT, 4, pd, e)) return -1;
+    }
+    return 0;
+}
+
+/* The inputs of the next step: `next` [B] tokens, the mask one column
+ * longer, positions = the real tokens so far - 1; the present becomes the
+ * past. */
+static int advance(step_io *io, const int64_t *next, int64_t B, onp_error *e)
+{
+    int64_t P = io->in[1].dims[1];
+    onp_tensor mask;
+    int64_t md[2] = {B, P + 1}, nd[2] = {B, 1};
+    if (onp_tensor_alloc(&mask, ONP_INT64, 2, md, e)) return -1;
+    const int64_t *old = io->in[1].data;
+    int64_t *nm = mask.data;
+    for (int64_t r = 0; r < B; r++) {
+        memcpy(nm + r * (P + 1), old + r * P, (size_t)P * sizeof *nm);
+        nm[r * (P + 1) + P] = 1;
+    }
+    for (int i = 0; i < 3; i++) onp_tensor_release(&io->in[i]);
+    io->in[1] = mask;
+    if (onp_tensor_alloc(&io->in[0], ONP_INT64, 2, nd, e) ||
+        onp_tensor_alloc(&io->in[2], ONP_INT64, 2, nd, e))
+        return -1;
+    for (int64_t r = 0; r < B; r++) {
+        int64_t run = 0;
+        for (int64_t x = 0; x <= P; x++) run += nm[r * (P + 1) + x] != 0;
+        ((int64_t *)io->in[0].data)[r] = next[r];
+        ((int64_t *)io->in[2].data)[r] = run - 1;
+    }
+    for (size_t i = 0; i < io->n_past; i++) {
+        onp_tensor_release(&io->past[i]);
+        io->past[i] = io->outs[1 + i];
+        memset(&io->outs[1 + i], 0, sizeof io->outs[1 + i]);
+    }
+    onp_tensor_release(&io->outs[0]);
+    return 0;
+}
+
+/* One session run of the loop: inputs by name, logits and present fetched. */
+static int run_step(const loop_ctx *c, onp_session *s, step_io *io, onp_error *e)
+{
+    size_t n_in = 3 + io->n_past, n_out = 1 + io->n_past;
+    onp_tensor *feed = calloc(n_in, sizeof *feed);
+    const char **names = calloc(n_out, sizeof *names);
+    int rc = -1;
+    if (!feed || !names) {
+        onp_error_set(e, ONP_ERR_NOMEM, c->m->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    const char *in_names[3] = {c->m->in_ids, c->m->in_mask, c->m->in_pos};
+    for (size_t i = 0; i < n_in; i++) {
+        feed[i] = i < 3 ? io->in[i] : io->past[i - 3];
+        feed[i].name = (char *)(i < 3 ? in_names[i] : c->m->past[i - 3]);
+        feed[i].free_fn = NULL;
+    }
+    names[0] = c->m->out_logits;
+    for (size_t i = 0; i < io->n_past; i++) names[1 + i] = c->m->present[i];
+    rc = onp_session_run(s, feed, n_in, names, n_out, io->outs, e);
+done:
+    free(feed);
+    free(names);
+    return rc;
+}
+
+/* ORT's present shapes against the capture's after step t. */
+static int cache_ok(const loop_ctx *c, const step_io *io, int t)
+{
+    const int64_t *want = c->b->cache + (size_t)t * 4;
+    for (size_t i = 0; i < io->n_past; i++) {
+        const onp_tensor *p = &io->outs[1 + i];
+        if (p->rank != 4) return 0;
+        for (int d = 0; d < 4; d++)
+            if (p->dims[d] != want[d]) return 0;
+    }
+    return 1;
+}
+
+static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *prompts, double *ratio,
+                     onp_error *e)
+{
+    const onp_dec_batch *b = c->b;
+    int64_t B = b->rows, V = c->m->vocab;
+    step_io io;
+    memset(&io, 0, sizeof io);
+    io.n_past = (size_t)c->m->layers * 2;
+    io.past = calloc(io.n_past, sizeof *io.past);
+    io.outs = calloc(io.n_past + 1, sizeof *io.outs);
+    int64_t *next = calloc((size_t)B, sizeof *next);
+    int rc = -1;
+    if (!io.past || !io.outs || !next) {
+        onp_error_set(e, ONP_ERR_NOMEM, c->m->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    if (prefill_inputs(c, s, &io, e)) goto done;
+    for (int t = 0; t < c->n_steps; t++) {
+        if (run_step(c, s, &io, e)) {
+            onp_error_field_prefix(e, b->dir);
+            goto done;
+        }
+        const onp_tensor *lg = &io.outs[0];
+        int64_t nw = io.in[0].dims[1];
+        if (lg->dtype != ONP_FLOAT || lg->rank != 3 || lg->dims[0] != B || lg->dims[1] != nw ||
+            lg->dims[2] != V) {
+            onp_error_set(e, ONP_ERR_USAGE, c->m->dir, c->m->out_logits, -1,
+                          "step %d: logits are not float32 [%lld, %lld, %lld]", t, (long long)B,
+                          (long long)nw, (long long)V);
+            goto done;
+        }
+        int cache = cache_ok(c, &io, t);
+        for (int64_t r = 0; r < B; r++) {
+            onp_tensor got = view(lg, (r * nw + nw - 1) * V, V);
+            onp_decode_step *st = &prompts[r].steps[t];
+            st->cache_ok = cache;
+            if (judge_row(c, (int)r, t, &got, st, e)) goto done;
+            settle_step(&prompts[r], t, st);
+            double q = st->envelope_max > 0 ? st->gap_max / st->envelope_max : 0;
+            if (q > ratio[t]) ratio[t] = q;
+            next[r] = st->eager_token; /* teacher forcing after a divergence */
+        }
+        if (t + 1 < c->n_steps && advance(&io, next, B, e)) goto done;
+    }
+    rc = 0;
+done:
+    io_release(&io);
+    free(next);
+    return rc;
+}
+
+// --- the run -----------------------------------------------------------------------
+
+static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_result **out,
+                        onp_error *e)
+{
+    onp_decode_result *r = calloc(1, sizeof *r);
+    if (!r) return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");
+    *out = r;
+    for (size_t k = 0; k < m->n_batches; k++) r->n_prompts += (size_t)m->batches[k].rows;
+    r->prompts = calloc(r->n_prompts, sizeof *r->prompts);
+    r->step_ratio = calloc((size_t)n_steps, sizeof *r->step_ratio);
+    if (!r->prompts || !r->step_ratio)
+        return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");
+    size_t i = 0;
+    for (size_t k = 0; k < m->n_batches; k++)
+        for (int row = 0; row < m->batches[k].rows; row++, i++) {
+            onp_decode_prompt *p = &r->prompts[i];
+            p->batch = (int)k;
+            p->row = row;
+            p->prompt_len = m->batches[k].lens[row];
+            p->first_step = p->first_token_step = p->first_logit_step = p->first_cache_step = -1;
+            p->steps = calloc((size_t)n_steps, sizeof *p->steps);
+            if (!p->steps)
+                return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");
+        }
+    r->n_steps = n_steps;
+    snprintf(r->bundle, sizeof r->bundle, "%s", m->dir);
+    snprintf(r->model_type, sizeof r->model_type, "%s", m->model_type);
+    snprintf(r->exporter, sizeof r->exporter, "%s", m->exporter);
+    return 0;
+}
+
+static void tally(onp_decode_result *r, const onp_decode_opts *o)
+{
+    for (size_t i = 0; i < r->n_prompts; i++) {
+        const onp_decode_prompt *p = &r->prompts[i];
+        r->counts[p->cls]++;
+        r->tokens += r->n_steps;
+        r->tokens_agree += p->tokens_agree;
+    }
+    onp_agreement_of((int64_t)r->n_prompts, (int64_t)r->counts[ONP_DECODE_AGREE], o->confidence,
+                     &r->agreement);
+    int fail = r->counts[ONP_DECODE_DEFECT] > 0 || (o->strict && r->counts[ONP_DECODE_NEAR_TIE]);
+    r->verdict = fail ? ONP_RUN_FAIL : ONP_RUN_PASS;
+}
+
+int onp_decode_run(const char *dir, const onp_decode_opts *o, onp_decode_result **out, onp_error *e)
+{
+    *out = NULL;
+    if (o->steps < 0 || !(o->confidence > 0 && o->confidence < 1))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, "--steps", -1,
+                             "steps must be >= 0 and the confidence in (0, 1)");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    onp_dec_manifest m;
+    if (onp_dec_manifest_read(dir, &m, e)) return -1;
+    int n_steps = o->steps ? o->steps : m.steps, rc = -1;
+    onp_ort *ort = NULL;
+    onp_session *s = NULL;
+    onp_decode_result *r = NULL;
+    if (n_steps > m.steps) {
+        onp_error_set(e, ONP_ERR_USAGE, NULL, "--steps", -1,
+                      "%d steps asked, the capture recorded %d", n_steps, m.steps);
+        goto done;
+    }
+    char model[1200];
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    int upgraded;
+    if (onp_run_session_open_model(o->ort_lib, &o->session, model, NULL, &ort, &s, &upgraded, e))
+        goto done;
+    if (result_alloc(&m, n_steps, &r, e)) goto done;
+    size_t first = 0;
+    for (size_t k = 0; k < m.n_batches; k++) {
+        batch_arrays a;
+        if (read_batch_arrays(&m, &m.batches[k], &a, e)) goto done;
+        loop_ctx c = {.m = &m, .o = o, .b = &m.batches[k], .a = &a, .n_steps = n_steps};
+        int brc = run_batch(&c, s, r->prompts + first, r->step_ratio, e);
+        arrays_release(&a);
+        if (brc) goto done;
+        first += (size_t)m.batches[k].rows;
+    }
+    tally(r, o);
+    snprintf(r->ort_version, sizeof r->ort_version, "%s", onp_ort_version(ort));
+    snprintf(r->provider, sizeof r->provider, "%s", onp_session_describe(s)->provider);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    rc = 0;
+done:
+    if (rc) onp_decode_result_free(r), r = NULL;
+    onp_session_close(s);
+    onp_ort_close(ort);
+    onp_dec_manifest_release(&m);
+    *out = r;
+    return rc;
+}

@@ -1,0 +1,237 @@
+"""The decode loop, token by token, with the KV cache (issue 31;
+docs/decode.md, docs/generate.md): a tiny GPT-2 (random init) captured with
+onnxparity.capture_decode, its greedy generation run again in ONNX Runtime
+by `onnxparity generate`.
+
+- healthy: every prompt (padded batches included) agrees, exit 0, the
+  agreement bound is Clopper-Pearson's for 0 of N;
+- planted in the decode path only (prefill identical, checked here in torch
+  first): position ids one ahead once a cache exists -> every prompt a
+  defect at step 1, not 0;
+- attention mask ignored: only the padded rows are defects, at step 0;
+- a near-tie made by construction (two lm_head rows equal in eager, so the
+  float64 logits of the two tokens are equal: margin 0), ORT's copy of one
+  row raised by a few ulps: the flip is a near-tie (exit 0; --strict exit 1);
+  the same flip forced on a token eager ranks far below is a defect.
+
+Needs transformers (the torch 2.x environment); skips elsewhere.
+"""
+import json
+import random
+import shutil
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+onnx = pytest.importorskip("onnx")
+
+from conftest import run  # noqa: E402
+from onnxparity import _decode, _export  # noqa: E402
+
+pytestmark = [
+    pytest.mark.skipif(not _export.has_dynamo_exporter(),
+                       reason=f"torch {torch.__version__} has no dynamo exporter"),
+    pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning",
+                               "ignore::FutureWarning"),
+]
+
+VOCAB, STEPS, BATCH = 101, 6, 4  # VOCAB not 3 * n_embd: the lm_head is the only [32, VOCAB] weight
+
+
+def gpt2(seed=0):
+    torch.manual_seed(seed)
+    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                                  initializer_range=0.2)
+    return transformers.GPT2LMHeadModel(cfg).eval()
+
+
+def prompts(n=8, seed=1):
+    """Lengths 1..8, so every batch of 4 is padded (left) except its longest row."""
+    rng = random.Random(seed)
+    return [[rng.randrange(1, VOCAB) for _ in range(1 + (3 * i) % 8)] for i in range(n)]
+
+
+def generate(onnxparity, bundle, *extra):
+    r = run([onnxparity, "generate", bundle, "--format", "json", *extra])
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory):
+    model = gpt2()
+    out = tmp_path_factory.mktemp("gen") / "healthy"
+    man = _decode.capture_decode(model, str(out), prompts(), steps=STEPS, batch_size=BATCH,
+                                 logits_batches=1)
+    return model, out, man
+
+
+def refit(model, healthy_dir, tmp_path, step_cls, name):
+    """The healthy bundle with its model.onnx replaced by an export of
+    step_cls over the same weights (the eager record stays the truth)."""
+    out = tmp_path / name
+    shutil.copytree(healthy_dir, out)
+    (out / "model.onnx").unlink()
+    (out / "model.onnx.data").unlink()
+    _decode.export_decoder(step_cls(model, model.config.n_layer), str(out / "model.onnx"))
+    return out
+
+
+class PositionsAheadInCache(_decode.DecoderStep):
+    """Position ids one ahead whenever a cache exists (mask longer than the
+    new tokens): the prefill is untouched, every decode step shifted."""
+
+    def positions(self, input_ids, attention_mask, position_ids):
+        cached = (attention_mask.sum(dim=1, keepdim=True) > input_ids.shape[1]).to(position_ids.dtype)
+        return position_ids + cached
+
+
+class MaskIgnored(_decode.DecoderStep):
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        return super().forward(input_ids, torch.ones_like(attention_mask), position_ids, *past)
+
+
+def test_manifest_records_the_generation(healthy):
+    _, out, man = healthy
+    assert man["schema"] == "onnxparity.decode-bundle/1"
+    assert man["prompts"] == 8 and len(man["batches"]) == 2
+    b0 = man["batches"][0]
+    assert b0["logits"] and not man["batches"][1]["logits"]
+    assert b0["prompt_lengths"] == [1, 4, 7, 2] and b0["prompt_len"] == 7
+    # the cache grows by one position per step, from the padded prompt
+    assert [s[2] for s in b0["cache_shapes"]] == [7 + t for t in range(STEPS)]
+    assert np.load(out / "batch_0" / "logits64.npy").dtype == np.float64
+    assert not (out / "batch_1" / "logits.npy").exists()
+
+
+def test_healthy_gpt2_agrees_on_every_prompt(onnxparity, healthy):
+    _, out, _ = healthy
+    code, doc = generate(onnxparity, out)
+    assert code == 0 and doc["verdict"] == "pass"
+    s = doc["summary"]
+    assert s["classes"] == {"agree": 8, "near-tie": 0, "defect": 0}
+    assert s["tokens"] == s["tokens_agree"] == 8 * STEPS
+    # Clopper-Pearson, 0 of 8 at 95 %: 1 - 0.05 ** (1 / 8)
+    assert s["prompt_agreement"]["flip_rate_upper"] == pytest.approx(1 - 0.05 ** (1 / 8), rel=1e-9)
+    for p in doc["prompts"]:
+        assert p["first_divergent_step"] is None
+        assert all(st["logits_pass"] and st["cache_ok"] for st in p["steps"])
+        # both the full-logits batch and the top-k batch are judged
+    assert {st["judged_on"] for p in doc["prompts"] for st in p["steps"]} == {"logits", "top-k"}
+    # the eager tokens are what the loop generated
+    tokens = np.load(out / "batch_0" / "tokens.npy")
+    assert [st["eager_token"] for st in doc["prompts"][0]["steps"]] == list(tokens[0])
+
+
+def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy, tmp_path):
+    model, out, _ = healthy
+    # the premise, in torch: prefill identical, the first decode step not
+    ids, mask = _decode.left_pad(prompts()[:BATCH], 0)
+    good = _decode.DecoderStep(model, 2)
+    bad = PositionsAheadInCache(model, 2)
+    t_good, l_good, _ = _decode._greedy(good, ids, mask, 2, torch.float32)
+    _, l_bad, _ = _decode._greedy(bad, ids, mask, 2, torch.float32, force=t_good)
+    assert np.array_equal(l_good[0], l_bad[0])
+    assert np.abs(l_good[1] - l_bad[1]).max() > 1e-3
+
+    faulty = refit(model, out, tmp_path, PositionsAheadInCache, "positions")
+    code, doc = generate(onnxparity, faulty)
+    assert code == 1 and doc["verdict"] == "fail"
+    assert doc["summary"]["classes"]["defect"] == 8
+    for p in doc["prompts"]:
+        assert p["class"] == "defect"
+        assert p["first_divergent_step"] == 1 and p["first_logit_step"] == 1
+        assert p["steps"][0]["logits_pass"] and p["steps"][0]["ort_token"] == p["steps"][0]["eager_token"]
+        assert p["steps"][1]["logits"] in ("beyond-noise", "beyond-tolerance")
+        assert p["why"].startswith("step 1:")
+
+
+def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_path):
+    model, out, man = healthy
+    faulty = refit(model, out, tmp_path, MaskIgnored, "mask")
+    code, doc = generate(onnxparity, faulty, "--steps", "3")
+    assert code == 1
+    for p in doc["prompts"]:
+        padded = p["prompt_len"] < man["batches"][p["batch"]]["prompt_len"]
+        assert p["class"] == ("defect" if padded else "agree"), p
+        if padded:
+            assert p["first_divergent_step"] == 0 and p["first_logit_step"] == 0
+
+
+# --------------------------------------------------------------------------- near-tie vs defect
+
+
+def tied_model():
+    """GPT-2 whose lm_head rows TIE (the later index) and TOP (eager's first
+    token for prompt 0) are equal: eager logits of the two are the same in
+    float32 and float64, and argmax keeps the lower index."""
+    model = gpt2(seed=3)
+    ids, mask = _decode.left_pad(prompts()[:1], 0)
+    _decode._exportable_attention(model)
+    tokens, _, _ = _decode._greedy(_decode.DecoderStep(model, 2), ids, mask, 1, torch.float32)
+    top, tie = int(tokens[0, 0]), VOCAB - 1
+    assert top < tie and tie not in prompts(4)[0]
+    with torch.no_grad():
+        model.transformer.wte.weight[tie] = model.transformer.wte.weight[top]
+    return model, top, tie
+
+
+def bump_logit_column(bundle, token, factor):
+    """Scale the lm_head's column `token` in the exported graph (the [E, V]
+    initializer feeding the logits' MatMul)."""
+    path = str(bundle / "model.onnx")
+    m = onnx.load(path)
+    hits = 0
+    for init in m.graph.initializer:
+        if list(init.dims) == [32, VOCAB]:
+            w = onnx.numpy_helper.to_array(init).copy()
+            w[:, token] *= np.float32(factor)
+            init.CopyFrom(onnx.numpy_helper.from_array(w, init.name))
+            hits += 1
+    assert hits == 1
+    (bundle / "model.onnx.data").unlink()
+    onnx.save(m, path)
+
+
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory):
+    model, top, tie = tied_model()
+    out = tmp_path_factory.mktemp("gen") / "tied"
+    _decode.capture_decode(model, str(out), prompts(4), steps=3, batch_size=4, logits_batches=1)
+    return out, top, tie
+
+
+def test_near_tie_flip_is_told_from_a_defect(onnxparity, tied, tmp_path):
+    out, top, tie = tied
+    # independently: eager's token is TOP at step 0, and float64 puts TIE level with it
+    l64 = np.load(out / "batch_0" / "logits64.npy")
+    assert int(np.load(out / "batch_0" / "tokens.npy")[0, 0]) == top
+    assert l64[0, 0, top] == l64[0, 0, tie] and l64[0, 0, top] > 0
+
+    near = tmp_path / "near"
+    shutil.copytree(out, near)
+    bump_logit_column(near, tie, 1 + 2.0 ** -20)  # 8 ulps: ORT now ranks TIE first
+    code, doc = generate(onnxparity, near)
+    p = doc["prompts"][0]
+    assert p["class"] == "near-tie", p["why"]
+    d = p["divergence"]
+    assert (d["step"], d["eager_token"], d["ort_token"]) == (0, top, tie)
+    assert d["margin"] == 0 and d["envelope_max"] > 0
+    assert code == 0 and doc["summary"]["classes"]["defect"] == 0
+    code, doc = generate(onnxparity, near, "--strict")
+    assert code == 1
+
+    # the same flip onto a token eager ranks far below: a defect
+    l32 = np.load(out / "batch_0" / "logits.npy")[0, 0]
+    # the highest-ranked token at least 5 % of the top logit below it
+    low = max((v for v in range(VOCAB) if 0 < l32[v] < 0.95 * l32[top]), key=lambda v: l32[v])
+    far = tmp_path / "far"
+    shutil.copytree(out, far)
+    bump_logit_column(far, low, float(l32[top] / l32[low]) * 1.01)
+    code, doc = generate(onnxparity, far)
+    p = doc["prompts"][0]
+    assert code == 1 and p["class"] == "defect"
+    assert p["first_token_step"] == 0 and p["steps"][0]["ort_token"] == low
+    assert p["divergence"]["margin"] > p["divergence"]["envelope_max"]
