@@ -194,7 +194,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
     /* the same target for the commands the inconclusive lines name */
     const char *a = cli_target_args(o->tg.bundle, o->tg.model, (const char *const *)o->tg.data,
                                     o->tg.n_data, args, sizeof args);
-    if (f)
+    if (f) {
         printf("first divergent: node %s (%s), output %s, module %s: max_abs %s, max_rel %s, "
                "noise envelope %s, error grown %sx over its inputs (fixture %d); %s\n",
                f->node[0] ? f->node : "(unnamed)", f->op_type, f->value,
@@ -202,7 +202,14 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
-    else if (r->n_refused) {
+        if (onp_bisect_absorbed(r))
+            printf("absorbed: " ONP_BISECT_ABSORBED_WORDS
+                   " (the plain model's outputs pass, max_abs "
+                   "%s): the divergence at %s is real but does not reach them, so onnxparity "
+                   "check%s%s passes\n",
+                   report_fmt(r->verify.plain_max_abs, ma, sizeof ma),
+                   f->node[0] ? f->node : "(unnamed)", a ? " " : "", a ? a : "");
+    } else if (r->n_refused) {
         char list[256] = "";
         for (size_t i = 0, u = 0; i < r->n_refused && u < sizeof list - 16; i++)
             u += (size_t)snprintf(list + u, sizeof list - u, "%s%d", i ? ", " : "", r->refused[i]);

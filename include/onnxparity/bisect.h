@@ -333,4 +333,16 @@ int onp_bisect_inconclusive(const onp_bisect_result *r);
  * against ORT at opt-level disable, which agrees with the plain model). */
 int onp_bisect_inconclusive_by_expected(const onp_bisect_result *r);
 
+/* The sentence check and bisect both write when a value inside the graph
+ * leaves its noise envelope but the outputs do not (onp_bisect_absorbed). */
+#define ONP_BISECT_ABSORBED_WORDS "internal divergence absorbed: outputs within noise"
+
+/* Whether r's divergence does not reach the outputs: a first divergent
+ * value, and the plain model's outputs pass against the reference (and the
+ * fixtures' expected outputs, where judged) — the bundle check passes.  A
+ * LayerNorm epsilon changed inside a branch scaled by 1e-6 does that: the
+ * divergence is real, its effect below the outputs' noise.  The verdict
+ * stays "diverges". */
+int onp_bisect_absorbed(const onp_bisect_result *r);
+
 #endif

@@ -73,6 +73,17 @@ size_t onp_noisebook_covered(const onp_noisebook *nb);
  * the value's ill-conditioning (noise.h, onp_judge_opts.eager_random). */
 int onp_noisebook_eager_random(const onp_noisebook *nb);
 
+/* Whether the capture found output `name` a classifier's logits
+ * (parity.json adequacy.output_roles, docs/compare.md "Which outputs are
+ * logits"): 1 yes, 0 no, -1 not recorded (or nb NULL). */
+int onp_noisebook_logits(const onp_noisebook *nb, const char *name);
+
+/* The name test of that rule, for outputs the capture did not class (a
+ * plain ONNX test-data folder): 1 when a word of `name` says it holds
+ * something other than class scores (boxes, coordinates, masks, features,
+ * hidden states ...: the list is python/onnxparity/_roles.py NOT_WORDS). */
+int onp_output_name_not_logits(const char *name);
+
 /* The noise of output `name` in fixture `fixture`: src FLOAT64 when that
  * fixture was covered; else SCALED from the covered fixtures of the same
  * output (relative to scale: the caller's value statistics `vs` of this

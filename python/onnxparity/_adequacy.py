@@ -7,7 +7,9 @@ streamed capture stays bounded), over every fixture:
   * per floating input: moments, range and the fraction of distinct values,
     with a flag when the values look synthetic (standard normal like
     torch.randn, uniform [0, 1) like torch.rand, or constant samples);
-  * per classifier output ([N, C], C >= 2, floating): the classes the eager
+  * per output, whether it is a classifier's logits (_roles.py: dtype,
+    shape, name, the graph's use of it), recorded as output_roles;
+  * per classifier output (logits, [N, C], C >= 2): the classes the eager
     model predicts and how often, flags when one class dominates or most
     classes are missing, and the samples whose top-1/top-2 margin is small
     enough that float noise could flip them.
@@ -20,6 +22,8 @@ import math
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+from . import _roles
 
 SCHEMA = "onnxparity.adequacy/1"
 
@@ -236,6 +240,19 @@ def _noise64(doc):
     return out
 
 
+def _output_roles(root, fixtures, out_names):
+    """Which floating outputs are logits (_roles.py), from the first
+    fixture's shapes and the bundle's model.onnx."""
+    if not fixtures:
+        return []
+    outs = []
+    for j, o in enumerate(fixtures[0].get("outputs", [])):
+        if o["dtype"] in _FLOAT_NAMES:
+            outs.append((out_names[j] if j < len(out_names) else o["name"], o["dtype"], o["shape"]))
+    model = root / "model.onnx"
+    return _roles.roles(model if model.is_file() else None, outs)
+
+
 def report(root, doc, labels=None):
     """The adequacy report of the bundle being written at ``root`` with
     parity.json document ``doc`` (its "fixtures" and "noise" read).
@@ -244,6 +261,8 @@ def report(root, doc, labels=None):
     in_names = [i["name"] for i in doc.get("inputs", [])]
     out_names = [o["name"] for o in doc.get("outputs", [])]
     noise = _noise64(doc)
+    output_roles = _output_roles(root, fixtures, out_names)
+    logits = {r["name"] for r in output_roles if r["logits"]}
     ins = [_InputStats(n) for n in in_names]
     outs = {}
     groups = {}
@@ -268,7 +287,7 @@ def report(root, doc, labels=None):
             if o["dtype"] not in _FLOAT_NAMES:
                 continue
             name = out_names[j] if j < len(out_names) else o["name"]
-            classifier = len(o["shape"]) == 2 and o["shape"][1] >= 2
+            classifier = name in logits and len(o["shape"]) == 2 and o["shape"][1] >= 2
             cs = outs.setdefault(name, _OutputStats(name, o["shape"][1], noise.get(name))) \
                 if classifier else None
             cs = cs if cs is not None and cs.classes == o["shape"][1] else None
@@ -308,6 +327,7 @@ def report(root, doc, labels=None):
         "shape_groups": list(groups.values()),
         "inputs": in_docs,
         "classifier_outputs": out_docs,
+        "output_roles": output_roles,
         "near_boundary": sum(d["near_boundary"] for d in out_docs),
         "flags": flags,
         "unread": unread[:8] + ([f"... and {len(unread) - 8} more"] if len(unread) > 8 else []),

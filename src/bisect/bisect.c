@@ -559,14 +559,18 @@ done:
 // --- the instrumented sessions -----------------------------------------------------
 
 /* Fixture fi of c->runs failed to run in the first instrumented session
- * with error *e: when ONNX Runtime refused it (not a lost worker, not the
- * last fixture left) it is taken out of the runs, recorded in
- * r->refused, and 1 is returned (e cleared); else 0 (the error stands). */
+ * with error *e: when it was refused (not a lost worker, not the last
+ * fixture left) it is taken out of the runs, recorded in r->refused, and 1
+ * is returned (e cleared); else 0 (the error stands).  Refused: ONNX Runtime
+ * failed on it (RUNTIME: a Reshape of a baked size), or the session's
+ * pre-run check did (USAGE: a shape or dtype the graph input does not take,
+ * "expected [s18, 8], given [2, 12]": a sequence length the export baked),
+ * which check reports as that fixture's error too. */
 static int drop_refused(ctx *c, size_t fi, onp_error *e)
 {
     onp_bisect_result *r = c->r;
-    if (r->n_chunks != 1 || e->code != ONP_ERR_RUNTIME || onp_ort_lost_worker(e) || c->n_runs < 2)
-        return 0;
+    int refused = e->code == ONP_ERR_RUNTIME || e->code == ONP_ERR_USAGE;
+    if (r->n_chunks != 1 || !refused || onp_ort_lost_worker(e) || c->n_runs < 2) return 0;
     if (!r->refused) {
         r->refused = onp_arena_array(c->a, c->n_runs + 1, sizeof *r->refused);
         if (!r->refused) return 0;
@@ -1743,6 +1747,12 @@ int onp_bisect_inconclusive(const onp_bisect_result *r)
     if (r->first < 0 && r->n_refused) return 1;
     return r->first < 0 && r->verify.ran &&
            (!r->verify.plain_pass || onp_bisect_inconclusive_by_expected(r));
+}
+
+int onp_bisect_absorbed(const onp_bisect_result *r)
+{
+    const onp_bisect_verify *v = &r->verify;
+    return r->first >= 0 && v->ran && v->plain_pass && (!v->expected_ran || v->expected_pass);
 }
 
 int onp_bisect_inconclusive_by_expected(const onp_bisect_result *r)

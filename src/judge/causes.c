@@ -224,6 +224,13 @@ static const onp_lint_finding *finding_of(const onp_lint_result *l, const char *
     return NULL;
 }
 
+/* The capture's determinism finding (lint ONP602, from parity.json
+ * determinism: eager reruns differed; not state drift), or NULL. */
+static const onp_lint_finding *capture_nondeterministic(const onp_lint_result *l)
+{
+    return finding_of(l, "ONP602");
+}
+
 /* A TracerWarning of a tensor made a Python boolean: a branch resolved at
  * trace time (an integer or len() is a size, a boolean is a path). */
 static const onp_lint_finding *traced_branch(const onp_lint_result *l)
@@ -405,6 +412,27 @@ static void rule_determinism(const facts *F, onp_causes *cs)
                       sw->levels[lv].nondet_output);
             break;
         }
+}
+
+/* 2b. determinism as the capture saw it: its rerun of a fixture from the
+ * restored state gave other eager outputs (parity.json determinism, lint
+ * ONP602).  check has no probe to rerun: this is its evidence.  With a
+ * random op in the graph or a live Dropout (lint), that cause at its node;
+ * else the eager reference itself moves (reference).  High: the capture
+ * measured it; the failing fixtures are not evidence of a defect. */
+static void rule_capture_determinism(const facts *F, onp_causes *cs)
+{
+    const onp_lint_finding *f = capture_nondeterministic(F->lint);
+    if (!f || !F->numbers_fail) return;
+    int in_graph = F->lint_cause[ONP_CAUSE_NONDETERMINISM] || F->lint_err[ONP_CAUSE_TRAINING_MODE];
+    onp_cause c = in_graph ? nd_cause(F) : ONP_CAUSE_REFERENCE;
+    explains(cs, c, F->n_failing, F->n_failing);
+    add_cause(cs, c, ONP_CONFIDENCE_HIGH, in_graph ? nd_node(F) : NULL,
+              in_graph ? ND_FIX : f->rule->fix,
+              "capture: its determinism rerun found eager not reproducible (%.300s)%s",
+              f->message,
+              in_graph ? "; the graph draws random values too: outputs cannot match run to run"
+                       : "");
 }
 
 /* 3. shape dependence (the node from a baked-shape finding). */
@@ -952,6 +980,7 @@ static const struct {
     {"input-dtype", rule_input_dtype},
     {"nan-positions", rule_nan},
     {"determinism", rule_determinism},
+    {"capture-determinism", rule_capture_determinism},
     {"shapes", rule_shapes},
     {"batch-invariance", rule_batch},
     {"fixture-dependence", rule_fixture_dependence},
@@ -1041,6 +1070,8 @@ static void gather(const onp_evidence *ev, facts *F)
     if (!ev->fixtures && F->pr) F->numbers_fail = F->pr->fixtures_failed > 0;
     F->nondet = F->pr && !F->pr->deterministic;
     F->any_fail = F->numbers_fail || F->nondet;
+    /* the capture's rerun differed: a veto on failures, not a failure itself */
+    F->nondet |= F->numbers_fail && capture_nondeterministic(F->lint) != NULL;
     for (int lv = 0; F->sw && lv < ONP_SWEEP_LEVELS; lv++) {
         if (!F->sw->levels[lv].pass) F->any_fail = 1;
         if (F->sw->levels[lv].ran && !F->sw->levels[lv].deterministic) F->nondet = F->any_fail = 1;

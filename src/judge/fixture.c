@@ -77,11 +77,53 @@ static void flip_margins(const onp_tensor *want, const onp_tensor *got, double e
     }
 }
 
+/* Words of an output's name that say it holds something other than class
+ * scores; the same list as python/onnxparity/_roles.py NOT_WORDS (a test
+ * holds them equal). */
+static const char *const not_logits_words[] = {
+    "anchor",  "anchors",     "bbox",      "bboxes",   "box",        "boxes",  "coord",
+    "coordinates", "coords",  "delta",     "deltas",   "depth",      "embeddings", "embeds",
+    "embedding", "feature",   "features",  "flow",     "hidden",     "keypoint", "keypoints",
+    "landmark", "landmarks",  "mask",      "masks",    "offset",     "offsets", "pooler",
+    "regression", "state",    "states"};
+
+int onp_output_name_not_logits(const char *name)
+{
+    char w[64];
+    size_t n = 0;
+    for (const char *p = name;; p++) {
+        char ch = *p;
+        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (alnum && n + 1 < sizeof w) {
+            w[n++] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+            continue;
+        }
+        if (alnum) continue; /* a word too long for any of the list */
+        w[n] = 0;
+        for (size_t i = 0; n && i < sizeof not_logits_words / sizeof *not_logits_words; i++)
+            if (!strcmp(w, not_logits_words[i])) return 1;
+        n = 0;
+        if (!ch) return 0;
+    }
+}
+
+/* Whether --top-k auto takes output x for logits (docs/compare.md, "Which
+ * outputs are logits"): shaped [N, C] with C >= 2, and the capture's
+ * classing (parity.json) says so, or, where it classed nothing, no word of
+ * the name says otherwise. */
+static int auto_logits(const onp_judge_fixture_opts *o, const onp_tensor *want,
+                       const onp_output_verdict *x)
+{
+    if (!(want->rank == 2 && want->dims[1] > 1 && x->m.shape_ok)) return 0;
+    int role = onp_noisebook_logits(o->noise, x->name);
+    return role >= 0 ? role : !onp_output_name_not_logits(x->name);
+}
+
 /* Top-K and the flip classes for output x (after its judgment). */
 static void judge_topk(const onp_judge_fixture_opts *o, const onp_tensor *want,
                        const onp_tensor *got, onp_output_verdict *x)
 {
-    int is_cls = want->rank == 2 && want->dims[1] > 1 && x->m.shape_ok;
+    int is_cls = auto_logits(o, want, x);
     int k_top = o->topk == -1 ? (is_cls ? 1 : 0) : o->topk;
     onp_error ce;
     x->has_topk = 0;

@@ -21,6 +21,12 @@ typedef struct nb_entry {
     onp_noise n;
 } nb_entry;
 
+/* Per output: whether the capture found it a classifier's logits. */
+typedef struct nb_role {
+    const char *name;
+    int logits;
+} nb_role;
+
 /* Per output: the largest relative noise over the covered fixtures. */
 typedef struct nb_rel {
     const char *name;
@@ -36,6 +42,8 @@ struct onp_noisebook {
     size_t n;
     nb_rel *rel;
     size_t n_rel;
+    nb_role *role; /* adequacy.output_roles */
+    size_t n_role;
 };
 
 /* A finite number >= 0 at o[key], else -1 with *e naming the member. */
@@ -140,6 +148,33 @@ static int parse(onp_noisebook *nb, const cJSON *noise, const char *path, onp_er
     return 0;
 }
 
+/* adequacy.output_roles: [{name, logits, why}] (python/onnxparity/_roles.py). */
+static int parse_roles(onp_noisebook *nb, const cJSON *ad, const char *path, onp_error *e)
+{
+    const cJSON *roles =
+        cJSON_IsObject(ad) ? cJSON_GetObjectItemCaseSensitive(ad, "output_roles") : NULL;
+    if (!roles) return 0;
+    if (!cJSON_IsArray(roles)) return fmt_err(e, path, "adequacy.output_roles", "not an array");
+    size_t n = (size_t)cJSON_GetArraySize(roles), i = 0;
+    nb->role = onp_arena_array(&nb->a, n ? n : 1, sizeof *nb->role);
+    if (!nb->role) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, roles)
+    {
+        char where[64];
+        snprintf(where, sizeof where, "adequacy.output_roles[%zu]", i++);
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(r, "name");
+        const cJSON *lg = cJSON_GetObjectItemCaseSensitive(r, "logits");
+        if (!cJSON_IsString(nm) || !cJSON_IsBool(lg))
+            return fmt_err(e, path, where, "needs a string \"name\" and a boolean \"logits\"");
+        nb_role *x = &nb->role[nb->n_role++];
+        x->name = onp_arena_strndup(&nb->a, nm->valuestring, strlen(nm->valuestring));
+        if (!x->name) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+        x->logits = cJSON_IsTrue(lg);
+    }
+    return 0;
+}
+
 int onp_noisebook_from_manifest(const onp_manifest *mf, onp_noisebook **out, onp_error *e)
 {
     *out = NULL;
@@ -156,6 +191,8 @@ int onp_noisebook_from_manifest(const onp_manifest *mf, onp_noisebook **out, onp
     nb->eager_random = cJSON_IsString(dv) && (!strcmp(dv->valuestring, "nondeterministic") ||
                                               !strcmp(dv->valuestring, "state-drift"));
     if (!rc && noise && !cJSON_IsNull(noise)) rc = parse(nb, noise, path, e);
+    if (!rc && doc)
+        rc = parse_roles(nb, cJSON_GetObjectItemCaseSensitive(doc, "adequacy"), path, e);
     if (rc) {
         onp_noisebook_free(nb);
         return -1;
@@ -182,6 +219,13 @@ const char *onp_noisebook_reference(const onp_noisebook *nb)
 const char *onp_noisebook_reason(const onp_noisebook *nb)
 {
     return nb ? nb->reason : NULL;
+}
+
+int onp_noisebook_logits(const onp_noisebook *nb, const char *name)
+{
+    for (size_t i = 0; nb && name && i < nb->n_role; i++)
+        if (!strcmp(nb->role[i].name, name)) return nb->role[i].logits;
+    return -1;
 }
 
 int onp_noisebook_eager_random(const onp_noisebook *nb)
