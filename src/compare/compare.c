@@ -583,6 +583,8 @@ typedef struct job {
     int exact_int; /* integers/bool: equality decides, values measured in double */
     void (*fast)(const void *, const void *, int64_t, onp_tol, acc *);
     size_t esize; /* bytes per element for the fast loop */
+    int widen;    /* mixed real dtypes (a float64 reference against float32):
+                     each block widened to float64, then fast_f64 */
     acc *blocks;  /* [n_blocks] */
     int64_t n_blocks;
 } job;
@@ -593,7 +595,33 @@ static int ints_equal(const onp_tensor *E, const onp_tensor *A, int64_t i)
     return !memcmp((const char *)E->data + (size_t)i * s, (const char *)A->data + (size_t)i * s, s);
 }
 
-static void run_block(job *j, int64_t b)
+/* Elements lo..lo+n of t as float64: t's own bytes when it is float64, else
+ * widened into out[n] (exact for every float dtype; one dtype switch per
+ * block, not per element). */
+static const void *widen(const onp_tensor *t, int64_t lo, int64_t n, double *out)
+{
+    const char *p = (const char *)t->data;
+    switch (t->dtype) {
+    case ONP_DOUBLE: return p + (size_t)lo * 8;
+    case ONP_FLOAT:
+        for (int64_t i = 0; i < n; i++) out[i] = ld_f32(p, lo + i);
+        break;
+    case ONP_FLOAT16:
+        for (int64_t i = 0; i < n; i++) out[i] = ld_f16(p, lo + i);
+        break;
+    case ONP_BFLOAT16:
+        for (int64_t i = 0; i < n; i++) out[i] = ld_bf16(p, lo + i);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) out[i] = onp_tensor_get_f64(t, lo + i);
+        break;
+    }
+    return out;
+}
+
+/* Block b of the job into j->blocks[b].  scratch: [2 * BLOCK] doubles for a
+ * widening job, or NULL (then the exact per-element loop). */
+static void run_block(job *j, int64_t b, double *scratch)
 {
     acc *r = &j->blocks[b];
     int64_t lo = b * BLOCK, hi = lo + BLOCK < j->n ? lo + BLOCK : j->n;
@@ -601,6 +629,11 @@ static void run_block(job *j, int64_t b)
     if (j->fast) {
         j->fast((const char *)j->E->data + (size_t)lo * j->esize,
                 (const char *)j->A->data + (size_t)lo * j->esize, hi - lo, j->tol, r);
+        if (!r->nonfinite) return;
+        acc_init(r);
+    } else if (j->widen && scratch) {
+        fast_f64(widen(j->E, lo, hi - lo, scratch), widen(j->A, lo, hi - lo, scratch + BLOCK),
+                 hi - lo, j->tol, r);
         if (!r->nonfinite) return;
         acc_init(r);
     }
@@ -627,7 +660,9 @@ typedef struct worker {
 static void *work(void *p)
 {
     worker *w = p;
-    for (int64_t b = w->b0; b < w->b1; b++) run_block(w->j, b);
+    double *scratch = w->j->widen ? malloc(2 * BLOCK * sizeof *scratch) : NULL;
+    for (int64_t b = w->b0; b < w->b1; b++) run_block(w->j, b, scratch);
+    free(scratch);
     return NULL;
 }
 
@@ -649,7 +684,8 @@ static void run_job(job *j)
 {
     int t = n_threads(j->n_blocks);
     if (t == 1) {
-        for (int64_t b = 0; b < j->n_blocks; b++) run_block(j, b);
+        worker w = {j, 0, j->n_blocks};
+        work(&w);
         return;
     }
     pthread_t th[8];
@@ -789,6 +825,9 @@ int onp_compare(const onp_tensor *E, const onp_tensor *A, onp_tol tol, onp_metri
         j.tol = tol;
         j.n = cplx ? 2 * E->count : E->count;
         j.exact_int = m->dtype_ok && d->kind != ONP_KIND_FLOAT && !cplx;
+        /* a float64 reference against float32 (or any two real dtypes) */
+        j.widen = !m->dtype_ok && !cplx && ad->kind != ONP_KIND_COMPLEX &&
+                  (d->kind == ONP_KIND_FLOAT || ad->kind == ONP_KIND_FLOAT);
         if (m->dtype_ok) {
             switch (E->dtype) {
             case ONP_FLOAT:
