@@ -13,6 +13,8 @@ its own BUILD), then copies into the package:
       needs --ort-lib, $ONNXPARITY_ORT_LIB or a system libonnxruntime.so.1
       (`onnxparity check B --ort-lib "$(python -m onnxparity.ortlib)"` takes
       the environment's onnxruntime package's).
+The `onnxparity` command is python/bin/onnxparity, a script pip installs
+with its shebang pointing at the environment's Python (see its comment).
 The wheel this makes links the build machine's libzip, cJSON, jansson,
 libcrypto, bz2 and zlib and is tagged py3-none-linux_x86_64: right for
 `pip install .` on the machine that builds it.  `make wheel` then runs
@@ -114,6 +116,6 @@ class PlatformWheel(bdist_wheel):
 # setuptools' scratch goes under the build folder, never beside the sources
 SCRATCH = BUILD / "setuptools"
 SCRATCH.mkdir(parents=True, exist_ok=True)
-setup(distclass=NativeDistribution,
+setup(distclass=NativeDistribution, scripts=["python/bin/onnxparity"],
       cmdclass={"build_py": BuildWithTool, "bdist_wheel": PlatformWheel},
       options={"build": {"build_base": str(SCRATCH)}, "egg_info": {"egg_base": str(SCRATCH)}})

@@ -20,9 +20,7 @@ capture's names (``capture``, ``export_submodules``, ``capture_stream``,
 onnxparity[capture]``), the in-process API's (``check``, ``bisect``,
 ``diagnose`` and their errors) ctypes and the shared library only.
 """
-import importlib
 import sys
-import types
 
 # typing costs more to import than the rest of the package together: not at
 # run time (mypy reads the name TYPE_CHECKING as true wherever it is set)
@@ -72,6 +70,7 @@ def __getattr__(name: str) -> "Any":
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # here: it imports warnings, a cost the command need not pay
     try:
         value = getattr(importlib.import_module(f".{module}", __name__), name)
     except ModuleNotFoundError as e:
@@ -88,7 +87,7 @@ def __dir__() -> "List[str]":
     return sorted(set(globals()) | set(_LAZY))
 
 
-class _Package(types.ModuleType):
+class _Package(type(sys)):  # type: ignore[misc]  # types.ModuleType, without importing types
     """This package's module type.  ``onnxparity.capture`` is the function
     (as it was when the package imported the capture eagerly); importing the
     submodule of the same name (``import onnxparity.capture``,
@@ -97,7 +96,7 @@ class _Package(types.ModuleType):
     would then call a module."""
 
     def __setattr__(self, name: str, value: "Any") -> None:
-        if name == "capture" and isinstance(value, types.ModuleType):
+        if name == "capture" and isinstance(value, type(sys)):
             value = value.capture
         super().__setattr__(name, value)
 

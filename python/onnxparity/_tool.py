@@ -1,6 +1,7 @@
-"""The ``onnxparity`` console command of the pip wheel: replaces this Python
-process with the C tool the wheel carries (``_native/bin/onnxparity``), so
-arguments, stdin/stdout, signals and the exit code are the tool's own.
+"""The ``onnxparity`` command of the pip wheel (``python/bin/onnxparity``
+calls ``main``): replaces this Python process with the C tool the wheel
+carries (``_native/bin/onnxparity``), so arguments, stdin/stdout, signals
+and the exit code are the tool's own.
 
 The wheel also carries ONNX Runtime's library as
 ``_native/lib/onnxparity/libonnxruntime.so.1``, which the tool finds beside

@@ -227,6 +227,25 @@ def test_bare_venv_runs_the_tool(bare, tmp_path):
     assert r.returncode == 1, r.stderr
 
 
+def imported(python, args, cwd):
+    """The modules `python -X importtime ARGS` imports (its stderr: every
+    import is written as it happens, so an exec'ing command's too)."""
+    r = subprocess.run([python, "-X", "importtime", *map(str, args)], env=clean_env(), cwd=cwd,
+                       capture_output=True, text=True)
+    return {ln.split("|")[-1].strip() for ln in r.stderr.splitlines()
+            if ln.startswith("import time:") and not ln.endswith("imported package")}
+
+
+def test_the_command_imports_the_launcher_alone(bare, tmp_path):
+    """Beyond Python's own start-up, `onnxparity --version` imports the
+    package and its launcher, nothing else (no re: not pip's console_scripts
+    wrapper; no torch, no ctypes)."""
+    py = bare / "bin" / "python"
+    startup = imported(py, ["-c", "pass"], tmp_path)
+    extra = imported(py, [bare / "bin" / "onnxparity", "--version"], tmp_path) - startup
+    assert extra == {"onnxparity", "onnxparity._tool"}, extra
+
+
 def test_bare_venv_ortlib_says_there_is_no_onnxruntime(bare, tmp_path):
     r = run([bare / "bin" / "python", "-m", "onnxparity.ortlib"], env=clean_env(), cwd=tmp_path)
     assert r.returncode == 1 and r.stdout == "", r.stdout
