@@ -241,7 +241,8 @@ venv: $(VENV_OK)
 TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/py/test_capture_testing.py \
                    tests/py/test_capture_f64.py tests/py/test_capture_fastpaths.py \
                    tests/py/test_capture_accepts.py tests/py/test_quiet_change.py \
-                   tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py tests/py/test_providers.py $(sort $(wildcard tests/py/test_dynamo*.py))
+                   tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py tests/py/test_providers.py \
+                   tests/py/test_targets.py $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
@@ -293,7 +294,7 @@ FUZZ_SECONDS ?= 60
 # The library is linked without the modules that run ONNX Runtime or build
 # on the run (FUZZ_LIB_OUT); src/gate/criteria.c, the criteria parser,
 # needs neither and stays in (fuzz_criteria), gate's rules do not.
-FUZZ_LIB_OUT := src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/% src/decode/% \
+FUZZ_LIB_OUT := src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/% \
                 src/merge/% $(filter-out src/gate/criteria.c,$(filter src/gate/%,$(LIB_SRC)))
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)

@@ -183,6 +183,23 @@ static void print_adequacy_text(const onp_adequacy *a)
                a->flags[i].message);
 }
 
+/* The capturing environment's onnxruntime, when parity.json records it:
+ * its verdict beside the one under test, or why it was not checked. */
+static void print_env_target(const onp_run_result *run)
+{
+    const onp_env_target *t = run->env_target;
+    if (!t) return;
+    if (!t->checked) {
+        printf("target   capture environment: %s %s (%s) not checked: %s\n",
+               t->package[0] ? t->package : "onnxruntime", t->version, t->library, t->why_not);
+        return;
+    }
+    printf("target   capture environment: ONNX Runtime %s (%s) %s, %zu of %zu fixtures failed\n",
+           t->version, t->library,
+           onp_run_verdict_name(t->run.verdict), t->run.failed,
+           t->run.n_fix);
+}
+
 static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
                        onp_session *s, const onp_run_result *run)
 {
@@ -193,6 +210,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
     printf("model    %s (sha256 %.12s)\n", model, sha);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), d->provider,
            onp_ort_opt_level_name(d->opt_level));
+    print_env_target(run);
     printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %-9s %s\n", "FIXTURE", "OUTPUT", "DTYPE",
            "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "ENVELOPE", "RESULT");
     onp_run_tally tally;

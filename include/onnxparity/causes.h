@@ -50,6 +50,20 @@ const char *onp_confidence_name(onp_confidence c);
  * other string (NULL too). */
 int onp_confidence_from_name(const char *name, onp_confidence *out);
 
+/* A second target judged on the same fixtures (run.h: the capturing
+ * environment's ONNX Runtime when it is not the one under test): where one
+ * passes and the other fails, the difference is the cause
+ * `runtime-version`. */
+typedef struct onp_other_target {
+    const char *what;         /* "the capturing environment's onnxruntime 1.23.2" */
+    const char *version;      /* its ONNX Runtime version */
+    const char *library;      /* its library path */
+    const char *this_version; /* the version of the target under test */
+    const onp_fixture_verdict *fixtures; /* [n_fixtures] judged at the other target */
+    size_t n_fixtures;
+    const onp_bisect_result *bisect; /* its bisect against eager, or NULL */
+} onp_other_target;
+
 /* What is known.  Every pointer but lint may be NULL: that evidence was not
  * gathered (check has no probes or sweep). */
 typedef struct onp_evidence {
@@ -68,6 +82,8 @@ typedef struct onp_evidence {
      * run judges it as evidence only, so shards derive what the whole run
      * derives), or NULL */
     const onp_fixture_verdict *traced_verdict;
+    /* another ONNX Runtime judged on the same fixtures, or NULL */
+    const onp_other_target *other;
 } onp_evidence;
 
 #define ONP_CAUSE_MAX_EVIDENCE 12

@@ -55,6 +55,7 @@ typedef enum onp_cause {
     ONP_CAUSE_OP_SEMANTICS,
     ONP_CAUSE_GRAPH_OPTIMIZATION,
     ONP_CAUSE_EXECUTION_PROVIDER,
+    ONP_CAUSE_RUNTIME_VERSION, /* another ONNX Runtime version judges the same fixtures otherwise */
     ONP_CAUSE_NONDETERMINISM,
     ONP_CAUSE_REFERENCE,
     ONP_CAUSE_STATE_MUTATION,    /* the forward writes its inputs or its own state */

@@ -204,6 +204,9 @@ typedef struct onp_run_opts {
     const onp_sweep_result *sweep;
     onp_run_progress_fn progress;
     void *progress_ctx;
+    /* check: do not judge the capturing environment's onnxruntime as a second
+     * target (onp_check_env_target) */
+    int no_env_target;
 } onp_run_opts;
 
 // --- the run's options by name: the one parser -----------------------------------
@@ -243,7 +246,9 @@ enum {
     ONP_RUN_ARGS_BISECT = 8,    /* bisect's: --fixture, --reference, --chunk, --max-exposed-bytes,
                                    --save-repro */
     ONP_RUN_ARGS_DIAGNOSE = 16, /* diagnose's: --rtol, --atol, --no-bisect, --save-repro */
-    ONP_RUN_ARGS_CHECK = ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE
+    ONP_RUN_ARGS_TARGETS = 32,  /* check's second target: --no-env-target */
+    ONP_RUN_ARGS_CHECK =
+        ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE | ONP_RUN_ARGS_TARGETS
 };
 
 /* onp_run_opts_init, and the session the tool defaults to: optimization
@@ -326,6 +331,12 @@ typedef struct onp_run_result {
     onp_bisect_result *bisect; /* the bisect that ran (any status but NO_REFERENCE), or NULL */
     onp_causes *causes;        /* owned; never NULL after success */
     onp_env env;               /* the fingerprint's export and runtime fields */
+    /* a second target judged on the same fixtures (check's capture-environment
+     * target), or NULL: evidence for runtime-version; owned by whoever set it */
+    const onp_other_target *other;
+    /* check's capture-environment target, checked or not, when parity.json
+     * records one (for the document's "targets"), or NULL */
+    const struct onp_env_target *env_target;
 } onp_run_result;
 
 /* The verdict of a diagnosis (the run with the probes' evidence): FAIL
@@ -361,6 +372,29 @@ int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o, 
 
 // --- the check: a bundle opened, linted, run and judged ---------------------------
 
+/* The capturing environment's ONNX Runtime as a second target of check
+ * (issue 29): parity.json's "onnxruntime" record (the package, version,
+ * library and sha256 the capture saw, docs/capture.md).  When that library
+ * exists and is not the one under test (another sha256), check judges the
+ * same fixtures under it with the same session options, bisects where it
+ * fails, and a difference between the two is the cause runtime-version
+ * (causes.h onp_other_target); the check fails when either target fails.
+ * --no-env-target (no_env_target) keeps one target. */
+typedef struct onp_env_target {
+    int recorded;         /* parity.json names a library */
+    int checked;          /* 1: the fixtures ran under it (run holds them) */
+    char why_not[512];    /* recorded but not checked: why ("the same library", ...) */
+    char package[64];     /* as recorded */
+    char version[64];     /* as recorded, then as the library reports itself */
+    char library[1024];   /* as recorded */
+    char this_version[64]; /* the version of the target under test */
+    char label[256];       /* "the capturing environment's onnxruntime 1.23.2" */
+    onp_ort *ort;
+    onp_session *session;
+    onp_run_result run;
+    onp_other_target other; /* what run.other points at: views into this struct */
+} onp_env_target;
+
 /* What `check` runs, whoever asks (the tool, the Python API): everything a
  * report of the run needs, owned here. */
 typedef struct onp_check {
@@ -372,7 +406,14 @@ typedef struct onp_check {
     int ran;              /* 1: run holds the judged run */
     onp_lint_result lint; /* linted before ORT loads: the findings stand whatever ORT does */
     onp_run_result run;
+    onp_env_target env; /* the capturing environment's ORT (second target), when recorded */
 } onp_check;
+
+/* The second target of c (onp_env_target above) after c's run: 0 (run or
+ * not, env.why_not says why not), -1 with e only when memory runs out or a
+ * fixture file cannot be read.  ORT refusing the second library is not an
+ * error: why_not holds its message. onp_check_run calls it. */
+int onp_check_env_target(onp_check *c, onp_run_args *a, onp_error *e);
 
 /* Open where, check --tol names against the model's outputs, lint (unless
  * no_lint), open the session, run (a->run; its lint is c->lint).  0 with

@@ -112,6 +112,44 @@ cJSON *onp_doc_run_environment(cJSON *root, onp_bundle *b, onp_ort *ort, onp_ses
     return envj;
 }
 
+/* One target's entry of "targets" (docs/cli.md, "Targets"). */
+static cJSON *target_json(const char *role, const char *package, const char *version,
+                          const char *library, const onp_run_result *r)
+{
+    cJSON *t = cJSON_CreateObject();
+    if (!t) return NULL;
+    cJSON_AddStringToObject(t, "role", role);
+    if (package) cJSON_AddStringToObject(t, "package", package);
+    cJSON_AddStringToObject(t, "ort_version", version);
+    cJSON_AddStringToObject(t, "ort_library", library);
+    cJSON_AddBoolToObject(t, "checked", r != NULL);
+    if (!r) return t;
+    cJSON_AddStringToObject(
+        t, "verdict", onp_run_verdict_name(onp_run_verdict_of(r->fix, r->n_fix, r->lint_errors)));
+    cJSON_AddNumberToObject(t, "fixtures", (double)r->n_fix);
+    cJSON_AddNumberToObject(t, "fixtures_failed", (double)r->failed);
+    if (onp_run_first_divergent(r))
+        cJSON_AddItemToObject(t, "first_divergent", onp_doc_first_divergent(r->bisect));
+    else
+        cJSON_AddNullToObject(t, "first_divergent");
+    return t;
+}
+
+/* "targets": the library under test, then the capturing environment's
+ * onnxruntime (checked, or why not), when parity.json records one. */
+static void targets_json(cJSON *root, onp_ort *ort, const onp_run_result *r)
+{
+    const onp_env_target *t = r->env_target;
+    if (!t) return;
+    cJSON *arr = cJSON_AddArrayToObject(root, "targets");
+    cJSON_AddItemToArray(
+        arr, target_json("under-test", NULL, onp_ort_version(ort), onp_ort_lib_path(ort), r));
+    cJSON *e = target_json("capture-environment", t->package, t->version, t->library,
+                           t->checked ? &t->run : NULL);
+    if (e && !t->checked) cJSON_AddStringToObject(e, "not_checked", t->why_not);
+    cJSON_AddItemToArray(arr, e);
+}
+
 cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                      const onp_run_result *r, int upgraded)
 {
@@ -124,6 +162,7 @@ cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     options_json(root, o);
     cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
     summary_json(root, r);
+    targets_json(root, ort, r);
     cJSON_AddItemToObject(root, "causes", onp_doc_causes(r->causes));
     const onp_bisect_point *p = onp_run_first_divergent(r);
     if (p)

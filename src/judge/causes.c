@@ -717,6 +717,51 @@ static void rule_reduced_precision(const facts *F, onp_causes *cs)
     cs->items[ONP_CAUSE_REDUCED_PRECISION].suggested_atol = 2 * need_atol;
 }
 
+// --- another ONNX Runtime on the same fixtures (issue 29) ------------------------------
+
+/* Fixtures failing (FAIL, or refused/lost: ERROR) among f[0..n). */
+static size_t n_failing_of(const onp_fixture_verdict *f, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += failing(&f[i]) != 0;
+    return k;
+}
+
+/* 6c. another ONNX Runtime (the capturing environment's) judged the same
+ * fixtures: where one version passes and the other fails, the versions
+ * differ (runtime-version, high), named with both versions, at the first
+ * value the failing one separates from eager at (its bisect), with that
+ * value's op.  Both failing: evidence only when they fail differently. */
+static void rule_runtime_version(const facts *F, onp_causes *cs)
+{
+    const onp_other_target *o = F->ev->other;
+    if (!o || F->nondet) return;
+    size_t here = n_failing_of(F->ev->fixtures, F->ev->n_fixtures);
+    size_t there = n_failing_of(o->fixtures, o->n_fixtures);
+    if ((here == 0) == (there == 0)) return; /* both pass, or both fail */
+    const char *bad = there ? o->version : o->this_version;
+    const char *good = there ? o->this_version : o->version;
+    const onp_bisect_result *b = there ? o->bisect : F->bis;
+    const onp_bisect_point *p =
+        b && b->status == ONP_BISECT_DIVERGES && b->first >= 0 ? &b->points[b->first] : NULL;
+    char fix[1024];
+    snprintf(fix, sizeof fix,
+             "deploy ONNX Runtime %s (it passes), or check the ONNX Runtime you deploy: "
+             "--ort-lib %s; report %s's result on %s upstream",
+             good, there ? F->ev->other->library : "the library under test", bad,
+             p ? p->op_type : "this model");
+    explains(cs, ONP_CAUSE_RUNTIME_VERSION, here, here);
+    add_cause(cs, ONP_CAUSE_RUNTIME_VERSION, ONP_CONFIDENCE_HIGH, p ? p->node : NULL, fix,
+              "ONNX Runtime %s fails %zu of %zu fixture(s) that ONNX Runtime %s passes (%s: %s)",
+              bad, there ? there : here, there ? o->n_fixtures : F->ev->n_fixtures, good, o->what,
+              o->library);
+    if (p)
+        add_cause(cs, ONP_CAUSE_RUNTIME_VERSION, ONP_CONFIDENCE_HIGH, NULL, NULL,
+                  "the first value where ONNX Runtime %s separates from eager: %s (%s), output "
+                  "%s, max_abs %g (%.3g of its scale)",
+                  bad, p->node, p->op_type, p->value, p->max_abs, p->rel_err);
+}
+
 // --- a target's precision (issue 29) -------------------------------------------------
 
 /* The precision the target under test computes in, when lowered (the
@@ -986,6 +1031,7 @@ static const struct {
     {"fixture-dependence", rule_fixture_dependence},
     {"sweep", rule_sweep},
     {"providers", rule_providers},
+    {"runtime-version", rule_runtime_version},
     {"float-noise", rule_float_noise},
     {"label-flips", rule_label_flips},
     {"reduced-precision", rule_reduced_precision},

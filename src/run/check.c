@@ -25,13 +25,16 @@ int onp_check_run(onp_check *c, const onp_bundle_spec *where, onp_run_args *a, o
     }
     if (onp_run(c->bundle, c->ort, c->session, &a->run, &c->run, e)) return -1;
     c->ran = 1;
-    return 0;
+    return onp_check_env_target(c, a, e);
 }
 
 void onp_check_release(onp_check *c)
 {
     if (!c) return;
     onp_run_result_release(&c->run);
+    onp_run_result_release(&c->env.run);
+    onp_session_close(c->env.session);
+    onp_ort_close(c->env.ort);
     onp_lint_result_free(&c->lint);
     onp_session_close(c->session);
     onp_ort_close(c->ort);

@@ -173,7 +173,8 @@ int onp_run_causes(const onp_run_opts *o, onp_run_result *r, onp_error *e)
                        .sweep = o->sweep,
                        .bisect = r->bisect,
                        .traced_fixture = r->traced >= 0 ? &r->traced : NULL,
-                       .traced_verdict = r->traced_judged ? &r->traced_extra : NULL};
+                       .traced_verdict = r->traced_judged ? &r->traced_extra : NULL,
+                       .other = r->other};
     return onp_causes_derive(&ev, &r->causes, e);
 }
 

@@ -361,6 +361,7 @@ static void test_rule_table(void)
                                          "op-semantics",
                                          "graph-optimization",
                                          "execution-provider",
+                                         "runtime-version",
                                          "nondeterminism",
                                          "reference",
                                          "state-mutation",

@@ -1,0 +1,118 @@
+"""The ONNX Runtime the user deploys as a second target of check (issue 29):
+a bundle captured in the torch 2.x environment records that environment's
+onnxruntime (1.23.2, parity.json "onnxruntime"); check, running the tool's
+own ONNX Runtime, judges the same fixtures under the recorded library too.
+A LayerNorm on inputs offset by 1000: ORT 1.23.2 loses it (errors of 3,
+the whole scale) where the tool's ORT passes: check fails, reports both
+targets, and names runtime-version with both versions and the first value
+where 1.23.2 separates from eager — the node a check run on 1.23.2 alone
+names.  Without the offset both pass and the report lists both versions.
+Skips where no onnxruntime package records a library (Debian's python).
+"""
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import onnxparity  # noqa: E402
+from onnxparity import ortlib  # noqa: E402
+
+from conftest import run  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def binary(onnxparity):  # conftest's fixture: the binary's path (skips when it is not built)
+    return onnxparity
+
+
+@pytest.fixture(scope="module")
+def envlib():
+    try:
+        return ortlib.find()
+    except LookupError as e:
+        pytest.skip(str(e))
+
+
+class LinearNorm(torch.nn.Module):
+    def __init__(self, offset):
+        super().__init__()
+        self.fc = torch.nn.Linear(64, 64)
+        self.ln = torch.nn.LayerNorm(64)
+        self.offset = offset
+
+    def forward(self, x):
+        return self.ln(self.fc(x) + self.offset)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory, envlib):
+    d = tmp_path_factory.mktemp("targets")
+    for offset in (0.0, 1000.0):
+        torch.manual_seed(0)
+        g = torch.Generator().manual_seed(1)
+        onnxparity.capture(LinearNorm(offset).eval(), [torch.randn(4, 64, generator=g) for _ in range(2)],
+                           d / f"ln{int(offset)}")
+    return d
+
+
+def check_json(binary, bundle, *args):
+    r = run([binary, "check", bundle, "--format", "json", *args])
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_the_versions_differ(binary, bundles, envlib):
+    rc, doc = check_json(binary, bundles / "ln0", "--no-env-target")
+    assert doc["environment"]["ort_version"] != envlib[1], "the test needs two ORT versions"
+    rec = json.loads((bundles / "ln0" / "parity.json").read_text())["onnxruntime"]
+    assert rec["version"] == envlib[1] and rec["library"] == str(envlib[0].resolve())
+
+
+def test_disagreement_is_runtime_version(binary, bundles, envlib):
+    bundle = bundles / "ln1000"
+    # each version alone, independently of the two-target check
+    rc_own, own = check_json(binary, bundle, "--no-env-target")
+    rc_env, env = check_json(binary, bundle, "--no-env-target", "--ort-lib", envlib[0])
+    assert rc_own == 0 and own["verdict"] == "pass"
+    assert rc_env == 1 and env["summary"]["fixtures_failed"] == 2
+    sep = env["first_divergent"]
+    assert sep["op_type"] == "LayerNormalization"
+    # both at once: the default
+    rc, doc = check_json(binary, bundle)
+    assert rc == 1 and doc["verdict"] == "fail"
+    under, capenv = doc["targets"]
+    assert under["role"] == "under-test" and under["verdict"] == "pass"
+    assert under["ort_version"] == own["environment"]["ort_version"]
+    assert capenv["role"] == "capture-environment" and capenv["checked"]
+    assert capenv["ort_version"] == envlib[1] and capenv["ort_library"] == str(envlib[0].resolve())
+    assert capenv["verdict"] == "fail" and capenv["fixtures_failed"] == 2
+    top = doc["causes"][0]
+    assert top["id"] == "runtime-version" and top["confidence"] == "high", doc["causes"]
+    assert top["node"] == sep["node"]
+    ev = " ".join(top["evidence"])
+    assert envlib[1] in ev and under["ort_version"] in ev and "LayerNormalization" in ev
+    assert under["ort_version"] in top["fix"]
+    # the text report names the second target and its verdict
+    r = run([binary, "check", bundle])
+    assert r.returncode == 1
+    line = [x for x in r.stdout.splitlines() if x.startswith("target ")]
+    assert line and envlib[1] in line[0] and " fail" in line[0]
+
+
+def test_agreement_reports_both_versions(binary, bundles, envlib):
+    rc, doc = check_json(binary, bundles / "ln0")
+    assert rc == 0 and doc["verdict"] == "pass"
+    versions = {t["ort_version"]: t for t in doc["targets"]}
+    assert len(versions) == 2 and envlib[1] in versions
+    assert all(t["checked"] and t["verdict"] == "pass" for t in doc["targets"])
+    assert not any(c["id"] == "runtime-version" for c in doc["causes"])
+
+
+def test_one_target_when_asked_or_the_same_library(binary, bundles, envlib):
+    rc, doc = check_json(binary, bundles / "ln1000", "--no-env-target")
+    assert rc == 0 and doc["targets"][1]["checked"] is False
+    assert doc["targets"][1]["not_checked"] == "--no-env-target"
+    rc, doc = check_json(binary, bundles / "ln1000", "--ort-lib", envlib[0])
+    assert rc == 1 and doc["targets"][1]["not_checked"] == "it is the library under test"
+    assert not any(c["id"] == "runtime-version" for c in doc["causes"])
