@@ -294,7 +294,7 @@ FUZZ_SECONDS ?= 60
 # The library is linked without the modules that run ONNX Runtime or build
 # on the run (FUZZ_LIB_OUT); src/gate/criteria.c, the criteria parser,
 # needs neither and stays in (fuzz_criteria), gate's rules do not.
-FUZZ_LIB_OUT := src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/% \
+FUZZ_LIB_OUT := src/ort/% src/bisect/% src/probe/% src/judge/% src/run/% src/doc/% src/api/% src/decode/% \
                 src/merge/% $(filter-out src/gate/criteria.c,$(filter src/gate/%,$(LIB_SRC)))
 $(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard src/*/*.h include/onnxparity/*.h fuzz/*.h fuzz/*.inc)
 	@mkdir -p $(@D)

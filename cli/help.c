@@ -192,6 +192,15 @@ static const help_row run_rows[] = {
     {NULL, NULL},
 };
 
+static const help_row generate_rows[] = {
+    {"--steps N", "steps to run (default: all the capture recorded)"},
+    {"--strict", "a near-tie divergence fails too"},
+    {"--rtol R", "relative tolerance of the logits (float32 default 1e-4)"},
+    {"--atol A", "absolute tolerance of the logits (float32 default 1e-5)"},
+    {"--format text|json", "text (default) or the JSON document (onnxparity.generate/1)"},
+    {NULL, NULL},
+};
+
 static const help_row inspect_rows[] = {
     {"--format text|json", "text (default) or the JSON document"},
     {NULL, NULL},
@@ -291,6 +300,13 @@ static const help_page pages[] = {
      "Run a model once under ONNX Runtime and print (or save) its outputs.", run_rows, HELP_ORT,
      "0 the model ran\n2 bad usage or inputs that do not fit the model\n3 unreadable files\n4 "
      "ONNX Runtime failure"},
+    {"generate", "generate BUNDLE [--steps N] [--strict] [options]",
+     "Run a decode bundle's greedy generation in ONNX Runtime, its own KV cache fed back, and "
+     "judge every prompt token by token: agree, near-tie (a flip inside the noise) or defect.",
+     generate_rows, HELP_ORT,
+     "0 no prompt is a defect\n1 a prompt is a defect (or, with --strict, diverges)\n2 bad "
+     "usage\n3 a bundle that cannot be read or decoded\n4 ONNX Runtime refused the model or a "
+     "step"},
     {"inspect", "inspect MODEL|TARGET [--format text|json]",
      "IR version, opsets, inputs and outputs, op histogram, initializer bytes.", inspect_rows, 0,
      "0 done\n2 bad usage\n3 a model that cannot be read or decoded"},
