@@ -27,7 +27,9 @@ builder, auditwheel's repair, scripts/wheel_graft.py); then:
 - with torch present (a venv over /usr/bin/python3's site packages, Debian's
   torch 1.13): `import onnxparity` imports no torch, onnx or numpy; the first
   use of onnxparity.capture does, and a capture made there checks `pass`
-  through the console entry.
+  through the command; the same with the torch 2.x venv's packages on
+  PYTHONPATH beside the bare venv (dynamo exporter).
+- `make sdist`'s tarball, built by pip's builder alone, gives a working tool.
 
 Each child runs with the ONNXPARITY_* variables and PYTHONPATH removed, from
 a folder outside the repository."""
@@ -459,6 +461,25 @@ def test_wheel_capture_runs_from_the_venv(venv, tmp_path):
     res = json.loads(r.stdout.strip().splitlines()[-1])
     assert res["rc"] == 0, res["stderr"]
     assert res["doc"]["verdict"] == "pass" and res["doc"]["summary"]["fixtures"] == 2
+
+
+def test_wheel_capture_runs_under_torch2(bare, tmp_path):
+    """The capture extra's newest versions (the torch 2.x venv's torch 2.9,
+    onnx, onnxscript, numpy, importable through PYTHONPATH) with the wheel
+    alone installed: a dynamo capture that the command checks `pass`."""
+    if not (TORCH2_SITE / "torch").is_dir():
+        pytest.skip("no .venv-torch2 (make venv)")
+    script = tmp_path / "cap.py"
+    script.write_text(CAPTURE)
+    env = clean_env(PATH=f"{bare / 'bin'}:{os.environ.get('PATH', '')}", PYTHONPATH=str(TORCH2_SITE))
+    r = run([bare / "bin" / "python", script, tmp_path / "bundle"], env=env, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["rc"] == 0, res["stderr"]
+    doc = res["doc"]
+    assert doc["verdict"] == "pass" and doc["summary"]["fixtures"] == 2
+    assert doc["environment"]["exporter"] == "dynamo", doc["environment"]
+    assert doc["environment"]["torch_version"].startswith("2."), doc["environment"]
 
 
 # --- the sdist ------------------------------------------------------------------------------
