@@ -427,12 +427,10 @@ static void rule_capture_determinism(const facts *F, onp_causes *cs)
     int in_graph = F->lint_cause[ONP_CAUSE_NONDETERMINISM] || F->lint_err[ONP_CAUSE_TRAINING_MODE];
     onp_cause c = in_graph ? nd_cause(F) : ONP_CAUSE_REFERENCE;
     explains(cs, c, F->n_failing, F->n_failing);
-    add_cause(cs, c, ONP_CONFIDENCE_HIGH, in_graph ? nd_node(F) : NULL,
-              in_graph ? ND_FIX : f->rule->fix,
-              "capture: its determinism rerun found eager not reproducible (%.300s)%s",
-              f->message,
-              in_graph ? "; the graph draws random values too: outputs cannot match run to run"
-                       : "");
+    add_cause(
+        cs, c, ONP_CONFIDENCE_HIGH, in_graph ? nd_node(F) : NULL, in_graph ? ND_FIX : f->rule->fix,
+        "capture: its determinism rerun found eager not reproducible (%.300s)%s", f->message,
+        in_graph ? "; the graph draws random values too: outputs cannot match run to run" : "");
 }
 
 /* 3. shape dependence (the node from a baked-shape finding). */
@@ -563,6 +561,14 @@ static void rule_sweep(const facts *F, onp_causes *cs)
 /* 6b. execution providers: one passes where another of the same library fails. */
 static void rule_providers(const facts *F, onp_causes *cs)
 {
+    const onp_cause_item *rp = &cs->items[ONP_CAUSE_REDUCED_PRECISION];
+    if (F->sw && F->sw->ep_disagree && rp->present && rp->confidence == ONP_CONFIDENCE_HIGH) {
+        /* the provider computes in a lower precision and that explains it
+         * (rule 6a): the disagreement is its evidence, not a kernel bug */
+        add_cause(cs, ONP_CAUSE_REDUCED_PRECISION, ONP_CONFIDENCE_HIGH, NULL, NULL,
+                  "sweep: %s (what the precision explains)", F->sw->ep_note);
+        return;
+    }
     if (F->sw && F->sw->ep_disagree)
         add_cause(cs, ONP_CAUSE_EXECUTION_PROVIDER, ONP_CONFIDENCE_HIGH, NULL,
                   "run on the provider that agrees (the CPU) until the kernel is fixed; report "
@@ -840,7 +846,7 @@ static const onp_bisect_point *prec_bisect(const facts *F, const onp_precision *
     return NULL;
 }
 
-/* 7d. a target that computes in a lower precision than the graph asks (a
+/* 6a. a target that computes in a lower precision than the graph asks (a
  * provider's setting or default: OpenVINO's inference precision hint, CUDA
  * TF32, ...; precision.h), tested against the error pattern: the failing
  * outputs inside their envelopes scaled to that precision, the error
@@ -1030,12 +1036,12 @@ static const struct {
     {"batch-invariance", rule_batch},
     {"fixture-dependence", rule_fixture_dependence},
     {"sweep", rule_sweep},
+    {"provider-precision", rule_provider_precision},
     {"providers", rule_providers},
     {"runtime-version", rule_runtime_version},
     {"float-noise", rule_float_noise},
     {"label-flips", rule_label_flips},
     {"reduced-precision", rule_reduced_precision},
-    {"provider-precision", rule_provider_precision},
     {"unknown", rule_unknown},
     {"bisect-checks", rule_bisect_checks},
     {"bisect-node", rule_bisect_node},

@@ -207,3 +207,17 @@ def test_capture_records_the_environments_onnxruntime(bundles):
     assert rec["version"] == importlib.metadata.version("onnxruntime")
     assert rec["library"] == str(path.resolve())
     assert rec["library_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_diagnose_names_the_precision_not_the_provider(binary, bundles, ovlib):
+    """diagnose adds the sweep, whose CPU column passes where OpenVINO in bf16
+    fails: that is the precision's evidence, not an execution-provider bug
+    (the cause diagnose gave before, with "report the operator upstream")."""
+    r = run([binary, "diagnose", bundles / "resnet18", "--format", "json", "--ort-lib", ovlib[0],
+             "--provider", "openvino", "--provider-opt", BF16])
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    ids = [c["id"] for c in doc["causes"]]
+    assert ids[0] == "reduced-precision" and "execution-provider" not in ids, doc["causes"]
+    top = doc["causes"][0]
+    assert any("the CPU provider passes" in e for e in top["evidence"])

@@ -244,6 +244,38 @@ static void test_rule(void)
     CHECK(!cs->items[ONP_CAUSE_UNKNOWN].present);
     onp_causes_free(cs);
 
+    /* diagnose: the sweep's CPU column passes where the bf16 provider fails:
+     * the precision's evidence, not execution-provider */
+    onp_sweep_config cols[2];
+    memset(cols, 0, sizeof cols);
+    snprintf(cols[0].provider, sizeof cols[0].provider, "CPUExecutionProvider");
+    cols[0].available = cols[0].pass = 1;
+    snprintf(cols[1].provider, sizeof cols[1].provider, "OpenVINOExecutionProvider");
+    cols[1].available = 1;
+    onp_sweep_result sw;
+    memset(&sw, 0, sizeof sw);
+    sw.configs = cols;
+    sw.n_configs = 2;
+    sw.ep_disagree = 1;
+    snprintf(sw.ep_note, sizeof sw.ep_note, "CPUExecutionProvider passes and OpenVINO fails");
+    for (int lv = 0; lv < ONP_SWEEP_LEVELS; lv++) sw.levels[lv].pass = 1;
+    ev.sweep = &sw;
+    CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
+    t = top(cs);
+    CHECK(t && t->id == ONP_CAUSE_REDUCED_PRECISION && t->confidence == ONP_CONFIDENCE_HIGH);
+    CHECK(has_evidence(t, "the CPU provider passes") &&
+          has_evidence(t, "what the precision explains"));
+    CHECK(!cs->items[ONP_CAUSE_EXECUTION_PROVIDER].present);
+    onp_causes_free(cs);
+    /* beyond bf16 with the CPU passing: the provider, not the precision */
+    pbuild(&w, &ev, &bf16, 0.001, 0.003, 0.01, 2);
+    ev.sweep = &sw;
+    CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
+    CHECK(cs->items[ONP_CAUSE_EXECUTION_PROVIDER].present &&
+          cs->items[ONP_CAUSE_EXECUTION_PROVIDER].confidence == ONP_CONFIDENCE_HIGH);
+    CHECK(!cs->items[ONP_CAUSE_REDUCED_PRECISION].present);
+    onp_causes_free(cs);
+
     /* the same numbers on a float32 target: no precision claimed */
     pbuild(&w, &ev, &fp32, 0, 0.003, 0.01, 2);
     CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
