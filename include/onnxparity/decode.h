@@ -21,6 +21,10 @@
  *     inside the step's noise envelope (margin <= envelope_max: the rule
  *     top-1 flips follow in check); else a defect.
  *   - the cache: ORT's present shapes against the capture's.
+ * A step ONNX Runtime refuses to run (an input shape the graph does not
+ * take, e.g. a past length baked at trace) makes every row of its batch a
+ * defect at that step, with ORT's message; the batch stops there, the run
+ * goes on.  A worker lost to a crash or a timeout is an error.
  * After a row's first divergence ORT is fed eager's token for that row
  * (teacher forcing, its own cache still fed back), so later steps compare
  * the same context.  A prompt is AGREE (every token the same, logits pass),
@@ -88,7 +92,10 @@ typedef struct onp_decode_prompt {
     int first_logit_step;   /* the first step whose logits fail; -1 none */
     int first_cache_step;   /* the first step whose cache shape differs; -1 none */
     int tokens_agree;       /* steps whose ORT token is eager's */
-    char why[256];          /* the first defect in words, or "" */
+    int steps_run;          /* steps judged: n_steps, or fewer when ORT refused a step */
+    int refused_step;       /* the step ORT refused to run (an input shape the graph does not
+                               take: a baked cache length), then a defect; -1 none */
+    char why[768];          /* the first defect in words, or "" */
     onp_decode_step *steps; /* [n_steps], owned by the result */
 } onp_decode_prompt;
 

@@ -123,19 +123,22 @@ def _example(step: DecoderStep, kv_heads: int, head_dim: int, vocab: int) -> Tup
     return (ids, mask, pos, *past)
 
 
-def export_decoder(step: DecoderStep, path: str, *, opset: int = 18) -> str:
+def export_decoder(step: DecoderStep, path: str, *, opset: int = 18,
+                   static_past: bool = False) -> str:
     """Export ``step`` to ``path`` with torch.export (dynamo): batch, new
     length and past length dynamic (Dim.DYNAMIC: torch finds the ranges and
     the equalities between inputs).  The guards torch 2.9 would install as a
     module (which its ONNX decomposition cannot read) are deferred to runtime
-    asserts.  Returns the exporter's name."""
+    asserts.  ``static_past``: leave the past length out of the dynamic dims,
+    the export mistake that bakes the trace's past length (4) into the graph
+    (tests plant it).  Returns the exporter's name."""
     _exportable_attention(step.model)
     layers, kv_heads, head_dim = step.n_layers, *cache_geometry(step.model)[1:]
     vocab = int(step.model.config.vocab_size)
     args = _example(step, kv_heads, head_dim, vocab)
     dyn = torch.export.Dim.DYNAMIC
     shapes = ({0: dyn, 1: dyn}, {0: dyn, 1: dyn}, {0: dyn, 1: dyn},
-              tuple({0: dyn, 2: dyn} for _ in range(2 * layers)))
+              tuple({0: dyn} if static_past else {0: dyn, 2: dyn} for _ in range(2 * layers)))
     names_in, names_out = io_names(layers)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

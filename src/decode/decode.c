@@ -240,6 +240,22 @@ static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st)
                  st->margin_bound ? ">= " : "", st->margin, st->envelope_max);
 }
 
+/* ORT refused step t of a batch (e says why): each of its B rows a defect
+ * there. */
+static void refused(onp_decode_prompt *prompts, int64_t B, int t, const onp_error *e)
+{
+    char msg[512];
+    onp_error_format(e, msg, sizeof msg);
+    for (int64_t r = 0; r < B; r++) {
+        onp_decode_prompt *p = &prompts[r];
+        p->refused_step = t;
+        if (p->first_step < 0) p->first_step = t;
+        if (p->cls != ONP_DECODE_DEFECT)
+            snprintf(p->why, sizeof p->why, "step %d: ONNX Runtime refused the step: %s", t, msg);
+        p->cls = ONP_DECODE_DEFECT;
+    }
+}
+
 // --- the loop over one batch ------------------------------------------------------
 
 typedef struct step_io {
@@ -387,8 +403,13 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
     if (prefill_inputs(c, s, &io, e)) goto done;
     for (int t = 0; t < c->n_steps; t++) {
         if (run_step(c, s, &io, e)) {
-            onp_error_field_prefix(e, b->dir);
-            goto done;
+            if (onp_ort_lost_worker(e) ||
+                (e->code != ONP_ERR_USAGE && e->code != ONP_ERR_RUNTIME)) {
+                onp_error_field_prefix(e, b->dir);
+                goto done;
+            }
+            refused(prompts, B, t, e);
+            break;
         }
         const onp_tensor *lg = &io.outs[0];
         int64_t nw = io.in[0].dims[1];
@@ -406,6 +427,7 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
             st->cache_ok = cache;
             if (judge_row(c, (int)r, t, &got, st, e)) goto done;
             settle_step(&prompts[r], t, st);
+            prompts[r].steps_run = t + 1;
             double q = st->envelope_max > 0 ? st->gap_max / st->envelope_max : 0;
             if (q > ratio[t]) ratio[t] = q;
             next[r] = st->eager_token; /* teacher forcing after a divergence */
@@ -420,6 +442,29 @@ done:
 }
 
 // --- the run -----------------------------------------------------------------------
+
+/* Every name generate.json gives is one of the graph's inputs / outputs. */
+static int check_names(const onp_dec_manifest *m, const onp_session *s, onp_error *e)
+{
+    const char *in[3] = {m->in_ids, m->in_mask, m->in_pos};
+    const char *field[3] = {"inputs.input_ids", "inputs.attention_mask", "inputs.position_ids"};
+    for (int i = 0; i < 3; i++)
+        if (onp_session_find_input(s, in[i]) < 0)
+            return onp_error_set(e, ONP_ERR_USAGE, m->dir, field[i], -1,
+                                 "the model has no input '%s'", in[i]);
+    if (onp_session_find_output(s, m->out_logits) < 0)
+        return onp_error_set(e, ONP_ERR_USAGE, m->dir, "outputs.logits", -1,
+                             "the model has no output '%s'", m->out_logits);
+    for (int i = 0; i < 2 * m->layers; i++) {
+        if (onp_session_find_input(s, m->past[i]) < 0)
+            return onp_error_set(e, ONP_ERR_USAGE, m->dir, "inputs.past", -1,
+                                 "the model has no input '%s'", m->past[i]);
+        if (onp_session_find_output(s, m->present[i]) < 0)
+            return onp_error_set(e, ONP_ERR_USAGE, m->dir, "outputs.present", -1,
+                                 "the model has no output '%s'", m->present[i]);
+    }
+    return 0;
+}
 
 static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_result **out,
                         onp_error *e)
@@ -440,6 +485,7 @@ static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_resul
             p->row = row;
             p->prompt_len = m->batches[k].lens[row];
             p->first_step = p->first_token_step = p->first_logit_step = p->first_cache_step = -1;
+            p->refused_step = -1;
             p->steps = calloc((size_t)n_steps, sizeof *p->steps);
             if (!p->steps)
                 return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");
@@ -456,7 +502,7 @@ static void tally(onp_decode_result *r, const onp_decode_opts *o)
     for (size_t i = 0; i < r->n_prompts; i++) {
         const onp_decode_prompt *p = &r->prompts[i];
         r->counts[p->cls]++;
-        r->tokens += r->n_steps;
+        r->tokens += p->steps_run;
         r->tokens_agree += p->tokens_agree;
     }
     onp_agreement_of((int64_t)r->n_prompts, (int64_t)r->counts[ONP_DECODE_AGREE], o->confidence,
@@ -489,7 +535,7 @@ int onp_decode_run(const char *dir, const onp_decode_opts *o, onp_decode_result 
     int upgraded;
     if (onp_run_session_open_model(o->ort_lib, &o->session, model, NULL, &ort, &s, &upgraded, e))
         goto done;
-    if (result_alloc(&m, n_steps, &r, e)) goto done;
+    if (check_names(&m, s, e) || result_alloc(&m, n_steps, &r, e)) goto done;
     size_t first = 0;
     for (size_t k = 0; k < m.n_batches; k++) {
         batch_arrays a;

@@ -41,7 +41,7 @@ static void add_step_or_null(cJSON *o, const char *key, int step)
         cJSON_AddNumberToObject(o, key, step);
 }
 
-static cJSON *prompt_json(const onp_decode_prompt *p, int n_steps, size_t index)
+static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", (double)index);
@@ -54,6 +54,8 @@ static cJSON *prompt_json(const onp_decode_prompt *p, int n_steps, size_t index)
     add_step_or_null(o, "first_token_step", p->first_token_step);
     add_step_or_null(o, "first_logit_step", p->first_logit_step);
     add_step_or_null(o, "first_cache_step", p->first_cache_step);
+    add_step_or_null(o, "refused_step", p->refused_step);
+    cJSON_AddNumberToObject(o, "steps_run", p->steps_run);
     if (p->first_token_step >= 0) {
         const onp_decode_step *st = &p->steps[p->first_token_step];
         cJSON *d = cJSON_AddObjectToObject(o, "divergence");
@@ -71,7 +73,7 @@ static cJSON *prompt_json(const onp_decode_prompt *p, int n_steps, size_t index)
     else
         cJSON_AddNullToObject(o, "why");
     cJSON *steps = cJSON_AddArrayToObject(o, "steps");
-    for (int t = 0; t < n_steps; t++) cJSON_AddItemToArray(steps, step_json(&p->steps[t], t));
+    for (int t = 0; t < p->steps_run; t++) cJSON_AddItemToArray(steps, step_json(&p->steps[t], t));
     return o;
 }
 
@@ -110,6 +112,6 @@ cJSON *onp_doc_generate(const onp_decode_result *r)
     }
     cJSON *ps = cJSON_AddArrayToObject(root, "prompts");
     for (size_t i = 0; i < r->n_prompts; i++)
-        cJSON_AddItemToArray(ps, prompt_json(&r->prompts[i], r->n_steps, i));
+        cJSON_AddItemToArray(ps, prompt_json(&r->prompts[i], i));
     return root;
 }

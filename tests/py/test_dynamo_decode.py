@@ -68,14 +68,14 @@ def healthy(tmp_path_factory):
     return model, out, man
 
 
-def refit(model, healthy_dir, tmp_path, step_cls, name):
+def refit(model, healthy_dir, tmp_path, step_cls, name, **kw):
     """The healthy bundle with its model.onnx replaced by an export of
     step_cls over the same weights (the eager record stays the truth)."""
     out = tmp_path / name
     shutil.copytree(healthy_dir, out)
     (out / "model.onnx").unlink()
     (out / "model.onnx.data").unlink()
-    _decode.export_decoder(step_cls(model, model.config.n_layer), str(out / "model.onnx"))
+    _decode.export_decoder(step_cls(model, model.config.num_hidden_layers), str(out / "model.onnx"), **kw)
     return out
 
 
@@ -158,6 +158,36 @@ def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_p
         assert p["class"] == ("defect" if padded else "agree"), p
         if padded:
             assert p["first_divergent_step"] == 0 and p["first_logit_step"] == 0
+
+
+def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_path):
+    """The past's sequence dim left static: the graph takes only the trace's
+    past length (4), so ORT refuses the prefill's empty past. Every prompt a
+    defect at step 0, ORT's message naming the input; exit 1, not an error."""
+    model, out, _ = healthy
+    faulty = refit(model, out, tmp_path, _decode.DecoderStep, "baked", static_past=True)
+    code, doc = generate(onnxparity, faulty)
+    assert code == 1 and doc["summary"]["classes"]["defect"] == 8
+    for p in doc["prompts"]:
+        assert p["refused_step"] == 0 and p["first_divergent_step"] == 0 and p["steps_run"] == 0
+        assert "past_key_values.0.key" in p["why"] and "expected float32 [" in p["why"], p["why"]
+
+
+def test_llama_with_grouped_query_cache_agrees(onnxparity, tmp_path):
+    """A Llama-style decoder (RoPE, RMSNorm, 4 heads over 2 key/value heads):
+    healthy, every prompt agrees; the cache is [B, 2, P, 8]."""
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   max_position_embeddings=64, initializer_range=0.2)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    man = _decode.capture_decode(model, str(tmp_path / "llama"), prompts(), steps=STEPS,
+                                 batch_size=BATCH, logits_batches=1)
+    assert man["cache"] == {"layers": 2, "kv_heads": 2, "head_dim": 8, "dtype": "float32"}
+    assert man["batches"][0]["cache_shapes"][0] == [4, 2, 7, 8]
+    code, doc = generate(onnxparity, tmp_path / "llama")
+    assert code == 0 and doc["summary"]["classes"]["agree"] == 8
+    assert doc["model_type"] == "llama"
 
 
 # --------------------------------------------------------------------------- near-tie vs defect
