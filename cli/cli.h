@@ -122,6 +122,7 @@ void sweep_print_text(const struct onp_sweep_result *r);
 int cmd_gate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_chain(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_generate(int argc, char **argv); /* cli/cmd_generate.c: the decode loop */
 

@@ -134,6 +134,14 @@ static const help_row diff_rows[] = {
     {NULL, NULL},
 };
 
+static const help_row chain_rows[] = {
+    {"--stage NAME=MODEL", "a model made from the bundle's export, in chain order (repeatable)"},
+    {"--precision NAME=P", "the stage's precision: fp32, fp16, bf16, int8 (default: read from "
+                           "the graph)"},
+    {"--format text|json", "text (default) or the JSON document (onnxparity.chain/1)"},
+    {NULL, NULL},
+};
+
 static const help_row bisect_rows[] = {
     TARGET_ROWS,
     {"--fixture K", "use test_data_set_K only (default: every fixture)"},
@@ -271,6 +279,14 @@ static const help_page pages[] = {
      "0 merged verdict pass\n1 fail\n2 bad usage, or documents that do not belong together "
      "(a missing or repeated shard)\n3 unreadable or non-JSON files\n4 a shard's verdict was "
      "error"},
+    {"chain", "chain BUNDLE --stage NAME=MODEL.onnx [--stage ...] [options]",
+     "Run the bundle's export and each model made from it (optimized, slimmed, float16, "
+     "quantized) over its fixtures; judge each against eager at its precision and name the first "
+     "stage, and its first divergent value, beyond it.",
+     chain_rows, HELP_ORT,
+     "0 every stage as accurate as its precision allows\n1 a stage beyond its precision's "
+     "envelope\n2 bad usage, or nothing to compare\n3 unreadable files\n4 ONNX Runtime refused "
+     "or lost a stage"},
     {"bisect", "bisect TARGET [options]\nbisect --model MODEL --data DIR... [options]",
      "Name the first node whose output leaves its reference (the eager intermediates, or ORT at "
      "opt-level disable), and whether its error is local or inherited.",

@@ -40,6 +40,9 @@ static const cli_cmd commands[] = {
     {"generate", "BUNDLE [--steps N] [--strict] [--format text|json] [--rtol R] [--atol A]",
      "run a decode bundle's greedy generation in ONNX Runtime, token by token with its cache",
      cmd_generate},
+    {"chain",
+     "BUNDLE --stage NAME=MODEL.onnx [--stage ...] [--precision NAME=P] [--format text|json]",
+     "the export and the models made from it, each judged at its precision", cmd_chain},
     {"bisect",
      "TARGET [--fixture K] [--reference eager|disable] [--chunk N] [--max-exposed-bytes B] "
      "[--format text|json] [--html FILE] [--rtol R] [--atol A]",

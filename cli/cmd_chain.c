@@ -1,0 +1,192 @@
+/*
+ * cmd_chain.c — `onnxparity chain BUNDLE --stage NAME=MODEL.onnx ...`:
+ * the bundle's export and each model made from it (optimized, slimmed,
+ * float16, quantized) run over the bundle's fixtures and judged against
+ * eager at the stage's precision (docs/chain.md).
+ *
+ * The chain is the library's (chain.h, onp_chain_run: the run layer's
+ * fixture loop per stage, the stage envelope, the first divergent value
+ * matched across graphs); this file parses and formats (text, or the
+ * library's onnxparity.chain/1 document).
+ *
+ * Exit: 0 every stage within its precision's envelope; 1 a stage beyond
+ * it; 2 bad usage; 3 unreadable files; 4 ONNX Runtime refused or lost a
+ * stage.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "onnxparity/chain.h"
+#include "onnxparity/doc.h"
+#include "report.h"
+
+#define MAX_STAGES 32
+
+typedef struct opts {
+    onp_run_args args;
+    const char *bundle;
+    onp_chain_stage_spec st[MAX_STAGES];
+    char names[MAX_STAGES][128];
+    size_t n;
+    const char *prec[MAX_STAGES]; /* --precision NAME=P as given */
+    size_t n_prec;
+    cli_format fmt;
+} opts;
+
+/* "NAME=REST": NAME copied into name (n bytes), REST returned; NULL when
+ * there is no '=' or NAME is empty or too long. */
+static const char *split_eq(const char *s, char *name, size_t n)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s || (size_t)(eq - s) >= n) return NULL;
+    memcpy(name, s, (size_t)(eq - s));
+    name[eq - s] = 0;
+    return eq + 1;
+}
+
+static int add_stage(opts *o, const char *cmd, const char *v)
+{
+    if (o->n >= MAX_STAGES) return cli_usage_error(cmd, "at most %d --stage", MAX_STAGES), -1;
+    const char *model = split_eq(v, o->names[o->n], sizeof o->names[o->n]);
+    if (!model || !model[0])
+        return cli_usage_error(cmd, "--stage wants NAME=MODEL.onnx, not '%s'", v), -1;
+    o->st[o->n].name = o->names[o->n];
+    o->st[o->n].model = model;
+    o->n++;
+    return 0;
+}
+
+/* Each --precision NAME=P onto the stage of that name. */
+static int apply_precisions(opts *o, const char *cmd)
+{
+    for (size_t i = 0; i < o->n_prec; i++) {
+        char name[128];
+        const char *p = split_eq(o->prec[i], name, sizeof name);
+        size_t k = 0;
+        while (p && k < o->n && strcmp(o->st[k].name, name)) k++;
+        if (!p || k == o->n)
+            return cli_usage_error(cmd,
+                                   "--precision wants NAME=fp32|fp16|bf16|int8 for a stage "
+                                   "given with --stage, not '%s'",
+                                   o->prec[i]),
+                   -1;
+        if (onp_chain_prec_from_name(p, &o->st[k].prec))
+            return cli_usage_error(cmd, "--precision %s: '%s' is not fp32, fp16, bf16 or int8",
+                                   name, p),
+                   -1;
+        o->st[k].prec_given = 1;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    const char *v;
+    onp_run_args_init(&o->args);
+    for (int i = 1; i < argc; i++) {
+        int r = cli_run_opt(&o->args, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL, argc, argv, &i);
+        if (r < 0) return -1;
+        if (r) continue;
+        if ((r = cli_opt(argc, argv, &i, "stage", &v))) {
+            if (r < 0 || add_stage(o, argv[0], v)) return -1;
+        } else if ((r = cli_opt(argc, argv, &i, "precision", &v))) {
+            if (r < 0) return -1;
+            if (o->n_prec >= MAX_STAGES)
+                return cli_usage_error(argv[0], "at most %d --precision", MAX_STAGES), -1;
+            o->prec[o->n_prec++] = v;
+        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
+        } else if (cli_target_arg(argv, i, "bundle", &o->bundle)) {
+            return -1;
+        }
+    }
+    if (!o->bundle || !o->n)
+        return cli_usage_error(argv[0], "usage: onnxparity chain BUNDLE --stage NAME=MODEL.onnx "
+                                        "[--stage ...] [--precision NAME=fp32|fp16|bf16|int8]"),
+               -1;
+    return apply_precisions(o, argv[0]);
+}
+
+static void print_point(const char *label, const onp_chain_point *p)
+{
+    char a[16], b[16];
+    printf("    %-8s %s  rel err %s  (|diff| %s)\n", label, p->value,
+           onp_doc_short_num(p->rel_err, a, sizeof a), onp_doc_short_num(p->max_abs, b, sizeof b));
+    printf("             stage:  %s (%s)\n", p->node[0] ? p->node : "<unnamed>", p->op_type);
+    printf("             export: %s (%s)\n", p->orig_node[0] ? p->orig_node : "<unnamed>",
+           p->orig_op_type);
+}
+
+static void print_stage(const onp_chain_stage *s)
+{
+    printf("%-16s %-5s %-7s %s\n", s->name, onp_chain_prec_name(s->prec),
+           onp_chain_status_name(s->status), s->model);
+    if (s->msg[0]) printf("    %s\n", s->msg);
+    for (size_t k = 0; k < s->n_out; k++) {
+        const onp_chain_output *o = &s->outs[k];
+        char a[16], b[16], c[16], d[16];
+        printf("  %-24s %-7s max|diff| %-9s rel %-9s envelope %-9s sqnr %s dB%s%s\n", o->name,
+               o->within ? "within" : "beyond", onp_doc_short_num(o->max_abs, a, sizeof a),
+               onp_doc_short_num(o->max_rel, b, sizeof b),
+               onp_doc_short_num(o->envelope_max, c, sizeof c),
+               onp_doc_short_num(o->sqnr_db, d, sizeof d), o->why ? ": " : "",
+               o->why ? o->why : "");
+    }
+    const onp_chain_divergence *dv = &s->div;
+    if (dv->found) {
+        char l[16];
+        printf("  first divergent value (fixture %d, limit %s relative; %zu of %zu values named "
+               "alike compared):\n",
+               dv->fixture, onp_doc_short_num(dv->limit, l, sizeof l), dv->n_compared,
+               dv->n_common);
+        print_point("value", &dv->first);
+        if (dv->input.value[0]) print_point("input", &dv->input);
+    } else if (dv->note[0]) {
+        printf("  first divergent value: none found: %s\n", dv->note);
+    }
+}
+
+static void print_text(const onp_chain *c)
+{
+    const char *ref = onp_noisebook_reference(onp_bundle_noise(c->bundle));
+    printf("chain: %s (%zu stages, noise reference: %s)\n",
+           onp_bundle_dir(c->bundle) ? onp_bundle_dir(c->bundle) : onp_bundle_model_path(c->bundle),
+           c->n, ref ? ref : "none");
+    for (size_t i = 0; i < c->n; i++) print_stage(&c->stages[i]);
+    if (c->first_beyond >= 0)
+        printf("verdict: %s — first stage not as accurate as its precision allows: %s\n",
+               onp_run_verdict_name(c->verdict), c->stages[c->first_beyond].name);
+    else
+        printf("verdict: %s — every stage as accurate as its precision allows\n",
+               onp_run_verdict_name(c->verdict));
+}
+
+int cmd_chain(int argc, char **argv)
+{
+    opts *o = calloc(1, sizeof *o);
+    if (!o) return cli_usage_error(argv[0], "out of memory");
+    if (parse_args(argc, argv, o)) {
+        free(o);
+        return EXIT_USAGE;
+    }
+    onp_bundle_spec where = {.bundle = o->bundle};
+    onp_chain c;
+    onp_error e;
+    onp_error_clear(&e);
+    int rc;
+    if (onp_chain_run(&c, &where, &o->args, o->st, o->n, &e)) {
+        rc = cli_report(&e);
+    } else {
+        if (o->fmt == FMT_JSON)
+            report_print_json(onp_doc_chain(&c, &o->args.run));
+        else
+            print_text(&c);
+        rc = onp_run_exit_code(c.verdict);
+    }
+    onp_chain_release(&c);
+    free(o);
+    return rc;
+}

@@ -1,0 +1,270 @@
+"""The deployment chain (docs/chain.md, issue 30): `onnxparity chain` over
+real exports of torch 2.x (a torchvision ResNet-18 and a transformers BERT,
+random weights, dynamo exporter) and the stages the transforms of
+onnxparity._transforms make from them: ONNX Runtime's offline optimization,
+onnxslim, float16 (keep_io_types), dynamic and static QDQ int8.
+
+- Healthy stages are within their precision's envelope, and each stage's
+  reported error is held against this test's own computation: the stage
+  run with the onnxruntime Python package over the bundle's fixtures,
+  compared with the eager outputs the bundle stores.  The tool is pointed at
+  that package's own ONNX Runtime library (--ort-lib), so the two runs are
+  the same computation.
+- Planted faults, one per stage kind: a changed constant in the ORT-optimized
+  graph, a float16 overflow in a normalization block, a quantized layer with
+  a wrong scale.  Each is named at its stage, and its first divergent value
+  at the node the test planted it in, in both graphs' names.
+
+Needs the torch 2.x environment (.venv-torch2: torch, torchvision,
+transformers, onnxruntime); skips elsewhere and says why.
+"""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+transformers = pytest.importorskip("transformers")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+np = pytest.importorskip("numpy")
+
+import onnxparity as onp  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+from onnxparity import _export, _transforms, ortlib  # noqa: E402
+
+pytestmark = [
+    pytest.mark.skipif(not _export.has_dynamo_exporter(),
+                       reason=f"torch {torch.__version__} has no dynamo exporter"),
+    pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning",
+                               "ignore::FutureWarning"),
+]
+
+HEALTHY = ["ort-basic", "ort-extended", "slim", "fp16", "int8-dynamic", "int8-qdq"]
+
+
+def _ort_lib():
+    try:
+        return str(ortlib.find()[0])
+    except Exception as e:  # noqa: BLE001 - any reason means: no package library
+        pytest.skip(f"no ONNX Runtime library in the onnxruntime package: {e}")
+
+
+def chain(onnxparity_bin, bundle, stages, *extra):
+    """The chain document of `bundle` with `stages` [(name, model, precision)]."""
+    args = [onnxparity_bin, "chain", str(bundle), "--format", "json", "--ort-lib", _ort_lib()]
+    for name, model, prec in stages:
+        args += ["--stage", f"{name}={model}", "--precision", f"{name}={prec}"]
+    r = subprocess.run(args + list(extra), capture_output=True, text=True, timeout=600)
+    assert r.returncode in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "onnxparity.chain/1"
+    assert r.returncode == (0 if doc["verdict"] == "pass" else 1)
+    return doc
+
+
+def stage_of(doc, name):
+    return next(s for s in doc["stages"] if s["name"] == name)
+
+
+def fixtures(bundle):
+    """[(feeds by position, expected outputs)] of the bundle's fixtures."""
+    out = []
+    for d in sorted(pathlib.Path(bundle).glob("test_data_set_*"), key=lambda p: int(p.name.rsplit("_", 1)[1])):
+        ins = sorted(d.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+        outs = sorted(d.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+        load = lambda p: numpy_helper.to_array(onnx.load_tensor(str(p)))  # noqa: E731
+        out.append(([load(p) for p in ins], [load(p) for p in outs]))
+    return out
+
+
+def own_max_abs(model, bundle):
+    """{output name: max |stage - eager|} over the bundle's fixtures, by the
+    onnxruntime Python package."""
+    s = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    names = [i.name for i in s.get_inputs()]
+    outs = [o.name for o in s.get_outputs()]
+    worst = {n: 0.0 for n in outs}
+    for ins, want in fixtures(bundle):
+        got = s.run(None, dict(zip(names, ins)))
+        for n, g, w in zip(outs, got, want):
+            worst[n] = max(worst[n], float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64)))))
+    return worst
+
+
+def images(seed, *batches, size=64):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(b, 3, size, size, generator=g) for b in batches]
+
+
+def text(seed, *shapes):
+    g, out = torch.Generator().manual_seed(seed), []
+    for b, s in shapes:
+        m = torch.ones(b, s, dtype=torch.int64)
+        m[0, s // 2:] = 0
+        out.append({"input_ids": torch.randint(0, 100, (b, s), generator=g), "attention_mask": m})
+    return out
+
+
+@pytest.fixture(scope="module")
+def resnet(tmp_path_factory):
+    d = tmp_path_factory.mktemp("resnet18")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    onp.capture(model, images(0, 2, 3), d / "bundle", exporter="dynamo")
+    stages = _transforms.make(str(d / "bundle"), str(d / "stages"), HEALTHY)
+    return d / "bundle", stages
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bert")
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=100, max_position_embeddings=64, hidden_size=64,
+                                  num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+    model = transformers.BertModel(cfg).eval()
+    onp.capture(model, text(1, (2, 8), (3, 12)), d / "bundle", exporter="dynamo")
+    stages = _transforms.make(str(d / "bundle"), str(d / "stages"), HEALTHY)
+    return d / "bundle", stages
+
+
+def check_healthy(onnxparity_bin, bundle, stages):
+    doc = chain(onnxparity_bin, bundle, [(s["name"], s["model"], s["precision"]) for s in stages])
+    assert doc["verdict"] == "pass" and doc["first_beyond"] is None, json.dumps(doc, indent=1)[:3000]
+    assert doc["noise_reference"] == "float64"
+    assert [s["name"] for s in doc["stages"]] == ["export"] + [s["name"] for s in stages]
+    for s in stages:
+        st = stage_of(doc, s["name"])
+        assert st["status"] == "within" and st["precision"] == s["precision"]
+        own = own_max_abs(s["model"], bundle)
+        for o in st["outputs"]:
+            assert o["within"] and o["fixtures_compared"] == len(st["fixture_results"])
+            # the tool's error is the test's own, and inside the envelope it reports
+            assert o["max_abs"] == pytest.approx(own[o["name"]], rel=1e-3, abs=1e-6), (s["name"], o)
+            assert o["max_abs"] <= o["envelope_max"]
+    return doc
+
+
+def test_resnet18_healthy_stages_are_within_their_precision(onnxparity, resnet):
+    doc = check_healthy(onnxparity, *resnet)
+    # the precision shows: float32 stages are at float32 noise, the others not
+    exp = stage_of(doc, "export")["outputs"][0]
+    assert stage_of(doc, "ort-extended")["outputs"][0]["max_abs"] < 10 * exp["envelope_max"]
+    assert stage_of(doc, "fp16")["outputs"][0]["max_abs"] > 10 * exp["envelope_max"]
+    assert stage_of(doc, "int8-qdq")["outputs"][0]["max_abs"] > stage_of(doc, "fp16")["outputs"][0]["max_abs"]
+
+
+def test_bert_healthy_stages_are_within_their_precision(onnxparity, bert):
+    check_healthy(onnxparity, *bert)
+
+
+# --- planted faults -------------------------------------------------------------------
+
+
+def _producer(model, value):
+    return next(n for n in model.graph.node if value in n.output)
+
+
+def test_changed_constant_in_the_optimized_graph_is_named(onnxparity, resnet, tmp_path):
+    """A weight of one fused Conv in ORT's extended graph scaled by 1.5: the
+    ort-extended stage is the first beyond, at that node's output."""
+    bundle, stages = resnet
+    src = next(s["model"] for s in stages if s["name"] == "ort-extended")
+    m = onnx.load(src)
+    convs = [n for n in m.graph.node if n.op_type in ("Conv", "FusedConv")]
+    node = convs[len(convs) // 2]
+    inits = {i.name: i for i in m.graph.initializer}
+    w = inits[node.input[1]]
+    w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w) * 1.5, w.name))
+    bad = tmp_path / "ort-extended-bad.onnx"
+    onnx.save(m, bad)
+    fp16 = next(s["model"] for s in stages if s["name"] == "fp16")
+    doc = chain(onnxparity, bundle, [("ort-extended", bad, "fp32"), ("fp16", fp16, "fp16")])
+    assert doc["verdict"] == "fail" and doc["first_beyond"] == "ort-extended"
+    st = stage_of(doc, "ort-extended")
+    assert st["status"] == "beyond" and stage_of(doc, "fp16")["status"] == "within"
+    first = st["first_divergent"]["first"]
+    assert first["value"] == node.output[0] and first["node"] == node.name
+    assert first["op_type"] == node.op_type
+    # the same value in the export: produced by the node the fusion ended in
+    orig = onnx.load(str(bundle / "model.onnx"))
+    p = _producer(orig, node.output[0])
+    assert first["export_node"] == p.name and first["export_op_type"] == p.op_type
+
+
+class NormBlock(torch.nn.Module):
+    """A transformer-style block whose activations reach the thousands: a
+    LayerNorm written by hand (torch.var: the squares of the centred
+    values) and a softmax.  Fine in float32; in float16 the squares
+    overflow (> 65504) where ONNX Runtime's CPU provider stores them in
+    float16 (ReduceMean reads them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(16, 32)
+        self.out = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = self.up(x) * 1000.0
+        h = (h - h.mean(-1, keepdim=True)) / torch.sqrt(h.var(-1, keepdim=True) + 1e-5)
+        return self.out(torch.softmax(h, dim=-1) * h)
+
+
+def test_fp16_overflow_is_named_at_the_square(onnxparity, tmp_path):
+    torch.manual_seed(0)
+    model = NormBlock().eval()
+    g = torch.Generator().manual_seed(3)
+    onp.capture(model, [torch.randn(4, 16, generator=g), torch.randn(6, 16, generator=g)],
+                       tmp_path / "bundle", exporter="dynamo")
+    stages = _transforms.make(str(tmp_path / "bundle"), str(tmp_path / "stages"), ["ort-basic", "fp16"])
+    doc = chain(onnxparity, tmp_path / "bundle", [(s["name"], s["model"], s["precision"]) for s in stages])
+    assert doc["first_beyond"] == "fp16" and stage_of(doc, "ort-basic")["status"] == "within"
+    first = stage_of(doc, "fp16")["first_divergent"]["first"]
+    # the test's own finding: the first float value of the export, in node
+    # order, that leaves float16's range on some fixture
+    value, node = first_overflow(tmp_path / "bundle" / "model.onnx", tmp_path / "bundle")
+    assert first["value"] == value and first["export_node"] == node.name, (first, value)
+    assert first["nonfinite"] > 0 and first["op_type"] == node.op_type == "Mul"
+    assert first["node"] == node.name  # the converter keeps node names
+
+
+def first_overflow(model_path, bundle):
+    """(value, node) of the export: the first node output, in node order,
+    whose magnitude exceeds float16's largest finite value (65504) on a
+    fixture, by the onnxruntime Python package."""
+    m = onnx.shape_inference.infer_shapes(onnx.load(str(model_path)))
+    floats = {v.name: v for v in m.graph.value_info if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    order = [(o, n) for n in m.graph.node for o in n.output if o in floats]
+    m.graph.output.extend(floats[o] for o, _ in order)
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in s.get_inputs()]
+    big = set()
+    for ins, _ in fixtures(bundle):
+        got = s.run([o for o, _ in order], dict(zip(names, ins)))
+        big |= {o for (o, _), g in zip(order, got) if np.max(np.abs(g)) > 65504}
+    return next((o, n) for o, n in order if o in big)
+
+
+def test_quantized_layer_with_a_wrong_scale_is_named(onnxparity, resnet, tmp_path):
+    """The weight scale of one Conv in the QDQ model multiplied by 4: the
+    int8-qdq stage is the first beyond, at that Conv."""
+    bundle, stages = resnet
+    src = next(s["model"] for s in stages if s["name"] == "int8-qdq")
+    m = onnx.load(src)
+    inits = {i.name: i for i in m.graph.initializer}
+    dq = {n.output[0]: n for n in m.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in inits}
+    convs = [n for n in m.graph.node if n.op_type == "Conv" and n.input[1] in dq]
+    node = convs[len(convs) // 2]
+    scale = inits[dq[node.input[1]].input[1]]
+    scale.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(scale) * 4, scale.name))
+    bad = tmp_path / "int8-qdq-bad.onnx"
+    onnx.save(m, bad)
+    doc = chain(onnxparity, bundle, [("int8-qdq", bad, "int8")])
+    assert doc["first_beyond"] == "int8-qdq"
+    first = stage_of(doc, "int8-qdq")["first_divergent"]["first"]
+    assert first["value"] == node.output[0] and first["node"] == node.name and first["op_type"] == "Conv"
+    orig = onnx.load(str(bundle / "model.onnx"))
+    assert first["export_node"] == _producer(orig, node.output[0]).name
