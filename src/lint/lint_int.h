@@ -21,47 +21,48 @@
 
 /* One per row of the rule table (registry.c), in id order. */
 typedef enum lint_rule_ix {
-    R_DROPOUT_TRAINING = 0,     /* ONP101 */
-    R_DROPOUT_TRAINING_UNKNOWN, /* ONP102 */
-    R_DROPOUT_TRAINING_NOOP,    /* ONP103 */
-    R_BATCHNORM_TRAINING,       /* ONP104 */
-    R_RANDOM_DROPOUT_MASK,      /* ONP105 */
-    R_MODULES_IN_TRAINING,      /* ONP106 */
-    R_EXPORTER_TRAINING,        /* ONP107 */
-    R_STATIC_BATCH_INPUT,       /* ONP201 */
-    R_BATCH_CONSTANT,           /* ONP202 */
-    R_CONSTANT_SHAPE_DYNAMIC,   /* ONP203 */
-    R_SHAPE_RISK,               /* ONP204 */
-    R_EXPORTER_SHAPE,           /* ONP205 */
-    R_CONSTANT_RESIZE_SIZE,     /* ONP206 */
-    R_SIZE_ONE_TRACE,           /* ONP207 */
-    R_TRACER_WARNING,           /* ONP301 */
-    R_TRACE_PATH_DIFFERS,       /* ONP302 */
-    R_UNROLLED_LOOP,            /* ONP303 */
-    R_TOPK_TIES,                /* ONP401 */
-    R_ARG_SELECT_LAST,          /* ONP402 */
-    R_RESIZE_SEMANTICS,         /* ONP403 */
-    R_UPSAMPLE,                 /* ONP404 */
-    R_PAD_MODE,                 /* ONP405 */
-    R_INTEGER_DIV,              /* ONP406 */
-    R_MOD_SIGN,                 /* ONP407 */
-    R_NAN_PROPAGATION,          /* ONP408 */
-    R_ROUND_HALF_EVEN,          /* ONP409 */
-    R_CAST_FLOAT_INT,           /* ONP410 */
-    R_GRID_SAMPLE,              /* ONP411 */
-    R_NMS,                      /* ONP412 */
-    R_SCATTER_DUPLICATES,       /* ONP413 */
-    R_EXPORTER_OP,              /* ONP414 */
-    R_EXPORTER_NOTE,            /* ONP415 */
-    R_REDUCED_PRECISION,        /* ONP416 */
-    R_LEGACY_OPSET,             /* ONP501 */
-    R_OUTPUT_UNTYPED,           /* ONP502 */
-    R_OUTPUT_SHAPELESS,         /* ONP503 */
-    R_RANDOM_OP,                /* ONP601 */
-    R_EAGER_NONDETERMINISTIC,   /* ONP602 */
-    R_STATE_MUTATION,           /* ONP701 */
-    R_INPUT_MUTATION,           /* ONP702 */
-    R_ATTRIBUTE_MUTATION,       /* ONP703 */
+    R_DROPOUT_TRAINING = 0,      /* ONP101 */
+    R_DROPOUT_TRAINING_UNKNOWN,  /* ONP102 */
+    R_DROPOUT_TRAINING_NOOP,     /* ONP103 */
+    R_BATCHNORM_TRAINING,        /* ONP104 */
+    R_RANDOM_DROPOUT_MASK,       /* ONP105 */
+    R_MODULES_IN_TRAINING,       /* ONP106 */
+    R_EXPORTER_TRAINING,         /* ONP107 */
+    R_MODULES_IN_TRAINING_INERT, /* ONP108 */
+    R_STATIC_BATCH_INPUT,        /* ONP201 */
+    R_BATCH_CONSTANT,            /* ONP202 */
+    R_CONSTANT_SHAPE_DYNAMIC,    /* ONP203 */
+    R_SHAPE_RISK,                /* ONP204 */
+    R_EXPORTER_SHAPE,            /* ONP205 */
+    R_CONSTANT_RESIZE_SIZE,      /* ONP206 */
+    R_SIZE_ONE_TRACE,            /* ONP207 */
+    R_TRACER_WARNING,            /* ONP301 */
+    R_TRACE_PATH_DIFFERS,        /* ONP302 */
+    R_UNROLLED_LOOP,             /* ONP303 */
+    R_TOPK_TIES,                 /* ONP401 */
+    R_ARG_SELECT_LAST,           /* ONP402 */
+    R_RESIZE_SEMANTICS,          /* ONP403 */
+    R_UPSAMPLE,                  /* ONP404 */
+    R_PAD_MODE,                  /* ONP405 */
+    R_INTEGER_DIV,               /* ONP406 */
+    R_MOD_SIGN,                  /* ONP407 */
+    R_NAN_PROPAGATION,           /* ONP408 */
+    R_ROUND_HALF_EVEN,           /* ONP409 */
+    R_CAST_FLOAT_INT,            /* ONP410 */
+    R_GRID_SAMPLE,               /* ONP411 */
+    R_NMS,                       /* ONP412 */
+    R_SCATTER_DUPLICATES,        /* ONP413 */
+    R_EXPORTER_OP,               /* ONP414 */
+    R_EXPORTER_NOTE,             /* ONP415 */
+    R_REDUCED_PRECISION,         /* ONP416 */
+    R_LEGACY_OPSET,              /* ONP501 */
+    R_OUTPUT_UNTYPED,            /* ONP502 */
+    R_OUTPUT_SHAPELESS,          /* ONP503 */
+    R_RANDOM_OP,                 /* ONP601 */
+    R_EAGER_NONDETERMINISTIC,    /* ONP602 */
+    R_STATE_MUTATION,            /* ONP701 */
+    R_INPUT_MUTATION,            /* ONP702 */
+    R_ATTRIBUTE_MUTATION,        /* ONP703 */
     R_COUNT
 } lint_rule_ix;
 
@@ -222,6 +223,10 @@ void lint_check_random(lint_ctx *c, const lint_node *ln);
  * false with a ratio not provably 0 (manifest.c: the exporter's dropout
  * warning). */
 size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main);
+/* How many nodes of the main graph compute as in training mode: the live
+ * Dropouts, BatchNormalizations in their training form, random operators
+ * (manifest.c: whether modules left in training mode left a trace). */
+size_t lint_training_nodes(lint_ctx *c, const lint_scope *main);
 /* rules_shape.c */
 void lint_check_inputs(lint_ctx *c, const lint_scope *main);
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln);

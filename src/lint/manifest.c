@@ -158,11 +158,20 @@ static void training(lint_ctx *c, const lint_scope *main, uint64_t *pos)
         snprintf(what, sizeof what, "%d module(s) were", n_list);
     else
         snprintf(what, sizeof what, "the model was");
-    lint_emit(c, R_MODULES_IN_TRAINING, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
+    /* no node computes in training form (torch 2.15's dynamo exporter writes
+     * a training-mode BatchNorm with its running statistics): a risk, and
+     * the numbers decide */
+    int inert = lint_training_nodes(c, main) == 0;
+    lint_emit(c, inert ? R_MODULES_IN_TRAINING_INERT : R_MODULES_IN_TRAINING, &loc,
+              LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
               "parity.json: %s in training mode at export%s%s%s%s%s%s%s", what,
               mode ? " (export mode " : "", mode ? mode : "", mode ? ")" : "", listed ? ": " : "",
               shown, n_list > listed ? ", ..." : "",
-              sensitive ? "; the graph holds their mode-dependent nodes" : "");
+              inert ? "; yet no node of the graph computes in training form (no live Dropout, no "
+                      "training-mode BatchNormalization, no random operator): the exporter wrote "
+                      "them in inference form, and the eager truth runs in eval mode"
+              : sensitive ? "; the graph holds their mode-dependent nodes"
+                          : "");
 }
 
 static int has(const char *s, const char *word)

@@ -58,6 +58,12 @@ static const onp_lint_rule rules[] = {
                              "parity.json: the exporter warned about training mode",
                              "call model.eval() and export with "
                              "training=torch.onnx.TrainingMode.EVAL"},
+    [R_MODULES_IN_TRAINING_INERT] = {"ONP108", "modules-in-training-inert", W,
+                                     ONP_CAUSE_TRAINING_MODE,
+                                     "parity.json: modules were in training mode at export, but "
+                                     "no node of the graph computes in training form",
+                                     "call model.eval() before capture/export all the same: "
+                                     "another exporter or torch version may keep the mode"},
     [R_STATIC_BATCH_INPUT] = {"ONP201", "static-batch-input", W, ONP_CAUSE_BAKED_SHAPE,
                               "a graph input whose dim 0 (the batch) is static",
                               "declare it dynamic: torch.onnx.export(..., dynamic_axes={'x': {0: "

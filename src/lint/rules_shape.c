@@ -259,6 +259,55 @@ static int where_shape(lint_ctx *c, const lint_scope *s, const char *name, onp_t
     return same;
 }
 
+/* The static product of dims 1.. of `name` as its declaration (a graph
+ * input or a value_info of the scope or an outer one) gives them; 0 when a
+ * dim beyond 0 is unknown or symbolic, or there is no declaration. */
+static int64_t declared_rest(const lint_scope *s, const char *name)
+{
+    for (const lint_scope *sc = s; sc; sc = sc->parent) {
+        size_t i;
+        const onp_type *t = NULL;
+        if (onp_strmap_get(&sc->input, name, &i))
+            t = &sc->g->inputs[i].type;
+        else if (onp_strmap_get(&sc->vinfo, name, &i))
+            t = &sc->g->value_info[i].type;
+        if (!t) continue;
+        if (t->kind != ONP_TYPE_TENSOR || !t->has_shape || t->rank < 1) return 0;
+        int64_t prod = 1;
+        for (size_t d = 1; d < t->rank; d++) {
+            int64_t v = t->dims[d].value;
+            if ((t->dims[d].param && t->dims[d].param[0]) || v <= 0 || v > INT64_MAX / prod)
+                return 0;
+            prod *= v;
+        }
+        return prod;
+    }
+    return 0;
+}
+
+/* 1 when a Reshape to the constant `shape` keeps its data's dim 0 as its
+ * own dim 0 and splits or merges only the other dims: entry 0 copies dim 0
+ * (0, without allowzero) or infers it (-1), and entries 1.. multiply to the
+ * product of the data's dims 1.., static in its declaration (so -1 is dim
+ * 0 itself).  Those entries are then sizes of the other dims (BERT's
+ * [-1, 8, 4, 8]: length 8, 4 attention heads of 8), never the batch,
+ * whatever size the batch was traced at. */
+static int reshape_keeps_dim0(const lint_node *ln, const onp_tensor *shape)
+{
+    const onp_node *n = ln->n;
+    if (shape->count < 2) return 0;
+    int64_t d0 = lint_i64(shape, 0);
+    const onp_attr *az = onp_node_attr(n, "allowzero");
+    if (d0 != -1 && !(d0 == 0 && (!az || az->i == 0))) return 0;
+    int64_t rest = declared_rest(ln->s, n->inputs[0]), prod = 1;
+    for (int64_t i = 1; i < shape->count; i++) {
+        int64_t v = lint_i64(shape, i);
+        if (v <= 0 || v > INT64_MAX / prod) return 0;
+        prod *= v;
+    }
+    return rest > 0 && prod == rest;
+}
+
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
@@ -296,6 +345,7 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
         }
         uint64_t mask =
             ops[k].axis0_only ? (lint_is_op(n, "Resize") ? 1 : slice_axis0(c, ln, t.count)) : ~0ull;
+        if (k == 0 && lint_is_op(n, "Reshape") && reshape_keeps_dim0(ln, &t)) mask = 0;
         const lint_size *hit = NULL;
         for (int64_t i = 0; i < t.count && i < 64 && !hit; i++)
             if (mask >> i & 1) hit = size_match(c, lint_i64(&t, i));

@@ -207,6 +207,37 @@ size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main)
     return live;
 }
 
+/* A BatchNormalization in its training form: training_mode=1 (opset 14+),
+ * running-statistics outputs, or no is_test=1 up to opset 6. */
+static int batchnorm_training(const onp_node *n, int64_t v)
+{
+    int extra = 0;
+    for (size_t k = 1; k < n->n_outputs; k++) extra |= n->outputs[k][0] != 0;
+    if (v <= 6) {
+        const onp_attr *t = onp_node_attr(n, "is_test");
+        return extra || !(t && t->i);
+    }
+    const onp_attr *tm = v >= 14 ? onp_node_attr(n, "training_mode") : NULL;
+    return extra || (tm && tm->i);
+}
+
+size_t lint_training_nodes(lint_ctx *c, const lint_scope *main)
+{
+    int64_t v = effective_opset(c);
+    size_t count = lint_live_dropouts(c, main);
+    for (size_t i = 0; i < main->g->n_nodes; i++) {
+        const onp_node *n = &main->g->nodes[i];
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx")) continue;
+        if (lint_is_op(n, "BatchNormalization"))
+            count += (size_t)batchnorm_training(n, v);
+        else
+            count += (size_t)lint_in_list("|RandomUniform|RandomNormal|RandomUniformLike|"
+                                          "RandomNormalLike|Bernoulli|Multinomial|",
+                                          n->op_type);
+    }
+    return count;
+}
+
 // --- BatchNormalization -------------------------------------------------------------
 
 void lint_check_batchnorm(lint_ctx *c, const lint_node *ln)

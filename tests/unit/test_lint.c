@@ -516,7 +516,8 @@ static void test_dropout_old_opsets(void)
 
 // --- BatchNormalization -------------------------------------------------------------
 
-static linted batchnorm(int64_t opset, int outs, int training_attr, int is_test)
+static linted batchnorm_manifest(int64_t opset, int outs, int training_attr, int is_test,
+                                 const char *manifest)
 {
     gb b;
     base(&b);
@@ -526,7 +527,35 @@ static linted batchnorm(int64_t opset, int outs, int training_attr, int is_test)
     if (training_attr >= 0) attr_i(&n, "training_mode", training_attr);
     if (is_test >= 0) attr_i(&n, "is_test", is_test);
     gb_node_end(&b, &n);
-    return lint_graph(&b, opset, NULL);
+    return lint_graph(&b, opset, manifest);
+}
+
+static linted batchnorm(int64_t opset, int outs, int training_attr, int is_test)
+{
+    return batchnorm_manifest(opset, outs, training_attr, is_test, NULL);
+}
+
+/* A module left in training mode: ONP106 (error) where the graph computes
+ * in training form, ONP108 (warning) where the exporter wrote the
+ * BatchNorm in inference form (torch 2.15's dynamo exporter does). */
+static void test_batchnorm_modules_in_training(void)
+{
+    const char *m = "{\"training\": {\"any\": true, \"modules_in_training\": [\"bn\"], "
+                    "\"export_mode\": \"as-is\"}}";
+    linted l = batchnorm_manifest(15, 0, 1, -1, m);
+    EXPECT(l, "ONP104", 1, "bn");
+    EXPECT(l, "ONP106", 1, NULL);
+    EXPECT(l, "ONP108", 0, NULL);
+    onp_lint_result_free(&l.r);
+    l = batchnorm_manifest(15, 0, 0, -1, m);
+    EXPECT(l, "ONP104", 0, NULL);
+    EXPECT(l, "ONP106", 0, NULL);
+    EXPECT(l, "ONP108", 1, NULL);
+    const onp_lint_finding *f = find(&l, "ONP108");
+    if (f)
+        CHECK(f->rule->severity == ONP_LINT_WARNING && strstr(f->message, "1 module(s)") &&
+              strstr(f->message, "export mode as-is") && strstr(f->message, "inference form"));
+    onp_lint_result_free(&l.r);
 }
 
 static void test_batchnorm(void)
@@ -1231,14 +1260,19 @@ static void test_manifest_findings(void)
         CHECK(!strcmp(l.r.findings[9].rule->id, "ONP602"));
     }
     onp_lint_result_free(&l.r);
-    /* training without a module list */
+    /* training without a module list; no node computes in training form
+     * (as torch 2.15's dynamo export of a training-mode BatchNorm): ONP108,
+     * a warning, in place of ONP106 */
     base(&b);
     gb_node(&b, "relu", "Relu", "x", "y");
     l = lint_graph(&b, 13, "{\"training\": {\"any\": true}}");
-    EXPECT(l, "ONP106", 1, NULL);
-    if (find(&l, "ONP106"))
-        CHECK(find(&l, "ONP106")->loc.kind == ONP_LINT_LOC_MODEL &&
-              strstr(find(&l, "ONP106")->message, "the model was in training mode"));
+    EXPECT(l, "ONP106", 0, NULL);
+    EXPECT(l, "ONP108", 1, NULL);
+    if (find(&l, "ONP108"))
+        CHECK(find(&l, "ONP108")->loc.kind == ONP_LINT_LOC_MODEL &&
+              find(&l, "ONP108")->rule->severity == ONP_LINT_WARNING &&
+              strstr(find(&l, "ONP108")->message, "the model was in training mode") &&
+              strstr(find(&l, "ONP108")->message, "inference form"));
     onp_lint_result_free(&l.r);
     /* an empty object, and keys of the wrong type, are fine */
     const char *tolerated[] = {"{}", "{\"training\": 3, \"warnings\": {}, \"shape_risks\": \"x\","
@@ -1748,9 +1782,10 @@ static void teardown(void)
 }
 
 TEST_MAIN(setup, test_rule_table, test_dropout_opset12plus, test_dropout_old_opsets, test_batchnorm,
-          test_random, test_static_batch_input, test_batch_constants, test_constant_shape_dynamic,
-          test_topk_argmax, test_resize_upsample_pad, test_div_mod, test_nan_round_cast,
-          test_gridsample_nms_scatter, test_opset_and_outputs, test_subgraph_and_order,
-          test_manifest_findings, test_state_findings, test_manifest_errors,
-          test_precision_integer_div, test_precision_batch_constant, test_precision_dropout_noop,
-          test_precision_scatter_grid, test_precision_manifest, teardown)
+          test_batchnorm_modules_in_training, test_random, test_static_batch_input,
+          test_batch_constants, test_constant_shape_dynamic, test_topk_argmax,
+          test_resize_upsample_pad, test_div_mod, test_nan_round_cast, test_gridsample_nms_scatter,
+          test_opset_and_outputs, test_subgraph_and_order, test_manifest_findings,
+          test_state_findings, test_manifest_errors, test_precision_integer_div,
+          test_precision_batch_constant, test_precision_dropout_noop, test_precision_scatter_grid,
+          test_precision_manifest, teardown)
