@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "onnxparity/json.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/model.h"
 #include "onnxparity/outpath.h"
 #include "onnxparity/tfile.h"
@@ -262,18 +263,20 @@ static onp_tol tol_for(const onp_bisect_opts *o, int32_t dtype)
 
 /* Judge `got` against `want` with the noise rule (noise.h) into *m and *j:
  * `noise` (float64 statistics or an ORT-side spread) or NULL, `ref64` (a
- * float64 reference tensor) or NULL.  Returns "" or why it failed when not
+ * float64 reference tensor) or NULL; `eager_random`: the capture found
+ * eager not reproducible (a wide float64 noise is then refused, not taken
+ * for ill-conditioning).  Returns "" or why it failed when not
  * by numbers (in the arena when it is compare's own message). */
-static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, const onp_tensor *want,
-                             const onp_tensor *got, const onp_noise *noise, const onp_tensor *ref64,
-                             onp_metrics *m, onp_judgment *j)
+static const char *judge_one(onp_arena *a, const onp_bisect_opts *o, int eager_random,
+                             const onp_tensor *want, const onp_tensor *got, const onp_noise *noise,
+                             const onp_tensor *ref64, onp_metrics *m, onp_judgment *j)
 {
     onp_error ce;
     onp_error_clear(&ce);
     memset(m, 0, sizeof *m);
     memset(j, 0, sizeof *j);
     const char *note = "";
-    onp_judge_opts jo = {tol_for(o, want->dtype), o->strict, o->atol >= 0, 0};
+    onp_judge_opts jo = {tol_for(o, want->dtype), o->strict, o->atol >= 0, eager_random};
     if (onp_judge_value(want, got, ref64, noise && noise->src != ONP_NOISE_NONE ? noise : NULL, &jo,
                         m, j, &ce))
         note = onp_arena_strndup(a, ce.msg, strlen(ce.msg));
@@ -345,8 +348,31 @@ typedef struct ctx {
     vacc inst;                  /* final outputs of the instrumented sessions */
     int all_pass, all_fail;     /* over the instrumented sessions that compared any */
     size_t largest_input;       /* bytes of the largest fixture input (first adaptive chunk) */
+    int eager_random;           /* parity.json determinism: eager not reproducible (noise.h) */
     int last_session_pass;      /* the last run_chunk's final outputs: 1 pass, 0 fail, -1 none */
 } ctx;
+
+/* Whether the bundle `target`'s parity.json records float32 eager as not
+ * reproducible (determinism.verdict nondeterministic or state-drift): the
+ * judge then refuses a float64 estimate far from eager (noise.h,
+ * eager_random) instead of taking it for an ill-conditioned value.  0 when
+ * there is no parity.json or it cannot be read (check reports that). */
+static int eager_random_of(const char *target)
+{
+    char path[4096];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s/parity.json", target) >= sizeof path ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    onp_manifest *mf;
+    onp_error e;
+    if (onp_manifest_open(path, &mf, &e)) return 0;
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(onp_manifest_doc(mf), "determinism");
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(det, "verdict"));
+    int random = v && (!strcmp(v, "nondeterministic") || !strcmp(v, "state-drift"));
+    onp_manifest_free(mf);
+    return random;
+}
 
 /* Read fixture f's inputs into in[] (f->n_inputs); named after the graph
  * inputs when `named`, else unnamed (fed by position, as check does). */
@@ -695,8 +721,8 @@ static int chunk_judge_outputs(ctx *c, chunk *ch, const fixref *fr, int spread, 
             onp_judgment jd;
             onp_noise nz =
                 noise_of(fr, g->outputs[j].name, &ch->got[at], spread ? &ch->got2[at] : NULL);
-            const char *note =
-                judge_one(c->a, c->o, w, &ch->got[at], &nz, has64 ? &r64 : NULL, &m, &jd);
+            const char *note = judge_one(c->a, c->o, c->eager_random, w, &ch->got[at], &nz,
+                                         has64 ? &r64 : NULL, &m, &jd);
             vacc_add(&c->inst, &m, &jd, note);
             *any = 1;
             if (!(jd.pass && !note[0])) *pass = 0;
@@ -728,12 +754,14 @@ static int chunk_judge_points(ctx *c, chunk *ch, const fixref *fr, int spread,
         onp_metrics m;
         onp_judgment jd;
         if (ch->rs) {
-            const char *note = judge_one(c->a, c->o, &ch->want[i], &ch->got[i], &nz, NULL, &m, &jd);
+            const char *note = judge_one(c->a, c->o, c->eager_random, &ch->want[i], &ch->got[i],
+                                         &nz, NULL, &m, &jd);
             fold(p, &m, &jd, fr->f->index, note);
         } else if (onp_strmap_get(&fr->map, p->value, &j)) {
             onp_tensor w;
             if (onp_tfile_read(fr->file[j], NULL, &w, e)) return -1;
-            const char *note = judge_one(c->a, c->o, &w, &ch->got[i], &nz, NULL, &m, &jd);
+            const char *note =
+                judge_one(c->a, c->o, c->eager_random, &w, &ch->got[i], &nz, NULL, &m, &jd);
             fold(p, &m, &jd, fr->f->index, note);
             onp_tensor_release(&w);
         }
@@ -847,8 +875,8 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
             if (w) {
                 onp_metrics m;
                 onp_judgment jd;
-                const char *note =
-                    judge_one(c->a, c->o, w, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
+                const char *note = judge_one(c->a, c->o, c->eager_random, w, &got[j], &nz,
+                                             has64 ? &r64 : NULL, &m, &jd);
                 vacc_add(plain, &m, &jd, note);
             }
             if (rs && j < f->n_outputs) { /* what check judges: the fixture's own outputs */
@@ -861,8 +889,8 @@ static int run_plain(ctx *c, vacc *plain, vacc *expect, onp_error *e)
                 has64 = read_ref64(f, j, &r64);
                 onp_metrics m;
                 onp_judgment jd;
-                const char *note =
-                    judge_one(c->a, c->o, &ref, &got[j], &nz, has64 ? &r64 : NULL, &m, &jd);
+                const char *note = judge_one(c->a, c->o, c->eager_random, &ref, &got[j], &nz,
+                                             has64 ? &r64 : NULL, &m, &jd);
                 vacc_add(expect, &m, &jd, note);
             }
             if (has64) onp_tensor_release(&r64);
@@ -1234,7 +1262,7 @@ static void local_check(ctx *c)
     onp_noise nz = noise_of(c->disable ? NULL : fr, p->value, &out, NULL);
     if (nz.src == ONP_NOISE_NONE) nz = p->noise;
     onp_judgment jd;
-    const char *note = judge_one(c->a, c->o, want, &out, &nz, NULL, &L->m, &jd);
+    const char *note = judge_one(c->a, c->o, c->eager_random, want, &out, &nz, NULL, &L->m, &jd);
     L->ran = 1;
     L->local = !(jd.pass && !note[0]);
     L->max_abs = note[0] ? 1.0 / 0.0 : L->m.max_abs;
@@ -1704,6 +1732,7 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     c.a = a;
     c.r = r;
     c.target = target;
+    c.eager_random = eager_random_of(target);
 
     if (select_fixtures(&c, &td, &u, &refs, &n_refs, e) || open_model(r, &m, &up, &up_m, e))
         goto fail;

@@ -81,11 +81,11 @@ static void flip_margins(const onp_tensor *want, const onp_tensor *got, double e
  * scores; the same list as python/onnxparity/_roles.py NOT_WORDS (a test
  * holds them equal). */
 static const char *const not_logits_words[] = {
-    "anchor",  "anchors",     "bbox",      "bboxes",   "box",        "boxes",  "coord",
-    "coordinates", "coords",  "delta",     "deltas",   "depth",      "embeddings", "embeds",
-    "embedding", "feature",   "features",  "flow",     "hidden",     "keypoint", "keypoints",
-    "landmark", "landmarks",  "mask",      "masks",    "offset",     "offsets", "pooler",
-    "regression", "state",    "states"};
+    "anchor",      "anchors",   "bbox",     "bboxes", "box",    "boxes",      "coord",
+    "coordinates", "coords",    "delta",    "deltas", "depth",  "embeddings", "embeds",
+    "embedding",   "feature",   "features", "flow",   "hidden", "keypoint",   "keypoints",
+    "landmark",    "landmarks", "mask",     "masks",  "offset", "offsets",    "pooler",
+    "regression",  "state",     "states"};
 
 int onp_output_name_not_logits(const char *name)
 {
@@ -93,7 +93,8 @@ int onp_output_name_not_logits(const char *name)
     size_t n = 0;
     for (const char *p = name;; p++) {
         char ch = *p;
-        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        int alnum =
+            (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
         if (alnum && n + 1 < sizeof w) {
             w[n++] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
             continue;

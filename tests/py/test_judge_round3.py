@@ -15,6 +15,7 @@ Run: PYTHONPATH=python ONNXPARITY_BIN=$PWD/build/onnxparity \
 """
 import json
 import pathlib
+import sys
 
 import pytest
 
@@ -25,6 +26,10 @@ from onnx import numpy_helper  # noqa: E402
 
 import onnxparity as onp  # noqa: E402
 from conftest import run  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "zoo"))
+from models3 import (Mixer, OneImageDetector, TinyConvNeXt, TinySSD, TinyVAE,  # noqa: E402
+                     TokenTagger)
 
 pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore::UserWarning",
                                         "ignore::DeprecationWarning", "ignore::FutureWarning")
@@ -45,36 +50,6 @@ def pb(path):
 
 
 # --- 1. detection boxes: the float64 noise beats the one-ulp estimate ----------
-
-class TinySSD(torch.nn.Module):
-    """SSDlite's shape at a small size: a strided conv backbone, per-anchor
-    class logits and box offsets from 3x3 heads, softmax scores (background
-    dropped), boxes decoded to pixels in [0, 320], the top `keep` anchors by
-    score and their boxes gathered by index.  The class head starts near
-    zero (as a fresh detector's does), so scores nearly tie."""
-
-    def __init__(self, anchors=6, classes=5, keep=40):
-        super().__init__()
-        self.backbone = torch.nn.Sequential(
-            torch.nn.Conv2d(3, 16, 3, 2, 1), torch.nn.ReLU6(), torch.nn.Conv2d(16, 32, 3, 2, 1),
-            torch.nn.ReLU6(), torch.nn.Conv2d(32, 32, 3, 2, 1), torch.nn.ReLU6())
-        self.cls = torch.nn.Conv2d(32, anchors * classes, 3, 1, 1)
-        self.box = torch.nn.Conv2d(32, anchors * 4, 3, 1, 1)
-        self.classes, self.keep = classes, keep
-        torch.nn.init.normal_(self.cls.weight, std=3e-7)
-        torch.nn.init.zeros_(self.cls.bias)
-
-    def forward(self, x):
-        f = self.backbone(x)
-        n = x.shape[0]
-        logits = self.cls(f).permute(0, 2, 3, 1).reshape(n, -1, self.classes)
-        deltas = self.box(f).permute(0, 2, 3, 1).reshape(n, -1, 4)
-        centers = torch.linspace(0, 320, deltas.shape[1], dtype=x.dtype).unsqueeze(-1)
-        boxes = torch.cat([centers + 16 * deltas[..., :2], 32 * deltas[..., 2:].exp()], -1).clamp(0, 320)
-        scores = logits.softmax(-1)[..., 1:].max(-1).values
-        top = scores.topk(self.keep, dim=1)
-        idx = top.indices.unsqueeze(-1).expand(-1, -1, 4)
-        return boxes.gather(1, idx), top.values
 
 
 @pytest.fixture(scope="module")
@@ -148,51 +123,6 @@ def test_detector_fault_in_score_head_still_fails(onnxparity, detector, tmp_path
 
 # --- 3. a module that returns its input, inside a residual ---------------------
 
-class DropPath(torch.nn.Module):
-    """Stochastic depth: drops whole samples in training, returns its input
-    unchanged in eval (the same tensor)."""
-
-    def __init__(self, p):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x):
-        if not self.training or self.p == 0:
-            return x
-        keep = (torch.rand(x.shape[0], 1, 1) > self.p).to(x.dtype)
-        return x * keep / (1 - self.p)
-
-
-class MixerBlock(torch.nn.Module):
-    """MLP-Mixer's block: token mixing across patches (transposed in and
-    out), channel mixing, each branch through DropPath into a residual."""
-
-    def __init__(self, tokens, dim):
-        super().__init__()
-        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
-        self.mlp_tokens = torch.nn.Sequential(torch.nn.Linear(tokens, 2 * tokens), torch.nn.GELU(),
-                                              torch.nn.Linear(2 * tokens, tokens))
-        self.mlp_channels = torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(),
-                                                torch.nn.Linear(2 * dim, dim))
-        self.drop_path = DropPath(0.1)
-
-    def forward(self, x):
-        x = x + self.drop_path(self.mlp_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2))
-        return x + self.drop_path(self.mlp_channels(self.norm2(x)))
-
-
-class Mixer(torch.nn.Module):
-    def __init__(self, size=32, patch=8, dim=32, blocks=2, classes=10):
-        super().__init__()
-        self.stem = torch.nn.Conv2d(3, dim, patch, patch)
-        self.blocks = torch.nn.Sequential(*[MixerBlock((size // patch) ** 2, dim) for _ in range(blocks)])
-        self.norm = torch.nn.LayerNorm(dim)
-        self.head = torch.nn.Linear(dim, classes)
-
-    def forward(self, x):
-        x = self.stem(x).flatten(2).transpose(1, 2)
-        return self.head(self.norm(self.blocks(x)).mean(1))
-
 
 def _mixer_models():
     yield "mixer-shaped", Mixer
@@ -242,18 +172,6 @@ def test_passthrough_inside_a_residual_maps_to_its_own_value(onnxparity, tmp_pat
 
 # --- 4. bisect and a fixture the graph does not take ---------------------------
 
-class TokenTagger(torch.nn.Module):
-    """Embedding + learned positions sliced to the sequence + a linear head."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(50, 16)
-        self.pos = torch.nn.Parameter(torch.randn(32, 16))
-        self.fc = torch.nn.Linear(16, 4)
-
-    def forward(self, ids):
-        return self.fc(torch.relu(self.emb(ids) + self.pos[:ids.shape[1]]))
-
 
 def test_bisect_sets_aside_a_fixture_of_a_baked_sequence_length(onnxparity, tmp_path):
     """Only the batch declared dynamic: the export bakes the sequence length
@@ -282,24 +200,6 @@ def test_bisect_sets_aside_a_fixture_of_a_baked_sequence_length(onnxparity, tmp_
 
 
 # --- 2. which outputs --top-k auto takes for logits ---------------------------
-
-class OneImageDetector(TinySSD):
-    """torchvision's detection output for one image: boxes [K, 4] in pixels,
-    their scores [K] and labels [K] (int64), the K best anchors."""
-
-    def __init__(self):
-        super().__init__(keep=30)
-        torch.nn.init.normal_(self.cls.weight, std=0.05)
-
-    def forward(self, x):
-        f = self.backbone(x)
-        logits = self.cls(f).permute(0, 2, 3, 1).reshape(-1, self.classes)
-        deltas = self.box(f).permute(0, 2, 3, 1).reshape(-1, 4)
-        centers = torch.linspace(0, 320, deltas.shape[0], dtype=x.dtype).unsqueeze(-1)
-        boxes = torch.cat([centers + 16 * deltas[:, :2], 32 * deltas[:, 2:].exp()], -1).clamp(0, 320)
-        best = logits.softmax(-1)[:, 1:].max(-1)
-        top = best.values.topk(self.keep)
-        return boxes[top.indices], top.values, best.indices[top.indices] + 1
 
 
 def _roles(bundle):
@@ -377,21 +277,6 @@ def test_name_words_agree_between_capture_and_check():
 
 # --- 5. check reads the capture's determinism evidence -------------------------
 
-class TinyVAE(torch.nn.Module):
-    """A VAE's forward: encode to (mu, logvar), sample z = mu + eps * std with
-    torch.randn_like (the reparameterisation left in forward), decode."""
-
-    def __init__(self):
-        super().__init__()
-        self.enc = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU())
-        self.mu, self.logvar = torch.nn.Linear(64, 8), torch.nn.Linear(64, 8)
-        self.dec = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32))
-
-    def forward(self, x):
-        h = self.enc(x)
-        mu, logvar = self.mu(h), self.logvar(h)
-        return self.dec(mu + torch.randn_like(mu) * torch.exp(0.5 * logvar))
-
 
 def test_random_op_in_forward_is_nondeterminism_in_check(onnxparity, tmp_path):
     """ORT's own two runs differ (the graph draws random values) and the
@@ -422,33 +307,6 @@ def test_random_op_in_forward_is_nondeterminism_in_check(onnxparity, tmp_path):
 
 
 # --- 5. a divergence the outputs absorb ----------------------------------------
-
-class ConvNeXtBlock(torch.nn.Module):
-    """ConvNeXt's block: depthwise 7x7, LayerNorm over channels, an inverted
-    MLP, and layer scale initialised at 1e-6 on the residual branch."""
-
-    def __init__(self, dim=16):
-        super().__init__()
-        self.dw = torch.nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
-        self.norm = torch.nn.LayerNorm(dim, eps=1e-6)
-        self.pw1, self.pw2 = torch.nn.Linear(dim, 4 * dim), torch.nn.Linear(4 * dim, dim)
-        self.gamma = torch.nn.Parameter(1e-6 * torch.ones(dim))
-
-    def forward(self, x):
-        y = self.norm(self.dw(x).permute(0, 2, 3, 1))
-        y = self.gamma * self.pw2(torch.nn.functional.gelu(self.pw1(y)))
-        return x + y.permute(0, 3, 1, 2)
-
-
-class TinyConvNeXt(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.stem = torch.nn.Conv2d(3, 16, 4, 4)
-        self.block = ConvNeXtBlock()
-        self.head = torch.nn.Linear(16, 10)
-
-    def forward(self, x):
-        return self.head(self.block(self.stem(x)).mean((2, 3)))
 
 
 def test_divergence_absorbed_by_layer_scale(onnxparity, tmp_path):

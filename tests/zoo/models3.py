@@ -1,0 +1,206 @@
+"""Models built to the shape of real architectures the trials of issue 35
+ran (torchvision's SSDlite, timm's MLP-Mixer and ConvNeXt, a VAE, a token
+tagger), small enough for a test: tests/py/test_judge_round3.py and the zoo
+(tests/zoo/make_zoo.py) build on them.  Each class says which architecture
+it has the shape of and what of it matters to the judge."""
+import torch
+
+
+class TinySSD(torch.nn.Module):
+    """SSDlite's shape at a small size: a strided conv backbone, per-anchor
+    class logits and box offsets from 3x3 heads, softmax scores (background
+    dropped), boxes decoded to pixels in [0, 320], the top `keep` anchors by
+    score and their boxes gathered by index.  The class head starts near
+    zero (as a fresh detector's does), so scores nearly tie."""
+
+    def __init__(self, anchors=6, classes=5, keep=40):
+        super().__init__()
+        self.backbone = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, 2, 1), torch.nn.ReLU6(), torch.nn.Conv2d(16, 32, 3, 2, 1),
+            torch.nn.ReLU6(), torch.nn.Conv2d(32, 32, 3, 2, 1), torch.nn.ReLU6())
+        self.cls = torch.nn.Conv2d(32, anchors * classes, 3, 1, 1)
+        self.box = torch.nn.Conv2d(32, anchors * 4, 3, 1, 1)
+        self.classes, self.keep = classes, keep
+        torch.nn.init.normal_(self.cls.weight, std=3e-7)
+        torch.nn.init.zeros_(self.cls.bias)
+
+    def forward(self, x):
+        f = self.backbone(x)
+        n = x.shape[0]
+        logits = self.cls(f).permute(0, 2, 3, 1).reshape(n, -1, self.classes)
+        deltas = self.box(f).permute(0, 2, 3, 1).reshape(n, -1, 4)
+        centers = torch.linspace(0, 320, deltas.shape[1], dtype=x.dtype).unsqueeze(-1)
+        boxes = torch.cat([centers + 16 * deltas[..., :2], 32 * deltas[..., 2:].exp()], -1).clamp(0, 320)
+        scores = logits.softmax(-1)[..., 1:].max(-1).values
+        top = scores.topk(self.keep, dim=1)
+        idx = top.indices.unsqueeze(-1).expand(-1, -1, 4)
+        return boxes.gather(1, idx), top.values
+
+
+class DropPath(torch.nn.Module):
+    """Stochastic depth: drops whole samples in training, returns its input
+    unchanged in eval (the same tensor)."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = (torch.rand(x.shape[0], 1, 1) > self.p).to(x.dtype)
+        return x * keep / (1 - self.p)
+
+
+class MixerBlock(torch.nn.Module):
+    """MLP-Mixer's block: token mixing across patches (transposed in and
+    out), channel mixing, each branch through DropPath into a residual."""
+
+    def __init__(self, tokens, dim):
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.mlp_tokens = torch.nn.Sequential(torch.nn.Linear(tokens, 2 * tokens), torch.nn.GELU(),
+                                              torch.nn.Linear(2 * tokens, tokens))
+        self.mlp_channels = torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(),
+                                                torch.nn.Linear(2 * dim, dim))
+        self.drop_path = DropPath(0.1)
+
+    def forward(self, x):
+        x = x + self.drop_path(self.mlp_tokens(self.norm1(x).transpose(1, 2)).transpose(1, 2))
+        return x + self.drop_path(self.mlp_channels(self.norm2(x)))
+
+
+class Mixer(torch.nn.Module):
+    def __init__(self, size=32, patch=8, dim=32, blocks=2, classes=10):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, dim, patch, patch)
+        self.blocks = torch.nn.Sequential(*[MixerBlock((size // patch) ** 2, dim) for _ in range(blocks)])
+        self.norm = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.blocks(x)).mean(1))
+
+
+class OneImageDetector(TinySSD):
+    """torchvision's detection output for one image: boxes [K, 4] in pixels,
+    their scores [K] and labels [K] (int64), the K best anchors."""
+
+    def __init__(self):
+        super().__init__(keep=30)
+        torch.nn.init.normal_(self.cls.weight, std=0.05)
+
+    def forward(self, x):
+        f = self.backbone(x)
+        logits = self.cls(f).permute(0, 2, 3, 1).reshape(-1, self.classes)
+        deltas = self.box(f).permute(0, 2, 3, 1).reshape(-1, 4)
+        centers = torch.linspace(0, 320, deltas.shape[0], dtype=x.dtype).unsqueeze(-1)
+        boxes = torch.cat([centers + 16 * deltas[:, :2], 32 * deltas[:, 2:].exp()], -1).clamp(0, 320)
+        best = logits.softmax(-1)[:, 1:].max(-1)
+        top = best.values.topk(self.keep)
+        return boxes[top.indices], top.values, best.indices[top.indices] + 1
+
+
+class TokenTagger(torch.nn.Module):
+    """Embedding + learned positions sliced to the sequence + a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(50, 16)
+        self.pos = torch.nn.Parameter(torch.randn(32, 16))
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, ids):
+        return self.fc(torch.relu(self.emb(ids) + self.pos[:ids.shape[1]]))
+
+
+class TinyVAE(torch.nn.Module):
+    """A VAE's forward: encode to (mu, logvar), sample z = mu + eps * std with
+    torch.randn_like (the reparameterisation left in forward), decode."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU())
+        self.mu, self.logvar = torch.nn.Linear(64, 8), torch.nn.Linear(64, 8)
+        self.dec = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32))
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, logvar = self.mu(h), self.logvar(h)
+        return self.dec(mu + torch.randn_like(mu) * torch.exp(0.5 * logvar))
+
+
+class ConvNeXtBlock(torch.nn.Module):
+    """ConvNeXt's block: depthwise 7x7, LayerNorm over channels, an inverted
+    MLP, and layer scale initialised at 1e-6 on the residual branch."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.dw = torch.nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = torch.nn.LayerNorm(dim, eps=1e-6)
+        self.pw1, self.pw2 = torch.nn.Linear(dim, 4 * dim), torch.nn.Linear(4 * dim, dim)
+        self.gamma = torch.nn.Parameter(1e-6 * torch.ones(dim))
+
+    def forward(self, x):
+        y = self.norm(self.dw(x).permute(0, 2, 3, 1))
+        y = self.gamma * self.pw2(torch.nn.functional.gelu(self.pw1(y)))
+        return x + y.permute(0, 3, 1, 2)
+
+
+class TinyConvNeXt(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 4, 4)
+        self.block = ConvNeXtBlock()
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.block(self.stem(x)).mean((2, 3)))
+
+
+class TinyUNet(torch.nn.Module):
+    """U-Net's shape for segmentation: two strided encoder stages, a
+    bottleneck, transposed-conv decoder stages concatenated with the skips,
+    per-pixel class logits [N, C, H, W]."""
+
+    def __init__(self, classes=3):
+        super().__init__()
+
+        def conv(i, o):
+            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.BatchNorm2d(o),
+                                       torch.nn.ReLU())
+        self.enc1, self.enc2, self.mid = conv(3, 8), conv(8, 16), conv(16, 32)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.up2, self.dec2 = torch.nn.ConvTranspose2d(32, 16, 2, 2), conv(32, 16)
+        self.up1, self.dec1 = torch.nn.ConvTranspose2d(16, 8, 2, 2), conv(16, 8)
+        self.out = torch.nn.Conv2d(8, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+        return self.out(d1)
+
+
+class TinyViT(torch.nn.Module):
+    """ViT's shape: patch embedding by a strided conv, a class token and
+    learned positions, pre-norm encoder layers, the class token's logits."""
+
+    def __init__(self, size=32, patch=8, dim=32, classes=10):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, dim, patch, patch)
+        self.cls = torch.nn.Parameter(0.02 * torch.randn(1, 1, dim))
+        self.pos = torch.nn.Parameter(0.02 * torch.randn(1, (size // patch) ** 2 + 1, dim))
+        layer = torch.nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.1, batch_first=True,
+                                                 norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2)
+        self.norm = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], 1) + self.pos
+        return self.head(self.norm(self.encoder(t))[:, 0])
