@@ -138,8 +138,10 @@ def _refuse_training(model, on):
     head = (f"{len(on)} module(s) are in training mode"
             + (f", {len(sensitive)} of them behave differently in it" if sensitive else ""))
     raise TrainingModeError(
-        f"{head}: {', '.join(shown)}{more}. Exported like this, Dropout stays live and BatchNorm uses "
-        "batch statistics. Call model.eval() before capturing, or pass allow_training=True "
+        f"{head}: {', '.join(shown)}{more}. Exported like this, Dropout stays live; BatchNorm uses "
+        "batch statistics under the legacy exporter (torch 2.15's dynamo exporter writes it with its "
+        "running statistics, torch 2.9's fails on it). Call model.eval() before capturing, or pass "
+        "allow_training=True "
         "(--allow-training) to record the bug on purpose.", on)
 
 

@@ -280,3 +280,46 @@ def test_the_cli_prints_the_fallback_on_stderr(tmp_path):
     lines = [ln for ln in p.stderr.splitlines() if "ExporterFallbackWarning" in ln]
     assert lines and "exported with the legacy exporter, not dynamo: dynamo export failed" in lines[0], \
         p.stderr[-2000:]
+
+
+# ---------------------------------------------------------------- training mode, as each exporter writes it
+
+class ConvBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def batchnorm_training_nodes(bundle):
+    mp = onnx.load(str(pathlib.Path(bundle) / "model.onnx"), load_external_data=False)
+    return [n.name for n in mp.graph.node if n.op_type == "BatchNormalization"
+            and any(a.name == "training_mode" and a.i == 1 for a in n.attribute)]
+
+
+@pytest.mark.exporter_fallback  # torch 2.9's dynamo fails on it: the legacy fallback records it
+def test_a_training_mode_batchnorm_is_judged_as_the_exporter_wrote_it(tmp_path, binary):
+    """A BatchNorm left in training mode (allow_training): the legacy
+    exporter keeps training_mode=1 (batch statistics), torch 2.15's dynamo
+    writes the running statistics.  The check follows the graph: batch
+    statistics fail (ONP104 and ONP106, errors), the inference form passes
+    on its agreeing numbers (ONP108, a warning, no error)."""
+    model = models._randomize_bn(ConvBN()).train()
+    g = seeded(7)
+    xs = [torch.randn(2, 3, 8, 8, generator=g), torch.randn(3, 3, 8, 8, generator=g)]
+    doc = onnxparity.capture(model, xs, tmp_path / "b", allow_training=True, reference64=False,
+                             intermediates=0)
+    rc, chk = check(binary, tmp_path / "b")
+    ids = {f["id"] for f in chk["lint"]["findings"]}
+    if batchnorm_training_nodes(tmp_path / "b"):
+        assert rc == 1 and chk["causes"][0]["id"] == "training-mode", chk["causes"]
+        assert {"ONP104", "ONP106"} <= ids and "ONP108" not in ids, ids
+    else:
+        assert doc["exporter"] == "dynamo", doc["exporter_fallback"]
+        assert rc == 0 and chk["verdict"] == "pass", chk["causes"]
+        assert "ONP108" in ids and not ids & {"ONP104", "ONP106"}, ids
