@@ -35,6 +35,9 @@ static void print_text(const onp_decode_result *r)
                    report_fmt(st->envelope_max, b, sizeof b));
         }
         if (p->why[0]) printf("; %s", p->why);
+        if (p->cache_step >= 0)
+            printf("; first cache entry beyond its noise: layer %d %s at step %d", p->cache_layer,
+                   p->cache_value ? "value" : "key", p->cache_step);
         putchar('\n');
     }
     printf("  logit error / envelope by step:");

@@ -20,7 +20,9 @@
  *     logits that pass, and eager's margin between its token and ORT's is
  *     inside the step's noise envelope (margin <= envelope_max: the rule
  *     top-1 flips follow in check); else a defect.
- *   - the cache: ORT's present shapes against the capture's.
+ *   - the cache: ORT's present shapes against the capture's; where the
+ *     batch kept eager's cache, each layer's new entries against it (the
+ *     first entry to leave its noise names the layer where a defect starts).
  * A step ONNX Runtime refuses to run (an input shape the graph does not
  * take, e.g. a past length baked at trace) makes every row of its batch a
  * defect at that step, with ORT's message; the batch stops there, the run
@@ -87,15 +89,25 @@ typedef struct onp_decode_prompt {
     int batch, row; /* where it sits in the bundle */
     int prompt_len; /* its real tokens (padding excluded) */
     onp_decode_class cls;
-    int first_step;         /* the first step whose token differs or whose logits fail; -1 none */
-    int first_token_step;   /* the first step whose token differs; -1 none */
-    int first_logit_step;   /* the first step whose logits fail; -1 none */
-    int first_cache_step;   /* the first step whose cache shape differs; -1 none */
-    int tokens_agree;       /* steps whose ORT token is eager's */
-    int steps_run;          /* steps judged: n_steps, or fewer when ORT refused a step */
-    int refused_step;       /* the step ORT refused to run (an input shape the graph does not
-                               take: a baked cache length), then a defect; -1 none */
-    char why[768];          /* the first defect in words, or "" */
+    int first_step;       /* the first step whose token differs or whose logits fail; -1 none */
+    int first_token_step; /* the first step whose token differs; -1 none */
+    int first_logit_step; /* the first step whose logits fail; -1 none */
+    int first_cache_step; /* the first step whose cache shape differs; -1 none */
+    int tokens_agree;     /* steps whose ORT token is eager's */
+    int steps_run;        /* steps judged: n_steps, or fewer when ORT refused a step */
+    int refused_step;     /* the step ORT refused to run (an input shape the graph does not
+                             take: a baked cache length), then a defect; -1 none */
+    char why[768];        /* the first defect in words, or "" */
+    /* The first cache entry that left its noise (batches that kept their
+     * logits and cache): the first step, and in it the lowest entry
+     * (layer, then key before value), whose new positions fail the noise
+     * rule against eager's cache with its float64 twin as the reference.
+     * Evidence of where a defect starts; the class does not depend on it. */
+    int cache_judged; /* 1: the batch kept its cache, entries judged */
+    int cache_step;   /* -1 none */
+    int cache_layer;  /* layer index */
+    int cache_value;  /* 0 key, 1 value */
+    double cache_gap, cache_envelope;
     onp_decode_step *steps; /* [n_steps], owned by the result */
 } onp_decode_prompt;
 

@@ -174,12 +174,14 @@ def positions_of(mask: np.ndarray, new: int) -> np.ndarray:
 
 
 def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dtype: torch.dtype,
-            force: Optional[np.ndarray] = None) -> Tuple[np.ndarray, List[np.ndarray], List[Tuple[int, ...]]]:
+            force: Optional[np.ndarray] = None
+            ) -> Tuple[np.ndarray, List[np.ndarray], List[Tuple[int, ...]], np.ndarray]:
     """The loop on `step`: prefill, then one token per step, each step's
     token fed back with the cache.  ``force`` [B, steps]: feed these tokens
     instead of the loop's own (the float64 pass follows float32's tokens).
-    Returns tokens [B, steps], the logits of each step ([B, V] each) and the
-    cache shape after each step."""
+    Returns tokens [B, steps], the logits of each step ([B, V] each), the
+    cache shape after each step and the last cache, [2 * layers, B, H, P, D]
+    (the cache only grows: it holds every step's entries)."""
     layers, kv_heads, head_dim = step.n_layers, *cache_geometry(step.model)[1:]
     b = ids.shape[0]
     past = [torch.zeros(b, kv_heads, 0, head_dim, dtype=dtype) for _ in range(2 * layers)]
@@ -200,7 +202,7 @@ def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dt
             cur_ids = torch.from_numpy(tokens[:, t:t + 1].copy())
             cur_mask = np.concatenate([cur_mask, np.ones((b, 1), dtype=np.int64)], axis=1)
             new = 1
-    return tokens, logits, shapes
+    return tokens, logits, shapes, np.stack([p.detach().numpy() for p in past])
 
 
 def _noise(l32: np.ndarray, l64: np.ndarray) -> np.ndarray:
@@ -225,7 +227,7 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     """Export ``model``'s decode forward to ``out_dir``/model.onnx and record
     the eager greedy generation of ``steps`` tokens for every prompt
     (docs/decode.md).  ``logits_batches``: how many batches (the first) keep
-    their full float32 and float64 logits of every step; every batch keeps
+    their full float32 and float64 logits of every step and their last cache; every batch keeps
     the top-``topk`` ids and float32 logits of every step and the float64
     noise of every step.  ``export_step``: the module exported instead of
     the eager one (a planted fault; None: the model's own).  Returns the
@@ -250,8 +252,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     for k in range(0, len(prompts), batch_size):
         group = prompts[k:k + batch_size]
         ids, mask = left_pad(group, pad_token_id)
-        tokens, l32, shapes = _greedy(eager, ids, mask, steps, torch.float32)
-        _, l64, _ = _greedy(step64, ids, mask, steps, torch.float64, force=tokens)
+        tokens, l32, shapes, c32 = _greedy(eager, ids, mask, steps, torch.float32)
+        _, l64, _, c64 = _greedy(step64, ids, mask, steps, torch.float64, force=tokens)
         b32 = np.stack(l32, axis=1)  # [B, steps, V]
         b64 = np.stack(l64, axis=1)
         order = np.argsort(-b32, axis=2, kind="stable")[:, :, :topk]
@@ -268,6 +270,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
         if full:
             _save(os.path.join(d, "logits.npy"), b32)
             _save(os.path.join(d, "logits64.npy"), b64)
+            _save(os.path.join(d, "cache.npy"), c32)
+            _save(os.path.join(d, "cache64.npy"), c64)
         batches.append({"dir": f"batch_{len(batches)}", "rows": len(group),
                         "prompt_len": int(ids.shape[1]),
                         "prompt_lengths": [len(p) for p in group],

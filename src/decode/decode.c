@@ -62,12 +62,13 @@ void onp_decode_result_free(onp_decode_result *r)
 
 typedef struct batch_arrays {
     onp_tensor ids, mask, tokens, topk_ids, topk_logits, noise, logits, logits64;
+    onp_tensor cache, cache64; /* [2 * layers, B, H, P_last, D], full batches only */
 } batch_arrays;
 
 static void arrays_release(batch_arrays *a)
 {
-    onp_tensor *t[] = {&a->ids,         &a->mask,  &a->tokens, &a->topk_ids,
-                       &a->topk_logits, &a->noise, &a->logits, &a->logits64};
+    onp_tensor *t[] = {&a->ids,   &a->mask,   &a->tokens,   &a->topk_ids, &a->topk_logits,
+                       &a->noise, &a->logits, &a->logits64, &a->cache,    &a->cache64};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) onp_tensor_release(t[i]);
 }
 
@@ -91,6 +92,18 @@ static int read_array(const char *dir, const char *bdir, const char *name, int32
     return -1;
 }
 
+/* A full batch's cache and its float64 twin: [2 * layers, B, ?, P_last, ?]. */
+static int read_cache(const onp_dec_manifest *m, const onp_dec_batch *b, batch_arrays *a,
+                      onp_error *e)
+{
+    const int64_t *last = b->cache + (size_t)(m->steps - 1) * 4;
+    int64_t dims[5] = {2 * (int64_t)m->layers, b->rows, last[1], last[2], last[3]};
+    return read_array(m->dir, b->dir, "cache", ONP_FLOAT, 5, dims, &a->cache, e) ||
+                   read_array(m->dir, b->dir, "cache64", ONP_DOUBLE, 5, dims, &a->cache64, e)
+               ? -1
+               : 0;
+}
+
 static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, batch_arrays *a,
                              onp_error *e)
 {
@@ -106,9 +119,9 @@ static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, 
         read_array(m->dir, b->dir, "topk_ids", ONP_INT64, 3, top, &a->topk_ids, e) ||
         read_array(m->dir, b->dir, "topk_logits", ONP_FLOAT, 3, top, &a->topk_logits, e) ||
         read_array(m->dir, b->dir, "noise", ONP_DOUBLE, 3, noise, &a->noise, e) ||
-        (b->full &&
-         (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
-          read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64, e)))) {
+        (b->full && (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
+                     read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64, e) ||
+                     read_cache(m, b, a, e)))) {
         arrays_release(a);
         return -1;
     }
@@ -254,6 +267,68 @@ static void refused(onp_decode_prompt *prompts, int64_t B, int t, const onp_erro
             snprintf(p->why, sizeof p->why, "step %d: ONNX Runtime refused the step: %s", t, msg);
         p->cls = ONP_DECODE_DEFECT;
     }
+}
+
+// --- the cache's values ------------------------------------------------------------
+
+/* Row r's entries at positions [x0, x1) of ORT's present `got` and of
+ * eager's cache entry i, gathered into want/ref/out ([H * n * D] each). */
+static int gather_entry(const batch_arrays *a, int i, int64_t r, const onp_tensor *got, int64_t x0,
+                        int64_t x1, onp_tensor *want, onp_tensor *ref, onp_tensor *out,
+                        onp_error *e)
+{
+    const int64_t *cd = a->cache.dims; /* [2L, B, H, P_last, D] */
+    int64_t H = cd[2], PL = cd[3], D = cd[4], n = x1 - x0, P = got->dims[2];
+    int64_t dims[1] = {H * n * D};
+    if (onp_tensor_alloc(want, ONP_FLOAT, 1, dims, e) ||
+        onp_tensor_alloc(ref, ONP_DOUBLE, 1, dims, e) ||
+        onp_tensor_alloc(out, ONP_FLOAT, 1, dims, e))
+        return -1;
+    const float *c32 = a->cache.data, *g = got->data;
+    const double *c64 = a->cache64.data;
+    int64_t k = 0;
+    for (int64_t h = 0; h < H; h++)
+        for (int64_t x = x0; x < x1; x++, k += D) {
+            int64_t src = (((int64_t)i * cd[1] + r) * H + h) * PL * D + x * D;
+            memcpy((float *)want->data + k, c32 + src, (size_t)D * sizeof(float));
+            memcpy((double *)ref->data + k, c64 + src, (size_t)D * sizeof(double));
+            memcpy((float *)out->data + k, g + ((r * H + h) * P + x) * D,
+                   (size_t)D * sizeof(float));
+        }
+    return 0;
+}
+
+/* Judge row r's new cache entries at step t (positions [x0, x1)), entry by
+ * entry; the first to fail is recorded on p.  Entries whose shape is not
+ * eager's (a cache defect the shapes already name) are skipped. */
+static int judge_cache(const loop_ctx *c, const onp_tensor *outs, int64_t r, int t, int64_t x0,
+                       int64_t x1, onp_decode_prompt *p, onp_error *e)
+{
+    const onp_tensor *ec = &c->a->cache;
+    onp_judge_opts jo;
+    onp_judge_opts_init(&jo);
+    for (int i = 0; i < 2 * c->m->layers; i++) {
+        const onp_tensor *got = &outs[1 + i];
+        if (got->dtype != ONP_FLOAT || got->rank != 4 || got->dims[1] != ec->dims[2] ||
+            got->dims[3] != ec->dims[4] || got->dims[2] < x1 || ec->dims[3] < x1)
+            continue;
+        onp_tensor want, ref, out;
+        memset(&want, 0, sizeof want), memset(&ref, 0, sizeof ref), memset(&out, 0, sizeof out);
+        onp_metrics mt;
+        onp_judgment j;
+        int rc = gather_entry(c->a, i, r, got, x0, x1, &want, &ref, &out, e);
+        if (!rc) rc = onp_judge_value(&want, &out, &ref, NULL, &jo, &mt, &j, e);
+        onp_tensor_release(&want), onp_tensor_release(&ref), onp_tensor_release(&out);
+        if (rc) return -1;
+        if (j.pass) continue;
+        p->cache_step = t;
+        p->cache_layer = i / 2;
+        p->cache_value = i % 2;
+        p->cache_gap = j.gap_max;
+        p->cache_envelope = j.envelope_max;
+        return 0;
+    }
+    return 0;
 }
 
 // --- the loop over one batch ------------------------------------------------------
@@ -428,6 +503,13 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
             if (judge_row(c, (int)r, t, &got, st, e)) goto done;
             settle_step(&prompts[r], t, st);
             prompts[r].steps_run = t + 1;
+            /* the new positions: the prompt's real tokens at the prefill,
+             * one column after it */
+            int64_t x1 = io.in[1].dims[1], x0 = t ? x1 - 1 : x1 - b->lens[r];
+            prompts[r].cache_judged = b->full;
+            if (b->full && prompts[r].cache_step < 0 &&
+                judge_cache(c, io.outs, r, t, x0, x1, &prompts[r], e))
+                goto done;
             double q = st->envelope_max > 0 ? st->gap_max / st->envelope_max : 0;
             if (q > ratio[t]) ratio[t] = q;
             next[r] = st->eager_token; /* teacher forcing after a divergence */
@@ -485,7 +567,7 @@ static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_resul
             p->row = row;
             p->prompt_len = m->batches[k].lens[row];
             p->first_step = p->first_token_step = p->first_logit_step = p->first_cache_step = -1;
-            p->refused_step = -1;
+            p->refused_step = p->cache_step = p->cache_layer = p->cache_value = -1;
             p->steps = calloc((size_t)n_steps, sizeof *p->steps);
             if (!p->steps)
                 return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");

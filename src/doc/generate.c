@@ -68,6 +68,17 @@ static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
     } else {
         cJSON_AddNullToObject(o, "divergence");
     }
+    if (p->cache_judged && p->cache_step >= 0) {
+        cJSON *ce = cJSON_AddObjectToObject(o, "first_cache_entry");
+        cJSON_AddNumberToObject(ce, "step", p->cache_step);
+        cJSON_AddNumberToObject(ce, "layer", p->cache_layer);
+        cJSON_AddStringToObject(ce, "entry", p->cache_value ? "value" : "key");
+        onp_doc_num(ce, "gap_max", p->cache_gap);
+        onp_doc_num(ce, "envelope_max", p->cache_envelope);
+    } else {
+        cJSON_AddNullToObject(o, "first_cache_entry");
+    }
+    cJSON_AddBoolToObject(o, "cache_judged", p->cache_judged);
     if (p->why[0])
         cJSON_AddStringToObject(o, "why", p->why);
     else

@@ -116,7 +116,7 @@ def test_healthy_gpt2_agrees_on_every_prompt(onnxparity, healthy):
     # Clopper-Pearson, 0 of 8 at 95 %: 1 - 0.05 ** (1 / 8)
     assert s["prompt_agreement"]["flip_rate_upper"] == pytest.approx(1 - 0.05 ** (1 / 8), rel=1e-9)
     for p in doc["prompts"]:
-        assert p["first_divergent_step"] is None
+        assert p["first_divergent_step"] is None and p["first_cache_entry"] is None
         assert all(st["logits_pass"] and st["cache_ok"] for st in p["steps"])
         # both the full-logits batch and the top-k batch are judged
     assert {st["judged_on"] for p in doc["prompts"] for st in p["steps"]} == {"logits", "top-k"}
@@ -131,8 +131,8 @@ def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy,
     ids, mask = _decode.left_pad(prompts()[:BATCH], 0)
     good = _decode.DecoderStep(model, 2)
     bad = PositionsAheadInCache(model, 2)
-    t_good, l_good, _ = _decode._greedy(good, ids, mask, 2, torch.float32)
-    _, l_bad, _ = _decode._greedy(bad, ids, mask, 2, torch.float32, force=t_good)
+    t_good, l_good, _, _ = _decode._greedy(good, ids, mask, 2, torch.float32)
+    _, l_bad, _, _ = _decode._greedy(bad, ids, mask, 2, torch.float32, force=t_good)
     assert np.array_equal(l_good[0], l_bad[0])
     assert np.abs(l_good[1] - l_bad[1]).max() > 1e-3
 
@@ -146,6 +146,10 @@ def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy,
         assert p["steps"][0]["logits_pass"] and p["steps"][0]["ort_token"] == p["steps"][0]["eager_token"]
         assert p["steps"][1]["logits"] in ("beyond-noise", "beyond-tolerance")
         assert p["why"].startswith("step 1:")
+        # absolute positions enter at layer 0: its key is the first entry off
+        if p["cache_judged"]:
+            assert p["first_cache_entry"]["step"] == 1
+            assert (p["first_cache_entry"]["layer"], p["first_cache_entry"]["entry"]) == (0, "key")
 
 
 def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_path):
@@ -173,21 +177,50 @@ def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_
         assert "past_key_values.0.key" in p["why"] and "expected float32 [" in p["why"], p["why"]
 
 
-def test_llama_with_grouped_query_cache_agrees(onnxparity, tmp_path):
-    """A Llama-style decoder (RoPE, RMSNorm, 4 heads over 2 key/value heads):
-    healthy, every prompt agrees; the cache is [B, 2, P, 8]."""
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
                                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                    max_position_embeddings=64, initializer_range=0.2)
     model = transformers.LlamaForCausalLM(cfg).eval()
-    man = _decode.capture_decode(model, str(tmp_path / "llama"), prompts(), steps=STEPS,
-                                 batch_size=BATCH, logits_batches=1)
+    out = tmp_path_factory.mktemp("gen") / "llama"
+    man = _decode.capture_decode(model, str(out), prompts(), steps=STEPS, batch_size=BATCH,
+                                 logits_batches=1)
+    return model, out, man
+
+
+def test_llama_with_grouped_query_cache_agrees(onnxparity, llama):
+    """A Llama-style decoder (RoPE, RMSNorm, 4 heads over 2 key/value heads):
+    healthy, every prompt agrees, no cache entry leaves its noise; the cache
+    is [B, 2, P, 8]."""
+    _, out, man = llama
     assert man["cache"] == {"layers": 2, "kv_heads": 2, "head_dim": 8, "dtype": "float32"}
     assert man["batches"][0]["cache_shapes"][0] == [4, 2, 7, 8]
-    code, doc = generate(onnxparity, tmp_path / "llama")
+    code, doc = generate(onnxparity, out)
     assert code == 0 and doc["summary"]["classes"]["agree"] == 8
     assert doc["model_type"] == "llama"
+    assert [p["cache_judged"] for p in doc["prompts"]] == [True] * 4 + [False] * 4
+    assert all(p["first_cache_entry"] is None for p in doc["prompts"])
+
+
+def test_changed_weight_in_the_last_layer_is_named_by_its_cache(onnxparity, llama, tmp_path):
+    """ORT's graph from a copy whose last layer's value projection is 1 %
+    larger: a defect from the prefill on, and the first cache entry beyond
+    its noise is layer 1's value (layer 0 and layer 1's key untouched)."""
+    import copy
+    model, out, _ = llama
+    changed = copy.deepcopy(model)
+    with torch.no_grad():
+        changed.model.layers[1].self_attn.v_proj.weight.mul_(1.01)
+    faulty = refit(changed, out, tmp_path, _decode.DecoderStep, "lastlayer")
+    code, doc = generate(onnxparity, faulty)
+    assert code == 1
+    for p in doc["prompts"]:
+        assert p["class"] == "defect" and p["first_logit_step"] == 0
+        if p["cache_judged"]:
+            assert p["first_cache_entry"]["step"] == 0
+            assert (p["first_cache_entry"]["layer"], p["first_cache_entry"]["entry"]) == (1, "value")
 
 
 # --------------------------------------------------------------------------- near-tie vs defect
@@ -200,7 +233,7 @@ def tied_model():
     model = gpt2(seed=3)
     ids, mask = _decode.left_pad(prompts()[:1], 0)
     _decode._exportable_attention(model)
-    tokens, _, _ = _decode._greedy(_decode.DecoderStep(model, 2), ids, mask, 1, torch.float32)
+    tokens, _, _, _ = _decode._greedy(_decode.DecoderStep(model, 2), ids, mask, 1, torch.float32)
     top, tie = int(tokens[0, 0]), VOCAB - 1
     assert top < tie and tie not in prompts(4)[0]
     with torch.no_grad():
