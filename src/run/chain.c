@@ -268,14 +268,14 @@ static int check_specs(const onp_chain_stage_spec *st, size_t n, onp_error *e)
 {
     for (size_t i = 0; i < n; i++) {
         if (!st[i].name || !st[i].name[0] || !strcmp(st[i].name, "export"))
-            return onp_error_set(e, ONP_ERR_USAGE, NULL, "stage", (long long)i,
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, "--stage", -1,
                                  "stage %zu: a name other than '' and 'export' is needed", i + 1);
         if (!st[i].model || !st[i].model[0])
-            return onp_error_set(e, ONP_ERR_USAGE, NULL, "stage", (long long)i,
-                                 "stage '%s' has no model", st[i].name);
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, "--stage", -1, "stage '%s' has no model",
+                                 st[i].name);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(st[i].name, st[j].name))
-                return onp_error_set(e, ONP_ERR_USAGE, NULL, "stage", (long long)i,
+                return onp_error_set(e, ONP_ERR_USAGE, NULL, "--stage", -1,
                                      "stage name '%s' given twice", st[i].name);
     }
     return 0;

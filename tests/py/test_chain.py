@@ -131,6 +131,22 @@ def bert(tmp_path_factory):
     return d / "bundle", stages
 
 
+@pytest.fixture(scope="module")
+def vit(tmp_path_factory):
+    """ViT without int8-qdq: static per-tensor QDQ of this ViT leaves int8's
+    envelope (docs/chain.md, "Measured"): not a healthy stage."""
+    d = tmp_path_factory.mktemp("vit")
+    torch.manual_seed(0)
+    cfg = transformers.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, intermediate_size=128)
+    model = transformers.ViTModel(cfg).eval()
+    g = torch.Generator().manual_seed(5)
+    onp.capture(model, [{"pixel_values": torch.randn(b, 3, 32, 32, generator=g)} for b in (2, 3)],
+                d / "bundle", exporter="dynamo")
+    stages = _transforms.make(str(d / "bundle"), str(d / "stages"), [t for t in HEALTHY if t != "int8-qdq"])
+    return d / "bundle", stages
+
+
 def check_healthy(onnxparity_bin, bundle, stages):
     doc = chain(onnxparity_bin, bundle, [(s["name"], s["model"], s["precision"]) for s in stages])
     assert doc["verdict"] == "pass" and doc["first_beyond"] is None, json.dumps(doc, indent=1)[:3000]
@@ -159,6 +175,10 @@ def test_resnet18_healthy_stages_are_within_their_precision(onnxparity, resnet):
 
 def test_bert_healthy_stages_are_within_their_precision(onnxparity, bert):
     check_healthy(onnxparity, *bert)
+
+
+def test_vit_healthy_stages_are_within_their_precision(onnxparity, vit):
+    check_healthy(onnxparity, *vit)
 
 
 # --- planted faults -------------------------------------------------------------------
@@ -268,3 +288,40 @@ def test_quantized_layer_with_a_wrong_scale_is_named(onnxparity, resnet, tmp_pat
     assert first["value"] == node.output[0] and first["node"] == node.name and first["op_type"] == "Conv"
     orig = onnx.load(str(bundle / "model.onnx"))
     assert first["export_node"] == _producer(orig, node.output[0]).name
+
+
+# --- bad input: one line naming the stage or option, the documented exit code ---------
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--stage", "a=missing.onnx"], 3, "missing.onnx"),
+    (["--stage", "a=STAGE", "--precision", "a=fp8"], 2, "'fp8' is not fp32, fp16, bf16 or int8"),
+    (["--stage", "a=STAGE", "--stage", "a=STAGE"], 2, "stage name 'a' given twice"),
+    (["--stage", "export=STAGE"], 2, "'export'"),
+    (["--stage", "a"], 2, "--stage wants NAME=MODEL.onnx"),
+    (["--stage", "a=STAGE", "--precision", "b=fp16"], 2, "not 'b=fp16'"),
+    ([], 2, "usage: onnxparity chain"),
+])
+def test_bad_stage_arguments(onnxparity, resnet, args, code, says):
+    bundle, stages = resnet
+    args = [a.replace("STAGE", stages[0]["model"]) for a in args]
+    r = subprocess.run([onnxparity, "chain", str(bundle)] + args, capture_output=True, text=True)
+    assert r.returncode == code and says in r.stderr and r.stdout == "", (r.returncode, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_stage_onnx_runtime_refuses_is_an_error_stage(onnxparity, resnet, tmp_path):
+    """A model ORT cannot load (a float16 conversion without keep_io_types:
+    float16 inputs, float32 fixtures) is stage `error`, exit 4, the others
+    still judged."""
+    bundle, stages = resnet
+    bad = tmp_path / "fp16-io.onnx"
+    _transforms.float16(str(bundle / "model.onnx"), str(bad), keep_io_types=False)
+    args = [onnxparity, "chain", str(bundle), "--format", "json", "--stage", f"f={bad}",
+            "--stage", f"slim={stages[2]['model']}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    doc = json.loads(r.stdout)
+    assert r.returncode == 4 and doc["verdict"] == "error" and doc["first_beyond"] == "f"
+    assert stage_of(doc, "f")["status"] == "error" and stage_of(doc, "f")["message"]
+    assert stage_of(doc, "f")["precision"] == "fp16" and stage_of(doc, "f")["precision_from"] == "graph"
+    assert stage_of(doc, "slim")["status"] == "within"
