@@ -195,8 +195,7 @@ static void print_env_target(const onp_run_result *run)
         return;
     }
     printf("target   capture environment: ONNX Runtime %s (%s) %s, %zu of %zu fixtures failed\n",
-           t->version, t->library,
-           onp_run_verdict_name(t->run.verdict), t->run.failed,
+           t->version, t->library, onp_run_verdict_name(t->run.verdict), t->run.failed,
            t->run.n_fix);
 }
 

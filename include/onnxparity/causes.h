@@ -55,10 +55,10 @@ int onp_confidence_from_name(const char *name, onp_confidence *out);
  * passes and the other fails, the difference is the cause
  * `runtime-version`. */
 typedef struct onp_other_target {
-    const char *what;         /* "the capturing environment's onnxruntime 1.23.2" */
-    const char *version;      /* its ONNX Runtime version */
-    const char *library;      /* its library path */
-    const char *this_version; /* the version of the target under test */
+    const char *what;                    /* "the capturing environment's onnxruntime 1.23.2" */
+    const char *version;                 /* its ONNX Runtime version */
+    const char *library;                 /* its library path */
+    const char *this_version;            /* the version of the target under test */
     const onp_fixture_verdict *fixtures; /* [n_fixtures] judged at the other target */
     size_t n_fixtures;
     const onp_bisect_result *bisect; /* its bisect against eager, or NULL */

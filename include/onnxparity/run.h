@@ -381,12 +381,12 @@ int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o, 
  * (causes.h onp_other_target); the check fails when either target fails.
  * --no-env-target (no_env_target) keeps one target. */
 typedef struct onp_env_target {
-    int recorded;         /* parity.json names a library */
-    int checked;          /* 1: the fixtures ran under it (run holds them) */
-    char why_not[512];    /* recorded but not checked: why ("the same library", ...) */
-    char package[64];     /* as recorded */
-    char version[64];     /* as recorded, then as the library reports itself */
-    char library[1024];   /* as recorded */
+    int recorded;          /* parity.json names a library */
+    int checked;           /* 1: the fixtures ran under it (run holds them) */
+    char why_not[512];     /* recorded but not checked: why ("the same library", ...) */
+    char package[64];      /* as recorded */
+    char version[64];      /* as recorded, then as the library reports itself */
+    char library[1024];    /* as recorded */
     char this_version[64]; /* the version of the target under test */
     char label[256];       /* "the capturing environment's onnxruntime 1.23.2" */
     onp_ort *ort;

@@ -299,20 +299,13 @@ int onp_lint_severity_from_name(const char *name, onp_lint_severity *out)
     return -1;
 }
 
-static const char *const cause_names[] = {"training-mode",
-                                          "baked-shape",
-                                          "traced-control-flow",
-                                          "op-semantics",
-                                          "graph-optimization",
-                                          "execution-provider",
-                                          "runtime-version",
-                                          "nondeterminism",
-                                          "reference",
-                                          "state-mutation",
-                                          "reduced-precision",
-                                          "input-dtype",
-                                          "float-noise",
-                                          "unknown"};
+static const char *const cause_names[] = {"training-mode",       "baked-shape",
+                                          "traced-control-flow", "op-semantics",
+                                          "graph-optimization",  "execution-provider",
+                                          "runtime-version",     "nondeterminism",
+                                          "reference",           "state-mutation",
+                                          "reduced-precision",   "input-dtype",
+                                          "float-noise",         "unknown"};
 _Static_assert(sizeof cause_names / sizeof cause_names[0] == ONP_CAUSE_COUNT, "one name per cause");
 
 const char *onp_cause_name(onp_cause c)

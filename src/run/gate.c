@@ -34,7 +34,7 @@ int onp_gate_run(onp_gate *g, const onp_bundle_spec *where, onp_run_args *a,
     g->tol = (onp_gate_tol_ctx){ga->record ? NULL : &g->criteria, a->run.rtol, a->run.atol};
     a->run.tol = onp_gate_tol_fn;
     a->run.tol_ctx = &g->tol;
-    a->run.no_bisect = 1; /* below, and only where a criterion regressed */
+    a->run.no_bisect = 1;     /* below, and only where a criterion regressed */
     a->run.no_env_target = 1; /* gate judges the target its options describe (run.h) */
     if (onp_check_run(&g->check, where, a, e)) return -1;
     onp_run_result *r = &g->check.run;
