@@ -89,6 +89,11 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
         }
         if (v->note[0]) cJSON_AddStringToObject(rp, "note", v->note);
     }
+    /* issue 35: a divergence the outputs absorb, in the words the text uses */
+    if (onp_bisect_absorbed(r))
+        cJSON_AddStringToObject(root, "absorbed", ONP_BISECT_ABSORBED_WORDS);
+    else
+        cJSON_AddNullToObject(root, "absorbed");
     cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
                             (double)r->n_without_intermediates);
     cJSON *rf = cJSON_AddArrayToObject(root, "fixtures_refused");

@@ -924,6 +924,70 @@ static void rule_provider_precision(const facts *F, onp_causes *cs)
     cs->items[ONP_CAUSE_REDUCED_PRECISION].suggested_atol = 2 * o.need_atol;
 }
 
+/* What torch and ONNX define differently for an operator, and the numbers
+ * that show it at the value: how to add one: a row with the op type, the
+ * dimension (as the evidence words it) and the test on the value's numbers
+ * (OPSEM_ANY: the node alone failing is enough). */
+enum { OPSEM_ANY, OPSEM_NAN, OPSEM_EXACT };
+static const struct {
+    const char *op, *dimension;
+    int needs;
+} opsem_ops[] = {
+    {"ReduceMax", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"ReduceMin", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"Max", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"Min", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"MaxPool", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"Clip", "NaN: torch propagates it, a kernel may skip it", OPSEM_NAN},
+    {"ArgMax", "ties and NaN: which index wins", OPSEM_ANY},
+    {"ArgMin", "ties and NaN: which index wins", OPSEM_ANY},
+    {"TopK", "ties: which index comes first", OPSEM_ANY},
+    {"Div", "integer rounding: torch floors, ONNX truncates toward zero", OPSEM_EXACT},
+    {"Mod", "integer rounding: the sign of the remainder (fmod)", OPSEM_EXACT},
+    {"Round", "rounding of halves", OPSEM_ANY},
+    {"Resize",
+     "filters and coordinates (antialias, cubic coefficient, half_pixel vs "
+     "align_corners, nearest rounding)",
+     OPSEM_ANY},
+    {"Upsample", "filters and coordinates (align_corners, nearest rounding)", OPSEM_ANY},
+    {"GridSample", "sampling: align_corners, padding mode", OPSEM_ANY},
+    {"RoiAlign", "sampling: aligned half-pixel offset, sampling ratio", OPSEM_ANY},
+    {"AveragePool", "the divisor at the border (count_include_pad, ceil_mode)", OPSEM_ANY},
+    {"Pad", "reflect and edge padding at the border", OPSEM_ANY},
+};
+
+/* 7e. op-semantics by the numbers: bisect's first divergent node, run alone
+ * on eager inputs, still fails (local), and its operator is one whose torch
+ * and ONNX definitions differ in a known dimension, which the value's
+ * numbers show (NaN on one side only; an exact type).  High when the node
+ * was run alone, medium when unmapped nodes came along (the error is in
+ * that region).  No lint rule needed: the evidence is the node's own. */
+static void rule_opsem_numbers(const facts *F, onp_causes *cs)
+{
+    if (!F->bis || !F->bis->local.ran || !F->bis->local.local) return;
+    const onp_bisect_point *p = &F->bis->points[F->bis->first];
+    const onp_bisect_local *L = &F->bis->local;
+    for (size_t i = 0; p->op_type && i < sizeof opsem_ops / sizeof *opsem_ops; i++) {
+        if (strcmp(p->op_type, opsem_ops[i].op)) continue;
+        int nan = p->m.nan_mismatch > 0 || L->m.nan_mismatch > 0;
+        int exact = onp_dtype_eps(p->m.expected_dtype) <= 0 && p->m.expected_dtype != 0;
+        if ((opsem_ops[i].needs == OPSEM_NAN && !nan) ||
+            (opsem_ops[i].needs == OPSEM_EXACT && !exact))
+            return;
+        explains(cs, ONP_CAUSE_OP_SEMANTICS, F->n_failing, F->n_failing);
+        add_cause(cs, ONP_CAUSE_OP_SEMANTICS,
+                  L->n_nodes > 1 ? ONP_CONFIDENCE_MEDIUM : ONP_CONFIDENCE_HIGH, p->node,
+                  "compute it with the operator's torch semantics spelled out in tensor ops, or "
+                  "choose the behaviour both sides share (an opset or attribute that matches)",
+                  "bisect: %s (%s) run %s on eager inputs still fails (max_abs %g%s): torch and "
+                  "ONNX define %s differently in %s",
+                  p->node, p->op_type,
+                  L->n_nodes > 1 ? "with the unmapped nodes before it" : "alone", L->max_abs,
+                  nan ? ", NaN on one side only" : "", p->op_type, opsem_ops[i].dimension);
+        return;
+    }
+}
+
 /* 8. nothing explains a failure. */
 static void rule_unknown(const facts *F, onp_causes *cs)
 {
@@ -1042,6 +1106,7 @@ static const struct {
     {"float-noise", rule_float_noise},
     {"label-flips", rule_label_flips},
     {"reduced-precision", rule_reduced_precision},
+    {"op-semantics-numbers", rule_opsem_numbers},
     {"unknown", rule_unknown},
     {"bisect-checks", rule_bisect_checks},
     {"bisect-node", rule_bisect_node},

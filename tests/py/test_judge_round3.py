@@ -334,5 +334,48 @@ def test_divergence_absorbed_by_layer_scale(onnxparity, tmp_path):
     r = run([onnxparity, "bisect", b, "--format", "json"])
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc["first_divergent"]["node"] == ln[0].name, r.stdout[-1500:]
+    assert doc["absorbed"] == "internal divergence absorbed: outputs within noise"
     text = run([onnxparity, "bisect", b]).stdout
     assert "internal divergence absorbed: outputs within noise" in text
+
+
+# --- 5. an operator whose torch and ONNX definitions differ, by the numbers ----
+
+class VGGBlock(torch.nn.Module):
+    """VGG's stage: conv, ReLU, 2x2 max pooling, then a 1x1 classifier conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.head = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        return self.head(self.pool(torch.relu(self.conv(x))))
+
+
+def test_nan_dropped_by_maxpool_is_op_semantics(onnxparity, tmp_path):
+    """A NaN pixel in the input: torch's max pooling propagates it, ONNX
+    Runtime's MaxPool drops it (its own run, read back: no NaN where eager
+    has one).  No lint rule lists MaxPool; the numbers do: bisect's node run
+    on eager inputs still fails with NaN on one side only.  check names
+    op-semantics at the MaxPool (unknown, low, before)."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    fx = [torch.randn(2, 3, 16, 16, generator=g) for _ in range(2)]
+    for f in fx:
+        f[0, :, 5, 5] = float("nan")
+    b = tmp_path / "b"
+    onp.capture(VGGBlock().eval(), fx, b)
+    d = b / "test_data_set_0"
+    r = run([onnxparity, "run", b / "model.onnx", d / "input_0.pb", "--save", tmp_path / "o",
+             "--save-format", "pb"])
+    assert r.returncode == 0, r.stderr
+    eager, ort = pb(d / "output_0.pb"), pb(tmp_path / "o" / "output_0.pb")
+    assert np.isnan(eager).sum() > np.isnan(ort).sum()  # ORT's own run drops the NaN
+    pool = [n.name for n in onnx.load(str(b / "model.onnx")).graph.node if n.op_type == "MaxPool"]
+    rc, chk = check_json(onnxparity, b)
+    top = chk["causes"][0]
+    assert rc == 1 and top["id"] == "op-semantics" and top["confidence"] in ("high", "medium"), top
+    assert top["node"] == pool[0] and "NaN" in " ".join(top["evidence"])
+    assert "unknown" not in [c["id"] for c in chk["causes"]]

@@ -47,6 +47,8 @@ typedef struct tcase {
     int bisect;
     const char *bis_node;
     int bis_local, bis_disable;
+    const char *bis_op; /* the first divergent node's op type ("X" when NULL) */
+    int bis_nan;        /* its value: NaN on one side only */
     size_t bis_region; /* nodes in the local rerun (0: 1, the node alone) */
     /* expected */
     const char *top; /* cause id of the top cause, or NULL: no cause at all */
@@ -208,7 +210,9 @@ static void build(const tcase *c, world *w, onp_evidence *ev)
         w->pt[0].value = "/a/Conv_output_0";
         w->pt[0].module = "";
         w->pt[1].node = c->bis_node;
-        w->pt[1].op_type = "X";
+        w->pt[1].op_type = c->bis_op ? c->bis_op : "X";
+        w->pt[1].m.nan_mismatch = c->bis_nan;
+        w->pt[1].m.expected_dtype = ONP_FLOAT;
         w->pt[1].value = "v";
         w->pt[1].module = "";
         w->pt[1].jump = 1e6;
@@ -418,6 +422,49 @@ static const tcase cases[] = {
      .top_conf = "high",
      .top_node = "/Div",
      .strong = 1},
+    {.what = "a Resize that fails alone on eager inputs: op-semantics high there, no unknown",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/up/Resize",
+     .bis_op = "Resize",
+     .bis_local = 1,
+     .top = "op-semantics",
+     .top_conf = "high",
+     .top_node = "/up/Resize",
+     .strong = 1},
+    {.what = "a ReduceMax failing alone without NaN: not its NaN semantics, unknown",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/r/ReduceMax",
+     .bis_op = "ReduceMax",
+     .bis_local = 1,
+     .top = "unknown",
+     .top_conf = "low",
+     .top_node = "/r/ReduceMax"},
+    {.what = "a ReduceMax with NaN on one side, in a region of unmapped nodes: op-semantics medium",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/r/ReduceMax",
+     .bis_op = "ReduceMax",
+     .bis_nan = 2,
+     .bis_local = 1,
+     .bis_region = 3,
+     .top = "op-semantics",
+     .top_conf = "medium",
+     .top_node = "/r/ReduceMax",
+     .strong = 1},
+    {.what = "a Resize whose error is inherited from its inputs: not its semantics",
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .bisect = 1,
+     .bis_node = "/up/Resize",
+     .bis_op = "Resize",
+     .top = "unknown",
+     .top_conf = "low",
+     .top_node = "/up/Resize"},
     {.what = "failing numbers, nothing explains: unknown low at bisect's node",
      .n_fix = 3,
      .verdict = FAIL1,
