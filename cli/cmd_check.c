@@ -199,9 +199,19 @@ static void print_env_target(const onp_run_result *run)
            t->run.n_fix);
 }
 
-static void print_text(const opts *o, const char *model, const char *sha, onp_ort *ort,
+/* The exporter the capture used, and a fallback between exporters. */
+static void print_export(const onp_manifest *mf)
+{
+    const char *used = onp_manifest_exporter(mf), *fallback = onp_manifest_exporter_fallback(mf);
+    if (!used) return;
+    printf("export   %s exporter%s%s%s\n", used, fallback ? " (fallback under exporter=auto: " : "",
+           fallback ? fallback : "", fallback ? ")" : "");
+}
+
+static void print_text(const opts *o, const char *model, onp_bundle *b, onp_ort *ort,
                        onp_session *s, const onp_run_result *run)
 {
+    const char *sha = onp_bundle_sha256(b);
     const onp_fixture_verdict *res = run->fix;
     size_t n = run->n_fix;
     size_t failed = run->failed, lint_errors = run->lint_errors;
@@ -209,6 +219,7 @@ static void print_text(const opts *o, const char *model, const char *sha, onp_or
     printf("model    %s (sha256 %.12s)\n", model, sha);
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", onp_ort_version(ort), d->provider,
            onp_ort_opt_level_name(d->opt_level));
+    print_export(onp_bundle_manifest(b));
     print_env_target(run);
     printf("%-18s %-22s %-9s %-14s %-9s %-9s %-12s %-7s %-9s %s\n", "FIXTURE", "OUTPUT", "DTYPE",
            "SHAPE", "MAX_ABS", "MAX_REL", "MISMATCH", "TOP1", "ENVELOPE", "RESULT");
@@ -447,7 +458,7 @@ static void emit_text(const opts *o, const char *model, onp_bundle *b, onp_ort *
                                                     o->n_data, args, sizeof args));
     report_latent_text(run->causes, onp_run_lint_of(ro, run), o->target ? o->target : model);
     print_adequacy_text(onp_bundle_adequacy(b));
-    print_text(o, model, onp_bundle_sha256(b), ort, s, run);
+    print_text(o, model, b, ort, s, run);
     const onp_bisect_point *p = onp_run_first_divergent(run);
     if (p) {
         char q[4200];

@@ -65,6 +65,16 @@ const char *onp_manifest_path(const onp_manifest *mf);
  * out of that range, or mf is NULL. */
 int onp_manifest_traced_fixture(const onp_manifest *mf);
 
+/* The export as the capture recorded it: parity.json's "exporter"
+ * ("legacy" or "dynamo"), "exporter_requested" ("auto", ...) and
+ * "exporter_fallback" (why dynamo was left under exporter="auto": its
+ * failure, or a TorchScript module).  NULL where the member is missing or
+ * not a string (a fallback of null: none), or mf is NULL.  Views into the
+ * manifest: valid while it is open. */
+const char *onp_manifest_exporter(const onp_manifest *mf);
+const char *onp_manifest_exporter_requested(const onp_manifest *mf);
+const char *onp_manifest_exporter_fallback(const onp_manifest *mf);
+
 /* Free the document and the path; accepts NULL. */
 void onp_manifest_free(onp_manifest *mf);
 

@@ -150,6 +150,31 @@ static void targets_json(cJSON *root, onp_ort *ort, const onp_run_result *r)
     cJSON_AddItemToArray(arr, e);
 }
 
+/* "export": the exporter the capture used and any fallback between
+ * exporters, from parity.json; null for a bundle without one. */
+static void export_json(cJSON *root, const onp_bundle *b)
+{
+    const onp_manifest *mf = onp_bundle_manifest(b);
+    const char *used = onp_manifest_exporter(mf);
+    if (!used) {
+        cJSON_AddNullToObject(root, "export");
+        return;
+    }
+    cJSON *ex = cJSON_AddObjectToObject(root, "export");
+    if (!ex) return;
+    const char *asked = onp_manifest_exporter_requested(mf);
+    const char *fallback = onp_manifest_exporter_fallback(mf);
+    cJSON_AddStringToObject(ex, "exporter", used);
+    if (asked)
+        cJSON_AddStringToObject(ex, "exporter_requested", asked);
+    else
+        cJSON_AddNullToObject(ex, "exporter_requested");
+    if (fallback)
+        cJSON_AddStringToObject(ex, "fallback", fallback);
+    else
+        cJSON_AddNullToObject(ex, "fallback");
+}
+
 cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o,
                      const onp_run_result *r, int upgraded)
 {
@@ -159,6 +184,7 @@ cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     cJSON_AddStringToObject(root, "verdict", onp_run_verdict_name(r->verdict));
     cJSON_AddStringToObject(root, "model", onp_bundle_model_path(b));
     onp_doc_run_environment(root, b, ort, s, o, r, upgraded);
+    export_json(root, b);
     options_json(root, o);
     cJSON_AddItemToObject(root, "fixtures", onp_doc_fixtures(r->fix, r->n_fix));
     summary_json(root, r);

@@ -78,6 +78,28 @@ int onp_manifest_traced_fixture(const onp_manifest *mf)
     return (int)k;
 }
 
+static const char *top_string(const onp_manifest *mf, const char *name)
+{
+    const cJSON *v =
+        mf && cJSON_IsObject(mf->doc) ? cJSON_GetObjectItemCaseSensitive(mf->doc, name) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const char *onp_manifest_exporter(const onp_manifest *mf)
+{
+    return top_string(mf, "exporter");
+}
+
+const char *onp_manifest_exporter_requested(const onp_manifest *mf)
+{
+    return top_string(mf, "exporter_requested");
+}
+
+const char *onp_manifest_exporter_fallback(const onp_manifest *mf)
+{
+    return top_string(mf, "exporter_fallback");
+}
+
 void onp_manifest_free(onp_manifest *mf)
 {
     if (!mf) return;

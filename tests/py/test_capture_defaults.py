@@ -252,6 +252,28 @@ def test_a_fallback_to_legacy_is_a_warning(tmp_path):
 
 @needs_dynamo
 @pytest.mark.exporter_fallback
+def test_check_names_the_exporter_and_the_fallback(tmp_path, binary):
+    """check's report says which exporter made the graph it judges, and
+    why the capture left dynamo: the JSON's export member and the text's
+    export line (Branchy: dynamo refuses its branch, legacy traces one)."""
+    onnxparity.capture(models.Branchy().eval(), [torch.ones(2, 4), torch.ones(3, 4)], tmp_path / "b",
+                       reference64=False)
+    onnxparity.capture(LastDim().eval(), lengths((2, 3, 4)), tmp_path / "c", reference64=False)
+    fallback = json.loads((tmp_path / "b" / "parity.json").read_text())["exporter_fallback"]
+    assert fallback.startswith("dynamo export failed (") and "data-dependent control flow" in fallback
+    _, chk = check(binary, tmp_path / "b")
+    assert chk["export"] == {"exporter": "legacy", "exporter_requested": "auto", "fallback": fallback}
+    _, chk = check(binary, tmp_path / "c")
+    assert chk["export"] == {"exporter": "dynamo", "exporter_requested": "auto", "fallback": None}
+    text = subprocess.run([binary, "check", str(tmp_path / "b")], capture_output=True, text=True).stdout
+    line = next(ln for ln in text.splitlines() if ln.startswith("export "))
+    assert line == f"export   legacy exporter (fallback under exporter=auto: {fallback})", line
+    text = subprocess.run([binary, "check", str(tmp_path / "c")], capture_output=True, text=True).stdout
+    assert "export   dynamo exporter" in text.splitlines()
+
+
+@needs_dynamo
+@pytest.mark.exporter_fallback
 def test_a_torchscript_module_under_auto_is_a_warning(tmp_path):
     scripted = torch.jit.script(LastDim().eval())
     with pytest.warns(_export.ExporterFallbackWarning, match="TorchScript"):
