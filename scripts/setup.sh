@@ -10,6 +10,9 @@
 #                             (what `make test` adds; about 4 GB of downloads),
 #                             and its deployment targets (onnxruntime-openvino:
 #                             84 MB more, 257 MB on disk, about 8 s)
+#   scripts/setup.sh venv215  the newest torch (2.15) in .venv-torch215/, the
+#                             third torch of `make test` (2.9 GB of downloads,
+#                             5.8 GB on disk)
 #   scripts/setup.sh consumers what `make test` checks the tool's output with:
 #                             a second ONNX Runtime (1.30.0, for environment
 #                             drift) and Microsoft's SARIF validator, both from
@@ -159,9 +162,11 @@ setup_consumers() {
     fi
 }
 
+# setup_venv NAME DIR: the environment DIR from scripts/requirements-NAME.txt
+# (torch2: the pinned torch 2.9; torch215: the newest torch, VENV215=DIR)
 setup_venv() {
-    local venv="${VENV:-$top/.venv-torch2}"
-    local lock="$top/scripts/requirements-torch2.txt"
+    local name=$1 venv=$2
+    local lock="$top/scripts/requirements-$name.txt"
     # the deployment targets' lines (#target) are installed apart: setup_targets
     local want; want=$(grep -v '^#target' "$lock" | sha256sum | cut -d' ' -f1)
     if [ -f "$venv/.ok" ] && [ "$(cat "$venv/.ok")" = "$want" ] && [ -x "$venv/bin/python" ]; then
@@ -171,12 +176,12 @@ setup_venv() {
     # console scripts carry the folder's absolute path: build in place, and
     # let only a complete environment get the stamp
     rm -rf "$venv"
-    say "creating the torch 2.x environment in $venv (scripts/requirements-torch2.txt, about 4 GB to download)"
+    say "creating the torch 2.x environment in $venv (scripts/requirements-$name.txt, about 3-4 GB to download)"
     local t0=$SECONDS
     /usr/bin/python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
         --require-hashes --only-binary :all: -r "$lock"
-    "$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, polygraphy, numpy, pytest
+    "$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, numpy, pytest
 print("setup: torch", torch.__version__, "onnx", onnx.__version__, "onnxscript", onnxscript.__version__,
       "onnxruntime", onnxruntime.__version__)' >&2
     echo "$want" > "$venv/.ok"
@@ -240,8 +245,9 @@ case "${1:-all}" in
     deps)  install_pkgs "${DEPS[@]}" "${TORCH[@]}" ;;
     ort)   setup_ort ;;
     all)   install_pkgs "${DEPS[@]}" "${TORCH[@]}"; setup_ort ;;
-    venv)  setup_venv; setup_targets ;;
+    venv)  setup_venv torch2 "${VENV:-$top/.venv-torch2}"; setup_targets ;;
+    venv215) setup_venv torch215 "${VENV215:-$top/.venv-torch215}" ;;
     consumers) setup_consumers ;;
     wheeltools) setup_wheeltools ;;
-    *)     say "usage: scripts/setup.sh [deps|ort|all|venv|consumers|wheeltools]"; exit 2 ;;
+    *)     say "usage: scripts/setup.sh [deps|ort|all|venv|venv215|consumers|wheeltools]"; exit 2 ;;
 esac
