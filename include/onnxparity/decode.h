@@ -80,9 +80,12 @@ typedef struct onp_decode_step {
     int full;                       /* judged on the full logits (else eager's top-K ids) */
     double gap_max;                 /* |ORT - eager| over the values judged */
     double envelope_max;            /* the step's noise envelope ((K+1) N + U) */
-    double margin;    /* flip: eager's logit of its token minus that of ORT's; else NAN */
-    int margin_bound; /* 1: ORT's token is outside eager's top-K: margin is a lower bound */
-    int cache_ok;     /* ORT's present shapes are the capture's */
+    double margin;       /* flip: eager's logit of its token minus that of ORT's; else NAN */
+    int margin_bound;    /* 1: ORT's token is outside eager's top-K: margin is a lower bound */
+    int cache_ok;        /* ORT's present shapes are the capture's */
+    int eager_processed; /* eager's token is not the argmax of eager's own raw logits: a
+                            generation setting (a logits processor: repetition penalty, ...)
+                            applied on eager's side only; a flip there is a defect */
 } onp_decode_step;
 
 typedef struct onp_decode_prompt {

@@ -174,11 +174,14 @@ def positions_of(mask: np.ndarray, new: int) -> np.ndarray:
 
 
 def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dtype: torch.dtype,
-            force: Optional[np.ndarray] = None
+            force: Optional[np.ndarray] = None, processor: Optional[Any] = None
             ) -> Tuple[np.ndarray, List[np.ndarray], List[Tuple[int, ...]], np.ndarray]:
     """The loop on `step`: prefill, then one token per step, each step's
     token fed back with the cache.  ``force`` [B, steps]: feed these tokens
     instead of the loop's own (the float64 pass follows float32's tokens).
+    ``processor(ids_so_far, logits) -> logits`` (a transformers
+    LogitsProcessor): the pick is the argmax of its result; the raw logits
+    are what is recorded.
     Returns tokens [B, steps], the logits of each step ([B, V] each), the
     cache shape after each step and the last cache, [2 * layers, B, H, P, D]
     (the cache only grows: it holds every step's entries)."""
@@ -196,7 +199,12 @@ def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dt
             out = step(cur_ids, torch.from_numpy(cur_mask), pos, *past)
             last = out[0][:, -1, :]
             logits.append(last.detach().numpy().copy())
-            tokens[:, t] = last.argmax(dim=-1).numpy() if force is None else force[:, t]
+            if force is not None:
+                tokens[:, t] = force[:, t]
+            else:
+                seen = torch.cat([torch.from_numpy(ids), torch.from_numpy(tokens[:, :t])], dim=1)
+                scores = last if processor is None else processor(seen, last.clone())
+                tokens[:, t] = scores.argmax(dim=-1).numpy()
             past = list(out[1:])
             shapes.append(tuple(past[0].shape))
             cur_ids = torch.from_numpy(tokens[:, t:t + 1].copy())
@@ -236,14 +244,15 @@ def _loop_threads(model: torch.nn.Module, threads: Optional[int]) -> int:
 
 def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
             prompts: Sequence[Sequence[int]], *, steps: int, batch_size: int, pad_token_id: int,
-            topk: int, logits_batches: int) -> List[Dict[str, Any]]:
+            topk: int, logits_batches: int, processor: Optional[Any]) -> List[Dict[str, Any]]:
     """The eager loops over every batch, written to out_dir/batch_K/;
     returns the manifest's batches."""
     batches: List[Dict[str, Any]] = []
     for k in range(0, len(prompts), batch_size):
         group = prompts[k:k + batch_size]
         ids, mask = left_pad(group, pad_token_id)
-        tokens, l32, shapes, c32 = _greedy(eager, ids, mask, steps, torch.float32)
+        tokens, l32, shapes, c32 = _greedy(eager, ids, mask, steps, torch.float32,
+                                           processor=processor)
         _, l64, _, c64 = _greedy(step64, ids, mask, steps, torch.float64, force=tokens)
         b32 = np.stack(l32, axis=1)  # [B, steps, V]
         b64 = np.stack(l64, axis=1)
@@ -274,6 +283,7 @@ def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
 def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Sequence[int]], *,
                    steps: int = 16, batch_size: int = 4, pad_token_id: int = 0, topk: int = 8,
                    logits_batches: int = 2, opset: int = 18, threads: Optional[int] = None,
+                   logits_processor: Optional[Any] = None,
                    export_step: Optional[DecoderStep] = None) -> Dict[str, Any]:
     """Export ``model``'s decode forward to ``out_dir``/model.onnx and record
     the eager greedy generation of ``steps`` tokens for every prompt
@@ -282,7 +292,12 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     the top-``topk`` ids and float32 logits of every step and the float64
     noise of every step.  ``threads``: torch's intra-op threads for the
     eager loops (restored after; None: one for a model under
-    SMALL_MODEL_PARAMS parameters, else torch's own).  ``export_step``: the
+    SMALL_MODEL_PARAMS parameters, else torch's own).  ``logits_processor``:
+    applied to eager's logits before its pick, as transformers' generate
+    applies a repetition penalty (a LogitsProcessor); its repr is recorded
+    (generation.logits_processor), as are the raw logits.  The ONNX loop picks
+    greedily on raw logits: a processor is a generation setting applied on
+    eager's side only, which generate names.  ``export_step``: the
     module exported instead of
     the eager one (a planted fault; None: the model's own).  Returns the
     manifest written to generate.json."""
@@ -306,7 +321,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     torch.set_num_threads(_loop_threads(model, threads))
     try:
         batches = _record(eager, step64, out_dir, prompts, steps=steps, batch_size=batch_size,
-                          pad_token_id=pad_token_id, topk=topk, logits_batches=logits_batches)
+                          pad_token_id=pad_token_id, topk=topk, logits_batches=logits_batches,
+                          processor=logits_processor)
     finally:
         torch.set_num_threads(saved_threads)
     names_in, names_out = io_names(layers)
@@ -322,7 +338,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
         "cache": {"layers": layers, "kv_heads": kv_heads, "head_dim": head_dim, "dtype": "float32"},
         "generation": {"strategy": "greedy", "steps": steps, "eos_token_id": None,
                        "pad_token_id": pad_token_id, "padding": "left",
-                       "position_ids": "cumsum-1"},
+                       "position_ids": "cumsum-1",
+                       "logits_processor": None if logits_processor is None else repr(logits_processor)},
         "topk": topk, "reference": "float64",
         "prompts": len(prompts),
         "batches": batches,

@@ -209,6 +209,7 @@ static int judge_row(const loop_ctx *c, int r, int t, const onp_tensor *got, onp
     st->eager_token = (int64_t)onp_tensor_get_f64(&c->a->tokens, cell);
     st->margin = NAN;
     st->margin_bound = 0;
+    st->eager_processed = (int64_t)onp_tensor_get_f64(&c->a->topk_ids, cell * K) != st->eager_token;
     if (st->ort_token == st->eager_token) return 0;
     /* eager's margin between its token and ORT's */
     if (st->full) {
@@ -234,6 +235,7 @@ static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st)
     onp_decode_class before = p->cls;
     p->cls = onp_decode_judge_step(p->cls, st->logits_pass && st->cache_ok, flipped, st->margin,
                                    st->envelope_max);
+    if (flipped && st->eager_processed) p->cls = ONP_DECODE_DEFECT;
     if (!flipped) p->tokens_agree++;
     if (flipped && p->first_token_step < 0) p->first_token_step = t;
     if (!st->logits_pass && p->first_logit_step < 0) p->first_logit_step = t;
@@ -242,6 +244,12 @@ static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st)
     if (before == ONP_DECODE_DEFECT || p->cls != ONP_DECODE_DEFECT) return;
     if (!st->cache_ok)
         snprintf(p->why, sizeof p->why, "step %d: the cache's shape is not the capture's", t);
+    else if (st->eager_processed)
+        snprintf(p->why, sizeof p->why,
+                 "step %d: token %lld where eager has %lld, which is not the argmax of eager's own "
+                 "logits: a generation setting (repetition penalty, temperature, a logits "
+                 "processor) applied on eager's side only; the loop here is greedy on raw logits",
+                 t, (long long)st->ort_token, (long long)st->eager_token);
     else if (!st->logits_pass)
         snprintf(p->why, sizeof p->why, "step %d: logits %s (gap %.3g, envelope %.3g)", t,
                  onp_verdict_name(st->verdict), st->gap_max, st->envelope_max);

@@ -30,6 +30,7 @@ static cJSON *step_json(const onp_decode_step *st, int t)
         onp_doc_num(o, "margin", st->margin);
     cJSON_AddBoolToObject(o, "margin_is_bound", st->margin_bound);
     cJSON_AddBoolToObject(o, "cache_ok", st->cache_ok);
+    cJSON_AddBoolToObject(o, "eager_processed", st->eager_processed);
     return o;
 }
 

@@ -257,6 +257,29 @@ def test_qwen2_agrees(onnxparity, tmp_path):
     assert doc["model_type"] == "qwen2"
 
 
+def test_repetition_penalty_on_eager_only_is_a_defect(onnxparity, tmp_path):
+    """Eager generated with a repetition penalty (transformers' processor),
+    the loop in ORT is greedy on raw logits: the raw logits agree at every
+    step, yet where the penalty changed eager's pick the token differs by a
+    margin no noise explains (negative: eager's token is not its own argmax)."""
+    model = gpt2(seed=5)
+    proc = transformers.RepetitionPenaltyLogitsProcessor(penalty=2.0)
+    man = _decode.capture_decode(model, str(tmp_path / "pen"), prompts(8), steps=8, batch_size=8,
+                                 logits_processor=proc)
+    assert "RepetitionPenalty" in man["generation"]["logits_processor"]
+    code, doc = generate(onnxparity, tmp_path / "pen")
+    defects = [p for p in doc["prompts"] if p["class"] == "defect"]
+    assert code == 1 and defects, doc["summary"]
+    for p in doc["prompts"]:
+        assert all(st["logits_pass"] for st in p["steps"])  # the raw logits agree
+        if p["class"] == "defect":
+            st = p["steps"][p["first_token_step"]]
+            assert st["eager_processed"] and st["margin"] < 0
+            assert "applied on eager's side only" in p["why"]
+        else:
+            assert p["class"] == "agree"
+
+
 # --------------------------------------------------------------------------- near-tie vs defect
 
 
