@@ -48,11 +48,11 @@ struct onp_session {
     onp_ort_io *in;            /* [n_in], in arena */
     onp_ort_io *out;           /* [n_out], in arena */
     onp_ort_io *init;          /* [n_init] overridable initializers, in arena */
-    onp_strmap in_at, out_at, init_at; /* name -> index into in/out/init (the first of
-                                          equal names): lookups in O(1), so a run that
-                                          fetches N named outputs costs O(N), not O(N^2) */
     struct onp_worker *worker; /* non-NULL: the OrtSession lives in a worker process
                                   (ort_worker.c) and `sess` is NULL; owned */
+    /* name -> index into in/out/init (the first of equal names): lookups in
+     * O(1), so a run that fetches N named outputs costs O(N), not O(N^2) */
+    onp_strmap in_at, out_at, init_at;
     /* what the target computes in (precision.h; desc.precision points here) */
     onp_precision precision;
 };
