@@ -27,6 +27,7 @@ marks the padding; position ids count the real tokens only, as transformers'
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import os
 import time
@@ -42,9 +43,19 @@ SCHEMA = "onnxparity.decode-bundle/1"
 # --------------------------------------------------------------------------- the forward
 
 
+# transformers ships no type information mypy reads here: its modules are
+# imported by name (Any to mypy), as the config is read through _config.
+def _transformers(module: str) -> Any:
+    return importlib.import_module(f"transformers.{module}")
+
+
+def _config(model: torch.nn.Module) -> Any:
+    """A transformers model's config (PretrainedConfig)."""
+    return getattr(model, "config")
+
+
 def _cache_class() -> Any:
-    from transformers.cache_utils import DynamicCache
-    return DynamicCache
+    return _transformers("cache_utils").DynamicCache
 
 
 def _exportable_attention(model: torch.nn.Module) -> None:
@@ -52,12 +63,12 @@ def _exportable_attention(model: torch.nn.Module) -> None:
     trace with dynamic shapes; its ExecuTorch integration registers the same
     SDPA attention with a mask built without vmap.  Switch the model to it
     (numerically the same attention)."""
-    from transformers.integrations.executorch import sdpa_mask_without_vmap
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
-    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-    ALL_MASK_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", sdpa_mask_without_vmap)
-    ALL_ATTENTION_FUNCTIONS.register("sdpa_without_vmap", ALL_ATTENTION_FUNCTIONS["sdpa"])
-    model.config._attn_implementation = "sdpa_without_vmap"
+    without_vmap = _transformers("integrations.executorch").sdpa_mask_without_vmap
+    masks = _transformers("masking_utils").ALL_MASK_ATTENTION_FUNCTIONS
+    attention = _transformers("modeling_utils").ALL_ATTENTION_FUNCTIONS
+    masks.register("sdpa_without_vmap", without_vmap)
+    attention.register("sdpa_without_vmap", attention["sdpa"])
+    _config(model)._attn_implementation = "sdpa_without_vmap"
 
 
 class DecoderStep(torch.nn.Module):
@@ -81,10 +92,10 @@ class DecoderStep(torch.nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 position_ids: torch.Tensor, *past: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        past = self.past_of(past)
+        fed = self.past_of(past)
         cache = _cache_class()()
         for i in range(self.n_layers):
-            cache.update(past[2 * i], past[2 * i + 1], i)
+            cache.update(fed[2 * i], fed[2 * i + 1], i)
         out = self.model(input_ids=input_ids, attention_mask=attention_mask,
                          position_ids=self.positions(input_ids, attention_mask, position_ids),
                          past_key_values=cache, use_cache=True)
@@ -97,7 +108,7 @@ class DecoderStep(torch.nn.Module):
 
 def cache_geometry(model: torch.nn.Module) -> Tuple[int, int, int]:
     """(layers, key/value heads, head dim) from a transformers config."""
-    c = model.config
+    c = _config(model)
     layers = int(getattr(c, "num_hidden_layers", None) or c.n_layer)
     heads = int(getattr(c, "num_attention_heads", None) or c.n_head)
     kv_heads = int(getattr(c, "num_key_value_heads", None) or heads)
@@ -134,7 +145,7 @@ def export_decoder(step: DecoderStep, path: str, *, opset: int = 18,
     (tests plant it).  Returns the exporter's name."""
     _exportable_attention(step.model)
     layers, kv_heads, head_dim = step.n_layers, *cache_geometry(step.model)[1:]
-    vocab = int(step.model.config.vocab_size)
+    vocab = int(_config(step.model).vocab_size)
     args = _example(step, kv_heads, head_dim, vocab)
     dyn = torch.export.Dim.DYNAMIC
     shapes = ({0: dyn, 1: dyn}, {0: dyn, 1: dyn}, {0: dyn, 1: dyn},
@@ -307,7 +318,7 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
         raise ValueError("capture_decode: a prompt is empty (prompt %d)" % [len(p) for p in prompts].index(0))
     model = model.eval()
     layers, kv_heads, head_dim = cache_geometry(model)
-    vocab = int(model.config.vocab_size)
+    vocab = int(_config(model).vocab_size)
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.monotonic()
     _exportable_attention(model)
@@ -328,7 +339,7 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     names_in, names_out = io_names(layers)
     manifest = {
         "schema": SCHEMA,
-        "model": {"class": type(model).__name__, "model_type": getattr(model.config, "model_type", ""),
+        "model": {"class": type(model).__name__, "model_type": getattr(_config(model), "model_type", ""),
                   "vocab": vocab},
         "exporter": exporter, "opset": opset,
         "torch": torch.__version__,
