@@ -12,7 +12,10 @@
 #                     sanitizer canary: planted bugs that must be reported)
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS seconds
 #   make fuzz-replay  replay every committed corpus under ASan + UBSan
-#   make bench        benchmarks, side by side with the peers; docs/benchmarks.md
+#   make bench        benchmarks, side by side with the peers, in ten minutes;
+#                     docs/benchmarks.md
+#   make bench-full   every benchmark at full size, large models included;
+#                     docs/benchmarks-full.md
 #   make demo         the main job on a shipped example
 #   make format-check clang-format over every C file, no changes made
 #   make install      PREFIX=DIR (default /usr/local; DESTDIR too): the tool,
@@ -82,7 +85,7 @@ SOLIB      := $(BUILD)/libonnxparity.so.$(VERSION)
 SOLINKS    := $(BUILD)/$(SONAME) $(BUILD)/libonnxparity.so
 
 .PHONY: install wheel sdist
-.PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench demo clean format-check
+.PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench bench-full demo clean format-check
 
 # Default: the library (static and shared) and the tool.
 all: $(SETUP) $(BIN) $(SOLIB) $(SOLINKS)
@@ -309,10 +312,14 @@ fuzz-replay: fuzz-build
 fuzz: fuzz-build
 	@bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# Benchmarks against the peers in the same run; writes docs/benchmarks.md.
-# Needs valgrind for the kernel's instruction counts (skipped without it).
-# BENCH_QUICK=1: every section at small sizes, to check the script (writes
-# only to BENCH_OUT=FILE when given).
+# Benchmarks against the peers in the same run (bench/run.sh).  bench: every
+# peer ratio at sizes that finish within ten minutes here; writes
+# docs/benchmarks.md.  bench-full: every section at full size plus the
+# large-model ones (1 GiB models and tensors, the zoo, capture time, a
+# 2.17 GiB decoder; about 35 minutes, 12 GiB of memory); writes
+# docs/benchmarks-full.md, and needs valgrind for the kernel's instruction
+# counts (skipped without it).  BENCH_QUICK=1: smaller still, to check the
+# script (writes only to BENCH_OUT=FILE when given).
 bench: all
 	bash bench/run.sh $(abspath $(BIN))
 
@@ -336,6 +343,9 @@ pc_escape = $(subst $(pc_space),\\ ,$(1))
 # $$ONNXPARITY_ORT_LIB, so the copy installed here is found without a flag.
 # Both libraries: the shared one as libonnxparity.so.VERSION with its links
 # (SONAME and the -lonnxparity name; no ldconfig run, which a packager's
+bench-full: all
+	BENCH_FULL=1 bash bench/run.sh $(abspath $(BIN))
+
 # DESTDIR install must not do), the static one beside it.  onnxparity.pc
 # links the shared one (Libs.private: what the archive needs, for
 # `pkg-config --static` and build systems that pick the archive themselves);

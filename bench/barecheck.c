@@ -5,10 +5,15 @@
  * fingerprint, no lint, no comparison, no report).  bench/run.sh times it
  * against `onnxparity check` on the same bundle.
  *
- *   barecheck ORT_LIBRARY BUNDLE_DIR
+ *   barecheck ORT_LIBRARY BUNDLE_DIR [--read-expected]
  *
  * Fixture tensors are read with libonnxparity's reader (reading them is
- * work both programs must do).  Exit 0, or 1 on any failure.
+ * work both programs must do).  With --read-expected the program also reads
+ * each fixture's expected outputs and, where the capture wrote them, their
+ * float64 references (reference64/output_K.pb), while ORT's outputs are
+ * still held, as any comparison must: "the bare run plus reading the
+ * files", the floor for check at size (bench/tensorsize.py).  It compares
+ * nothing.  Exit 0, or 1 on any failure.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -30,8 +35,9 @@ static int ok(OrtStatus *st)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: barecheck ORT_LIBRARY BUNDLE_DIR\n");
+    int read_expected = argc == 4 && !strcmp(argv[3], "--read-expected");
+    if (argc != 3 && !read_expected) {
+        fprintf(stderr, "usage: barecheck ORT_LIBRARY BUNDLE_DIR [--read-expected]\n");
         return 1;
     }
     void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -78,6 +84,13 @@ int main(int argc, char **argv)
         if (!ok(api->Run(sess, NULL, (const char *const *)in_names, (const OrtValue *const *)vin,
                          n_in, (const char *const *)out_names, n_out, vout)))
             return 1;
+        for (size_t k = 0; read_expected && k < td.sets[f].n_outputs; k++) {
+            onp_tensor want, ref64;
+            if (onp_tfile_read(td.sets[f].outputs[k], NULL, &want, &e)) return 1;
+            if (onp_fixture_read_ref64(&td.sets[f], k, &ref64, &e) < 0) return 1;
+            onp_tensor_release(&ref64);
+            onp_tensor_release(&want);
+        }
         for (size_t i = 0; i < n_out; i++) api->ReleaseValue(vout[i]);
         for (size_t i = 0; i < n_in; i++) {
             api->ReleaseValue(vin[i]);

@@ -95,8 +95,12 @@ def main():
     print(f"Ten times the members cost onnxparity {t_ours / t_ours10:.1f}× the time (linear: the archive's")
     print("directory is read and indexed once); `np.load(...)[name]` looks each name up in a list.")
     print()
-    met = "met" if t_ours < 2 else "**not met**"
-    print(f"Target: compare at 70,000 members under 2 s; measured {t_ours:.2f} s at {n:,} ({met}).")
+    if n >= 70000:
+        met = "met" if t_ours < 2 else "**not met**"
+        print(f"Target: compare at 70,000 members under 2 s; measured {t_ours:.2f} s at {n:,} ({met}).")
+    else:
+        print(f"Target: compare at 70,000 members under 2 s (make bench-full runs that size; here "
+              f"{n:,}).")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""bench/peers_verify.py BIN WORK — torch.onnx.verification beside bisect.
+"""bench/peers_verify.py BIN WORK [MODEL[:planted]...] — torch.onnx.verification beside bisect.
 
 What a torch 2.x user runs to find where an export goes wrong:
 ``torch.onnx.verification.verify_onnx_program(onnx_program, args,
@@ -9,7 +9,8 @@ the two are compared.  It needs the ExportedProgram, so dynamo exports only.
 Against it: ``onnxparity bisect BUNDLE --fixture 0`` on the bundle of the
 same export.
 
-Per model (torchvision resnet18 at 224x224, fixtures of batch 2 and 4 (batch 1 is refused by the ExportedProgram's own guard x.size()[0] != 1 under a dynamic batch); a
+Per model (MODEL: resnet18, encoder; default both; MODEL:planted times the
+planted export alone) (torchvision resnet18 at 224x224, fixtures of batch 2 and 4 (batch 1 is refused by the ExportedProgram's own guard x.size()[0] != 1 under a dynamic batch); a
 2-layer nn.TransformerEncoder, d_model 32), healthy and with one value
 planted (scaled by 1.05 right where its node makes it; the Mul takes over the
 value's name, so both tools see the planted value under its own name):
@@ -166,8 +167,12 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(HERE.parents[1] / "python"))
+    # MODEL or MODEL:planted (the planted export alone); make bench: encoder:planted
+    picks = [a.split(":") for a in sys.argv[3:]] or [[n] for n in PLANT]
     rows = []
-    for name, module in PLANT.items():
+    for pick in picks:
+        name, module = pick[0], PLANT[pick[0]]
+        only_planted = pick[1:] == ["planted"]
         healthy = work / name
         r = subprocess.run([sys.executable, str(HERE), "--make", name, str(healthy)], capture_output=True,
                            text=True, env=env)
@@ -175,7 +180,8 @@ def main():
             sys.exit(f"peers_verify: capture of {name} failed:\n{r.stderr[-3000:]}")
         planted = work / f"{name}-planted"
         value = plant(healthy, planted, module)
-        for label, b, want in ((f"{name}, healthy", healthy, None), (f"{name}, {module} planted", planted, module)):
+        cases = ((f"{name}, healthy", healthy, None), (f"{name}, {module} planted", planted, module))
+        for label, b, want in cases[1:] if only_planted else cases:
             rb, tb, mb = timed([str(binary), "bisect", str(b), "--fixture", "0", "--format", "json"])
             if rb.returncode not in (0, 1):
                 sys.exit(f"peers_verify: bisect exited {rb.returncode}:\n{rb.stderr[-3000:]}")
@@ -222,9 +228,12 @@ def main():
     clean_v = sum(1 for r in rows if not r["want"] and r["v_value"] is None)
     clean_w = sum(1 for r in rows if not r["want"] and r["w_value"] is None)
     n_p = sum(1 for r in rows if r["want"])
+    healthy = (f"; healthy exports with nothing called bad: bisect {clean_b}/{len(rows) - n_p}, "
+               f"verification {clean_v}/{len(rows) - n_p} ({clean_w} by its warning threshold)"
+               if len(rows) > n_p else " (the planted export alone here; docs/benchmarks-full.md has the "
+               "healthy ones and resnet18)")
     print(f"Planted module named: bisect {right_b}/{n_p}, verification {right_v}/{n_p} ({right_w} by its own "
-          f"warning threshold); healthy exports with nothing called bad: bisect {clean_b}/{len(rows) - n_p}, "
-          f"verification {clean_v}/{len(rows) - n_p} ({clean_w} by its warning threshold).")
+          f"warning threshold){healthy}.")
 
 
 if __name__ == "__main__":

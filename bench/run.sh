@@ -1,48 +1,63 @@
 #!/usr/bin/env bash
 # bench/run.sh [BIN] — onnxparity side by side with what users would use
-# instead, in one run, reported as ratios; writes docs/benchmarks.md.
+# instead, in one run, reported as ratios.
+#
+# Two sizes.  The default (`make bench`) keeps every peer ratio at sizes
+# that finish within ten minutes on this 2-core machine and writes
+# docs/benchmarks.md; BENCH_FULL=1 (`make bench-full`) runs every section at
+# its full size, and the sections only it has (marked [full] below), and
+# writes docs/benchmarks-full.md.
 #
 #   1. inspect: generated models of 16 MiB .. 1 GiB of weights (inline and
-#      external), and a torchvision resnet18 export (45 MB, 65 nodes),
+#      external; 256 MiB at most by default), and a torchvision resnet18
+#      export (45 MB, 65 nodes),
 #      against `onnx.load` in /usr/bin/python3: time and peak RSS.
-#   2. compare: two 1 GiB float32 .npy files, `onnxparity compare` against
+#   2. compare: two 1 GiB (default: 256 MiB) float32 .npy files, `onnxparity compare` against
 #      numpy (load + allclose + max abs/rel); the compare kernel in process
 #      against memcpy of the same bytes (bench/cmpbench.c), the kernel this
-#      CPU dispatches to against the portable vector loop, their
+#      CPU dispatches to against the portable vector loop, [full] their
 #      instructions per element under callgrind and their inner loops
 #      (bench/loops.py), and a check that they give the same bits
 #      (bench/cmpsame.c).
-#   3. check on a resnet18 bundle against a bare C program (bench/barecheck.c).
+#   3. check on a resnet18 bundle against a bare C program (bench/barecheck.c),
+#      and the Python API in-process against the tool as a subprocess
+#      (bench/api_inproc.py).
+#   3b. check at size against a bare ORT run plus reading the files
+#      (bench/tensorsize.py: SiLU over 1 MiB and 100 MiB tensors, [full]
+#      and 1 GiB), with and without the float64 reference.
 #   4. bisect on a resnet18 bundle with every intermediate: time and peak
 #      RSS against check, with one session and with --chunk N.
 #   5. sweep over the optimization levels against one check per level.
-#   6. capture with the float64 reference pass off, at its default and on
+#   6. [full] capture with the float64 reference pass off, at its default and on
 #      every fixture (bench/capture64.py): resnet18 and a transformer.
-#   6b. capture time against a plain torch.onnx.export plus one eager forward
+#   6b. [full] capture time against a plain torch.onnx.export plus one eager forward
 #      per fixture (bench/capturetime.py), reported as a ratio; goal 1.5x;
 #      under torch 1.13 (legacy) and, with .venv-torch2, torch 2.x (dynamo).
-#   7. compare of two .npz archives of 70,000 one-element members against
-#      numpy (bench/npzbench.py): linear in the members, target under 2 s.
+#   7. compare of two .npz archives of 70,000 (default: 7,000) one-element
+#      members against numpy (bench/npzbench.py): linear in the members,
+#      target under 2 s at 70,000.
 #   8. peers: `polygraphy run --onnxrt` against check on the resnet18 bundle,
 #      same inputs, outputs, tolerances and ORT (bench/peers.py, run with the
 #      torch 2.x environment's python; skipped, and said so, without it);
 #      torch.onnx.verification's verify_onnx_program(compare_intermediates=
 #      True) against bisect on the same dynamo exports, healthy and planted
-#      (bench/peers_verify.py); the zoo through diagnose, verification and
+#      (bench/peers_verify.py; the transformer encoder by default, [full]
+#      and resnet18); [full] the zoo through diagnose, verification and
 #      Polygraphy: who names the cause, who names the layer
 #      (bench/peers_zoo.py).
-#   9. a model over 2 GiB (a random-init Llama-style decoder, 2.17 GiB of
+#   9. [full] a model over 2 GiB (a random-init Llama-style decoder, 2.17 GiB of
 #      float32 weights, external data): capture, check and bisect, each
 #      step's time and peak RSS (bench/large_model.py; skipped, and said
-#      so, under BENCH_QUICK=1 or with under 12 GiB of memory available).
+#      so, with under 12 GiB of memory available).
 #
 # BIN defaults to build/onnxparity; the library beside it
 # (BIN's directory/libonnxparity.a) is linked into the helper programs, and
-# scratch files go to BIN's directory/bench/ (about 4.5 GiB at full size).
-# BENCH_GIB=N scales the large cases (default 1).  BENCH_QUICK=1 runs every
-# section at small sizes and fewer repetitions (64 MiB instead of 1 GiB):
-# to check the script, not to publish figures; it writes
-# docs/benchmarks.md only when BENCH_OUT says where (default: nowhere).
+# scratch files go to BIN's directory/bench/ (about 2 GiB by default, 9 GiB
+# with BENCH_FULL=1).  BENCH_GIB=N scales the large cases of the full run
+# (default 1).  BENCH_QUICK=1 runs every default section at smaller sizes
+# and fewer repetitions (64 MiB): to check the script, not to publish
+# figures; it writes a document only when BENCH_OUT says where (default:
+# nowhere).  BENCH_OUT overrides the document's path in every mode.
 set -euo pipefail
 bin=$(readlink -f "${1:-build/onnxparity}")
 bdir=$(dirname "$bin")
@@ -50,11 +65,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out="$bdir/bench"
 py=/usr/bin/python3
 quick=${BENCH_QUICK:-0}
+full=${BENCH_FULL:-0}
 if [ "$quick" = 1 ]; then
-    big=67108864 biglabel=64M reps=2 doc=${BENCH_OUT:-/dev/null}
-else
+    full=0 big=67108864 biglabel=64M reps=2 doc=${BENCH_OUT:-/dev/null}
+elif [ "$full" = 1 ]; then
     gib=${BENCH_GIB:-1}
-    big=$((gib * 1073741824)) biglabel="${gib}G" reps=5 doc=${BENCH_OUT:-$top/docs/benchmarks.md}
+    big=$((gib * 1073741824)) biglabel="${gib}G" reps=5 doc=${BENCH_OUT:-$top/docs/benchmarks-full.md}
+else
+    big=268435456 biglabel=256M reps=3 doc=${BENCH_OUT:-$top/docs/benchmarks.md}
 fi
 lib="$bdir/libonnxparity.a"
 [ -x "$bin" ] && [ -f "$lib" ] || { echo "bench: need $bin and $lib (make BUILD=$bdir)" >&2; exit 2; }
@@ -78,7 +96,7 @@ gcc $cc_flags -DONP_NO_CLONES -Donp_compare=portable_compare \
     -c src/compare/compare.c -o "$out/compare_portable.o"
 gcc $cc_flags bench/cmpsame.c "$out/compare_portable.o" "$lib" -o "$out/cmpsame" -lm -lpthread
 gcc $cc_flags -I"${ORT_HOME:-third_party/onnxruntime}/include" bench/barecheck.c "$lib" \
-    -o "$out/barecheck" -lzip -lcjson -lcrypto -lz -lm -ldl -lpthread
+    -o "$out/barecheck" -lzip -lcjson -ljansson -lcrypto -lz -lm -ldl -lpthread
 
 # best-of-N wall time (EPOCHREALTIME, microseconds) and peak RSS (KiB, from
 # GNU time) of a command: prints "SECONDS KIB".  With N > 1 the N timed runs
@@ -116,7 +134,7 @@ met() { awk "BEGIN{ exit !($1) }" && echo "met" || echo "**not met**"; }
 # (bisect).  Random weights, seed 0, fixtures of batch 1, 4 and 8.
 capture() {
     [ -f "$out/$1/model.onnx" ] && return 0
-    echo "bench: capturing $1" >&2
+    echo "bench [$((SECONDS - started)) s]: capturing $1" >&2
     PYTHONPATH="$top/python" $py - "$out/$1" "$2" <<'PYEOF' >/dev/null 2>"$out/err.txt" || { cat "$out/err.txt" >&2; return 1; }
 import sys, torch, torchvision, onnxparity
 torch.manual_seed(0)
@@ -132,8 +150,8 @@ rn="$out/resnet18"
 rni="$out/resnet18-int"
 
 # --- 1. inspect ------------------------------------------------------------------
-echo "bench: generating models in $out" >&2
-if [ "$quick" = 1 ]; then
+echo "bench [$((SECONDS - started)) s]: generating models in $out" >&2
+if [ "$full" != 1 ]; then
     specs="16M:16777216:inline $biglabel:$big:inline $biglabel-ext:$big:external"
 else
     specs="16M:16777216:inline 256M:268435456:inline $biglabel:$big:inline $biglabel-ext:$big:external"
@@ -146,10 +164,10 @@ for spec in $specs; do
     read -r t_ours m_ours < <(measure $((4 * reps)) "$bin" inspect "$f")
     read -r t_py m_py < <(measure 1 $py -c "import onnx, sys; onnx.load(sys.argv[1])" "$f")
     rows+=("| $label ($kind) | $t_ours s | $(mib "$m_ours") MiB | $t_py s | $(mib "$m_py") MiB | $(ratio "$t_py" "$t_ours")× |")
-    echo "bench: inspect $label: ours ${t_ours}s, onnx.load ${t_py}s" >&2
+    echo "bench [$((SECONDS - started)) s]: inspect $label: ours ${t_ours}s, onnx.load ${t_py}s" >&2
 done
 
-echo "bench: inspect resnet18" >&2
+echo "bench [$((SECONDS - started)) s]: inspect resnet18" >&2
 rn_mb=$(awk "BEGIN{ printf \"%.1f\", $(stat -c %s "$rn/model.onnx") / 1e6 }")
 rn_nodes=$("$bin" inspect "$rn/model.onnx" | awk '$1=="nodes"{print $2}')
 read -r t_rins m_rins < <(measure $((4 * reps)) "$bin" inspect "$rn/model.onnx")
@@ -167,7 +185,7 @@ r_rload=$(ratio "$t_rload" "$t_rins")
 r_rproc=$(ratio "$t_rpy" "$t_rins")
 
 # --- 2. compare ------------------------------------------------------------------
-echo "bench: compare, two $biglabel float32 .npy files" >&2
+echo "bench [$((SECONDS - started)) s]: compare, two $biglabel float32 .npy files" >&2
 $py - "$out" "$big" <<'PYEOF'
 import sys, numpy as np, os
 out, nbytes = sys.argv[1], int(sys.argv[2])
@@ -191,7 +209,7 @@ d = np.abs(b - a); m = d.max(); r = (d / np.abs(a)).max()
 " "$out/cmp_a.npy" "$out/cmp_b.npy")
 gbs() { awk "BEGIN{ printf \"%.2f\", 2 * $big / $1 / 1e9 }"; }
 
-echo "bench: compare kernel against memcpy" >&2
+echo "bench [$((SECONDS - started)) s]: compare kernel against memcpy" >&2
 kernel=$("$out/cmpbench" "$big" 2>/dev/null)
 generic=$("$out/cmpbench-generic" "$big" 2>/dev/null)
 memcpy_gbs=$(echo "$kernel" | awk '$1=="memcpy"{print $4}')
@@ -205,22 +223,22 @@ else kpath="portable vector loop"; fi
 
 # same bits: the dispatched kernel against the portable loop, natively and
 # under valgrind (which makes the AVX2 kernel run on an AVX-512 machine)
-echo "bench: same bits, kernels against the portable loop" >&2
-if [ "$quick" = 1 ]; then same_n=40 same_vg=6; else same_n=100 same_vg=12; fi
+echo "bench [$((SECONDS - started)) s]: same bits, kernels against the portable loop" >&2
+if [ "$full" = 1 ]; then same_n=100 same_vg=12; else same_n=40 same_vg=0; fi
 same_native=$("$out/cmpsame" $same_n | awk '{print $2}')
 same_avx2="-"
-command -v valgrind >/dev/null && same_avx2=$(valgrind --tool=none -q "$out/cmpsame" $same_vg | awk '{print $2}')
+[ "$same_vg" -gt 0 ] && command -v valgrind >/dev/null && same_avx2=$(valgrind --tool=none -q "$out/cmpsame" $same_vg | awk '{print $2}')
 
 # instructions per element under callgrind: valgrind emulates up to AVX2,
 # so these are the AVX2 kernel and the portable loop built for AVX2
-echo "bench: callgrind" >&2
+echo "bench [$((SECONDS - started)) s]: callgrind" >&2
 cg_bytes=16777216 cg_n=$((16777216 / 4))
 ir_per_elem() {
     valgrind --tool=callgrind --callgrind-out-file="$out/cg.$1" "$out/$1" "$cg_bytes" --once >/dev/null 2>&1
     callgrind_annotate --inclusive=yes "$out/cg.$1" 2>/dev/null |
         awk -v n=$cg_n '/:onp_compare \[/ && !done { gsub(",", "", $1); printf "%.1f", $1 / n; done = 1 }'
 }
-if command -v valgrind >/dev/null; then
+if [ "$full" = 1 ] && command -v valgrind >/dev/null; then
     ir_new=$(ir_per_elem cmpbench)
     ir_old=$(ir_per_elem cmpbench-generic-avx2)
 else
@@ -236,7 +254,7 @@ loop_rows() { # FILE FUNC PER: "| FUNC | insns | vector | reg | elements |"
 }
 
 # --- 3. check overhead -------------------------------------------------------------
-echo "bench: check overhead on a torchvision resnet18 bundle" >&2
+echo "bench [$((SECONDS - started)) s]: check overhead on a torchvision resnet18 bundle" >&2
 ortlib=$("$bin" check "$rn" --format json | $py -c "import json,sys; print(json.load(sys.stdin)['environment']['ort_library'])")
 read -r t_check m_check < <(measure "$reps" "$bin" check "$rn")
 read -r t_bare _ < <(measure "$reps" "$out/barecheck" "$ortlib" "$rn")
@@ -246,8 +264,16 @@ overhead=$(awk "BEGIN{ printf \"%.1f\", 100 * ($t_check - $t_bare) / $t_bare }")
 read -r t_api t_apisub t_apini < <(ONNXPARITY_LIB="$(dirname "$lib")/libonnxparity.so.0" PYTHONPATH="$top/python" \
     $py bench/api_inproc.py "$rn" "$bin" "$reps")
 
+# --- 3b. check at size: SiLU over 1 MiB .. 1 GiB tensors -------------------------
+echo "bench [$((SECONDS - started)) s]: check against a bare ORT run at size" >&2
+if [ "$quick" = 1 ]; then sizes="1MB"; elif [ "$full" = 1 ]; then sizes="1MB 100MB 1GB"; else sizes="1MB 100MB"; fi
+tsize=$(PYTHONPATH="$top/python" $py bench/tensorsize.py "$bin" "$out/barecheck" "$ortlib" "$out/tensorsize" \
+    "$reps" $sizes)
+tsize_met=$(echo "$tsize" | awk '$1=="TARGETS"{print $2}')
+tsize=$(echo "$tsize" | grep -v '^TARGETS')
+
 # --- 4. bisect -------------------------------------------------------------------------
-echo "bench: bisect on resnet18 with every intermediate" >&2
+echo "bench [$((SECONDS - started)) s]: bisect on resnet18 with every intermediate" >&2
 n_values=$("$bin" bisect "$rni" --format json 2>/dev/null |
     $py -c "import json,sys; print(json.load(sys.stdin)['summary']['values_exposed'])")
 int_mb=$(du -sm "$rni" | awk '{print $1}')
@@ -274,7 +300,7 @@ else
 fi
 
 # --- 5. sweep --------------------------------------------------------------------------
-echo "bench: sweep against one check per level" >&2
+echo "bench [$((SECONDS - started)) s]: sweep against one check per level" >&2
 levels="disable basic extended layout all"
 read -r t_sweep m_sweep < <(measure 1 "$bin" sweep "$rn" --no-search)
 read -r t_once m_once < <(measure 1 "$bin" sweep "$rn" --no-search --once)
@@ -289,13 +315,15 @@ done
 n_levels=$(echo $levels | wc -w)
 n_fix=$(ls -d "$rn"/test_data_set_* | wc -l)
 
-# --- 6. capture with and without the float64 reference --------------------------------
-echo "bench: capture, float64 reference off / default / every fixture" >&2
-cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" "$([ "$quick" = 1 ] && echo 1 || echo 3)")
+# --- 6. capture with and without the float64 reference [full] ---------------------------
+cap64="" captime=""
+if [ "$full" = 1 ]; then
+echo "bench [$((SECONDS - started)) s]: capture, float64 reference off / default / every fixture" >&2
+cap64=$(PYTHONPATH="$top/python" $py bench/capture64.py "$out/cap64" 3)
 
-# --- 6b. capture time against a plain export + one eager forward per fixture ---------
-echo "bench: capture time against torch.onnx.export + one eager forward per fixture" >&2
-cap_reps=$([ "$quick" = 1 ] && echo 1 || echo 5)
+# --- 6b. capture time against a plain export + one eager forward per fixture [full] ---
+echo "bench [$((SECONDS - started)) s]: capture time against torch.onnx.export + one eager forward per fixture" >&2
+cap_reps=5
 captime=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" 1 --header)$'\n'
 captime+=$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" "$cap_reps")
 if [ -x "$top/.venv-torch2/bin/python" ]; then  # torch 2.x, the dynamo exporter
@@ -303,23 +331,27 @@ if [ -x "$top/.venv-torch2/bin/python" ]; then  # torch 2.x, the dynamo exporter
         "$out/captime" "$cap_reps")
 fi
 captime+=$'\n'$(PYTHONPATH="$top/python" $py bench/capturetime.py "$out/captime" 1 --footer)
+fi
 
 # --- 7. compare of two .npz archives of many small members ---------------------------
-echo "bench: compare, two .npz archives of many one-element members" >&2
-npz=$($py bench/npzbench.py "$bin" "$out/npz" "$([ "$quick" = 1 ] && echo 7000 || echo 70000)")
+echo "bench [$((SECONDS - started)) s]: compare, two .npz archives of many one-element members" >&2
+npz=$($py bench/npzbench.py "$bin" "$out/npz" "$([ "$full" = 1 ] && echo 70000 || echo 20000)")
 
 # --- 8. peers: Polygraphy against check ----------------------------------------
 venv_py="$top/.venv-torch2/bin/python"
 if [ -x "$venv_py" ]; then
-    echo "bench: polygraphy run against check" >&2
+    echo "bench [$((SECONDS - started)) s]: polygraphy run against check" >&2
     peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers.py "$bin" "$rn" "$reps" 2>"$out/err.txt") \
         || { cat "$out/err.txt" >&2; exit 1; }
-    echo "bench: torch.onnx.verification against bisect" >&2
-    verify=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_verify.py "$bin" "$out/verify" 2>"$out/err.txt") \
-        || { cat "$out/err.txt" >&2; exit 1; }
-    echo "bench: the zoo through diagnose, verification and polygraphy" >&2
-    zoo_peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_zoo.py "$bin" "$out/zoo-peers" 2>"$out/err.txt") \
-        || { cat "$out/err.txt" >&2; exit 1; }
+    echo "bench [$((SECONDS - started)) s]: torch.onnx.verification against bisect" >&2
+    verify=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_verify.py "$bin" "$out/verify" \
+        $([ "$full" = 1 ] || echo encoder:planted) 2>"$out/err.txt") || { cat "$out/err.txt" >&2; exit 1; }
+    zoo_peers=""
+    if [ "$full" = 1 ]; then
+        echo "bench [$((SECONDS - started)) s]: the zoo through diagnose, verification and polygraphy" >&2
+        zoo_peers=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_zoo.py "$bin" "$out/zoo-peers" 2>"$out/err.txt") \
+            || { cat "$out/err.txt" >&2; exit 1; }
+    fi
 else
     peers=$'## Peers: Polygraphy against check\n\nSkipped: no .venv-torch2 (make venv builds it).'
     verify="" zoo_peers=""
@@ -327,12 +359,12 @@ fi
 
 # --- 9. a model over 2 GiB -------------------------------------------------------------
 avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-if [ "$quick" = 1 ]; then
-    large=$'## A model over 2 GiB: capture, check and bisect\n\nSkipped: BENCH_QUICK=1.'
+if [ "$full" != 1 ]; then
+    large=""
 elif [ ! -x "$venv_py" ] || [ "$avail_kib" -lt $((12 * 1024 * 1024)) ]; then
     large="## A model over 2 GiB: capture, check and bisect"$'\n\n'"Skipped: needs .venv-torch2 and 12 GiB of memory available ($((avail_kib / 1024)) MiB now)."
 else
-    echo "bench: a 2.17 GiB Llama-style model: capture, check, bisect" >&2
+    echo "bench [$((SECONDS - started)) s]: a 2.17 GiB Llama-style model: capture, check, bisect" >&2
     large=$(PYTHONPATH="$top/python" "$venv_py" bench/large_model.py "$bin" "$out/large" 2>"$out/err.txt") \
         || { cat "$out/err.txt" >&2; exit 1; }
 fi
@@ -342,10 +374,25 @@ elapsed=$((SECONDS - started))
 # --- the document -------------------------------------------------------------------
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 {
-    echo "# Benchmarks"
+    [ "$full" = 1 ] && echo "# Benchmarks at full size" || echo "# Benchmarks"
     echo
-    echo "Written by \`make bench\` ($(date -u +%Y-%m-%d)); every figure below comes from one run"
-    echo "of \`bench/run.sh\`, which took **${elapsed} s** (target: under 10 minutes on 2 cores)."
+    if [ "$full" = 1 ]; then
+        echo "Written by \`make bench-full\` ($(date -u +%Y-%m-%d)); every figure below comes from one run"
+        echo "of \`BENCH_FULL=1 bench/run.sh\`, which took **${elapsed} s**: every section at full size,"
+        echo "the large-model ones included. \`make bench\` (docs/benchmarks.md) is the quick one."
+    else
+        echo "Written by \`make bench\` ($(date -u +%Y-%m-%d)); every figure below comes from one run"
+        echo "of \`bench/run.sh\`, which took **${elapsed} s** (target: under 10 minutes on 2 cores:"
+        echo "$(met "$elapsed <= 600"))."
+        echo "Scratch files (captured bundles, generated models and tensors) stay in the build folder's"
+        echo "bench/ and are reused: a first run on a clean build folder makes them too, which that"
+        echo "figure leaves out."
+        echo "The sections at full size (1 GiB models and tensors, the zoo through every peer, capture"
+        echo "time, a 2.17 GiB decoder) are \`make bench-full\`'s: docs/benchmarks-full.md."
+    fi
+    echo "The machine is shared (other jobs held its 2 cores during the run; the run itself under"
+    echo "\`nice\`): read the figures as ratios of commands measured in the same run, under the"
+    echo "same load, not as absolute times."
     echo "Machine: $cpu, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB memory; gcc $(gcc -dumpversion); Python $($py -c 'import sys; print(sys.version.split()[0])'), onnx $($py -c 'import onnx; print(onnx.__version__)'), numpy $($py -c 'import numpy; print(numpy.__version__)'), torch $($py -c 'import torch; print(torch.__version__)'); ONNX Runtime $("$bin" check "$rn" --format json | $py -c "import json,sys; print(json.load(sys.stdin)['environment']['ort_version'])")."
     [ "$quick" = 1 ] && { echo; echo "**BENCH_QUICK=1: small sizes, fewer repetitions; not figures to publish.**"; }
     echo
@@ -406,9 +453,11 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "Same bits (\`bench/cmpsame.c\`: the whole metrics struct, random tensors of every float"
     echo "dtype and size, values on the histogram edges, zeros, NaN and infinities, four"
     echo "tolerances, one and two threads): $same_native differences over $same_n tensors natively,"
-    echo "$same_avx2 over $same_vg under valgrind (the AVX2 kernel)."
+    if [ "$same_vg" -gt 0 ]; then echo "$same_avx2 over $same_vg under valgrind (the AVX2 kernel)."
+    else echo "none run under valgrind here (the AVX2 kernel: make test-c and make bench-full run it)."; fi
     echo "End to end (default threads) onnxparity reads $(gbs "$t_cmp") GB/s, $(ratio "$(gbs "$t_cmp")" "$memcpy_gbs") of memcpy."
     echo
+    if [ "$full" = 1 ]; then
     echo "Instructions per element (callgrind, \`onp_compare\` inclusive, $((cg_bytes / 1048576)) MiB of float32,"
     echo "one thread; valgrind emulates up to AVX2, so these are the AVX2 builds):"
     echo
@@ -426,6 +475,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     loop_rows "$out/cmpbench.dis" fast_f32_avx2 "4 (one of 6 passes)"
     loop_rows "$out/cmpbench-generic.dis" fast_f32 8
     echo
+    fi
     echo "## check overhead: torchvision resnet18 (random weights), $n_fix fixtures"
     echo
     echo "| program | time (best of $reps) |"
@@ -457,6 +507,31 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "builds ONNX Runtime's environment and session anew, from either side; in-process without the"
     echo "worker the environment is built once and kept, which is where the time goes (a kernel crash"
     echo "then takes the caller down: the trade the option names)."
+    echo
+    echo "## check at size: against a bare ONNX Runtime run"
+    echo
+    echo "\`torch.nn.SiLU()\` (elementwise: ORT's run is about one pass over the bytes, so every"
+    echo "extra pass of check shows at full weight) over one [1, 16, H, W] float32 input (the size column: the"
+    echo "input's bytes, and the output's), captured by \`onnxparity.capture\` with the float64"
+    echo "reference (reference64/output_0.pb, twice the output's bytes) and without it"
+    echo "(bench/tensorsize.py). The bare run (\`bench/barecheck.c --read-expected\`): the same ORT"
+    echo "library and session options, the input read, one Run, the expected output and its float64"
+    echo "reference read while ORT's output is held; it compares nothing. Each command in its own"
+    echo "process, best of $reps at 1 MiB, one run above; wall time and peak RSS from GNU time."
+    echo "Targets (issue 34): check within 1.3× the time and 1.5× the peak RSS of the bare run."
+    echo
+    echo "| tensor | float64 reference | bundle | bare run | peak RSS | onnxparity check | peak RSS | verdict | time vs bare | RSS vs bare |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "$tsize"
+    echo
+    echo "Within both targets: $tsize_met rows. Where the time goes (perf, check of the 100 MiB bundle"
+    echo "with the float64 reference, measured once while building this section, 2026-12-04): the"
+    echo "judgment about half — three comparisons of each output (ORT against eager, eager and ORT"
+    echo "each against the float64 reference: a fifth of the run) and reading the reference (an"
+    echo "eighth; the bare run reads it too) —, the tensors crossing the worker process's socket (a"
+    echo "tenth in the tool, as much again in the worker), the rest ONNX Runtime's session and run."
+    echo "At 1 MiB, process start and the session dominate both columns. docs/compare.md: the noise"
+    echo "rule those comparisons serve."
     echo
     echo "## bisect: resnet18, every intermediate exposed"
     echo
@@ -502,29 +577,29 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "once saves the process starts and reads; ORT building $n_levels sessions and running resnet18"
     echo "is most of either figure."
     echo
-    echo "$cap64"
-    echo
-    echo "$captime"
-    echo
+    [ -z "$cap64" ] || { echo "$cap64"; echo; }
+    [ -z "$captime" ] || { echo "$captime"; echo; }
     echo "$npz"
     echo
     echo "$peers"
     echo
     [ -z "$verify" ] || { echo "$verify"; echo; }
     [ -z "$zoo_peers" ] || { echo "$zoo_peers"; echo; }
-    echo "$large"
-    echo
+    [ -z "$large" ] || { echo "$large"; echo; }
     echo "## Targets"
     echo
     echo "- inspect resnet18 vs onnx.load: target 20×, measured ${r_rload}× ($(met "$t_rload / $t_rins >= 20"))."
     echo "- inspect: cost flat in initializer bytes (the times above do not grow from 16 MiB to $biglabel)."
     echo "- compare vs numpy: target 10×, measured $(ratio "$t_np" "$t_cmp")× end to end ($(met "$t_np / $t_cmp >= 10"))."
-    echo "- compare kernel on one thread vs memcpy: target 0.5, measured $(ratio "$k1" "$memcpy_gbs") ($(met "$k1 / $memcpy_gbs >= 0.5"));"
-    echo "  $ir_new instructions per element under callgrind (AVX2), from $ir_old for the portable loop."
+    echo "- compare kernel on one thread vs memcpy: target 0.5, measured $(ratio "$k1" "$memcpy_gbs") ($(met "$k1 / $memcpy_gbs >= 0.5"))."
+    [ "$full" = 1 ] && echo "  $ir_new instructions per element under callgrind (AVX2), from $ir_old for the portable loop."
     echo "- check overhead vs a bare ORT program: target 5%, measured $overhead%."
+    echo "- check at size vs a bare ORT run plus reading the files: within 1.3× the time and 1.5× the"
+    echo "  peak RSS in $tsize_met rows (issue 34, Must-show 1)."
     echo "- bisect with every intermediate: $(ratio "$t_bis" "$t_bcheck")× the time and $(ratio "$m_bis" "$m_bcheck")× the peak RSS of check."
     echo "- sweep vs one check per level: $(ratio "$t_once" "$t_checks")× the time like for like (\`--once\`);"
     echo "  $(ratio "$t_sweep" "$t_checks")× by default, which runs each fixture twice for determinism."
+    [ "$full" = 1 ] || echo "- make bench itself: target 10 minutes, took ${elapsed} s ($(met "$elapsed <= 600"))."
 } > "$doc"
 [ "$doc" = /dev/null ] || cat "$doc"
-echo "bench: done in ${elapsed} s" >&2
+echo "bench [$((SECONDS - started)) s]: done in ${elapsed} s" >&2
