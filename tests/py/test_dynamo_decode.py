@@ -90,6 +90,15 @@ class PositionsAheadInCache(_decode.DecoderStep):
         return position_ids + cached
 
 
+class PositionsConstant(_decode.DecoderStep):
+    """Position ids made in the graph from the new tokens' count (0..S-1),
+    the inputs ignored: right for an unpadded prefill, constant (0) at every
+    decode step."""
+
+    def positions(self, input_ids, attention_mask, position_ids):
+        return torch.cumsum(torch.ones_like(input_ids), dim=1) - 1
+
+
 class MaskIgnored(_decode.DecoderStep):
     def forward(self, input_ids, attention_mask, position_ids, *past):
         return super().forward(input_ids, torch.ones_like(attention_mask), position_ids, *past)
@@ -173,6 +182,19 @@ def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy,
         if p["cache_judged"]:
             assert p["first_cache_entry"]["step"] == 1
             assert (p["first_cache_entry"]["layer"], p["first_cache_entry"]["entry"]) == (0, "key")
+
+
+def test_position_ids_constant_named_per_row(onnxparity, healthy, tmp_path):
+    """Positions not advanced: every prompt a defect; the unpadded rows (whose
+    prefill positions are right) first at step 1, the padded ones at 0."""
+    model, out, man = healthy
+    faulty = refit(model, out, tmp_path, PositionsConstant, "constpos")
+    code, doc = generate(onnxparity, faulty, "--steps", "4")
+    assert code == 1 and doc["summary"]["classes"]["defect"] == PROMPTS
+    for p in doc["prompts"]:
+        padded = p["prompt_len"] < man["batches"][p["batch"]]["prompt_len"]
+        assert p["first_divergent_step"] == (0 if padded else 1), p
+        assert p["first_logit_step"] == p["first_divergent_step"]
 
 
 def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_path):
