@@ -14,6 +14,7 @@
  * stage.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ typedef struct opts {
     const char *prec[MAX_STAGES]; /* --precision NAME=P as given */
     size_t n_prec;
     cli_format fmt;
+    int per_value; /* --per-value */
 } opts;
 
 /* "NAME=REST": NAME copied into name (n bytes), REST returned; NULL when
@@ -97,6 +99,8 @@ static int parse_args(int argc, char **argv, opts *o)
             if (o->n_prec >= MAX_STAGES)
                 return cli_usage_error(argv[0], "at most %d --precision", MAX_STAGES), -1;
             o->prec[o->n_prec++] = v;
+        } else if (cli_flag(argv, i, "per-value")) {
+            o->per_value = 1;
         } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (cli_target_arg(argv, i, "bundle", &o->bundle)) {
@@ -120,6 +124,29 @@ static void print_point(const char *label, const onp_chain_point *p)
            p->orig_op_type);
 }
 
+/* The five values whose node lost the most SQNR (--per-value). */
+static void print_drops(const onp_chain_divergence *dv)
+{
+    int shown[5] = {-1, -1, -1, -1, -1};
+    for (int k = 0; k < 5; k++)
+        for (size_t i = 0; i < dv->n_points; i++) {
+            const onp_chain_point *p = &dv->points[i];
+            int taken = 0;
+            for (int j = 0; j < k; j++) taken |= shown[j] == (int)i;
+            if (taken || isnan(p->drop_db)) continue;
+            if (shown[k] < 0 || p->drop_db > dv->points[shown[k]].drop_db) shown[k] = (int)i;
+        }
+    printf("  SQNR along the graph (fixture %d, %zu values): largest drops\n", dv->fixture,
+           dv->n_points);
+    for (int k = 0; k < 5 && shown[k] >= 0; k++) {
+        const onp_chain_point *p = &dv->points[shown[k]];
+        char a[16], b[16];
+        printf("    %-32s %-12s sqnr %s dB, drop %s dB (export: %s)\n", p->value, p->op_type,
+               onp_doc_short_num(p->sqnr_db, a, sizeof a),
+               onp_doc_short_num(p->drop_db, b, sizeof b), p->orig_node);
+    }
+}
+
 static void print_stage(const onp_chain_stage *s)
 {
     printf("%-16s %-5s %-7s %s\n", s->name, onp_chain_prec_name(s->prec),
@@ -136,6 +163,7 @@ static void print_stage(const onp_chain_stage *s)
                o->why ? o->why : "");
     }
     const onp_chain_divergence *dv = &s->div;
+    if (dv->points) print_drops(dv);
     if (dv->found) {
         char l[16];
         printf("  first divergent value (fixture %d, limit %s relative; %zu of %zu values named "
@@ -177,7 +205,7 @@ int cmd_chain(int argc, char **argv)
     onp_error e;
     onp_error_clear(&e);
     int rc;
-    if (onp_chain_run(&c, &where, &o->args, o->st, o->n, &e)) {
+    if (onp_chain_run(&c, &where, &o->args, o->st, o->n, o->per_value, &e)) {
         rc = cli_report(&e);
     } else {
         if (o->fmt == FMT_JSON)

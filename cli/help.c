@@ -138,6 +138,7 @@ static const help_row chain_rows[] = {
     {"--stage NAME=MODEL", "a model made from the bundle's export, in chain order (repeatable)"},
     {"--precision NAME=P", "the stage's precision: fp32, fp16, bf16, int8 (default: read from "
                            "the graph)"},
+    {"--per-value", "compare every value named alike for every stage: SQNR along the graph"},
     {"--format text|json", "text (default) or the JSON document (onnxparity.chain/1)"},
     {NULL, NULL},
 };

@@ -114,6 +114,11 @@ typedef struct onp_chain_point {
     double scale_max;  /* largest |export| */
     double rel_err;    /* max_abs / scale_max; inf for a NaN/Inf one side only */
     int64_t nonfinite; /* NaN or Inf on one side only */
+    double sqnr_db;    /* 20 log10(RMS |export| / RMS |stage - export|); inf exact, -inf
+                          non-finite */
+    double drop_db;    /* the lowest SQNR of the compared inputs of its producer in the
+                          export minus its own, both capped at float32's 144.49 dB: how
+                                much this node lost; NaN when no input was compared */
 } onp_chain_point;
 
 /* The first divergent value of a stage (src/run/chainmatch.c). */
@@ -125,9 +130,11 @@ typedef struct onp_chain_divergence {
     size_t n_common;   /* values named alike in both graphs */
     size_t n_compared; /* of those, compared (floating, same shape) */
     onp_chain_point first;
-    onp_chain_point input; /* the worst of the first's producer's compared inputs ("" none) */
-    onp_chain_point worst; /* the value of the largest relative error */
-    char note[512];        /* why it did not run or found nothing, or "" */
+    onp_chain_point input;   /* the worst of the first's producer's compared inputs ("" none) */
+    onp_chain_point worst;   /* the value of the largest relative error */
+    char note[512];          /* why it did not run or found nothing, or "" */
+    size_t n_points;         /* with per_value: every compared value, stage node order */
+    onp_chain_point *points; /* [n_points], owned (onp_chain_release), or NULL */
 } onp_chain_divergence;
 
 typedef enum onp_chain_status {
@@ -167,22 +174,25 @@ typedef struct onp_chain {
  * in order, over every fixture with a->run's options (the lint and the
  * bisect of the export are check's business: not run here), judge each
  * stage at its precision and match the first divergent value of every
- * stage beyond its envelope.  Returns 0 with *c filled (a stage ORT
+ * stage beyond its envelope.  per_value: match every stage that ran (a
+ * stage within keeps no first divergent value) and keep every compared
+ * value's numbers (div.points: SQNR along the graph).  Returns 0 with *c filled (a stage ORT
  * refuses is status ERROR, not a failure of the call); -1 with e for a
  * bad stage list (ONP_ERR_USAGE: an empty or repeated name, naming it), a
  * stage model or fixture that cannot be read (ONP_ERR_IO) or no memory.
  * Release c either way. */
 int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
-                  const onp_chain_stage_spec *st, size_t n, onp_error *e);
+                  const onp_chain_stage_spec *st, size_t n, int per_value, onp_error *e);
 
 /* Free everything c owns; accepts a zeroed struct. */
 void onp_chain_release(onp_chain *c);
 
 /* The first divergent value of stage model `stage_model` (precision
  * limit `limit`, relative) against the export `orig` on fixture f: see
- * above.  Best effort: d->note says why nothing was found. */
+ * above; keep_points: every compared value into d->points.  Best effort: d->note says why nothing
+ * was found. */
 void onp_chain_match(onp_ort *ort, const onp_session_opts *so, const char *orig_model,
-                     const char *stage_model, const onp_fixture *f, double limit,
+                     const char *stage_model, const onp_fixture *f, double limit, int keep_points,
                      onp_chain_divergence *d);
 
 /* The chain document (docs/schemas/chain-1.json, onnxparity.chain/1). */

@@ -24,7 +24,20 @@ static cJSON *point_json(const onp_chain_point *p)
     onp_doc_num(x, "scale_max", p->scale_max);
     onp_doc_num(x, "rel_err", p->rel_err);
     cJSON_AddNumberToObject(x, "nonfinite", (double)p->nonfinite);
+    onp_doc_num(x, "sqnr_db", p->sqnr_db);
+    if (isnan(p->drop_db))
+        cJSON_AddNullToObject(x, "drop_db");
+    else
+        onp_doc_num(x, "drop_db", p->drop_db);
     return x;
+}
+
+/* "values": every compared value in the stage's node order (per_value). */
+static cJSON *values_json(const onp_chain_divergence *d)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < d->n_points; i++) cJSON_AddItemToArray(arr, point_json(&d->points[i]));
+    return arr;
 }
 
 static cJSON *divergence_json(const onp_chain_divergence *d)
@@ -39,6 +52,7 @@ static cJSON *divergence_json(const onp_chain_divergence *d)
     cJSON_AddItemToObject(x, "first", d->found ? point_json(&d->first) : cJSON_CreateNull());
     cJSON_AddItemToObject(x, "input", point_json(&d->input));
     cJSON_AddItemToObject(x, "worst", point_json(&d->worst));
+    if (d->points) cJSON_AddItemToObject(x, "values", values_json(d));
     if (d->note[0])
         cJSON_AddStringToObject(x, "note", d->note);
     else

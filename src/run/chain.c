@@ -281,8 +281,30 @@ static int check_specs(const onp_chain_stage_spec *st, size_t n, onp_error *e)
     return 0;
 }
 
+/* Match stage s (i > 0) against the export on its failing fixture (the
+ * first fixture for a stage within, with per_value). */
+static void match_stage(onp_chain *c, const onp_run_args *a, onp_chain_stage *s, int per_value)
+{
+    const onp_testdata *td = onp_bundle_fixtures(c->bundle);
+    int beyond = s->status == ONP_CHAIN_BEYOND;
+    if (!(beyond || (per_value && s->status == ONP_CHAIN_WITHIN)) || !td->n) return;
+    int fx = beyond ? failing_fixture(s) : td->sets[0].index;
+    for (size_t k = 0; fx >= 0 && k < td->n; k++)
+        if (td->sets[k].index == fx) {
+            onp_chain_match(c->ort, &a->run.session, c->stages[0].model, s->model, &td->sets[k],
+                            match_limit(s), per_value, &s->div);
+            break;
+        }
+    if (!beyond) { /* a stage within has no first divergent value */
+        s->div.found = 0;
+        memset(&s->div.first, 0, sizeof s->div.first);
+        memset(&s->div.input, 0, sizeof s->div.input);
+        s->div.note[0] = 0;
+    }
+}
+
 int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
-                  const onp_chain_stage_spec *st, size_t n, onp_error *e)
+                  const onp_chain_stage_spec *st, size_t n, int per_value, onp_error *e)
 {
     memset(c, 0, sizeof *c);
     c->first_beyond = -1;
@@ -305,20 +327,12 @@ int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
     for (size_t i = 0; i < c->n; i++)
         if (run_stage(c, a, &c->stages[i], e)) return -1;
     int any_error = 0, any_beyond = 0;
-    const onp_testdata *td = onp_bundle_fixtures(c->bundle);
     for (size_t i = 0; i < c->n; i++) {
         onp_chain_stage *s = &c->stages[i];
         any_error |= s->status == ONP_CHAIN_ERROR;
         any_beyond |= s->status == ONP_CHAIN_BEYOND;
         if (s->status != ONP_CHAIN_WITHIN && c->first_beyond < 0) c->first_beyond = (int)i;
-        if (i == 0 || s->status != ONP_CHAIN_BEYOND) continue;
-        int fx = failing_fixture(s);
-        for (size_t k = 0; fx >= 0 && k < td->n; k++)
-            if (td->sets[k].index == fx) {
-                onp_chain_match(c->ort, &a->run.session, c->stages[0].model, s->model, &td->sets[k],
-                                match_limit(s), &s->div);
-                break;
-            }
+        if (i > 0) match_stage(c, a, s, per_value);
     }
     c->verdict = any_error ? ONP_RUN_ERROR : any_beyond ? ONP_RUN_FAIL : ONP_RUN_PASS;
     return 0;
@@ -330,6 +344,7 @@ void onp_chain_release(onp_chain *c)
     for (size_t i = 0; c->stages && i < c->n; i++) {
         onp_run_result_release(&c->stages[i].run);
         free(c->stages[i].outs);
+        free(c->stages[i].div.points);
     }
     free(c->stages);
     onp_ort_close(c->ort);

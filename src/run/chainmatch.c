@@ -15,6 +15,16 @@
 #include "onnxparity/chain.h"
 #include "onnxparity/dtype.h"
 
+/* An export value at least this large is a sentinel, not a number to
+ * compare at a precision (an attention mask's torch.finfo(float32).min,
+ * which a float16 conversion clamps): left out of the error, the scale and
+ * the SQNR. */
+#define MATCH_SENTINEL 1e30
+
+/* The SQNR a drop counts from at most: float32's resolution, 20 log10 2^24
+ * (an exact value, SQNR inf, is as good as float32 holds). */
+#define MATCH_SQNR_CAP 144.49
+
 /* At most this many values are exposed per graph (both sessions hold them
  * all for one fixture). */
 #define MATCH_MAX_VALUES 8192
@@ -35,14 +45,18 @@ static int measure(const onp_tensor *o, const onp_tensor *s, onp_chain_point *p)
 {
     if (!is_float(o->dtype) || !is_float(s->dtype) || o->count != s->count || o->count == 0)
         return 0;
-    double gap = 0, scale = 0;
-    int64_t bad = 0;
+    double gap = 0, scale = 0, se = 0, ss = 0;
+    int64_t bad = 0, fin = 0;
     for (int64_t i = 0; i < o->count; i++) {
         double a = onp_tensor_get_f64(o, i), b = onp_tensor_get_f64(s, i);
+        if (isfinite(a) && fabs(a) >= MATCH_SENTINEL) continue;
         int fa = isfinite(a), fb = isfinite(b);
         if (fa && fb) {
             double d = fabs(a - b);
             if (d > gap) gap = d;
+            se += d * d;
+            ss += a * a;
+            fin++;
         } else if (fa != fb || (isnan(a) != isnan(b)) || (!isnan(a) && a != b)) {
             bad++;
         }
@@ -52,6 +66,9 @@ static int measure(const onp_tensor *o, const onp_tensor *s, onp_chain_point *p)
     p->scale_max = scale;
     p->nonfinite = bad;
     p->rel_err = bad ? INFINITY : scale > 0 ? gap / scale : gap > 0 ? INFINITY : 0;
+    p->sqnr_db = bad || (se > 0 && ss == 0) ? -INFINITY : se > 0 ? 10 * log10(ss / se) : INFINITY;
+    (void)fin;
+    p->drop_db = NAN;
     return 1;
 }
 
@@ -136,23 +153,53 @@ static const char **common_values(const onp_model *om, const onp_model *sm, size
     return common;
 }
 
-/* The worst compared input of the first point's producer in the stage. */
+/* The worst compared input of the first point's producer: in the stage,
+ * else (a quantized node reads DequantizeLinear outputs) in the export. */
 static void worst_input(const onp_graph *sg, const onp_graph *og, const char *const *names,
                         const onp_chain_point *pts, const int *ok, size_t n,
                         onp_chain_divergence *d)
 {
-    const onp_node *p = onp_graph_producer(sg, d->first.value, NULL);
-    for (size_t k = 0; p && k < p->n_inputs; k++)
-        for (size_t i = 0; i < n; i++)
-            if (ok[i] && !strcmp(names[i], p->inputs[k]) &&
-                (!d->input.value[0] || pts[i].rel_err > d->input.rel_err)) {
-                d->input = pts[i];
-                name_point(&d->input, names[i], sg, og);
-            }
+    for (int side = 0; side < 2 && !d->input.value[0]; side++) {
+        const onp_node *p = onp_graph_producer(side ? og : sg, d->first.value, NULL);
+        for (size_t k = 0; p && k < p->n_inputs; k++)
+            for (size_t i = 0; i < n; i++)
+                if (ok[i] && !strcmp(names[i], p->inputs[k]) &&
+                    (!d->input.value[0] || pts[i].rel_err > d->input.rel_err)) {
+                    d->input = pts[i];
+                    name_point(&d->input, names[i], sg, og);
+                }
+    }
+}
+
+/* Every compared point into d->points, named, with its drop: the lowest
+ * SQNR of the compared inputs of its producer in the export minus its own. */
+static void keep_all(const onp_graph *sg, const onp_graph *og, const char *const *names,
+                     const onp_chain_point *pts, const int *ok, size_t n, onp_chain_divergence *d)
+{
+    d->points = calloc(n ? n : 1, sizeof *d->points);
+    if (!d->points) return;
+    for (size_t i = 0; i < n; i++) {
+        if (!ok[i]) continue;
+        onp_chain_point *p = &d->points[d->n_points++];
+        *p = pts[i];
+        name_point(p, names[i], sg, og);
+        /* the export's producer: its inputs keep their names in the stage,
+         * where a quantized node reads DequantizeLinear outputs instead */
+        const onp_node *pr = onp_graph_producer(og, names[i], NULL);
+        double low = INFINITY;
+        int any = 0;
+        for (size_t k = 0; pr && k < pr->n_inputs; k++)
+            for (size_t j = 0; j < n; j++)
+                if (ok[j] && j != i && !strcmp(names[j], pr->inputs[k])) {
+                    any = 1;
+                    if (pts[j].sqnr_db < low) low = pts[j].sqnr_db;
+                }
+        p->drop_db = any ? fmin(low, MATCH_SQNR_CAP) - fmin(p->sqnr_db, MATCH_SQNR_CAP) : NAN;
+    }
 }
 
 void onp_chain_match(onp_ort *ort, const onp_session_opts *so, const char *orig_model,
-                     const char *stage_model, const onp_fixture *f, double limit,
+                     const char *stage_model, const onp_fixture *f, double limit, int keep_points,
                      onp_chain_divergence *d)
 {
     memset(d, 0, sizeof *d);
@@ -210,6 +257,7 @@ void onp_chain_match(onp_ort *ort, const onp_session_opts *so, const char *orig_
             name_point(&d->worst, names[i], sg, og);
         }
     }
+    if (keep_points) keep_all(sg, og, names, pts, ok, n, d);
     if (d->found)
         worst_input(sg, og, names, pts, ok, n, d);
     else

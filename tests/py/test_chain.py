@@ -325,3 +325,61 @@ def test_a_stage_onnx_runtime_refuses_is_an_error_stage(onnxparity, resnet, tmp_
     assert stage_of(doc, "f")["status"] == "error" and stage_of(doc, "f")["message"]
     assert stage_of(doc, "f")["precision"] == "fp16" and stage_of(doc, "f")["precision_from"] == "graph"
     assert stage_of(doc, "slim")["status"] == "within"
+
+
+# --- SQNR along the graph (--per-value) ----------------------------------------------
+
+
+def own_sqnr(export, stage, bundle):
+    """{value: SQNR dB} of every float value both graphs compute under one
+    name, fixture 0, by the onnxruntime Python package (export values of
+    magnitude >= 1e30, mask sentinels, left out, as docs/chain.md says)."""
+    feeds, _ = fixtures(bundle)[0]
+    got = []
+    for path in (export, stage):
+        m = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+        got.append((m, {v.name: v for v in m.graph.value_info}))
+    (m0, vi0), (m1, vi1) = got
+    made1 = {o for n in m1.graph.node for o in n.output}
+    flt = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
+    common = [o for n in m0.graph.node for o in n.output
+              if o in made1 and o in vi0 and o in vi1 and vi0[o].type.tensor_type.elem_type in flt
+              and vi1[o].type.tensor_type.elem_type in flt]
+    runs = []
+    for m, vi in ((m0, vi0), (m1, vi1)):
+        m.graph.output.extend(vi[o] for o in common if o not in {x.name for x in m.graph.output})
+        s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        runs.append(dict(zip(common, s.run(common, dict(zip([i.name for i in s.get_inputs()], feeds))))))
+    out = {}
+    for v in common:
+        a, b = runs[0][v].astype(np.float64).ravel(), runs[1][v].astype(np.float64).ravel()
+        keep = np.isfinite(a) & np.isfinite(b) & (np.abs(a) < 1e30)
+        se, ss = np.sum((a[keep] - b[keep]) ** 2), np.sum(a[keep] ** 2)
+        out[v] = np.inf if se == 0 else 10 * np.log10(ss / se)
+    producer = {o: n for n in m0.graph.node for o in n.output}
+    cap = 20 * np.log10(2.0 ** 24)  # float32's resolution: an exact value counts as this
+    drops = {v: min(min(out[i], cap) for i in producer[v].input if i in out) - min(out[v], cap)
+             for v in out if any(i in out for i in producer[v].input)}
+    return out, drops
+
+
+def test_sqnr_along_a_dynamically_quantized_bert(onnxparity, bert):
+    """--per-value: every value's SQNR equals the test's own, and the values
+    whose node loses most are the ones the test finds losing most: the
+    quantized MatMuls (MatMulInteger in the stage, MatMul in the export)."""
+    bundle, stages = bert
+    st = next(s for s in stages if s["name"] == "int8-dynamic")
+    doc = chain(onnxparity, bundle, [("int8-dynamic", st["model"], "int8")], "--per-value")
+    div = stage_of(doc, "int8-dynamic")["first_divergent"]
+    assert div["found"] is False and div["first"] is None  # a stage within names no divergence
+    values = {p["value"]: p for p in div["values"]}
+    own, own_drops = own_sqnr(bundle / "model.onnx", st["model"], bundle)
+    both = [v for v in own if v in values and np.isfinite(own[v])]
+    assert len(both) > 20
+    for v in both:
+        assert values[v]["sqnr_db"] == pytest.approx(own[v], abs=0.5), v
+    top = max((p for p in div["values"] if p["drop_db"] is not None), key=lambda p: p["drop_db"])
+    assert top["value"] in sorted(own_drops, key=own_drops.get)[-3:]
+    assert top["export_op_type"] == "MatMul" and top["drop_db"] > 10
+    m = onnx.load(st["model"])
+    assert any(n.op_type == "MatMulInteger" for n in m.graph.node)
