@@ -8,7 +8,9 @@
  * not on the other says so.
  */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -50,7 +52,19 @@ static int read_record(const onp_bundle *b, onp_env_target *t, char sha[65])
     return t->library[0] != 0;
 }
 
-/* Why the recorded library is not judged, or NULL: it is. */
+/* 1 when path (absolute, resolved) lies inside folder dir. */
+static int inside(const char *path, const char *dir)
+{
+    char d[PATH_MAX];
+    if (!dir || !realpath(dir, d)) return 0;
+    size_t k = strlen(d);
+    return !strncmp(path, d, k) && (path[k] == '/' || !path[k]);
+}
+
+/* Why the recorded library is not judged, or NULL: it is.  A bundle may
+ * come from anywhere and loading a library runs its code, so the record
+ * must name an ONNX Runtime library by an absolute path outside the bundle
+ * whose sha256 the capture recorded and the file still has. */
 static const char *skip_reason(onp_check *c, const onp_run_args *a, const char *rec_sha, char *buf,
                                size_t n)
 {
@@ -59,16 +73,24 @@ static const char *skip_reason(onp_check *c, const onp_run_args *a, const char *
     char here[65], there[65];
     if (a->run.no_env_target) return "--no-env-target";
     if (a->run.shard_n) return "a shard checks one target";
-    if (stat(t->library, &st) || !S_ISREG(st.st_mode)) {
+    const char *base = strrchr(t->library, '/');
+    char real[PATH_MAX];
+    if (t->library[0] != '/' || !base || strncmp(base + 1, "libonnxruntime.so", 17)) {
+        snprintf(buf, n, "%.400s is not an absolute path to a libonnxruntime.so", t->library);
+        return buf;
+    }
+    if (stat(t->library, &st) || !S_ISREG(st.st_mode) || !realpath(t->library, real)) {
         snprintf(buf, n, "%.400s is not on this machine", t->library);
         return buf;
     }
+    if (inside(real, onp_bundle_dir(c->bundle))) return "the recorded library is inside the bundle";
+    if (strlen(rec_sha) != 64) return "parity.json records no sha256 of the library";
     if (file_sha256(onp_ort_lib_path(c->ort), here) || file_sha256(t->library, there)) {
         snprintf(buf, n, "cannot read %.400s", t->library);
         return buf;
     }
     if (!strcmp(here, there)) return "it is the library under test";
-    if (rec_sha[0] && strcmp(rec_sha, there)) {
+    if (strcmp(rec_sha, there)) {
         snprintf(buf, n, "%.400s changed since the capture (sha256 %.12s, recorded %.12s)",
                  t->library, there, rec_sha);
         return buf;

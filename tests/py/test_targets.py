@@ -116,3 +116,26 @@ def test_one_target_when_asked_or_the_same_library(binary, bundles, envlib):
     rc, doc = check_json(binary, bundles / "ln1000", "--ort-lib", envlib[0])
     assert rc == 1 and doc["targets"][1]["not_checked"] == "it is the library under test"
     assert not any(c["id"] == "runtime-version" for c in doc["causes"])
+
+
+def test_a_record_is_followed_only_to_the_library_it_hashed(binary, bundles, envlib, tmp_path):
+    """parity.json comes with the bundle: a record pointing into the bundle,
+    at a relative path, or at a file whose sha256 is not the recorded one is
+    not loaded (loading a library runs its code)."""
+    import shutil
+
+    for name, edit, why in [
+        ("inside", lambda r, d: r.update(library=str(d / "libonnxruntime.so.1")), "inside the bundle"),
+        ("relative", lambda r, d: r.update(library="libonnxruntime.so.1"), "not an absolute path"),
+        ("nohash", lambda r, d: r.pop("library_sha256"), "records no sha256"),
+        ("changed", lambda r, d: r.update(library_sha256="0" * 64), "changed since the capture"),
+    ]:
+        d = tmp_path / name
+        shutil.copytree(bundles / "ln1000", d)
+        shutil.copy(envlib[0], d / "libonnxruntime.so.1")
+        p = json.loads((d / "parity.json").read_text())
+        edit(p["onnxruntime"], d)
+        (d / "parity.json").write_text(json.dumps(p))
+        rc, doc = check_json(binary, d)
+        env = doc["targets"][1]
+        assert rc == 0 and env["checked"] is False and why in env["not_checked"], (name, env)
