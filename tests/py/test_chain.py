@@ -383,3 +383,23 @@ def test_sqnr_along_a_dynamically_quantized_bert(onnxparity, bert):
     assert top["export_op_type"] == "MatMul" and top["drop_db"] > 10
     m = onnx.load(st["model"])
     assert any(n.op_type == "MatMulInteger" for n in m.graph.node)
+
+
+def test_chainmake_makes_pinned_stages_and_checks_them(onnxparity, resnet, tmp_path):
+    """python -m onnxparity.chainmake: the stage files, stages.json with the
+    versions of the packages that made them, and --check's exit code."""
+    import sys
+    bundle, _ = resnet
+    env = dict(os.environ, ONNXPARITY_BIN=onnxparity)
+    r = subprocess.run([sys.executable, "-m", "onnxparity.chainmake", str(bundle), str(tmp_path / "st"),
+                        "--transform", "slim", "--transform", "int8-dynamic", "--check"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "verdict: pass" in r.stdout
+    stages = json.loads((tmp_path / "st" / "stages.json").read_text())
+    assert [s["name"] for s in stages] == ["slim", "int8-dynamic"]
+    assert stages[0]["packages"]["onnxslim"] == "0.1.98" and stages[1]["precision"] == "int8"
+    assert stages[1]["packages"]["onnxruntime"] == ort.__version__
+    r = subprocess.run([sys.executable, "-m", "onnxparity.chainmake", str(bundle), str(tmp_path / "x"),
+                        "--transform", "nope"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "unknown transform 'nope'" in r.stderr
