@@ -237,6 +237,8 @@ static int run_stage(onp_chain *c, onp_run_args *a, onp_chain_stage *st, onp_err
      * precision: an ORT-side perturbation would measure the stage's own
      * rounding and scale it again */
     if (st->prec != ONP_CHAIN_FP32) o.no_estimate = 1;
+    /* --save-optimized writes the export's optimized graph, once */
+    if (st != &c->stages[0]) o.session.optimized_model_path = NULL;
     onp_model *m = NULL;
     if (onp_model_open(st->model, &m, e)) return -1;
     if (!st->prec_given) st->prec = onp_chain_prec_of_model(m);
@@ -289,10 +291,12 @@ static void match_stage(onp_chain *c, const onp_run_args *a, onp_chain_stage *s,
     int beyond = s->status == ONP_CHAIN_BEYOND;
     if (!(beyond || (per_value && s->status == ONP_CHAIN_WITHIN)) || !td->n) return;
     int fx = beyond ? failing_fixture(s) : td->sets[0].index;
+    onp_session_opts so = a->run.session;
+    so.optimized_model_path = NULL; /* the instrumented graphs are not what was asked for */
     for (size_t k = 0; fx >= 0 && k < td->n; k++)
         if (td->sets[k].index == fx) {
-            onp_chain_match(c->ort, &a->run.session, c->stages[0].model, s->model, &td->sets[k],
-                            match_limit(s), per_value, &s->div);
+            onp_chain_match(c->ort, &so, c->stages[0].model, s->model, &td->sets[k], match_limit(s),
+                            per_value, &s->div);
             break;
         }
     if (!beyond) { /* a stage within has no first divergent value */
