@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ort/ort_internal.h"
+#include "tensor/adopt.h"
 
 #define SHAPE_STR 256
 
@@ -198,9 +199,26 @@ static int copy_strings(const onp_session *s, OrtValue *v, const char *name, onp
     return rc;
 }
 
-static int take_value(const onp_session *s, OrtValue *v, const char *name, onp_tensor *t,
+/* An output's OrtValue, held by the tensor that views its buffer. */
+typedef struct held_value {
+    const OrtApi *api; /* the library is never unloaded */
+    OrtValue *v;
+} held_value;
+
+static void release_held(void *p)
+{
+    held_value *h = p;
+    h->api->ReleaseValue(h->v);
+    free(h);
+}
+
+/* Output *vp as a tensor in t.  A numeric one views ORT's own buffer (no
+ * copy; the bytes count against the memory cap as an allocation would) and
+ * takes the OrtValue: *vp is then NULL, released with the tensor. */
+static int take_value(const onp_session *s, OrtValue **vp, const char *name, onp_tensor *t,
                       onp_error *e)
 {
+    OrtValue *v = *vp;
     const onp_ort *ort = s->ort;
     const OrtApi *api = ort->api;
     const char *file = s->desc.model;
@@ -251,13 +269,27 @@ static int take_value(const onp_session *s, OrtValue *v, const char *name, onp_t
                              "output '%s' has element type %d, which onnxparity does not handle",
                              name, (int)dt);
     } else {
-        rc = onp_tensor_alloc(t, (int32_t)dt, (int)rank, dims, e);
-        if (rc) onp_error_set_file(e, file);
-        if (!rc && t->nbytes) {
-            void *src = NULL;
+        const onp_dtype_desc *d = onp_dtype_info((int32_t)dt);
+        int64_t count;
+        size_t nb = 0;
+        void *src = NULL;
+        held_value *h = NULL;
+        rc = onp_shape_count((int)rank, dims, d->size, &count, &nb, e);
+        if (!rc && nb)
             rc = onp_ort_status(ort, api->GetTensorMutableData(v, &src), "GetTensorMutableData",
                                 file, e);
-            if (!rc) memcpy(t->data, src, t->nbytes);
+        if (!rc && !(h = malloc(sizeof *h)))
+            rc = onp_error_set(e, ONP_ERR_NOMEM, file, NULL, -1, "out of memory");
+        if (!rc) {
+            h->api = api;
+            h->v = v;
+            rc = onp_tensor_adopt(t, (int32_t)dt, (int)rank, dims, src, nb, release_held, h, e);
+            if (rc) {
+                free(h);
+                onp_error_set_file(e, file);
+            } else {
+                *vp = NULL; /* the tensor holds it now */
+            }
         }
     }
     if (!rc) rc = onp_tensor_set_name(t, name, e);
@@ -325,7 +357,7 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                                      n_feed, out_names, n_out, out_vals),
                             "Run", file, e);
     for (size_t i = 0; !rc && i < n_out; i++)
-        rc = take_value(s, out_vals[i], out_names[i], &outputs[i], e);
+        rc = take_value(s, &out_vals[i], out_names[i], &outputs[i], e);
     if (rc)
         for (size_t i = 0; i < n_out; i++) onp_tensor_release(&outputs[i]);
 

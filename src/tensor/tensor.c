@@ -10,6 +10,7 @@
 
 #include "onnxparity/half.h"
 #include "onnxparity/tensor.h"
+#include "tensor/adopt.h"
 
 int onp_shape_count(int rank, const int64_t *dims, size_t elem_size, int64_t *count, size_t *nbytes,
                     onp_error *e)
@@ -97,10 +98,9 @@ static void block_free(void *block)
     free(block);
 }
 
-/* A zeroed block with room for n bytes after the header, or NULL with e set
- * (ONP_ERR_INPUT over the cap, ONP_ERR_NOMEM when malloc fails).  *bytes
- * points past the header; release with block_free. */
-static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
+/* Count n more bytes in use: 0, or -1 with e set (ONP_ERR_INPUT) when that
+ * would pass the cap, nothing counted. */
+static int reserve(size_t n, onp_error *e)
 {
     size_t cap = atomic_load(&mem_cap);
     size_t used = atomic_load(&mem_in_use);
@@ -110,10 +110,18 @@ static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
                           "a tensor of %zu bytes would exceed the memory cap of %zu bytes (%zu "
                           "in use; see --max-memory)",
                           n, cap, used);
-            return NULL;
+            return -1;
         }
-        if (atomic_compare_exchange_weak(&mem_in_use, &used, used + n)) break;
+        if (atomic_compare_exchange_weak(&mem_in_use, &used, used + n)) return 0;
     }
+}
+
+/* A zeroed block with room for n bytes after the header, or NULL with e set
+ * (ONP_ERR_INPUT over the cap, ONP_ERR_NOMEM when malloc fails).  *bytes
+ * points past the header; release with block_free. */
+static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
+{
+    if (reserve(n, e)) return NULL;
     uint8_t *block = n <= SIZE_MAX - CAP_HDR ? calloc(1, CAP_HDR + n) : NULL;
     if (!block) {
         atomic_fetch_sub(&mem_in_use, n);
@@ -125,7 +133,51 @@ static void *block_alloc(size_t n, uint8_t **bytes, onp_error *e)
     return block;
 }
 
+/* Storage adopted by onp_tensor_adopt: its size (counted) and its release. */
+typedef struct adopted {
+    size_t n;
+    void (*free_fn)(void *);
+    void *owner;
+} adopted;
+
+static void adopted_free(void *p)
+{
+    adopted *a = p;
+    atomic_fetch_sub(&mem_in_use, a->n);
+    if (a->free_fn) a->free_fn(a->owner);
+    free(a);
+}
+
 // --- allocation ---------------------------------------------------------------------
+
+int onp_tensor_adopt(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims, void *data,
+                     size_t nbytes, void (*free_fn)(void *), void *owner, onp_error *e)
+{
+    if (dtype == ONP_STRING) {
+        memset(t, 0, sizeof *t);
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "string tensors cannot be adopted");
+    }
+    if (set_shape(t, dtype, rank, dims, e)) return -1;
+    if (t->nbytes != nbytes) {
+        memset(t, 0, sizeof *t);
+        return onp_error_set(e, ONP_ERR_FORMAT, NULL, NULL, -1,
+                             "%zu bytes for a shape of %zu bytes", nbytes, t->nbytes);
+    }
+    adopted *a = malloc(sizeof *a);
+    if (!a || reserve(nbytes, e)) {
+        if (!a) onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        free(a);
+        memset(t, 0, sizeof *t);
+        return -1;
+    }
+    a->n = nbytes;
+    a->free_fn = free_fn;
+    a->owner = owner;
+    t->data = data;
+    t->owner = a;
+    t->free_fn = adopted_free;
+    return 0;
+}
 
 int onp_tensor_alloc(onp_tensor *t, int32_t dtype, int rank, const int64_t *dims, onp_error *e)
 {
