@@ -5,8 +5,9 @@
 #   make              build/libonnxparity.a, build/libonnxparity.so.VERSION (with
 #                     its links .so.MAJOR and .so) and build/onnxparity
 #   make test         every test: C unit tests, python cross-checks (under
-#                     Debian's torch 1.13 and the venv's torch 2.x), fuzz replay
+#                     Debian's torch 1.13, the venvs' torch 2.9 and 2.15), fuzz replay
 #   make venv         the torch 2.x virtual environment alone (.venv-torch2/)
+#   make venv215      the newest torch's (2.15) environment alone (.venv-torch215/)
 #   make typecheck    mypy over the capture package's type hints (part of make test)
 #   make asan         the C unit tests under AddressSanitizer + UBSan (after the
 #                     sanitizer canary: planted bugs that must be reported)
@@ -34,6 +35,10 @@ PY       := /usr/bin/python3
 VENV     ?= .venv-torch2
 VENV_PY  := $(VENV)/bin/python
 VENV_OK  := $(VENV)/.ok
+# The newest torch PyPI serves (2.15) for a third run of a focused subset:
+# its own environment, built the same way (scripts/requirements-torch215.txt).
+VENV215  ?= .venv-torch215
+VENV215_OK := $(VENV215)/.ok
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -Iinclude -Isrc -MMD -MP
@@ -85,7 +90,7 @@ SOLIB      := $(BUILD)/libonnxparity.so.$(VERSION)
 SOLINKS    := $(BUILD)/$(SONAME) $(BUILD)/libonnxparity.so
 
 .PHONY: install wheel sdist
-.PHONY: all setup venv test test-c typecheck test-py test-py-torch2 test-py-asan asan fuzz fuzz-replay fuzz-build bench bench-full demo clean format-check
+.PHONY: all setup venv venv215 test test-c typecheck test-py test-py-torch2 test-py-torch215 test-py-asan asan fuzz fuzz-replay fuzz-build bench bench-full demo clean format-check
 
 # Default: the library (static and shared) and the tool.
 all: $(SETUP) $(BIN) $(SOLIB) $(SOLINKS)
@@ -182,7 +187,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB)
 # check, gate, report, bisect, lint, diagnose) against the sanitizer build of
 # the tool with leak checking, then the fuzz corpora replayed under the
 # sanitizers.
-test: all test-c typecheck test-py test-py-torch2 asan test-py-asan fuzz-replay
+test: all test-c typecheck test-py test-py-torch2 test-py-torch215 asan test-py-asan fuzz-replay
 
 # The capture package's type hints checked by Debian's mypy (python/mypy.ini;
 # its cache under build/: about a minute cold, seconds after).
@@ -243,13 +248,28 @@ venv: $(VENV_OK)
 # to legacy) fail its test (tests/py/conftest.py).
 TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/py/test_capture_testing.py \
                    tests/py/test_capture_f64.py tests/py/test_capture_fastpaths.py \
-                   tests/py/test_capture_accepts.py tests/py/test_quiet_change.py \
+                   tests/py/test_capture_accepts.py tests/py/test_capture_defaults.py tests/py/test_quiet_change.py \
                    tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py tests/py/test_providers.py \
                    tests/py/test_targets.py tests/py/test_chain.py $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
 	    $(VENV_PY) -m pytest -q -p no:cacheprovider $(TORCH2_PY_TESTS)
+
+# The newest torch (2.15 with onnxscript 0.7.2, onnx 1.23.2, onnxruntime
+# 1.32.0): 2.9 GB downloaded once (README), then a focused subset -- the
+# capture defaults, the capture end to end, the zoo and the diagnosis --
+# sized to keep `make test` within its time (README: the minutes it adds).
+$(VENV215_OK): scripts/requirements-torch215.txt scripts/setup.sh
+	VENV215=$(abspath $(VENV215)) bash scripts/setup.sh venv215
+	@touch $@
+venv215: $(VENV215_OK)
+TORCH215_PY_TESTS := tests/py/test_capture_defaults.py tests/py/test_capture.py tests/py/test_zoo.py \
+                     tests/py/test_diagnose.py
+test-py-torch215: $(VENV215_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
+	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
+	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
+	    $(VENV215)/bin/python -m pytest -q -p no:cacheprovider $(TORCH215_PY_TESTS)
 
 # The unit tests again under AddressSanitizer + UBSan, in build-asan/.
 asan: $(SETUP)
