@@ -24,65 +24,12 @@
 #include "onnxparity/doc.h"
 #include "report.h"
 
-#define MAX_STAGES 32
-
 typedef struct opts {
-    onp_run_args args;
+    onp_run_args args;    /* the run's options, parsed by the library's table (run.h) */
+    onp_chain_args chain; /* --stage, --precision, --per-value (chain.h) */
     const char *bundle;
-    onp_chain_stage_spec st[MAX_STAGES];
-    char names[MAX_STAGES][128];
-    size_t n;
-    const char *prec[MAX_STAGES]; /* --precision NAME=P as given */
-    size_t n_prec;
     cli_format fmt;
-    int per_value; /* --per-value */
 } opts;
-
-/* "NAME=REST": NAME copied into name (n bytes), REST returned; NULL when
- * there is no '=' or NAME is empty or too long. */
-static const char *split_eq(const char *s, char *name, size_t n)
-{
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s || (size_t)(eq - s) >= n) return NULL;
-    memcpy(name, s, (size_t)(eq - s));
-    name[eq - s] = 0;
-    return eq + 1;
-}
-
-static int add_stage(opts *o, const char *cmd, const char *v)
-{
-    if (o->n >= MAX_STAGES) return cli_usage_error(cmd, "at most %d --stage", MAX_STAGES), -1;
-    const char *model = split_eq(v, o->names[o->n], sizeof o->names[o->n]);
-    if (!model || !model[0])
-        return cli_usage_error(cmd, "--stage wants NAME=MODEL.onnx, not '%s'", v), -1;
-    o->st[o->n].name = o->names[o->n];
-    o->st[o->n].model = model;
-    o->n++;
-    return 0;
-}
-
-/* Each --precision NAME=P onto the stage of that name. */
-static int apply_precisions(opts *o, const char *cmd)
-{
-    for (size_t i = 0; i < o->n_prec; i++) {
-        char name[128];
-        const char *p = split_eq(o->prec[i], name, sizeof name);
-        size_t k = 0;
-        while (p && k < o->n && strcmp(o->st[k].name, name)) k++;
-        if (!p || k == o->n)
-            return cli_usage_error(cmd,
-                                   "--precision wants NAME=fp32|fp16|bf16|int8 for a stage "
-                                   "given with --stage, not '%s'",
-                                   o->prec[i]),
-                   -1;
-        if (onp_chain_prec_from_name(p, &o->st[k].prec))
-            return cli_usage_error(cmd, "--precision %s: '%s' is not fp32, fp16, bf16 or int8",
-                                   name, p),
-                   -1;
-        o->st[k].prec_given = 1;
-    }
-    return 0;
-}
 
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -92,26 +39,25 @@ static int parse_args(int argc, char **argv, opts *o)
         int r = cli_run_opt(&o->args, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL, argc, argv, &i);
         if (r < 0) return -1;
         if (r) continue;
-        if ((r = cli_opt(argc, argv, &i, "stage", &v))) {
-            if (r < 0 || add_stage(o, argv[0], v)) return -1;
-        } else if ((r = cli_opt(argc, argv, &i, "precision", &v))) {
-            if (r < 0) return -1;
-            if (o->n_prec >= MAX_STAGES)
-                return cli_usage_error(argv[0], "at most %d --precision", MAX_STAGES), -1;
-            o->prec[o->n_prec++] = v;
-        } else if (cli_flag(argv, i, "per-value")) {
-            o->per_value = 1;
-        } else if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+        onp_error e;
+        onp_error_clear(&e);
+        r = onp_chain_args_parse(&o->chain, argc, (const char *const *)argv, &i, &e);
+        if (r < 0) return cli_usage_error(argv[0], "%s", e.msg), -1;
+        if (r) continue;
+        if ((r = cli_opt(argc, argv, &i, "format", &v))) {
             if (r < 0 || cli_parse_format(argv[0], v, &o->fmt)) return -1;
         } else if (cli_target_arg(argv, i, "bundle", &o->bundle)) {
             return -1;
         }
     }
-    if (!o->bundle || !o->n)
+    onp_error e;
+    onp_error_clear(&e);
+    if (!o->bundle)
         return cli_usage_error(argv[0], "usage: onnxparity chain BUNDLE --stage NAME=MODEL.onnx "
                                         "[--stage ...] [--precision NAME=fp32|fp16|bf16|int8]"),
                -1;
-    return apply_precisions(o, argv[0]);
+    if (onp_chain_args_finish(&o->chain, &e)) return cli_usage_error(argv[0], "%s", e.msg), -1;
+    return 0;
 }
 
 static void print_point(const char *label, const onp_chain_point *p)
@@ -205,7 +151,7 @@ int cmd_chain(int argc, char **argv)
     onp_error e;
     onp_error_clear(&e);
     int rc;
-    if (onp_chain_run(&c, &where, &o->args, o->st, o->n, o->per_value, &e)) {
+    if (onp_chain_run(&c, &where, &o->args, o->chain.st, o->chain.n, o->chain.per_value, &e)) {
         rc = cli_report(&e);
     } else {
         if (o->fmt == FMT_JSON)

@@ -61,6 +61,16 @@ int onp_api_diagnose(const char *bundle, const char *model, const char *const *d
 int onp_api_gate(const char *bundle, const char *model, const char *const *data, size_t n_data,
                  const char *const *args, size_t n_args, char **doc, onp_error *e);
 
+/* The deployment chain of a bundle (or a model and fixture folders), as
+ * `onnxparity chain --format json` (docs/chain.md): args are the ORT and
+ * tolerance options and the chain's own (--stage NAME=MODEL, repeatable
+ * and at least one; --precision NAME=P; --per-value).  Returns its exit
+ * code (0 every stage within its precision's envelope, 1 one beyond, 4 ORT
+ * refused or lost a stage) with *doc the chain document; -1 with e as
+ * onp_api_check. */
+int onp_api_chain(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                  const char *const *args, size_t n_args, char **doc, onp_error *e);
+
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);
 

@@ -170,6 +170,32 @@ typedef struct onp_chain {
     onp_run_verdict verdict; /* ERROR when a stage is ERROR, else FAIL when one is BEYOND */
 } onp_chain;
 
+// --- the chain's options by name: one parser for the tool and the API ------------
+
+#define ONP_CHAIN_MAX_STAGES 32
+
+/* --stage NAME=MODEL (repeatable, in order), --precision NAME=P,
+ * --per-value.  Strings of MODEL are borrowed from argv; names are copied.
+ * Initialise with memset 0. */
+typedef struct onp_chain_args {
+    onp_chain_stage_spec st[ONP_CHAIN_MAX_STAGES]; /* [n] */
+    char names[ONP_CHAIN_MAX_STAGES][128];
+    size_t n;
+    const char *prec[ONP_CHAIN_MAX_STAGES]; /* --precision values as given, [n_prec] */
+    size_t n_prec;
+    int per_value;
+} onp_chain_args;
+
+/* argv[*i] as one of the chain's options ("--NAME VALUE" or
+ * "--NAME=VALUE"): 1 set (*i moved past a separate value), 0 not one of
+ * them, -1 with e (ONP_ERR_USAGE) for a bad or missing value. */
+int onp_chain_args_parse(onp_chain_args *ca, int argc, const char *const *argv, int *i,
+                         onp_error *e);
+
+/* After parsing: at least one stage, and each --precision NAME=P onto the
+ * stage of that name.  0, or -1 with e (ONP_ERR_USAGE) naming the value. */
+int onp_chain_args_finish(onp_chain_args *ca, onp_error *e);
+
 /* Open `where`, run its own export as stage 0 and then each of st[0..n)
  * in order, over every fixture with a->run's options (the lint and the
  * bisect of the export are check's business: not run here), judge each

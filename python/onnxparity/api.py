@@ -190,7 +190,7 @@ def _load() -> ctypes.CDLL:
                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                       ctypes.POINTER(_Error)]
         lib.onp_api_check.restype = ctypes.c_int
-        for name in ("onp_api_bisect", "onp_api_diagnose", "onp_api_gate"):
+        for name in ("onp_api_bisect", "onp_api_diagnose", "onp_api_gate", "onp_api_chain"):
             getattr(lib, name).argtypes = lib.onp_api_check.argtypes
             getattr(lib, name).restype = ctypes.c_int
         lib.onp_api_free.argtypes = [ctypes.c_void_p]
@@ -548,3 +548,32 @@ def gate(bundle: Optional[PathLike] = None, *, criteria: PathLike, model: Option
     rc, text = _call("onp_api_gate", bundle, model, data, opts)
     doc = json.loads(text)
     return doc if record else _gate_result(doc, rc, text)
+
+
+def chain(bundle: Optional[PathLike] = None, *, stages: Sequence[Any], model: Optional[PathLike] = None,
+          data: Sequence[PathLike] = (), per_value: bool = False, **options: Any) -> Dict[str, Any]:
+    """The deployment chain of a bundle (or ``model`` with the fixture folders
+    ``data``) in this process, as ``onnxparity chain --format json`` does
+    (docs/chain.md): ``stages`` are (name, model) or (name, model, precision)
+    pairs in chain order (precision "fp32", "fp16", "bf16", "int8"; default
+    read from the graph), or the dicts onnxparity._transforms.make returns;
+    per_value keeps every value's SQNR.  Options: the ONNX Runtime and
+    tolerance ones, as check takes them.
+
+    Returns the chain document (a dict; its "verdict", "first_beyond",
+    "stages"), and its exit code as the "exit_code" member (0 every stage
+    within, 1 one beyond, 4 ONNX Runtime refused or lost a stage).  Raises
+    UsageError, FileError, FormatError, RuntimeFailure as check does."""
+    extra = list(options.pop("extra_args", ()))
+    for st in stages:
+        name, path, prec = ((st["name"], st["model"], st.get("precision")) if isinstance(st, Mapping)
+                            else (st[0], st[1], st[2] if len(st) > 2 else None))
+        extra += ["--stage", f"{name}={os.fspath(path)}"]
+        if prec:
+            extra += ["--precision", f"{name}={prec}"]
+    if per_value:
+        extra.append("--per-value")
+    rc, text = _call("onp_api_chain", bundle, model, data, dict(options, extra_args=extra))
+    doc = json.loads(text)
+    doc["exit_code"] = rc
+    return doc

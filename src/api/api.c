@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "onnxparity/api.h"
+#include "onnxparity/chain.h"
 #include "onnxparity/diagnose.h"
 #include "onnxparity/doc.h"
 #include "onnxparity/gate.h"
@@ -36,6 +37,22 @@ static int parse_args(onp_run_args *a, int groups, const char *const *args, size
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
     }
     return 0;
+}
+
+/* args as the run's options of `groups` and the chain's (chain.h). */
+static int parse_chain_args(onp_run_args *a, int groups, onp_chain_args *ca,
+                            const char *const *args, size_t n, onp_error *e)
+{
+    if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
+    for (int i = 0; i < (int)n; i++) {
+        if (!args[i]) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
+        int r = onp_chain_args_parse(ca, (int)n, args, &i, e);
+        if (!r) r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
+        if (r < 0) return -1;
+        if (!r)
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
+    }
+    return onp_chain_args_finish(ca, e);
 }
 
 /* What every call does first: no document yet, no error, the options at
@@ -120,7 +137,8 @@ int onp_api_diagnose(const char *bundle, const char *model, const char *const *d
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_diagnosis d = {0};
     int no_sweep = 0, rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, NULL, e) &&
+    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, NULL,
+                    e) &&
         !onp_diagnosis_open(&d, &where, a, e) && !onp_diagnosis_run(&d, a, no_sweep, NULL, NULL, e))
         rc = emit(onp_doc_diagnose(&d, a), onp_run_exit_code(d.run.verdict), doc, e);
     onp_diagnosis_release(&d);
@@ -152,10 +170,31 @@ int onp_api_gate(const char *bundle, const char *model, const char *const *data,
     if (!parse_args(a, ONP_RUN_ARGS_ORT, args, n_args, NULL, &ga, e) &&
         !onp_gate_args_finish(&ga, a, e) && !onp_gate_run(&g, &where, a, &ga, e)) {
         rc = ga.record ? gate_record(&g, &ga, doc, e)
-                       : emit(onp_doc_gate(&g, &a->run, ga.criteria),
-                              onp_run_exit_code(g.verdict), doc, e);
+                       : emit(onp_doc_gate(&g, &a->run, ga.criteria), onp_run_exit_code(g.verdict),
+                              doc, e);
     }
     onp_gate_release(&g);
+    free(a);
+    return rc;
+}
+
+int onp_api_chain(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                  const char *const *args, size_t n_args, char **doc, onp_error *e)
+{
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
+    onp_chain_args *ca = calloc(1, sizeof *ca);
+    onp_bundle_spec where = {bundle, model, data, n_data};
+    onp_chain c;
+    memset(&c, 0, sizeof c);
+    int rc = -1;
+    if (!ca)
+        onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    else if (!parse_chain_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL, ca, args, n_args, e) &&
+             !onp_chain_run(&c, &where, a, ca->st, ca->n, ca->per_value, e))
+        rc = emit(onp_doc_chain(&c, &a->run), onp_run_exit_code(c.verdict), doc, e);
+    onp_chain_release(&c);
+    free(ca);
     free(a);
     return rc;
 }

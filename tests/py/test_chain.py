@@ -403,3 +403,18 @@ def test_chainmake_makes_pinned_stages_and_checks_them(onnxparity, resnet, tmp_p
     r = subprocess.run([sys.executable, "-m", "onnxparity.chainmake", str(bundle), str(tmp_path / "x"),
                         "--transform", "nope"], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "unknown transform 'nope'" in r.stderr
+
+
+def test_python_api_gives_the_tools_document(onnxparity, resnet):
+    """onnxparity.api.chain (libonnxparity through ctypes, onp_api_chain) is
+    the tool's chain: the same document, the same exit code; its errors are
+    the tool's, typed."""
+    from onnxparity import api
+    bundle, stages = resnet
+    picked = [s for s in stages if s["name"] in ("slim", "fp16")]
+    doc = api.chain(bundle, stages=picked, ort_lib=_ort_lib())
+    rc = doc.pop("exit_code")
+    cli = chain(onnxparity, bundle, [(s["name"], s["model"], s["precision"]) for s in picked])
+    assert rc == 0 and doc == cli
+    with pytest.raises(api.UsageError, match="given twice"):
+        api.chain(bundle, stages=[("a", picked[0]["model"]), ("a", picked[1]["model"])])
