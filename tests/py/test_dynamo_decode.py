@@ -146,6 +146,26 @@ def healthy_run(onnxparity, out):
     return doc
 
 
+def test_a_malformed_array_is_named(onnxparity, healthy, tmp_path):
+    """An array of the wrong shape: exit 3, one line naming the file, the
+    shape expected and the one found; a manifest member of the wrong type:
+    exit 3 naming its path."""
+    _, out, _ = healthy
+    bad = tmp_path / "bad"
+    shutil.copytree(out, bad)
+    np.save(bad / "batch_1" / "tokens.npy", np.zeros((BATCH, STEPS - 1), dtype=np.int64))
+    r = run([onnxparity, "generate", bad])
+    assert r.returncode == 3 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert "batch_1/tokens.npy" in r.stderr and f"[{BATCH}, {STEPS}]" in r.stderr, r.stderr
+    man = json.loads((out / "generate.json").read_text())
+    man["batches"][1]["rows"] = "8"
+    (bad / "generate.json").write_text(json.dumps(man))
+    r = run([onnxparity, "generate", bad])
+    assert r.returncode == 3 and "batches[1].rows" in r.stderr, r.stderr
+    r = run([onnxparity, "generate", out, "--steps", str(STEPS + 1)])
+    assert r.returncode == 2 and "--steps" in r.stderr
+
+
 def test_healthy_gpt2_agrees(onnxparity, healthy):
     _, out, _ = healthy
     doc = healthy_run(onnxparity, out)
