@@ -434,13 +434,65 @@ static void rule_capture_determinism(const facts *F, onp_causes *cs)
 }
 
 /* 3. shape dependence (the node from a baked-shape finding). */
+static int size_specialised(const facts *F);
+
 static void rule_shapes(const facts *F, onp_causes *cs)
 {
-    if (F->pr && F->pr->shape_dependent)
+    if (F->pr && F->pr->shape_dependent && !size_specialised(F)) /* else rule 3b's */
         add_cause(cs, F->shape_cause, ONP_CONFIDENCE_HIGH, F->shape_node[0] ? F->shape_node : NULL,
                   "declare the varying dims dynamic (dynamic_axes={'x': {0: 'batch'}}) and compute "
                   "sizes from the tensor: x.flatten(1) or x.view(x.size(0), -1), never literals",
                   "probe (shapes): %s", F->pr->shape_note);
+}
+
+/* Whether a size was decided at export inside a graph that takes every
+ * shape: no fixture refused or come out in another shape, the traced
+ * fixture passes, every failing fixture has other input shapes than it, no
+ * baked-shape finding claims it, runs reproducible.  The dims were declared dynamic,
+ * yet the graph keeps the traced path: torch.export specialised a branch on a size (`if x.shape[1]
+ * > 8`), or a size became a Python number. */
+static int size_specialised(const facts *F)
+{
+    const onp_fixture_verdict *t = F->traced;
+    if (!F->numbers_fail || F->n_shape || F->nondet || !t || F->traced_fails || !t->in_shapes[0] ||
+        F->lint_cause[ONP_CAUSE_BAKED_SHAPE])
+        return 0;
+    int other = 0;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (f->status != ONP_FIXTURE_FAIL) continue;
+        if (!f->in_shapes[0] || !strcmp(f->in_shapes, t->in_shapes)) return 0;
+        other = 1;
+    }
+    return other;
+}
+
+static const char SPECIALISED_FIX[] =
+    "the dims were declared dynamic, but a size decided the path at export (torch.export "
+    "specialises `if x.shape[1] > 8` to the traced size): write the branch with torch.cond, or "
+    "with tensor ops that take every size (torch.where, sizes from x.shape kept symbolic), or "
+    "export once per size range";
+
+/* 3b. the numbers follow the input shapes in a graph that takes them all
+ * (size_specialised): traced-control-flow, not baked-shape — declaring the
+ * dims dynamic was done and did not help.  High with the shape probe's
+ * evidence (diagnose), medium from the fixtures' verdicts alone (check). */
+static void rule_size_specialised(const facts *F, onp_causes *cs)
+{
+    int probe = F->pr && F->pr->shape_dependent;
+    /* a legacy TracerWarning on the branch without a probe: rules 1 and 5 weigh it */
+    if (!size_specialised(F) || (!probe && F->lint_cause[ONP_CAUSE_TRACED_CONTROL_FLOW])) return;
+    const onp_fixture_verdict *fail = NULL;
+    for (size_t i = 0; i < F->ev->n_fixtures && !fail; i++)
+        if (F->ev->fixtures[i].status == ONP_FIXTURE_FAIL) fail = &F->ev->fixtures[i];
+    explains(cs, ONP_CAUSE_TRACED_CONTROL_FLOW, F->n_failing, F->n_failing);
+    add_cause(
+        cs, ONP_CAUSE_TRACED_CONTROL_FLOW, probe ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM,
+        F->bis ? F->bis->points[F->bis->first].node : NULL, SPECIALISED_FIX,
+        "the traced fixture's input shapes (%.100s) pass, %.100s (%.100s) fails, and the graph "
+        "took every shape (none refused): a size decided the path at export%s%.200s",
+        F->traced->in_shapes, base(fail->dir), fail->in_shapes, probe ? "; probe (shapes): " : "",
+        probe ? F->pr->shape_note : "");
 }
 
 /* 4. batch invariance (confounded by randomness: then evidence only). */
@@ -1097,6 +1149,7 @@ static const struct {
     {"determinism", rule_determinism},
     {"capture-determinism", rule_capture_determinism},
     {"shapes", rule_shapes},
+    {"size-specialised", rule_size_specialised},
     {"batch-invariance", rule_batch},
     {"fixture-dependence", rule_fixture_dependence},
     {"sweep", rule_sweep},

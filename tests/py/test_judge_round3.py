@@ -379,3 +379,49 @@ def test_nan_dropped_by_maxpool_is_op_semantics(onnxparity, tmp_path):
     assert rc == 1 and top["id"] == "op-semantics" and top["confidence"] in ("high", "medium"), top
     assert top["node"] == pool[0] and "NaN" in " ".join(top["evidence"])
     assert "unknown" not in [c["id"] for c in chk["causes"]]
+
+
+# --- 5. a branch on a size that torch.export specialised -----------------------
+
+class StridedPool(torch.nn.Module):
+    """A sequence pooler that subsamples long inputs (`if x.shape[1] > 8`),
+    as audio and token models do before a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        if x.shape[1] > 8:
+            x = x[:, ::2]
+        return self.fc(x.mean(1))
+
+
+def test_size_branch_is_traced_control_flow(onnxparity, tmp_path):
+    """The sequence dim declared dynamic, the export traced at length 6: the
+    graph takes length 12 but holds the short path (eager subsamples, ONNX
+    does not).  Not baked-shape, whose fix ("declare the dims dynamic") was
+    done: traced-control-flow, with torch.cond or tensor ops as the fix, in
+    check and diagnose alike."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    fx = [torch.randn(2, 6, 16, generator=g), torch.randn(2, 12, 16, generator=g),
+          torch.randn(3, 6, 16, generator=g)]
+    b = tmp_path / "b"
+    onp.capture(StridedPool().eval(), fx, b)
+    dims = onnx.load(str(b / "model.onnx")).graph.input[0].type.tensor_type.shape.dim
+    assert dims[1].dim_param, "the sequence dim is not dynamic in the graph"
+    for cmd in ("check", "diagnose"):
+        r = run([onnxparity, cmd, b, "--format", "json"])
+        doc = json.loads(r.stdout)
+        assert r.returncode == 1
+        if cmd == "check":
+            assert [f["status"] for f in doc["fixtures"]] == ["pass", "fail", "pass"]
+        top = doc["causes"][0]
+        assert top["id"] == "traced-control-flow", (cmd, top)
+        # dynamo: the numbers decide (medium in check, high with diagnose's shape
+        # probe); legacy: its TracerWarning on the branch, as rules 1 and 5 weigh it
+        if json.loads((b / "parity.json").read_text())["exporter"] == "dynamo":
+            assert top["confidence"] in ("high", "medium"), (cmd, top)
+        assert "baked-shape" not in [c["id"] for c in doc["causes"] if c["confidence"] != "low"]
+        assert "torch.cond" in top["fix"] or "torch.where" in top["fix"], top["fix"]
