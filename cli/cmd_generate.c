@@ -49,6 +49,9 @@ static void print_text(const onp_decode_result *r)
            r->counts[ONP_DECODE_NEAR_TIE], r->counts[ONP_DECODE_DEFECT], (long long)r->tokens_agree,
            (long long)r->tokens, report_fmt(r->agreement.flip_upper, a, sizeof a),
            100 * r->agreement.confidence, r->seconds);
+    if (r->rate_exceeded) printf("  criterion: the bound passes --max-differ-rate\n");
+    if (r->early)
+        printf("  criterion: %zu prompt(s) diverge before --min-divergence-step\n", r->early);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -69,6 +72,13 @@ int cmd_generate(int argc, char **argv)
             long n;
             if (r < 0 || cli_int_in(argv[0], "steps", v, 1, 1 << 20, &n)) return EXIT_USAGE;
             o.steps = (int)n;
+        } else if ((r = cli_opt(argc, argv, &i, "max-differ-rate", &v))) {
+            if (r < 0 || cli_double(argv[0], "max-differ-rate", v, &o.max_differ_rate))
+                return EXIT_USAGE;
+        } else if ((r = cli_opt(argc, argv, &i, "min-divergence-step", &v))) {
+            long n;
+            if (r < 0 || cli_int(argv[0], "min-divergence-step", v, &n)) return EXIT_USAGE;
+            o.min_divergence_step = (int)n;
         } else if (cli_flag(argv, i, "strict")) {
             o.strict = 1;
         } else if (cli_target_arg(argv, i, "bundle", &bundle)) {

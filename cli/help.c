@@ -204,6 +204,8 @@ static const help_row run_rows[] = {
 static const help_row generate_rows[] = {
     {"--steps N", "steps to run (default: all the capture recorded)"},
     {"--strict", "a near-tie divergence fails too"},
+    {"--max-differ-rate R", "fail when the bound on the share of prompts not agreeing passes R"},
+    {"--min-divergence-step N", "fail when a prompt's first token divergence comes before step N"},
     {"--rtol R", "relative tolerance of the logits (float32 default 1e-4)"},
     {"--atol A", "absolute tolerance of the logits (float32 default 1e-5)"},
     {"--format text|json", "text (default) or the JSON document (onnxparity.generate/1)"},
@@ -321,7 +323,8 @@ static const help_page pages[] = {
      "Run a decode bundle's greedy generation in ONNX Runtime, its own KV cache fed back, and "
      "judge every prompt token by token: agree, near-tie (a flip inside the noise) or defect.",
      generate_rows, HELP_ORT,
-     "0 no prompt is a defect\n1 a prompt is a defect (or, with --strict, diverges)\n2 bad "
+     "0 no prompt is a defect, the criteria hold\n1 a prompt is a defect (or, with --strict, "
+     "diverges), or a criterion fails\n2 bad "
      "usage\n3 a bundle that cannot be read or decoded\n4 ONNX Runtime refused the model or a "
      "step"},
     {"inspect", "inspect MODEL|TARGET [--format text|json]",

@@ -115,15 +115,21 @@ typedef struct onp_decode_prompt {
 } onp_decode_prompt;
 
 typedef struct onp_decode_opts {
-    int steps;           /* steps to run (0: all the capture recorded; more is refused) */
-    int strict;          /* 1: a near-tie divergence fails the run too */
+    int steps;  /* steps to run (0: all the capture recorded; more is refused) */
+    int strict; /* 1: a near-tie divergence fails the run too */
+    /* Release criteria (0 / negative: off).  max_differ_rate: the run fails
+     * when the upper bound on the share of prompts whose generation is not
+     * eager's (near-ties included) passes it; min_divergence_step: when a
+     * prompt's first token divergence comes before this step. */
+    double max_differ_rate;
+    int min_divergence_step;
     double confidence;   /* of the agreement bound; ONP_AGREEMENT_CONFIDENCE */
     onp_tol tol;         /* the logits' tolerance; rtol/atol < 0 keep float32's default */
     const char *ort_lib; /* NULL: onp_ort_open's search */
     onp_session_opts session;
 } onp_decode_opts;
 
-/* steps 0, not strict, 95 %, default tolerance, a zeroed session. */
+/* steps 0, not strict, no criteria, 95 %, default tolerance, a zeroed session. */
 void onp_decode_opts_init(onp_decode_opts *o);
 
 typedef struct onp_decode_result {
@@ -137,6 +143,8 @@ typedef struct onp_decode_result {
     size_t counts[ONP_DECODE_CLASS_COUNT];
     int64_t tokens, tokens_agree; /* prompt x step token comparisons, and agreements */
     onp_agreement agreement;      /* prompts whose whole generation agrees (AGREE) */
+    int rate_exceeded;            /* max_differ_rate set and agreement.flip_upper above it */
+    size_t early;                 /* prompts diverging before min_divergence_step */
     /* per step over prompts: the largest gap / envelope ratio (the logit
      * error's growth) [n_steps] */
     double *step_ratio;

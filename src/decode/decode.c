@@ -47,6 +47,7 @@ void onp_decode_opts_init(onp_decode_opts *o)
     memset(o, 0, sizeof *o);
     o->confidence = ONP_AGREEMENT_CONFIDENCE;
     o->tol.rtol = o->tol.atol = -1;
+    o->max_differ_rate = -1;
 }
 
 void onp_decode_result_free(onp_decode_result *r)
@@ -597,13 +598,23 @@ static void tally(onp_decode_result *r, const onp_decode_opts *o)
     }
     onp_agreement_of((int64_t)r->n_prompts, (int64_t)r->counts[ONP_DECODE_AGREE], o->confidence,
                      &r->agreement);
-    int fail = r->counts[ONP_DECODE_DEFECT] > 0 || (o->strict && r->counts[ONP_DECODE_NEAR_TIE]);
+    for (size_t i = 0; i < r->n_prompts; i++) {
+        int first = r->prompts[i].first_token_step;
+        if (first >= 0 && first < o->min_divergence_step) r->early++;
+    }
+    r->rate_exceeded =
+        o->max_differ_rate >= 0 && !onp_agreement_meets(&r->agreement, o->max_differ_rate);
+    int fail = r->counts[ONP_DECODE_DEFECT] > 0 || (o->strict && r->counts[ONP_DECODE_NEAR_TIE]) ||
+               r->rate_exceeded || r->early > 0;
     r->verdict = fail ? ONP_RUN_FAIL : ONP_RUN_PASS;
 }
 
 int onp_decode_run(const char *dir, const onp_decode_opts *o, onp_decode_result **out, onp_error *e)
 {
     *out = NULL;
+    if (o->min_divergence_step < 0 || o->max_differ_rate > 1)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, "--max-differ-rate", -1,
+                             "the rate must be in [0, 1] and the step >= 0");
     if (o->steps < 0 || !(o->confidence > 0 && o->confidence < 1))
         return onp_error_set(e, ONP_ERR_USAGE, NULL, "--steps", -1,
                              "steps must be >= 0 and the confidence in (0, 1)");

@@ -115,6 +115,9 @@ cJSON *onp_doc_generate(const onp_decode_result *r)
     cJSON_AddNumberToObject(ag, "agree", (double)r->agreement.agree);
     onp_doc_agreement(ag, &r->agreement);
     onp_doc_num(sum, "seconds", r->seconds);
+    cJSON *cr = cJSON_AddObjectToObject(root, "criteria");
+    cJSON_AddBoolToObject(cr, "rate_exceeded", r->rate_exceeded);
+    cJSON_AddNumberToObject(cr, "early_divergences", (double)r->early);
     cJSON *growth = cJSON_AddArrayToObject(root, "step_ratio");
     for (int t = 0; t < r->n_steps; t++) {
         cJSON *x = cJSON_CreateObject();

@@ -170,6 +170,12 @@ def test_healthy_gpt2_agrees(onnxparity, healthy):
     _, out, _ = healthy
     doc = healthy_run(onnxparity, out)
     assert doc["summary"]["classes"]["agree"] >= PROMPTS - 4
+    # the release criterion on the bound: 0 of 104 differ gives 0.0284
+    bound = doc["summary"]["prompt_agreement"]["flip_rate_upper"]
+    code, strict = generate(onnxparity, out, "--max-differ-rate", "0.01")
+    assert bound > 0.01 and code == 1 and strict["criteria"]["rate_exceeded"]
+    code, loose = generate(onnxparity, out, "--max-differ-rate", "0.05")
+    assert bound <= 0.05 and code == 0 and not loose["criteria"]["rate_exceeded"]
     # both the full-logits batch and the top-k batch are judged
     assert {st["judged_on"] for p in doc["prompts"] for st in p["steps"]} == {"logits", "top-k"}
     # the eager tokens are what the loop generated
@@ -384,6 +390,9 @@ def test_near_tie_flip_is_told_from_a_defect(onnxparity, tied, tmp_path):
     assert code == 0 and doc["summary"]["classes"]["defect"] == 0
     code, doc = generate(onnxparity, near, "--strict")
     assert code == 1
+    # a divergence before the step a release requires fails too, near-tie or not
+    code, doc = generate(onnxparity, near, "--min-divergence-step", "1")
+    assert code == 1 and doc["criteria"]["early_divergences"] >= 1
 
     # the same flip onto a token eager ranks far below: a defect
     l32 = np.load(out / "batch_0" / "logits.npy")[0, 0]
