@@ -121,6 +121,7 @@ static void print_stage(const onp_chain_stage *s)
     } else if (dv->note[0]) {
         printf("  first divergent value: none found: %s\n", dv->note);
     }
+    if (s->fix[0]) printf("  cause: %s — fix: %s\n", onp_cause_name(s->cause), s->fix);
 }
 
 static void print_text(const onp_chain *c)

@@ -159,6 +159,13 @@ typedef struct onp_chain_stage {
     size_t n_out;
     onp_chain_output *outs; /* [n_out], owned */
     onp_chain_divergence div;
+    /* a stage beyond: what it is (ONP_CAUSE_REDUCED_PRECISION for a fp16, bf16
+     * or int8 stage, ONP_CAUSE_GRAPH_OPTIMIZATION for a float32 one: a graph
+     * rewrite) and the fix for its first divergent node (the converter's
+     * node_block_list, the quantizer's nodes_to_exclude); ONP_CAUSE_COUNT and
+     * "" otherwise */
+    onp_cause cause;
+    char fix[1024];
 } onp_chain_stage;
 
 typedef struct onp_chain {

@@ -104,6 +104,17 @@ static cJSON *stage_json(const onp_chain_stage *s)
     cJSON_AddNumberToObject(x, "fixtures", (double)s->run.n_fix);
     cJSON_AddItemToObject(x, "outputs", outputs_json(s));
     cJSON_AddItemToObject(x, "first_divergent", divergence_json(&s->div));
+    if (s->cause == ONP_CAUSE_COUNT) {
+        cJSON_AddNullToObject(x, "cause");
+    } else {
+        cJSON *c = cJSON_AddObjectToObject(x, "cause");
+        cJSON_AddStringToObject(c, "id", onp_cause_name(s->cause));
+        if (s->div.found)
+            cJSON_AddStringToObject(c, "node", s->div.first.orig_node);
+        else
+            cJSON_AddNullToObject(c, "node");
+        cJSON_AddStringToObject(c, "fix", s->fix);
+    }
     cJSON_AddItemToObject(x, "fixture_results", onp_doc_fixtures(s->run.fix, s->run.n_fix));
     return x;
 }

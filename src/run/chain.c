@@ -307,6 +307,55 @@ static void match_stage(onp_chain *c, const onp_run_args *a, onp_chain_stage *s,
     }
 }
 
+/* s->cause and s->fix for a stage beyond its envelope (chain.h). */
+static void stage_cause(onp_chain_stage *s)
+{
+    s->cause = ONP_CAUSE_COUNT;
+    s->fix[0] = 0;
+    if (s->status != ONP_CHAIN_BEYOND) return;
+    const char *node = s->div.found ? s->div.first.orig_node : "";
+    switch (s->prec) {
+    case ONP_CHAIN_FP16:
+    case ONP_CHAIN_BF16:
+        s->cause = ONP_CAUSE_REDUCED_PRECISION;
+        if (node[0])
+            snprintf(
+                s->fix, sizeof s->fix,
+                "keep %.200s (%.60s) in float32: convert again with node_block_list=['%.200s'], "
+                "then check the stage again",
+                node, s->div.first.orig_op_type, node);
+        else
+            snprintf(s->fix, sizeof s->fix,
+                     "no node named: compare with --per-value, or keep the converter's op types "
+                     "that the output depends on in float32 (op_block_list)");
+        break;
+    case ONP_CHAIN_INT8:
+        s->cause = ONP_CAUSE_REDUCED_PRECISION;
+        if (node[0])
+            snprintf(
+                s->fix, sizeof s->fix,
+                "leave %.200s (%.60s) in float: quantize again with nodes_to_exclude=['%.200s'], "
+                "or check its scale and calibration",
+                node, s->div.first.orig_op_type, node);
+        else
+            snprintf(s->fix, sizeof s->fix,
+                     "no node named: look at the values where SQNR drops most (--per-value)");
+        break;
+    default:
+        s->cause = ONP_CAUSE_GRAPH_OPTIMIZATION;
+        if (node[0])
+            snprintf(s->fix, sizeof s->fix,
+                     "the transform changed what %.200s (%.60s) computes: compare the two graphs "
+                     "there, or ship the export without this step",
+                     node, s->div.first.orig_op_type);
+        else
+            snprintf(s->fix, sizeof s->fix,
+                     "the transform changed values it renamed: ship the export without this step, "
+                     "or bisect it at --opt-level disable");
+        break;
+    }
+}
+
 int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
                   const onp_chain_stage_spec *st, size_t n, int per_value, onp_error *e)
 {
@@ -337,6 +386,7 @@ int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
         any_beyond |= s->status == ONP_CHAIN_BEYOND;
         if (s->status != ONP_CHAIN_WITHIN && c->first_beyond < 0) c->first_beyond = (int)i;
         if (i > 0) match_stage(c, a, s, per_value);
+        stage_cause(s);
     }
     c->verdict = any_error ? ONP_RUN_ERROR : any_beyond ? ONP_RUN_FAIL : ONP_RUN_PASS;
     return 0;

@@ -213,6 +213,8 @@ def test_changed_constant_in_the_optimized_graph_is_named(onnxparity, resnet, tm
     orig = onnx.load(str(bundle / "model.onnx"))
     p = _producer(orig, node.output[0])
     assert first["export_node"] == p.name and first["export_op_type"] == p.op_type
+    assert st["cause"]["id"] == "graph-optimization" and st["cause"]["node"] == p.name
+    assert stage_of(doc, "fp16")["cause"] is None
 
 
 class NormBlock(torch.nn.Module):
@@ -249,6 +251,8 @@ def test_fp16_overflow_is_named_at_the_square(onnxparity, tmp_path):
     assert first["value"] == value and first["export_node"] == node.name, (first, value)
     assert first["nonfinite"] > 0 and first["op_type"] == node.op_type == "Mul"
     assert first["node"] == node.name  # the converter keeps node names
+    cause = stage_of(doc, "fp16")["cause"]
+    assert cause["id"] == "reduced-precision" and f"node_block_list=['{node.name}']" in cause["fix"]
 
 
 def first_overflow(model_path, bundle):
@@ -288,6 +292,8 @@ def test_quantized_layer_with_a_wrong_scale_is_named(onnxparity, resnet, tmp_pat
     assert first["value"] == node.output[0] and first["node"] == node.name and first["op_type"] == "Conv"
     orig = onnx.load(str(bundle / "model.onnx"))
     assert first["export_node"] == _producer(orig, node.output[0]).name
+    cause = stage_of(doc, "int8-qdq")["cause"]
+    assert cause["id"] == "reduced-precision" and f"nodes_to_exclude=['{first['export_node']}']" in cause["fix"]
 
 
 # --- bad input: one line naming the stage or option, the documented exit code ---------
