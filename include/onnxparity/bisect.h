@@ -119,6 +119,9 @@ typedef struct onp_bisect_opts {
     int no_noise;           /* 1: no ORT-side noise estimate (no perturbed rerun) for fixtures whose
                                index.json has no float64 statistics: the tolerance alone decides */
     int strict;             /* 1: the tolerance binds (a value within noise still fails) */
+    int eager_random;       /* float32 eager not reproducible (noise.h): 1 or 0 as the caller
+                               knows it from the bundle it opened (the run passes its noise
+                               book's); -1 (the default): read from `target`/parity.json */
     const char *save_repro; /* a new folder, or NULL: when the first divergent node's error
                                is local, write the node alone as an ONNX test-data folder (its
                                reference inputs and expected output, a README) there; made

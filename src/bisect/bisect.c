@@ -77,6 +77,7 @@ void onp_bisect_opts_init(onp_bisect_opts *o)
     o->rtol = o->atol = -1;
     o->fixture = -1;
     o->reference = ONP_BISECT_REF_EAGER;
+    o->eager_random = -1;
 }
 
 // --- per-fixture references --------------------------------------------------
@@ -1732,7 +1733,7 @@ static int bisect_once(onp_ort *ort, const char *target, const onp_bisect_opts *
     c.a = a;
     c.r = r;
     c.target = target;
-    c.eager_random = eager_random_of(target);
+    c.eager_random = o->eager_random >= 0 ? o->eager_random : eager_random_of(target);
 
     if (select_fixtures(&c, &td, &u, &refs, &n_refs, e) || open_model(r, &m, &up, &up_m, e))
         goto fail;
