@@ -162,7 +162,7 @@ def int8_qdq(src: str, dst: str, bundle: Optional[str] = None, per_channel: bool
     if not feeds:
         raise ValueError(f"{bundle}: no fixture inputs to calibrate on")
 
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
+    class Reader(CalibrationDataReader):
         def __init__(self) -> None:
             self.it = iter(feeds)
 
