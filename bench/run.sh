@@ -517,7 +517,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "(bench/tensorsize.py). The bare run (\`bench/barecheck.c --read-expected\`): the same ORT"
     echo "library and session options, the input read, one Run, the expected output and its float64"
     echo "reference read while ORT's output is held; it compares nothing. Each command in its own"
-    echo "process, best of $reps at 1 MiB, one run above; wall time and peak RSS from GNU time."
+    echo "process, best of $((2 * reps)) at 1 MiB and of 2 above; wall time and peak RSS from GNU time."
     echo "Targets (issue 34): check within 1.3× the time and 1.5× the peak RSS of the bare run."
     echo
     echo "| tensor | float64 reference | bundle | bare run | peak RSS | onnxparity check | peak RSS | verdict | time vs bare | RSS vs bare |"
