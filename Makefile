@@ -340,7 +340,7 @@ fuzz: fuzz-build
 # docs/benchmarks-full.md, and needs valgrind for the kernel's instruction
 # counts (skipped without it).  BENCH_QUICK=1: smaller still, to check the
 # script (writes only to BENCH_OUT=FILE when given).
-bench: all
+bench: all wheel
 	bash bench/run.sh $(abspath $(BIN))
 
 # The main job on a shipped example.

@@ -263,6 +263,14 @@ overhead=$(awk "BEGIN{ printf \"%.1f\", 100 * ($t_check - $t_bare) / $t_bare }")
 # the Python API in-process against the tool as a subprocess, from one warm Python
 read -r t_api t_apisub t_apini < <(ONNXPARITY_LIB="$(dirname "$lib")/libonnxparity.so.0" PYTHONPATH="$top/python" \
     $py bench/api_inproc.py "$rn" "$bin" "$reps")
+# the pip command against the tool it launches (the wheel `make bench` builds
+# first; without one the row says so): bench/wheel_launch.py's markdown rows
+wheel=$(ls "$bdir"/wheel/onnxparity-*.whl 2>/dev/null | head -1 || true)
+if [ -n "$wheel" ]; then
+    wheel_rows=$($py bench/wheel_launch.py --wheel "$wheel" --runs 15 || true)
+else
+    wheel_rows="(no wheel in $bdir/wheel: \`make wheel\` builds it; \`make bench\` does first)"
+fi
 
 # --- 3b. check at size: SiLU over 1 MiB .. 1 GiB tensors -------------------------
 echo "bench [$((SECONDS - started)) s]: check against a bare ORT run at size" >&2
@@ -507,6 +515,15 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "builds ONNX Runtime's environment and session anew, from either side; in-process without the"
     echo "worker the environment is built once and kept, which is where the time goes (a kernel crash"
     echo "then takes the caller down: the trade the option names)."
+    echo
+    echo "### the pip command against the tool it launches"
+    echo
+    echo "The manylinux wheel installed into a fresh virtual environment with nothing else"
+    echo "(bench/wheel_launch.py): the console command (Python starts, imports onnxparity._tool,"
+    echo "execs the tool) against the tool the wheel carries, interleaved, median of 15 after a"
+    echo "warm-up.  Budget (issue 33): 1.2 x native + 60 ms."
+    echo
+    echo "$wheel_rows"
     echo
     echo "## check at size: against a bare ONNX Runtime run"
     echo
