@@ -20,8 +20,9 @@
 #      (bench/loops.py), and a check that they give the same bits
 #      (bench/cmpsame.c).
 #   3. check on a resnet18 bundle against a bare C program (bench/barecheck.c),
-#      and the Python API in-process against the tool as a subprocess
-#      (bench/api_inproc.py).
+#      the Python API in-process against the tool as a subprocess
+#      (bench/api_inproc.py), and the pip command against the tool it
+#      launches (bench/wheel_launch.py over the wheel make bench builds).
 #   3b. check at size against a bare ORT run plus reading the files
 #      (bench/tensorsize.py: SiLU over 1 MiB and 100 MiB tensors, [full]
 #      and 1 GiB), with and without the float64 reference.
@@ -44,7 +45,9 @@
 #      (bench/peers_verify.py; the transformer encoder by default, [full]
 #      and resnet18); [full] the zoo through diagnose, verification and
 #      Polygraphy: who names the cause, who names the layer
-#      (bench/peers_zoo.py).
+#      (bench/peers_zoo.py); `onnxparity generate` beside a one-step logits
+#      check in the style of optimum's validation over the same six planted
+#      decoder faults (bench/decode_onestep.py).
 #   9. [full] a model over 2 GiB (a random-init Llama-style decoder, 2.17 GiB of
 #      float32 weights, external data): capture, check and bisect, each
 #      step's time and peak RSS (bench/large_model.py; skipped, and said
@@ -354,6 +357,9 @@ if [ -x "$venv_py" ]; then
     echo "bench [$((SECONDS - started)) s]: torch.onnx.verification against bisect" >&2
     verify=$(PYTHONPATH="$top/python" "$venv_py" bench/peers_verify.py "$bin" "$out/verify" \
         $([ "$full" = 1 ] || echo encoder:planted) 2>"$out/err.txt") || { cat "$out/err.txt" >&2; exit 1; }
+    echo "bench [$((SECONDS - started)) s]: the decode loop beside a one-step logits check" >&2
+    decode=$(PYTHONPATH="$top/python" "$venv_py" bench/decode_onestep.py "$bin" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
     zoo_peers=""
     if [ "$full" = 1 ]; then
         echo "bench [$((SECONDS - started)) s]: the zoo through diagnose, verification and polygraphy" >&2
@@ -362,7 +368,7 @@ if [ -x "$venv_py" ]; then
     fi
 else
     peers=$'## Peers: Polygraphy against check\n\nSkipped: no .venv-torch2 (make venv builds it).'
-    verify="" zoo_peers=""
+    verify="" zoo_peers="" decode=""
 fi
 
 # --- 9. a model over 2 GiB -------------------------------------------------------------
@@ -602,6 +608,8 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo
     [ -z "$verify" ] || { echo "$verify"; echo; }
     [ -z "$zoo_peers" ] || { echo "$zoo_peers"; echo; }
+    [ -z "$decode" ] || { echo "## generate: the decode loop beside a one-step logits check"; echo;
+                          echo "$decode"; echo; }
     [ -z "$large" ] || { echo "$large"; echo; }
     echo "## Targets"
     echo
