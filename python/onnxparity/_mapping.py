@@ -173,7 +173,8 @@ class DynamoScopes:
 
 class Call:
     __slots__ = ("index", "path", "module", "parent", "children", "start", "end", "raw", "call_no",
-                 "output", "out_kind", "out_id", "in_id", "equal_to_input", "derived")
+                 "output", "out_kind", "out_id", "in_id", "equal_to_input", "derived",
+                 "in_version", "out_version")
 
     def __init__(self):
         self.derived = None  # why a call no hook saw was recorded (see Recorder._derive_out_proj)
@@ -182,6 +183,7 @@ class Call:
         self.out_kind = None
         self.out_id = None
         self.in_id = None
+        self.in_version = self.out_version = None  # tensor._version: an in-place op between shows
         self.end = None
         self.equal_to_input = False
 
@@ -271,6 +273,7 @@ class Recorder:
         t = _first_tensor(inputs)
         if t is not None:
             c.in_id = id(t)
+            c.in_version = getattr(t, "_version", None)
             if self.dataflow:
                 self.refs.append(t)
         self.calls.append(c)
@@ -288,6 +291,7 @@ class Recorder:
         t, c.out_kind = _single_tensor(output)
         if t is not None:
             c.out_id = id(t)
+            c.out_version = getattr(t, "_version", None)
             if self.keep is None or c.index in self.keep:
                 self._store(c, t)
             if self.dataflow:
@@ -659,7 +663,9 @@ class _Placed:
         functional ops between, in graph order.  When ``nxt`` takes the
         pass-through's output as its input (``x = self.drop(F.relu(x));
         x = self.fc(x)``), its value is the last candidate, the one feeding
-        ``nxt``.  When it does not, the parent computed more after the call
+        ``nxt``.  When it does not (or takes that tensor changed in place since,
+        as RepVGG's ``x = self.drop_path(x); x += identity``: the tensor's
+        version counter moved), the parent computed more after the call
         (``x = x + self.drop_path(f(x).transpose(1, 2))``, a residual): the
         last candidate is that later sum, and the value is the one candidate
         that the others consume; with several, the one term made between the
@@ -681,8 +687,8 @@ class _Placed:
                 if self.scopes[i] == scope and self.nodes[i].op_type != "Constant" and len(self.nodes[i].output)]
         if not cand:
             return None, None
-        if nxt.in_id is not None and nxt.in_id == c.out_id:
-            return cand[-1].output[0], None
+        if nxt.in_id is not None and nxt.in_id == c.out_id and nxt.in_version == c.out_version:
+            return cand[-1].output[0], None  # nxt takes the pass-through's output, unchanged
         used = {x for n in cand for x in n.input}
         inner = [n.output[0] for n in cand[:-1] if n.output[0] in used]
         if len(inner) == 1:

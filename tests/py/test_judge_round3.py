@@ -425,3 +425,24 @@ def test_size_branch_is_traced_control_flow(onnxparity, tmp_path):
             assert top["confidence"] in ("high", "medium"), (cmd, top)
         assert "baked-shape" not in [c["id"] for c in doc["causes"] if c["confidence"] != "low"]
         assert "torch.cond" in top["fix"] or "torch.where" in top["fix"], top["fix"]
+
+
+def test_passthrough_before_an_inplace_residual(onnxparity, tmp_path):
+    """RepVGG: ``x = self.drop_path(conv_1x1(x) + conv_kxk(x)); x += identity``.
+    The ReLU after it takes the same tensor object, changed in place: the
+    pass-through's value is the branch sum, not the in-place residual Add
+    (the tensor's version counter tells them apart); bisect agrees."""
+    from models3 import TinyRepVGG
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    b = tmp_path / "b"
+    onp.capture(TinyRepVGG().eval(), [torch.randn(2, 3, 32, 32, generator=g) for _ in range(2)], b)
+    index = json.loads((b / "test_data_set_0" / "intermediates" / "index.json").read_text())
+    made_by = {o: n for n in onnx.load(str(b / "model.onnx")).graph.node for o in n.output}
+    by_module = {e["module"]: e["value"] for e in index["entries"]}
+    add = made_by[by_module["block.drop_path"]]
+    assert add.op_type == "Add"
+    # the branch sum adds the two conv branches; the residual adds the identity BatchNorm
+    assert by_module.get("block.identity") not in add.input, (add, by_module.get("block.identity"))
+    r = run([onnxparity, "bisect", b, "--format", "json"])
+    assert r.returncode == 0 and json.loads(r.stdout)["verdict"] == "agrees", r.stdout[-1500:]

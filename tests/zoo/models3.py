@@ -204,3 +204,36 @@ class TinyViT(torch.nn.Module):
         t = self.patch(x).flatten(2).transpose(1, 2)
         t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], 1) + self.pos
         return self.head(self.norm(self.encoder(t))[:, 0])
+
+
+class RepVGGBlock(torch.nn.Module):
+    """RepVGG's training-time block: a 3x3 and a 1x1 conv branch summed, then
+    DropPath, then the BatchNorm identity branch added in place
+    (``x += identity``), then ReLU."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.identity = torch.nn.BatchNorm2d(c)
+        self.conv_kxk = torch.nn.Sequential(torch.nn.Conv2d(c, c, 3, padding=1, bias=False),
+                                            torch.nn.BatchNorm2d(c))
+        self.conv_1x1 = torch.nn.Sequential(torch.nn.Conv2d(c, c, 1, bias=False), torch.nn.BatchNorm2d(c))
+        self.drop_path = DropPath(0.1)
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x):
+        identity = self.identity(x)
+        x = self.conv_1x1(x) + self.conv_kxk(x)
+        x = self.drop_path(x)
+        x += identity
+        return self.act(x)
+
+
+class TinyRepVGG(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, 2, 1)
+        self.block = RepVGGBlock()
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.block(self.stem(x)).mean((2, 3)))
