@@ -85,10 +85,11 @@ def tv_det(name, size=320, **kw):
 
 def tv_det_untied(name, size=320, **kw):
     """tv_det with the class head's convolutions drawn at random (weights std
-    0.01, biases std 0.5): a fresh torchvision SSDlite (random backbone, no
+    0.01, biases std 0.5).  A fresh torchvision SSDlite (random backbone, no
     download) feeds its head features of zero, so every anchor scores
-    exactly 1/C, and no runtime reproduces torch's order among exact ties
-    (ONP401); a trained detector has no such ties."""
+    exactly 1/C and no runtime reproduces torch's order among exact ties
+    (ONP401).  Measured: the scores still tie here (each is its anchor
+    type's bias, the features being zero; docs/architectures.md)."""
     make = tv_det(name, size=size, **kw)
 
     def remade():
