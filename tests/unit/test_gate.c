@@ -497,6 +497,7 @@ static void test_criteria_file(void)
     CHECK(onp_criteria_write(&rec, path, &txt, &e) == 0 && txt && txt[0] == '{');
     CHECK(onp_criteria_read(path, &back, &e) == 0);
     CHECK(back.n_out == rec.n_out && back.outs[0].max_abs == rec.outs[0].max_abs);
+    onp_criteria_free(&back); /* each read below starts from a zeroed struct */
     CHECK(onp_criteria_read(dir, &back, &e) == -1 && e.code == ONP_ERR_IO &&
           strstr(e.msg, "folder"));
     CHECK(mkfifo(fifo, 0600) == 0);
