@@ -683,7 +683,12 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     int failed = 0;
     int r = get_open_reply(c, into, e, &failed);
     free(c);
-    if (!s) onp_arena_free(&tmp.arena);
+    if (!s) { /* a restart's reply, only checked: its arena and name indexes go */
+        onp_arena_free(&tmp.arena);
+        onp_strmap_free(&tmp.in_at);
+        onp_strmap_free(&tmp.out_at);
+        onp_strmap_free(&tmp.init_at);
+    }
     if (r) return worker_lost(w, r, "CreateSession", e);
     if (failed) { /* ORT refused: the worker has exited by itself */
         int status;
