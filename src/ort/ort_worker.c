@@ -633,7 +633,6 @@ static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed)
     for (size_t i = 0; !r && i < s->n_in; i++) r = get_io(c, s, &s->in[i]);
     for (size_t i = 0; !r && i < s->n_out; i++) r = get_io(c, s, &s->out[i]);
     for (size_t i = 0; !r && i < s->n_init; i++) r = get_io(c, s, &s->init[i]);
-    if (!r && onp_session_index_names(s)) r = CH_BAD;
     return r;
 }
 
@@ -683,12 +682,10 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     int failed = 0;
     int r = get_open_reply(c, into, e, &failed);
     free(c);
-    if (!s) { /* a restart's reply, only checked: its arena and name indexes go */
-        onp_arena_free(&tmp.arena);
-        onp_strmap_free(&tmp.in_at);
-        onp_strmap_free(&tmp.out_at);
-        onp_strmap_free(&tmp.init_at);
-    }
+    if (!s) onp_arena_free(&tmp.arena); /* a restart's reply, only checked */
+    /* the session's name indexes, once, when the reply fills it (a
+     * restart's scratch copy needs none) */
+    if (!r && !failed && s && onp_session_index_names(s)) r = CH_BAD;
     if (r) return worker_lost(w, r, "CreateSession", e);
     if (failed) { /* ORT refused: the worker has exited by itself */
         int status;
