@@ -103,6 +103,17 @@ def onnxparity():
 
 
 @pytest.fixture(scope="session")
+def lib():
+    """The libonnxparity.so the in-process API loads (onnxparity.api), or a
+    skip saying why there is none."""
+    api = pytest.importorskip("onnxparity.api")
+    try:
+        return api.library_path()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
 def tools():
     d = pathlib.Path(os.environ.get("ONNXPARITY_TOOLS", str(ROOT / "build" / "tests" / "tools")))
     if not (d / "tdump").exists():

@@ -17,14 +17,6 @@ api = pytest.importorskip("onnxparity.api")
 EXAMPLES = ROOT / "examples"
 
 
-@pytest.fixture(scope="module")
-def lib():
-    try:
-        return api.library_path()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-
-
 def cli_gate(onnxparity, *args):
     r = run([onnxparity, "gate", *map(str, args), "--format", "json"])
     return r.returncode, r.stdout, r.stderr
