@@ -393,7 +393,7 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, const doub
         if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
             const onp_output_verdict *x = &r->outs[k];
-            char msg[1536], txt[2048] = "";
+            char txt[2048] = "", msg[sizeof x->note + 2 + sizeof txt]; /* note ": " metrics, whole */
             if (x->pass) {
                 junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
                 continue;

@@ -503,7 +503,13 @@ static int name_member(onp_error *e, const char *name)
     char msg[sizeof e->msg];
     memcpy(msg, e->msg, sizeof msg);
     onp_error_field_prefix(e, "npz.member");
-    snprintf(e->msg, sizeof e->msg, "'%s': %s", name, msg);
+    /* the member's name, then as much of the message as the bound holds */
+    int k = snprintf(e->msg, sizeof e->msg, "'%s': ", name);
+    if (k >= 0 && (size_t)k < sizeof e->msg) {
+        size_t n = strnlen(msg, sizeof e->msg - (size_t)k - 1);
+        memcpy(e->msg + k, msg, n);
+        e->msg[(size_t)k + n] = '\0';
+    }
     return -1;
 }
 

@@ -439,6 +439,13 @@ static void test_encode_refusals(void)
     CHECK(onp_npz_encode(q, 1, NULL, &b, &e) == -1 && e.code == ONP_ERR_USAGE &&
           !strcmp(e.field, "npz.member.npy.header.descr") && strstr(e.msg, "'bf.npy'"));
     CHECK(b.n == 0);
+    /* a member name longer than the message: the name is kept, the line cut at its bound */
+    char longname[800];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    CHECK(onp_tensor_set_name(&bf, longname, NULL) == 0);
+    CHECK(onp_npz_encode(q, 1, NULL, &b, &e) == -1 && e.code == ONP_ERR_USAGE &&
+          e.msg[0] == '\'' && strlen(e.msg) == sizeof e.msg - 1 && e.msg[700] == 'n');
     onp_tensor_release(&bf);
     release_set(ts, 2);
     onp_buf_free(&b);
