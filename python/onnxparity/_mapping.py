@@ -781,3 +781,42 @@ def leaf_summary(model, m):
             "leaf_mapped": mapped, "leaf_mapped_own_value": exact,
             "rate": round(mapped / n, 4) if n else None, "rate_called": round(mapped / called, 4)
             if called else None, "fused": fused, "unmapped": unmapped}
+
+
+def _forward_lines(cls):
+    """(file, first line, last line) of a module class's own forward, or None."""
+    import inspect
+    fn = cls.__dict__.get("forward")
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    return code.co_filename, first, first + len(lines) - 1
+
+
+def name_warning_modules(model, warnings_doc):
+    """Adds ``modules`` to each warning record whose file:line lies in the
+    forward of a module class of `model` (the class's own forward or one it
+    inherits): the paths of the modules of that class, model order ("" is the
+    model itself).  A warning raised in a helper the forward calls names no
+    module.  The branch a TracerWarning reports left no node of its own; the
+    module whose forward holds it is what bisect and the causes can name."""
+    spans = {}
+    for path, mod in model.named_modules():
+        for cls in type(mod).__mro__:
+            if cls in (torch.nn.Module, object):
+                break
+            if cls not in spans:
+                spans[cls] = _forward_lines(cls)
+            s = spans[cls]
+            if s is None:
+                continue
+            for w in warnings_doc:
+                if w.get("file") == s[0] and isinstance(w.get("line"), int) and s[1] <= w["line"] <= s[2]:
+                    w.setdefault("modules", [])
+                    if path not in w["modules"]:
+                        w["modules"].append(path)
+    return warnings_doc

@@ -656,6 +656,7 @@ def _parity_doc(model, plan, snap, o, example, truths, det, shapes, ex, mm, ref6
     export_training = bool(plan.on)
     flat_inputs, in_names, g_in, g_out = plan.flat_inputs, plan.in_names, ex.g_in, ex.g_out
     warnings_doc = [_export.warning_record(w) for w in ex.caught]
+    _mapping.name_warning_modules(model, warnings_doc)
     mapping = mm.mapping
     return {
         "schema": SCHEMA,
