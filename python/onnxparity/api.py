@@ -577,3 +577,20 @@ def chain(bundle: Optional[PathLike] = None, *, stages: Sequence[Any], model: Op
     doc = json.loads(text)
     doc["exit_code"] = rc
     return doc
+
+
+def fp16_search(bundle: PathLike, out_dir: PathLike, *, budget: int = 24, shrink: bool = True,
+                model: Optional[PathLike] = None, **options: Any) -> Dict[str, Any]:
+    """The float16 block-list search (docs/chain.md): a node_block_list for
+    onnxruntime's float16 converter that brings the bundle's export (or
+    ``model``) within float16's envelope, each list tried converted again
+    (the ``fp16-region`` transform, OUT_DIR/tryNNN.onnx) and judged by
+    ``chain``; at most ``budget`` conversions.  Returns the answer as a dict:
+    "found", "verdict" (the chain's on the list given), "node_block_list",
+    "grown_node_block_list", "model", "plain", "steps", "note"; "found" is
+    false, and "note" says why, when no list was within the budget.  Needs
+    the chain's transform packages (onnx, onnxruntime) and this library;
+    ``options`` go to ``chain`` (ort_lib, ...)."""
+    from . import _fp16search
+    return _fp16search.search(os.fspath(bundle), os.fspath(out_dir), budget=budget, shrink=shrink,
+                              src=os.fspath(model) if model is not None else None, **options)
