@@ -84,6 +84,166 @@ def float16_occ(src: str, dst: str, bundle: Optional[str] = None, keep_io_types:
     onnx.save(out, dst)
 
 
+def float16_region(src: str, dst: str, bundle: Optional[str] = None, keep_io_types: bool = True,
+                   op_block_list: Optional[Sequence[str]] = None,
+                   node_block_list: Optional[Sequence[str]] = None) -> None:
+    """The `fp16` transform, then every blocked region kept float32 as a
+    whole (keep_float32_regions): what the float16 block-list search
+    (onnxparity._fp16search) applies its lists with.  Without block lists it
+    makes the `fp16` transform's model."""
+    import onnx
+    from onnxruntime.transformers import float16 as f16
+    m = onnx.load(src)
+    kw: Dict[str, Any] = {"keep_io_types": keep_io_types}
+    if op_block_list is not None:
+        kw["op_block_list"] = list(op_block_list)
+    if node_block_list is not None:
+        kw["node_block_list"] = list(node_block_list)
+    out = f16.convert_float_to_float16(onnx.load(src), **kw)
+    keep_float32_regions(out, m)
+    onnx.save(out, dst)
+
+
+def keep_float32_regions(m: Any, orig: Any) -> None:
+    """Keep the float32 values of ONNX Runtime's float16 converter float32
+    between its float32 nodes (`m` converted from `orig`, in place).
+
+    The converter (onnxruntime 1.23's onnxruntime.transformers.float16)
+    writes every blocked node as Cast(to=float) on each float16 input, the
+    node, Cast(to=float16) on each output: a value between two blocked nodes
+    goes float32 -> float16 -> float32, so a value beyond float16's range
+    (65504) is Inf there whatever the block list holds.  Here:
+
+    - each Cast(to=float16) -> Cast(to=float) round trip is removed: the
+      reader of the second Cast reads the first Cast's float32 input (a
+      graph output the second Cast writes becomes an Identity of it);
+    - a blocked node's float32 input that the converter made a float16
+      initializer (one float16 nodes read too, clamped to 65504) reads the
+      original float32 initializer, under NAME + "_fp32";
+    - a blocked node writes its output under its original name again, in
+      float32 (the converter names it NODE_output_cast_I and gives the
+      original name to the Cast to float16): the chain's values matched by
+      name are then the float32 ones; float16 readers read
+      NODE_output_fp16_I;
+    - Casts nobody reads are removed, and the nodes put in topological
+      order (the converter appends its Casts at the end of the graph).
+    """
+    from onnx import TensorProto, ValueInfoProto
+    g = m.graph
+    outputs = {o.name for o in g.output}
+    orig_f32 = {i.name: i for i in orig.graph.initializer if i.data_type == TensorProto.FLOAT}
+    inits = {i.name for i in g.initializer}
+
+    def cast_to(n: Any) -> Optional[int]:
+        if n.op_type != "Cast":
+            return None
+        return next((a.i for a in n.attribute if a.name == "to"), None)
+
+    producer = {o: n for n in g.node for o in n.output}
+    # 1. round trips and float16 initializers read as float32
+    subst: Dict[str, str] = {}
+    drop = set()
+    for n in g.node:
+        if cast_to(n) != TensorProto.FLOAT:
+            continue
+        src = n.input[0]
+        p = producer.get(src)
+        if p is not None and cast_to(p) == TensorProto.FLOAT16:
+            target = p.input[0]
+        elif src in inits and src in orig_f32:
+            target = src + "_fp32"
+            if target not in inits:
+                t = g.initializer.add()
+                t.CopyFrom(orig_f32[src])
+                t.name = target
+                inits.add(target)
+        else:
+            continue
+        if n.output[0] in outputs:
+            n.op_type = "Identity"
+            del n.attribute[:]
+            n.input[0] = target
+        else:
+            subst[n.output[0]] = target
+            drop.add(id(n))
+
+    def resolve(v: str) -> str:
+        while v in subst:
+            v = subst[v]
+        return v
+
+    nodes = [n for n in g.node if id(n) not in drop]
+    for n in nodes:
+        for k, v in enumerate(n.input):
+            if v in subst:
+                n.input[k] = resolve(v)
+    # 2. a blocked node's output under its own name again
+    by_name = {n.name: n for n in nodes}
+    rename: Dict[str, str] = {}
+    new_vi = []
+    for c in nodes:
+        if cast_to(c) != TensorProto.FLOAT16 or "_output_cast" not in c.name:
+            continue
+        base, _, idx = c.name.rpartition("_output_cast")
+        p = by_name.get(base)
+        if p is None or not idx.isdigit() or c.input[0] != f"{base}_output_cast_{idx}":
+            continue
+        x = c.output[0]
+        if x in outputs:
+            continue
+        x16 = f"{base}_output_fp16_{idx}"
+        rename[x] = x16         # float16 readers
+        rename[c.input[0]] = x  # float32 readers
+        p.output[int(idx)] = x
+        c.input[0], c.output[0] = x, x16
+        new_vi.append((x, x16))
+    if rename:
+        for n in nodes:
+            if n.op_type == "Cast" and n.output and n.output[0] in {b for _, b in new_vi}:
+                continue
+            for k, v in enumerate(n.input):
+                if v in rename:
+                    n.input[k] = rename[v]
+        vi = {v.name: v for v in g.value_info}
+        keep = []
+        for x, x16 in new_vi:
+            if x in vi:
+                v16 = ValueInfoProto()
+                v16.CopyFrom(vi[x])
+                v16.name = x16
+                keep.append(v16)
+                vi[x].type.tensor_type.elem_type = TensorProto.FLOAT
+        dead_vi = {v for v in rename if v not in {a for a, _ in new_vi}}
+        kept = [v for v in g.value_info if v.name not in dead_vi]
+        del g.value_info[:]
+        g.value_info.extend(kept + keep)
+    # 3. Casts nobody reads; topological order
+    while True:
+        read = {v for n in nodes for v in n.input} | outputs
+        left = [n for n in nodes if n.op_type != "Cast" or any(o in read for o in n.output)]
+        if len(left) == len(nodes):
+            break
+        nodes = left
+    used = {v for n in nodes for v in n.input}
+    kept_inits = [i for i in g.initializer if i.name in used or i.name in outputs]
+    del g.initializer[:]
+    g.initializer.extend(kept_inits)
+    made = {i.name for i in g.input} | {i.name for i in g.initializer} | {""}
+    order, pending = [], list(nodes)
+    while pending:
+        ready = [n for n in pending if all(v in made for v in n.input)]
+        if not ready:  # a cycle or a value from outside: leave the rest as it was
+            order += pending
+            break
+        for n in ready:
+            made.update(n.output)
+        order += ready
+        ids = {id(n) for n in ready}
+        pending = [n for n in pending if id(n) not in ids]
+    del g.node[:]
+    g.node.extend(order)
+
+
 def _fix_casts(m: Any) -> None:
     """onnxconverter-common 1.16 rewrites a value's value_info to float16 but
     leaves the `to` of the Cast that makes it: a dynamo export's
@@ -195,6 +355,8 @@ TRANSFORMS: Dict[str, Transform] = {t.name: t for t in [
     Transform("slim", "fp32", ("onnxslim", "onnx"), slim, {}),
     Transform("fp16", "fp16", ("onnxruntime", "onnx"), float16, {"keep_io_types": True}),
     Transform("fp16-occ", "fp16", ("onnxconverter-common", "onnx"), float16_occ,
+              {"keep_io_types": True}),
+    Transform("fp16-region", "fp16", ("onnxruntime", "onnx"), float16_region,
               {"keep_io_types": True}),
     Transform("int8-dynamic", "int8", ("onnxruntime",), int8_dynamic, {}),
     Transform("int8-qdq", "int8", ("onnxruntime",), int8_qdq, {}),
