@@ -47,7 +47,10 @@
 #      Polygraphy: who names the cause, who names the layer
 #      (bench/peers_zoo.py); `onnxparity generate` beside a one-step logits
 #      check in the style of optimum's validation over the same six planted
-#      decoder faults (bench/decode_onestep.py).
+#      decoder faults (bench/decode_onestep.py); `onnxparity chain` beside
+#      Polygraphy comparing an export with its ORT-optimized stage (a planted
+#      fault) and its float16 stage: time, RSS, what each names
+#      (bench/chain_peers.py).
 #   9. [full] a model over 2 GiB (a random-init Llama-style decoder, 2.17 GiB of
 #      float32 weights, external data): capture, check and bisect, each
 #      step's time and peak RSS (bench/large_model.py; skipped, and said
@@ -360,6 +363,9 @@ if [ -x "$venv_py" ]; then
     echo "bench [$((SECONDS - started)) s]: the decode loop beside a one-step logits check" >&2
     decode=$(PYTHONPATH="$top/python" "$venv_py" bench/decode_onestep.py "$bin" 2>"$out/err.txt") \
         || { cat "$out/err.txt" >&2; exit 1; }
+    echo "bench [$((SECONDS - started)) s]: the deployment chain beside polygraphy" >&2
+    chainp=$(PYTHONPATH="$top/python" "$venv_py" bench/chain_peers.py "$bin" "$out/chain" 2>"$out/err.txt") \
+        || { cat "$out/err.txt" >&2; exit 1; }
     zoo_peers=""
     if [ "$full" = 1 ]; then
         echo "bench [$((SECONDS - started)) s]: the zoo through diagnose, verification and polygraphy" >&2
@@ -368,7 +374,7 @@ if [ -x "$venv_py" ]; then
     fi
 else
     peers=$'## Peers: Polygraphy against check\n\nSkipped: no .venv-torch2 (make venv builds it).'
-    verify="" zoo_peers="" decode=""
+    verify="" zoo_peers="" decode="" chainp=""
 fi
 
 # --- 9. a model over 2 GiB -------------------------------------------------------------
@@ -610,6 +616,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     [ -z "$zoo_peers" ] || { echo "$zoo_peers"; echo; }
     [ -z "$decode" ] || { echo "## generate: the decode loop beside a one-step logits check"; echo;
                           echo "$decode"; echo; }
+    [ -z "$chainp" ] || { echo "$chainp"; echo; }
     [ -z "$large" ] || { echo "$large"; echo; }
     echo "## Targets"
     echo
