@@ -79,7 +79,7 @@ def _bundle(path, scale):
 
 
 @pytest.fixture(scope="module")
-def overflow(tmp_path_factory):
+def overflow(tmp_path_factory, lib):
     """The overflowing bundle and the search's answer on it (onnxparity.api.fp16_search)."""
     d = tmp_path_factory.mktemp("fp16search")
     bundle = _bundle(d / "bundle", 1000.0)
@@ -176,7 +176,7 @@ def test_search_list_reapplied_with_the_converter_passes(onnxparity, overflow, t
         assert st["status"] == "beyond", lst
 
 
-def test_a_healthy_model_has_nothing_to_block(tmp_path):
+def test_a_healthy_model_has_nothing_to_block(tmp_path, lib):
     bundle = _bundle(tmp_path / "bundle", 1.0)
     assert not beyond_float16(bundle / "model.onnx", bundle)
     r = _fp16search.search(str(bundle), str(tmp_path / "search"), ort_lib=_ort_lib())
