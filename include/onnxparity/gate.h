@@ -110,7 +110,29 @@ typedef struct onp_criteria {
     onp_crit_out *outs; /* [n_out] */
     int has_env;        /* 1 when the criteria record an "environment" */
     onp_env env;        /* what they record (fields absent there are empty) */
+    /* criteria that name deployment targets ("targets", docs/gate.md): one
+     * entry per target, each with its own criteria; then the fields above
+     * are empty (n_out 0) */
+    size_t n_targets;
+    struct onp_crit_target *targets; /* [n_targets] */
 } onp_criteria;
+
+/* One deployment target of the criteria: what runs the bundle, and the
+ * criteria recorded under it. */
+#define ONP_CRITERIA_MAX_TARGETS 8
+typedef struct onp_crit_target {
+    char name[64];          /* letters, digits, '.', '_', '-'; unique in the file */
+    char ort_library[1024]; /* "": the library the command line names (--ort-lib, else the
+                               usual search); "env": the capturing environment's onnxruntime
+                               (parity.json, followed as check follows it); else a path */
+    char opt_level[16];     /* "": the command line's; else an opt-level name (ort.h) */
+    onp_criteria crit;      /* its criteria (no targets of its own) */
+} onp_crit_target;
+
+/* "NAME=LIBRARY[@OPT_LEVEL]" (gate --target) into t (its crit zeroed):
+ * LIBRARY "bundled" (the command line's), "env" or a path.  0, or -1
+ * with e (ONP_ERR_USAGE) saying what is wrong. */
+int onp_crit_target_parse(const char *spec, onp_crit_target *t, onp_error *e);
 
 /* Parse a criteria document of `n` bytes (no NUL needed).  `path` names it
  * in errors (may be NULL).  Strict: every required key present with the
@@ -217,6 +239,7 @@ struct cJSON *onp_criteria_to_json(const onp_criteria *c);
 
 /* One regression: a criterion a fixture (or the bundle) does not meet. */
 typedef struct onp_gate_regression {
+    const char *target;  /* the target's name (criteria with targets), or NULL */
     const char *fixture; /* onp_gate_fixture_name of its folder, or NULL for a bundle-wide check */
     const char *output;  /* or NULL */
     char check[32];      /* "fixtures", "error", "compare", "noise", "mismatch_frac", "max_abs",
@@ -232,6 +255,7 @@ typedef struct onp_gate_regression {
  * every fixture it applies to, and whether any of them regressed (the
  * gate document's "checks" and the --html page's criteria table). */
 typedef struct onp_gate_check {
+    const char *target; /* the target's name (criteria with targets), or NULL */
     const char *output; /* or NULL for a bundle-wide criterion */
     char check[32];     /* the regression's `check` name */
     double measured;    /* the worst value judged (NaN stays NaN: it regressed) */
@@ -345,10 +369,17 @@ typedef struct onp_gate_args {
     onp_gate_drift_policy drift; /* --env-drift warn|fail */
     int drift_given;
     int no_bisect; /* --no-bisect: no first divergent node on a failing gate */
+    /* --target NAME=LIBRARY[@OPT_LEVEL] (recording; gating reads the targets
+     * from the criteria) */
+    size_t n_targets;
+    onp_crit_target *targets; /* [n_targets]: onp_gate_args_release frees them */
 } onp_gate_args;
 
 /* Defaults: margin 2, the dtype's tolerances, drift warns, bisect on. */
 void onp_gate_args_init(onp_gate_args *g);
+
+/* Free the --target specs; accepts a zeroed struct. */
+void onp_gate_args_release(onp_gate_args *g);
 
 /* argv[*i] as one of gate's options above ("--NAME", "--NAME=VALUE" or
  * "--NAME VALUE"), or --rtol/--atol (the recording tolerance, parsed by
@@ -389,6 +420,15 @@ typedef struct onp_gate {
     onp_run_verdict verdict;      /* gating: result.verdict; recording: PASS when recordable */
     const onp_bisect_result *bisect; /* gating: the bisect that names the first divergent
                                         node where a criterion regressed, or NULL */
+    /* several targets (--target, or criteria with "targets"): one gate per
+     * target, run in order, each with its check, criteria and result; this
+     * gate's verdict is the worst of theirs, its result every regression
+     * and check of theirs (each naming its target), its criteria the file
+     * (targets[k].crit empty: moved into the target's gate) */
+    size_t n_targets;
+    struct onp_gate *targets; /* [n_targets] */
+    char target[64];          /* a target's gate: its name */
+    char library[1024];       /* a target's gate: the library it ran ("" the usual search) */
 } onp_gate;
 
 /* The gate of `where` with the run's options a (its tolerance hook and
@@ -398,10 +438,23 @@ typedef struct onp_gate {
  * something regressed and bisect is on, bisects with the run's plan and
  * derives the causes again; recording runs it with --rtol/--atol, asks
  * onp_gate_recordable, and when recordable measures the criteria
- * (onp_gate_record; nothing is written: onp_criteria_write).  0 with
- * g->verdict; -1 with e, g holding what got done (release it either way). */
+ * (onp_gate_record; nothing is written: onp_criteria_write).  With targets
+ * (ga's --target when recording, the file's "targets" when gating) each
+ * target is that whole gate in its own gate g->targets[k], its library and
+ * opt-level in place of a's ("env": onp_gate_env_library); recording
+ * refuses unless every target is recordable, and g->criteria then holds
+ * the targets with their criteria.  0 with g->verdict; -1 with e (a
+ * target's error names it), g holding what got done (release it either
+ * way). */
 int onp_gate_run(onp_gate *g, const onp_bundle_spec *where, onp_run_args *a,
                  const onp_gate_args *ga, onp_error *e);
+
+/* The capturing environment's ONNX Runtime library of bundle b, followed
+ * as check follows it (run.h onp_env_target: an absolute path to a
+ * libonnxruntime.so* outside the bundle whose sha256 parity.json
+ * recorded) into lib (n bytes): 0, or -1 with why (wn bytes) saying why
+ * not. */
+int onp_gate_env_library(const onp_bundle *b, char *lib, size_t n, char *why, size_t wn);
 
 /* Why g's run may not be recorded, one line for people ("not recording
  * criteria: 2 of 8 fixtures fail (first: ...)"), into buf (n bytes). */
