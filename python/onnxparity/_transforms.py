@@ -128,27 +128,37 @@ def keep_float32_regions(m: Any, orig: Any) -> None:
     - Casts nobody reads are removed, and the nodes put in topological
       order (the converter appends its Casts at the end of the graph).
     """
-    from onnx import TensorProto, ValueInfoProto
+    from onnx import TensorProto
     g = m.graph
-    outputs = {o.name for o in g.output}
     orig_f32 = {i.name: i for i in orig.graph.initializer if i.data_type == TensorProto.FLOAT}
+    nodes = _drop_round_trips(g, orig_f32)
+    _own_names(g, nodes)
+    _prune_and_sort(g, nodes)
+
+
+def _cast_to(n: Any) -> Optional[int]:
+    if n.op_type != "Cast":
+        return None
+    return next((a.i for a in n.attribute if a.name == "to"), None)
+
+
+def _drop_round_trips(g: Any, orig_f32: Dict[str, Any]) -> List[Any]:
+    """keep_float32_regions, first step: each Cast(to=float) of a
+    Cast(to=float16), or of a float16 initializer that was float32, read as
+    the float32 value.  Returns the nodes left (the graph's node list is
+    rewritten by _prune_and_sort)."""
+    from onnx import TensorProto
+    outputs = {o.name for o in g.output}
     inits = {i.name for i in g.initializer}
-
-    def cast_to(n: Any) -> Optional[int]:
-        if n.op_type != "Cast":
-            return None
-        return next((a.i for a in n.attribute if a.name == "to"), None)
-
     producer = {o: n for n in g.node for o in n.output}
-    # 1. round trips and float16 initializers read as float32
     subst: Dict[str, str] = {}
     drop = set()
     for n in g.node:
-        if cast_to(n) != TensorProto.FLOAT:
+        if _cast_to(n) != TensorProto.FLOAT:
             continue
         src = n.input[0]
         p = producer.get(src)
-        if p is not None and cast_to(p) == TensorProto.FLOAT16:
+        if p is not None and _cast_to(p) == TensorProto.FLOAT16:
             target = p.input[0]
         elif src in inits and src in orig_f32:
             target = src + "_fp32"
@@ -166,23 +176,31 @@ def keep_float32_regions(m: Any, orig: Any) -> None:
         else:
             subst[n.output[0]] = target
             drop.add(id(n))
-
-    def resolve(v: str) -> str:
+    for name in list(subst):
+        v = subst[name]
         while v in subst:
             v = subst[v]
-        return v
-
+        subst[name] = v
     nodes = [n for n in g.node if id(n) not in drop]
     for n in nodes:
         for k, v in enumerate(n.input):
-            if v in subst:
-                n.input[k] = resolve(v)
-    # 2. a blocked node's output under its own name again
+            n.input[k] = subst.get(v, v)
+        for sub in _subgraphs(n):
+            _rename_reads(sub, subst)
+    return nodes
+
+
+def _own_names(g: Any, nodes: List[Any]) -> None:
+    """keep_float32_regions, second step: a blocked node's output under its
+    own name again, float32; the converter's Cast to float16 after it writes
+    NODE_output_fp16_I, which float16 readers read."""
+    from onnx import TensorProto, ValueInfoProto
+    outputs = {o.name for o in g.output}
     by_name = {n.name: n for n in nodes}
     rename: Dict[str, str] = {}
-    new_vi = []
+    moved = []
     for c in nodes:
-        if cast_to(c) != TensorProto.FLOAT16 or "_output_cast" not in c.name:
+        if _cast_to(c) != TensorProto.FLOAT16 or "_output_cast" not in c.name:
             continue
         base, _, idx = c.name.rpartition("_output_cast")
         p = by_name.get(base)
@@ -196,43 +214,77 @@ def keep_float32_regions(m: Any, orig: Any) -> None:
         rename[c.input[0]] = x  # float32 readers
         p.output[int(idx)] = x
         c.input[0], c.output[0] = x, x16
-        new_vi.append((x, x16))
-    if rename:
-        for n in nodes:
-            if n.op_type == "Cast" and n.output and n.output[0] in {b for _, b in new_vi}:
-                continue
-            for k, v in enumerate(n.input):
-                if v in rename:
-                    n.input[k] = rename[v]
-        vi = {v.name: v for v in g.value_info}
-        keep = []
-        for x, x16 in new_vi:
-            if x in vi:
-                v16 = ValueInfoProto()
-                v16.CopyFrom(vi[x])
-                v16.name = x16
-                keep.append(v16)
-                vi[x].type.tensor_type.elem_type = TensorProto.FLOAT
-        dead_vi = {v for v in rename if v not in {a for a, _ in new_vi}}
-        kept = [v for v in g.value_info if v.name not in dead_vi]
-        del g.value_info[:]
-        g.value_info.extend(kept + keep)
-    # 3. Casts nobody reads; topological order
+        moved.append((x, x16))
+    if not rename:
+        return
+    casts = {b for _, b in moved}
+    for n in nodes:
+        if n.op_type == "Cast" and n.output and n.output[0] in casts:
+            continue
+        for k, v in enumerate(n.input):
+            if v in rename:
+                n.input[k] = rename[v]
+        for sub in _subgraphs(n):
+            _rename_reads(sub, rename)
+    vi = {v.name: v for v in g.value_info}
+    added = []
+    for x, x16 in moved:
+        if x in vi:
+            v16 = ValueInfoProto()
+            v16.CopyFrom(vi[x])
+            v16.name = x16
+            added.append(v16)
+            vi[x].type.tensor_type.elem_type = TensorProto.FLOAT
+    gone = set(rename) - {x for x, _ in moved}
+    kept = [v for v in g.value_info if v.name not in gone]
+    del g.value_info[:]
+    g.value_info.extend(kept + added)
+
+
+def _subgraphs(n: Any) -> List[Any]:
+    return [a.g for a in n.attribute if a.HasField("g")] + [x for a in n.attribute for x in a.graphs]
+
+
+def _rename_reads(g: Any, rename: Dict[str, str]) -> None:
+    """Outer values a subgraph reads, renamed (its own values left alone)."""
+    own = {o for n in g.node for o in n.output} | {i.name for i in g.input} | {i.name for i in g.initializer}
+    for n in g.node:
+        for k, v in enumerate(n.input):
+            if v in rename and v not in own:
+                n.input[k] = rename[v]
+        for sub in _subgraphs(n):
+            _rename_reads(sub, rename)
+
+
+def _reads(n: Any) -> set:
+    """The values node `n` reads: its inputs and what its subgraphs read."""
+    out = set(n.input)
+    for sub in _subgraphs(n):
+        for m in sub.node:
+            out |= _reads(m)
+    return out
+
+
+def _prune_and_sort(g: Any, nodes: List[Any]) -> None:
+    """keep_float32_regions, last step: Casts nobody reads and initializers
+    nobody reads dropped, the nodes in topological order."""
+    outputs = {o.name for o in g.output}
     while True:
-        read = {v for n in nodes for v in n.input} | outputs
+        read = set().union(*(_reads(n) for n in nodes)) | outputs
         left = [n for n in nodes if n.op_type != "Cast" or any(o in read for o in n.output)]
         if len(left) == len(nodes):
             break
         nodes = left
-    used = {v for n in nodes for v in n.input}
-    kept_inits = [i for i in g.initializer if i.name in used or i.name in outputs]
+    kept_inits = [i for i in g.initializer if i.name in read]
     del g.initializer[:]
     g.initializer.extend(kept_inits)
-    made = {i.name for i in g.input} | {i.name for i in g.initializer} | {""}
+    produced = {o for n in nodes for o in n.output}
+    needs = {id(n): {v for v in _reads(n) if v in produced} for n in nodes}
+    made: set = set()
     order, pending = [], list(nodes)
     while pending:
-        ready = [n for n in pending if all(v in made for v in n.input)]
-        if not ready:  # a cycle or a value from outside: leave the rest as it was
+        ready = [n for n in pending if needs[id(n)] <= made]
+        if not ready:  # a cycle: leave the rest as it was
             order += pending
             break
         for n in ready:
