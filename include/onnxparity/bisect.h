@@ -290,6 +290,20 @@ typedef struct onp_bisect_result {
     int *refused;
     char refused_msg[512];
 
+    /* issue 35: a branch the trace fixed (parity.json's TracerWarning of a
+     * tensor made a Python boolean) when the first divergence is in a fixture
+     * other than the traced one: the branch left no node of its own, so the
+     * first divergent node is the one after it; this names the line and the
+     * module whose forward holds it (warnings[].modules).  found 0: none. */
+    struct {
+        int found;
+        char where[600];   /* file:line */
+        char code[256];    /* the source line */
+        char modules[4][160]; /* the first paths of the module class ("" the model) */
+        size_t n_modules;     /* all the paths the capture recorded */
+        int traced_fixture;   /* the fixture the export traced */
+    } branch;
+
     /* the session as made (onp_session_describe), for the fingerprint */
     char provider[64];
     onp_ort_opt_level opt_level;

@@ -1885,6 +1885,54 @@ static int bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o
     return 0;
 }
 
+/* r->branch from the bundle's parity.json: the first traced branch (a
+ * TracerWarning of a tensor made a Python boolean, as the causes read it)
+ * when the first divergence is in a fixture other than the traced one (on
+ * the traced fixture the graph's path is eager's: the branch explains
+ * nothing there). */
+static void find_branch(onp_bisect_result *r, const char *target, const onp_bisect_opts *o)
+{
+    char path[4096];
+    struct stat st;
+    (void)o;
+    if (r->first < 0 ||
+        (size_t)snprintf(path, sizeof path, "%s/parity.json", target) >= sizeof path ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    onp_manifest *mf;
+    onp_error e;
+    if (onp_manifest_open(path, &mf, &e)) return;
+    int traced = onp_manifest_traced_fixture(mf);
+    const cJSON *w, *list = cJSON_GetObjectItemCaseSensitive(onp_manifest_doc(mf), "warnings");
+    if (traced >= 0 && r->points[r->first].fail_fixture != traced)
+        cJSON_ArrayForEach(w, list)
+        {
+            const char *cat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "category"));
+            const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "message"));
+            const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "where"));
+            const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "code"));
+            if (!cat || strcmp(cat, "TracerWarning") || !msg || !strstr(msg, "Python boolean") ||
+                !where)
+                continue;
+            r->branch.found = 1;
+            r->branch.traced_fixture = traced;
+            snprintf(r->branch.where, sizeof r->branch.where, "%s", where);
+            snprintf(r->branch.code, sizeof r->branch.code, "%s", code ? code : "");
+            const cJSON *m, *mods = cJSON_GetObjectItemCaseSensitive(w, "modules");
+            cJSON_ArrayForEach(m, mods)
+            {
+                const char *p = cJSON_GetStringValue(m);
+                if (!p) continue;
+                if (r->branch.n_modules < 4)
+                    snprintf(r->branch.modules[r->branch.n_modules],
+                             sizeof r->branch.modules[0], "%s", p);
+                r->branch.n_modules++;
+            }
+            break;
+        }
+    onp_manifest_free(mf);
+}
+
 int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
                    onp_bisect_result **out, onp_error *e)
 {
@@ -1896,6 +1944,7 @@ int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
         if (onp_out_check_new_dir(o->save_repro, reads, n, e)) return -1;
     }
     if (bisect_run(ort, target, o, out, e)) return -1;
+    find_branch(*out, target, o);
     write_repro(*out, target, o);
     return 0;
 }

@@ -94,6 +94,19 @@ static void add_verify(cJSON *root, const onp_bisect_result *r)
         cJSON_AddStringToObject(root, "absorbed", ONP_BISECT_ABSORBED_WORDS);
     else
         cJSON_AddNullToObject(root, "absorbed");
+    /* issue 35: the traced branch before the first divergent node */
+    if (r->branch.found) {
+        cJSON *br = cJSON_AddObjectToObject(root, "branch");
+        cJSON_AddStringToObject(br, "where", r->branch.where);
+        cJSON_AddStringToObject(br, "code", r->branch.code);
+        cJSON *ms = cJSON_AddArrayToObject(br, "modules");
+        for (size_t i = 0; ms && i < r->branch.n_modules && i < 4; i++)
+            cJSON_AddItemToArray(ms, cJSON_CreateString(r->branch.modules[i]));
+        cJSON_AddNumberToObject(br, "modules_total", (double)r->branch.n_modules);
+        cJSON_AddNumberToObject(br, "traced_fixture", r->branch.traced_fixture);
+    } else {
+        cJSON_AddNullToObject(root, "branch");
+    }
     cJSON_AddNumberToObject(root, "fixtures_without_intermediates", /* issue 19 */
                             (double)r->n_without_intermediates);
     cJSON *rf = cJSON_AddArrayToObject(root, "fixtures_refused");

@@ -283,6 +283,30 @@ static int same_warning(const cJSON *a, const cJSON *b)
            same_str(a, b, "message");
 }
 
+/* " in module P" (or " in modules P, Q and N more", " in the model's own
+ * forward") from a warning record's "modules" (the capture's: the paths of
+ * the module class whose forward holds the line) into out; "" without. */
+void lint_warning_modules(const cJSON *w, char *out, size_t n)
+{
+    const cJSON *mods = get(w, "modules"), *m;
+    out[0] = 0;
+    if (!cJSON_IsArray(mods) || !cJSON_GetArraySize(mods)) return;
+    int total = cJSON_GetArraySize(mods), shown = 0;
+    size_t len = 0;
+    cJSON_ArrayForEach(m, mods)
+    {
+        const char *p = cJSON_GetStringValue(m);
+        if (!p || shown == 2) continue;
+        int k = snprintf(out + len, n - len, "%s%s%s%s", shown ? ", " : " in module",
+                         !shown && total > 1 ? "s " : " ", p[0] ? "" : "(the model's own forward)",
+                         p);
+        if (k < 0 || (size_t)k >= n - len) break;
+        len += (size_t)k;
+        shown++;
+    }
+    if (shown && total > shown) snprintf(out + len, n - len, " and %d more", total - shown);
+}
+
 static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
 {
     const cJSON *list = get(c->manifest, "warnings"), *w;
@@ -328,13 +352,15 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
         if (n > sizeof text - 4) n = sizeof text - 4;
         memcpy(text, msg, n);
         strcpy(text + n, strlen(msg) > n ? "..." : "");
-        if (ix == R_TRACER_WARNING)
+        if (ix == R_TRACER_WARNING) {
+            char in_mod[320];
+            lint_warning_modules(w, in_mod, sizeof in_mod);
             lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
-                      "parity.json: TracerWarning%s%s%s%s%s: %s: the traced graph holds the "
+                      "parity.json: TracerWarning%s%s%s%s%s%s: %s: the traced graph holds the "
                       "path of the traced fixture only",
                       where, code && code[0] ? " (`" : "", code ? code : "",
-                      code && code[0] ? "`)" : "", rep, text);
-        else
+                      code && code[0] ? "`)" : "", in_mod, rep, text);
+        } else
             lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
                       "parity.json: %s from the %s%s%s: %s", cat,
                       ix == R_SIZE_ONE_TRACE ? "capture" : "exporter", where, rep, text);
