@@ -23,7 +23,9 @@ budget):
    is spent;
 3. shrink: each node of the list, in the order it joined, is left out when
    the stage stays within without it (a bisection over the grown list:
-   halves first, then single nodes, as the budget allows).
+   halves first, then single nodes, as the budget allows);
+4. the op-type form: the list's op types added to the converter's default
+   op_block_list, judged once (reported beside the list, not instead of it).
 
 The answer's verdict is the chain's on the last list that passed (or, when
 none did, on the last tried), with that model kept in OUT: a list is given as
@@ -52,15 +54,20 @@ class _Judge:
     def left(self) -> int:
         return self.budget - self.used
 
-    def __call__(self, blocked: Sequence[str]) -> Dict[str, Any]:
+    def __call__(self, blocked: Sequence[str], ops: Sequence[str] = ()) -> Dict[str, Any]:
+        from onnxruntime.transformers import float16 as f16
+
         from . import api
-        key = tuple(sorted(blocked))
+        key = (tuple(sorted(blocked)), tuple(sorted(ops)))
         if key in self.seen:
             return self.seen[key]
         self.used += 1
-        name = "fp16" if not blocked else "fp16-region"
+        name = "fp16" if not blocked and not ops else "fp16-region"
         dst = os.path.join(self.out_dir, f"try{self.used:03d}.onnx")
-        if blocked:
+        if ops:
+            _transforms.float16_region(self.src, dst, self.bundle,
+                                       op_block_list=list(f16.DEFAULT_OP_BLOCK_LIST) + list(ops))
+        elif blocked:
             _transforms.float16_region(self.src, dst, self.bundle, node_block_list=list(blocked))
         else:
             _transforms.float16(self.src, dst, self.bundle)
@@ -69,7 +76,7 @@ class _Judge:
         fd = st.get("first_divergent") or {}
         first = fd.get("first") or {}
         inp = fd.get("input") or {}
-        r = {"node_block_list": list(blocked), "model": dst, "status": st["status"],
+        r = {"node_block_list": list(blocked), "op_types": list(ops), "model": dst, "status": st["status"],
              "verdict": doc["verdict"], "first_node": first.get("export_node") or first.get("node"),
              "first_value": first.get("value"), "first_op_type": first.get("export_op_type"),
              "input_node": inp.get("export_node") or inp.get("node"),
@@ -101,7 +108,11 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
     "pass"); false when the budget ran out or the search could not go on
     (`verdict` the last conversion's, `note` why).  `steps` lists every
     conversion judged: its list, its status, the first divergent node the
-    chain named.  chain_options go to api.chain (ort_lib, ...)."""
+    chain named.  `op_form`: the found list's op types added to the
+    converter's default op_block_list (every node of those types kept
+    float32), judged once when the budget allows (its `op_types`, `status`,
+    `verdict`, `model`), else None.  chain_options go to api.chain
+    (ort_lib, ...)."""
     import onnx
     if budget < 1:
         raise ValueError(f"budget must be at least 1, not {budget}")
@@ -112,6 +123,7 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
     judge = _Judge(bundle, src, out_dir, budget, chain_options)
     run = judge
     grown: List[str] = []
+    op_form: Optional[Dict[str, Any]] = None
 
     def answer(found: bool, last: Dict[str, Any], note: str) -> Dict[str, Any]:
         steps = list(judge.seen.values())
@@ -121,7 +133,7 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
                 "grown_node_block_list": grown,
                 "transform": "fp16" if not last["node_block_list"] else "fp16-region",
                 "model": last["model"], "plain": steps[0], "checks": judge.used,
-                "budget": budget, "steps": steps, "note": note}
+                "op_form": op_form, "budget": budget, "steps": steps, "note": note}
 
     plain = run([])
     if plain["status"] == "within":
@@ -166,5 +178,10 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
             if chunk == 1:
                 break
             chunk //= 2
+    # the same in op-type form: the list's op types added to the converter's
+    # default op_block_list, judged once when the budget allows
+    if judge.left() > 0:
+        kinds = {n.name: n.op_type for n in export.graph.node}
+        op_form = run([], sorted({kinds[n] for n in blocked}))
     return answer(True, best, f"{len(best['node_block_list'])} nodes kept float32 bring the stage "
                               f"within float16's envelope ({judge.used} conversions judged)")

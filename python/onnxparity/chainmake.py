@@ -64,6 +64,9 @@ def fp16_search(argv: List[str]) -> int:
     if r["found"]:
         print(f"node_block_list={r['node_block_list']!r} (transform {r['transform']}): "
               f"verdict {r['verdict']}, {r['model']}")
+        if r["op_form"]:
+            print(f"op types {r['op_form']['op_types']!r} added to the default op_block_list: "
+                  f"verdict {r['op_form']['verdict']}, {r['op_form']['model']}")
     else:
         print(f"no list found: verdict {r['verdict']}")
     print(r["note"])

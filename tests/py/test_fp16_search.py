@@ -167,6 +167,15 @@ def test_search_list_reapplied_with_the_converter_passes(onnxparity, overflow, t
     m = onnx.load(again)
     gemm_w = {n.input[1] for n in m.graph.node if n.op_type == "Gemm"}
     assert gemm_w and all(i.data_type == onnx.TensorProto.FLOAT16 for i in m.graph.initializer if i.name in gemm_w)
+    # the op-type form, re-applied too: those op types added to the
+    # converter's default op_block_list
+    from onnxruntime.transformers import float16 as f16
+    kinds = sorted({names[n] for n in blocked})
+    assert r["op_form"]["op_types"] == kinds and r["op_form"]["verdict"] == "pass"
+    stages = _transforms.make(str(bundle), str(tmp_path / "ops"), ["fp16-region"],
+                              op_block_list=list(f16.DEFAULT_OP_BLOCK_LIST) + kinds)
+    doc, st = chain(onnxparity, bundle, "fp16-region", stages[0]["model"])
+    assert doc["verdict"] == "pass" and own_max_abs(stages[0]["model"], bundle) <= st["outputs"][0]["envelope_max"]
     # the converter alone, its Cast pairs around each blocked node: the
     # overflowing values still pass through float16, the stage stays beyond
     for lst in (blocked, grown):
@@ -181,7 +190,7 @@ def test_a_healthy_model_has_nothing_to_block(tmp_path, lib):
     assert not beyond_float16(bundle / "model.onnx", bundle)
     r = _fp16search.search(str(bundle), str(tmp_path / "search"), ort_lib=_ort_lib())
     assert r["found"] and r["verdict"] == "pass" and r["node_block_list"] == [] and r["checks"] == 1
-    assert r["transform"] == "fp16" and r["plain"]["status"] == "within"
+    assert r["transform"] == "fp16" and r["plain"]["status"] == "within" and r["op_form"] is None
     assert own_max_abs(r["model"], bundle) < 1e-2
 
 
