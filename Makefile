@@ -251,7 +251,7 @@ TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/p
                    tests/py/test_capture_accepts.py tests/py/test_capture_defaults.py tests/py/test_quiet_change.py \
                    tests/py/test_zoo.py tests/py/test_diagnose.py tests/py/test_bounded.py tests/py/test_providers.py \
                    tests/py/test_targets.py tests/py/test_chain.py tests/py/test_fp16_search.py \
-                   tests/py/test_judge_round3.py \
+                   tests/py/test_judge_round3.py tests/py/test_exporter_ab.py \
                    $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
@@ -260,14 +260,15 @@ test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 
 # The newest torch (2.15 with onnxscript 0.7.2, onnx 1.23.2, onnxruntime
 # 1.32.0): 2.9 GB downloaded once (README), then a focused subset -- the
-# capture defaults, the capture end to end, the zoo and the diagnosis --
-# sized to keep `make test` within its time (README: the minutes it adds).
+# capture defaults, the capture end to end, the zoo, the diagnosis, the
+# exporter A/B -- sized to keep `make test` within its time (README: the
+# minutes it adds).
 $(VENV215_OK): scripts/requirements-torch215.txt scripts/setup.sh
 	VENV215=$(abspath $(VENV215)) bash scripts/setup.sh venv215
 	@touch $@
 venv215: $(VENV215_OK)
 TORCH215_PY_TESTS := tests/py/test_capture_defaults.py tests/py/test_capture.py tests/py/test_zoo.py \
-                     tests/py/test_diagnose.py
+                     tests/py/test_diagnose.py tests/py/test_exporter_ab.py
 test-py-torch215: $(VENV215_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
