@@ -5,6 +5,7 @@
     onnxparity.capture(model.eval(), [x_batch1, x_batch8], "bundle/")
     onnxparity.export_submodules(model, fixtures, "parts/", ["backbone", "head"])
     onnxparity.capture_stream(model, loader, "bundle/", limit=100, fixture_of=lambda b: b[0])
+    onnxparity.compare_exporters(model, fixtures, "ab/")   # legacy vs dynamo, docs/exporters.md
 
     from onnxparity.testing import assert_export_parity
     assert_export_parity("bundle/", rtol=1e-4, atol=1e-5, top_k="auto")
@@ -35,6 +36,7 @@ _LAZY = {
     "capture": "capture", "export_submodules": "capture", "CaptureOptions": "capture",
     "capture_stream": "_stream",
     "capture_decode": "_decode",
+    "compare_exporters": "_exporters", "ExporterComparison": "_exporters",
     "CaptureError": "errors", "ExportError": "errors", "FixtureError": "errors",
     "ForwardError": "errors", "OutputError": "errors", "TrainingModeError": "errors",
     "check": "api", "CheckResult": "api", "bisect": "api", "BisectResult": "api",
@@ -44,13 +46,13 @@ _LAZY = {
 }
 
 # the modules that need the capture's packages (the `capture` extra)
-_CAPTURE = ("capture", "_stream", "_decode")
+_CAPTURE = ("capture", "_stream", "_decode", "_exporters")
 
 __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "CaptureError", "FixtureError",
            "ForwardError", "OutputError", "TrainingModeError", "ExportError", "__version__", "check",
            "CheckResult", "bisect", "BisectResult", "diagnose", "DiagnoseResult", "OnnxParityError",
            "UsageError", "FileError", "FormatError", "RuntimeFailure", "gate", "GateResult",
-           "RecordRefused", "capture_decode"]
+           "RecordRefused", "capture_decode", "compare_exporters", "ExporterComparison"]
 
 if TYPE_CHECKING:
     from typing import Any, List
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from .capture import CaptureOptions, capture, export_submodules
     from ._stream import capture_stream
     from ._decode import capture_decode
+    from ._exporters import ExporterComparison, compare_exporters
     from .api import (BisectResult, CheckResult, DiagnoseResult, FileError, FormatError,
                       GateResult, OnnxParityError, RecordRefused, RuntimeFailure, UsageError,
                       bisect, check, diagnose, gate)
