@@ -11,7 +11,9 @@ onnxruntime.transformers.float16) and the real ONNX Runtime:
   the test's own run of that model is within the envelope the chain
   reports; every node the search grew its list with carries a value beyond
   float16's range in the float32 export (the test's own finding); the
-  same list with the plain converter's Cast pairs still fails (why the
+  list's op types as an op_block_list pass too; onnxconverter-common's
+  converter, as it is, with the list passes; the same list with
+  onnxruntime's converter alone (its Cast pairs) still fails (why the
   region transform);
 - the same block at ordinary scale, where the search has nothing to do;
 - a budget too small to find a list: said so, exit 1.
@@ -176,6 +178,14 @@ def test_search_list_reapplied_with_the_converter_passes(onnxparity, overflow, t
                               op_block_list=list(f16.DEFAULT_OP_BLOCK_LIST) + kinds)
     doc, st = chain(onnxparity, bundle, "fp16-region", stages[0]["model"])
     assert doc["verdict"] == "pass" and own_max_abs(stages[0]["model"], bundle) <= st["outputs"][0]["envelope_max"]
+    # onnxconverter-common's converter, as it is, with the list: it removes
+    # the Cast pair between two blocked nodes whose value has one reader
+    # (here the variance's Reshape into its Expand), and passes too
+    pytest.importorskip("onnxconverter_common")
+    occ = tmp_path / "occ.onnx"
+    _transforms.float16_occ(str(bundle / "model.onnx"), str(occ), node_block_list=blocked)
+    doc, st = chain(onnxparity, bundle, "fp16-occ", occ)
+    assert doc["verdict"] == "pass" and own_max_abs(occ, bundle) <= st["outputs"][0]["envelope_max"]
     # the converter alone, its Cast pairs around each blocked node: the
     # overflowing values still pass through float16, the stage stays beyond
     for lst in (blocked, grown):
