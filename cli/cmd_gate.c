@@ -116,14 +116,26 @@ static int parse_args(int argc, char **argv, opts *o)
 /* --record over an existing criteria file: one line per limit that
  * changes, "limit    OUTPUT.FIELD: OLD -> NEW", so that a re-record on
  * purpose shows what it loosens or tightens. */
-static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *now)
+static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *now,
+                       const char *pre)
 {
+    for (size_t k = 0; k < now->n_targets; k++) { /* each target against its namesake */
+        const onp_crit_target *t = &now->targets[k];
+        char p[80];
+        snprintf(p, sizeof p, "%s/", t->name);
+        size_t j = 0;
+        while (j < old->n_targets && strcmp(old->targets[j].name, t->name)) j++;
+        if (j < old->n_targets)
+            limit_diff(to, &old->targets[j].crit, &t->crit, p);
+        else
+            fprintf(to, "limit    target %s: new target (not in the old criteria)\n", t->name);
+    }
     static const char *const keys[] = {"rtol",    "atol",        "top1_min",    "mismatch_frac_max",
                                        "max_abs", "needed_rtol", "needed_atol", "envelope_max"};
     for (size_t i = 0; i < now->n_out; i++) {
         const onp_crit_out *cn = &now->outs[i], *co = onp_criteria_find(old, cn->name);
         if (!co) {
-            fprintf(to, "limit    %s: new output (not in the old criteria)\n", cn->name);
+            fprintf(to, "limit    %s%s: new output (not in the old criteria)\n", pre, cn->name);
             continue;
         }
         const double was[] = {co->rtol,    co->atol,        co->top1_min,    co->mismatch_frac_max,
@@ -135,13 +147,14 @@ static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *no
             if (is[k] == was[k]) continue;
             snprintf(a, sizeof a, "%.9g", was[k]);
             snprintf(b, sizeof b, "%.9g", is[k]);
-            fprintf(to, "limit    %s.%s: %s -> %s\n", cn->name, keys[k], was[k] < 0 ? "null" : a,
-                    is[k] < 0 ? "null" : b);
+            fprintf(to, "limit    %s%s.%s: %s -> %s\n", pre, cn->name, keys[k],
+                    was[k] < 0 ? "null" : a, is[k] < 0 ? "null" : b);
         }
     }
     for (size_t i = 0; i < old->n_out; i++)
         if (!onp_criteria_find(now, old->outs[i].name))
-            fprintf(to, "limit    %s: no longer recorded (not in the bundle)\n", old->outs[i].name);
+            fprintf(to, "limit    %s%s: no longer recorded (not in the bundle)\n", pre,
+                    old->outs[i].name);
 }
 
 /* The criteria already at `path`, if any, for limit_diff.  Read with plain
@@ -188,7 +201,7 @@ static int record(const opts *o, const onp_gate *g)
     }
     onp_criteria old;
     if (!read_old(o->ga.criteria, &old)) { /* re-recording: say what moves */
-        limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, &g->criteria);
+        limit_diff(o->fmt == FMT_JSON ? stderr : stdout, &old, &g->criteria, "");
         onp_criteria_free(&old);
     }
     onp_error e;
@@ -197,9 +210,18 @@ static int record(const opts *o, const onp_gate *g)
     if (onp_criteria_write(&g->criteria, o->ga.criteria, &txt, &e)) return cli_report(&e);
     if (o->fmt == FMT_JSON)
         fputs(txt, stdout), fputc('\n', stdout); /* the criteria document itself */
-    else
+    else if (!g->n_targets)
         printf("recorded %s: %zu fixtures, margin %g, model sha256 %.12s\n", o->ga.criteria,
                g->check.run.n_fix, o->ga.margin, onp_bundle_sha256(g->check.bundle));
+    else
+        for (size_t k = 0; k < g->n_targets; k++) {
+            const onp_gate *t = &g->targets[k];
+            printf("recorded %s: target %s (ONNX Runtime %s, opt-level %s): %zu fixtures, margin "
+                   "%g, model sha256 %.12s\n",
+                   o->ga.criteria, t->target, t->check.run.env.v[ONP_ENV_ORT_VERSION],
+                   t->check.run.env.v[ONP_ENV_OPT_LEVEL], t->check.run.n_fix, o->ga.margin,
+                   onp_bundle_sha256(t->check.bundle));
+        }
     free(txt);
     return 0;
 }
@@ -230,23 +252,31 @@ static void output_regressions(const onp_gate_result *g, const char *fx, const c
  * one per environment field recorded (failing, or passing with the drift in
  * system-out), one per other bundle-wide regression; the environment and
  * the policy as properties. */
-static int write_junit(const opts *o, const onp_criteria *c, const onp_run_result *r,
-                       const onp_gate_result *g)
+/* The classname of a case of target `t` (NULL: the one target): "t/cls". */
+static const char *cls(const char *t, const char *c, char *buf, size_t n)
 {
-    junit j;
-    junit_init(&j);
-    junit_env_properties(&j, &r->env);
-    junit_property(&j, "env_drift_policy", onp_gate_drift_policy_name(g->policy));
+    if (!t) return c;
+    snprintf(buf, n, "%s/%s", t, c);
+    return buf;
+}
+
+static void junit_cases(junit *jp, const char *tname, const onp_criteria *c,
+                        const onp_run_result *r, const onp_gate_result *g)
+{
+#define j (*jp)
+    char cb[400];
     for (size_t i = 0; i < r->n_fix; i++) {
         const onp_fixture_verdict *f = &r->fix[i];
-        const char *fx = onp_gate_fixture_name(f->dir);
+        const char *fx0 = onp_gate_fixture_name(f->dir);
+        char fxb[400];
+        const char *fx = cls(tname, fx0, fxb, sizeof fxb);
         junit_set_time(&j, r->secs ? r->secs[i] / (double)(f->n_out ? f->n_out : 1) : 0);
         if (f->status == ONP_FIXTURE_ERROR && !f->n_out)
             junit_case(&j, fx, "(fixture)", JUNIT_ERROR, f->msg, NULL);
         for (size_t k = 0; k < f->n_out; k++) {
             const onp_output_verdict *x = &f->outs[k];
             char msg[2048], txt[4096] = "";
-            output_regressions(g, fx, x->name, msg, sizeof msg);
+            output_regressions(g, fx0, x->name, msg, sizeof msg);
             if (!msg[0]) {
                 junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
                 continue;
@@ -264,25 +294,71 @@ static int write_junit(const opts *o, const onp_criteria *c, const onp_run_resul
             if ((int)g->drift[i].field == fld) d = &g->drift[i];
         char t[900], m[1000];
         if (!d) {
-            junit_case(&j, "environment", onp_env_field_name((onp_env_field)fld), JUNIT_PASS, NULL,
-                       NULL);
+            junit_case(&j, cls(tname, "environment", cb, sizeof cb),
+                       onp_env_field_name((onp_env_field)fld), JUNIT_PASS, NULL, NULL);
             continue;
         }
         onp_drift_effect eff = onp_gate_drift_effect(d, g->policy);
         onp_gate_drift_text(d, t, sizeof t);
         snprintf(m, sizeof m, "%s: %s", onp_drift_effect_name(eff), t);
-        junit_case(&j, "environment", onp_env_field_name(d->field),
+        junit_case(&j, cls(tname, "environment", cb, sizeof cb), onp_env_field_name(d->field),
                    eff == ONP_DRIFT_EFFECT_FAILURE ? JUNIT_FAIL : JUNIT_WARN, m, m);
     }
     for (size_t q = 0; q < g->n_reg; q++) {
         char name[400];
         if (g->reg[q].fixture || !strcmp(g->reg[q].check, "environment")) continue;
         bundle_case_name(&g->reg[q], name, sizeof name);
-        junit_case(&j, "criteria", name, JUNIT_FAIL, g->reg[q].msg, NULL);
+        junit_case(&j, cls(tname, "criteria", cb, sizeof cb), name, JUNIT_FAIL, g->reg[q].msg,
+                   NULL);
+    }
+#undef j
+}
+
+/* The target's row of the JUnit properties: "ONNX Runtime V (LIB), opt-level L". */
+static void junit_target_property(junit *j, const onp_gate *t)
+{
+    char k[100], v[2200];
+    const onp_env *env = &t->check.run.env;
+    snprintf(k, sizeof k, "target.%s", t->target);
+    snprintf(v, sizeof v, "ONNX Runtime %s (%.1000s), opt-level %s", env->v[ONP_ENV_ORT_VERSION],
+             t->check.ort ? onp_ort_lib_path(t->check.ort) : "?", env->v[ONP_ENV_OPT_LEVEL]);
+    junit_property(j, k, v);
+}
+
+/* The file: one target's cases, or each target's with its name before
+ * every classname ("TARGET/test_data_set_0") and a target.NAME property. */
+static int write_junit(const opts *o, const onp_gate *gt, int recording)
+{
+    junit j;
+    junit_init(&j);
+    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    junit_env_properties(&j, &first->check.run.env);
+    junit_property(&j, "env_drift_policy", onp_gate_drift_policy_name(o->ga.drift));
+    onp_criteria none;
+    memset(&none, 0, sizeof none);
+    int rc = 0;
+    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
+        const onp_gate *t = gt->n_targets ? &gt->targets[k] : gt;
+        if (gt->n_targets) junit_target_property(&j, t);
+        if (!recording) {
+            junit_cases(&j, gt->n_targets ? t->target : NULL, &t->criteria, &t->check.run,
+                        &t->result);
+            continue;
+        }
+        onp_gate_result g; /* --record --junit: the measured run, failing where it fails */
+        onp_error e;
+        onp_error_clear(&e);
+        if (onp_gate_record_failures(&t->check.run, &g, &e)) {
+            rc = cli_report(&e);
+        } else {
+            g.policy = o->ga.drift;
+            junit_cases(&j, gt->n_targets ? t->target : NULL, &none, &t->check.run, &g);
+        }
+        onp_gate_result_release(&g);
     }
     onp_error e;
     onp_error_clear(&e);
-    int rc = junit_write(&j, "onnxparity gate", o->junit, &e) ? cli_report(&e) : 0;
+    if (!rc && junit_write(&j, "onnxparity gate", o->junit, &e)) rc = cli_report(&e);
     junit_free(&j);
     return rc;
 }
@@ -290,7 +366,51 @@ static int write_junit(const opts *o, const onp_criteria *c, const onp_run_resul
 /* The text: the run, the environment against the recorded one, the causes
  * and the first divergent node (as check derives them), the regressions,
  * the verdict. */
+static size_t print_run(const opts *o, const onp_gate *gt);
+
 static void print_text(const opts *o, const onp_gate *gt)
+{
+    const onp_gate_result *g = &gt->result;
+    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->ga.criteria,
+           onp_bundle_sha256(first->check.bundle));
+    size_t drifted = 0;
+    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
+        const onp_gate *t = gt->n_targets ? &gt->targets[k] : gt;
+        if (gt->n_targets)
+            printf("target   %s: %s (%zu regression(s))\n", t->target,
+                   report_verdict_word(t->verdict), t->result.n_reg);
+        drifted += print_run(o, t);
+    }
+    char failing[600] = "";
+    for (size_t k = 0; k < gt->n_targets; k++)
+        if (gt->targets[k].verdict != ONP_RUN_PASS)
+            snprintf(failing + strlen(failing), sizeof failing - strlen(failing), "%s%s",
+                     failing[0] ? ", " : " in target ", gt->targets[k].target);
+    for (size_t q = 0; q < g->n_reg; q++)
+        if (g->reg[q].target)
+            printf("regressed: [%s] %s\n", g->reg[q].target, g->reg[q].msg);
+        else
+            printf("regressed: %s\n", g->reg[q].msg);
+    const onp_run_result *r = &first->check.run;
+    if (g->verdict == ONP_RUN_ERROR)
+        printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)%s\n", g->lost,
+               failing);
+    else if (g->verdict == ONP_RUN_FAIL)
+        printf("verdict: FAIL — %zu regression(s) against %s%s\n", g->n_reg, o->ga.criteria,
+               failing);
+    else if (gt->n_targets)
+        printf("verdict: pass — %zu targets, %zu fixtures each, within the criteria of %s%s\n",
+               gt->n_targets, r->n_fix, o->ga.criteria,
+               drifted ? " (see the drift lines above)" : "");
+    else
+        printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s%s\n", r->n_fix,
+               gt->criteria.n_out, o->ga.criteria, drifted ? " (see the drift lines above)" : "");
+}
+
+/* One target's run: the runtime, the environment against the recorded
+ * one, the causes and the first divergent node.  The drift lines printed. */
+static size_t print_run(const opts *o, const onp_gate *gt)
 {
     const onp_criteria *c = &gt->criteria;
     const onp_run_result *r = &gt->check.run;
@@ -298,8 +418,6 @@ static void print_text(const opts *o, const onp_gate *gt)
     const onp_causes *cs = r->causes;
     const onp_bisect_result *bis = gt->bisect;
     char t[900];
-    printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->ga.criteria,
-           onp_bundle_sha256(gt->check.bundle));
     printf("runtime  ONNX Runtime %s, %s, opt-level %s\n", r->env.v[ONP_ENV_ORT_VERSION],
            r->env.v[ONP_ENV_PROVIDER], r->env.v[ONP_ENV_OPT_LEVEL]);
     if (!c->has_env)
@@ -332,14 +450,7 @@ static void print_text(const opts *o, const onp_gate *gt)
                p->module[0] ? ", module " : "", p->module,
                onp_shell_quote(cli_target_name(&o->tg), q, sizeof q));
     }
-    for (size_t q = 0; q < g->n_reg; q++) printf("regressed: %s\n", g->reg[q].msg);
-    if (g->verdict == ONP_RUN_ERROR)
-        printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu fixture(s)\n", g->lost);
-    else if (g->verdict == ONP_RUN_FAIL)
-        printf("verdict: FAIL — %zu regression(s) against %s\n", g->n_reg, o->ga.criteria);
-    else
-        printf("verdict: pass — %zu fixtures, %zu outputs within the criteria of %s%s\n", r->n_fix,
-               c->n_out, o->ga.criteria, drifted ? " (see the drift lines above)" : "");
+    return drifted;
 }
 
 /* --annotations: the causes, each drift that warns or fails, each
@@ -347,19 +458,27 @@ static void print_text(const opts *o, const onp_gate *gt)
 static void print_annotations(const opts *o, const onp_gate *gt)
 {
     const onp_gate_result *g = &gt->result;
-    const char *model = onp_bundle_model_path(gt->check.bundle);
+    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const char *model = onp_bundle_model_path(first->check.bundle);
     char t[900], title[200];
-    gh_causes_commands(stdout, gt->check.run.causes, model);
-    for (size_t i = 0; i < g->n_drift; i++) {
-        onp_drift_effect eff = onp_gate_drift_effect(&g->drift[i], g->policy);
-        if (eff == ONP_DRIFT_EFFECT_NOTE) continue;
-        onp_gate_drift_text(&g->drift[i], t, sizeof t);
-        gh_command(stdout, eff == ONP_DRIFT_EFFECT_FAILURE ? "error" : "warning", o->ga.criteria,
-                   "onnxparity gate: environment drift", t);
+    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
+        const onp_gate *tg = gt->n_targets ? &gt->targets[k] : gt;
+        const onp_gate_result *tr = &tg->result;
+        gh_causes_commands(stdout, tg->check.run.causes, model);
+        for (size_t i = 0; i < tr->n_drift; i++) {
+            onp_drift_effect eff = onp_gate_drift_effect(&tr->drift[i], tr->policy);
+            if (eff == ONP_DRIFT_EFFECT_NOTE) continue;
+            onp_gate_drift_text(&tr->drift[i], t, sizeof t);
+            snprintf(title, sizeof title, "onnxparity gate: environment drift%s%s",
+                     gt->n_targets ? " in target " : "", gt->n_targets ? tg->target : "");
+            gh_command(stdout, eff == ONP_DRIFT_EFFECT_FAILURE ? "error" : "warning",
+                       o->ga.criteria, title, t);
+        }
     }
     for (size_t q = 0; q < g->n_reg && q < 50; q++) {
         if (!strcmp(g->reg[q].check, "environment")) continue; /* said above */
-        snprintf(title, sizeof title, "onnxparity gate: regressed (%s)", g->reg[q].check);
+        snprintf(title, sizeof title, "onnxparity gate: regressed (%s)%s%s", g->reg[q].check,
+                 g->reg[q].target ? " in target " : "", g->reg[q].target ? g->reg[q].target : "");
         gh_command(stdout, "error", model, title, g->reg[q].msg);
     }
     if (g->verdict != ONP_RUN_PASS)
@@ -368,13 +487,106 @@ static void print_annotations(const opts *o, const onp_gate *gt)
                                                : "parity regressed against the criteria");
 }
 
+/* --sarif FILE: the lint findings as check writes them and, gating, one
+ * result per regression (rule "gate-regression", level error, the model
+ * as its location) whose properties name the target, fixture, output,
+ * check, value and limit. */
+static int write_sarif(const opts *o, const onp_gate *gt)
+{
+    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const char *model = onp_bundle_model_path(first->check.bundle);
+    const onp_gate_result *g = &gt->result;
+    if (o->ga.record || !g->n_reg) return lint_sarif_write(o->sarif, model, &first->check.lint);
+    cJSON *doc = lint_sarif_doc(model, &first->check.lint);
+    cJSON *run = doc ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "runs"), 0) : NULL;
+    cJSON *driver = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(run, "tool"), "driver");
+    cJSON *rules = cJSON_GetObjectItemCaseSensitive(driver, "rules");
+    cJSON *results = cJSON_GetObjectItemCaseSensitive(run, "results");
+    const cJSON *art = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(run, "artifacts"), 0), "location");
+    onp_error e;
+    onp_error_clear(&e);
+    if (!rules || !results) {
+        cJSON_Delete(doc);
+        return cli_report((onp_error_set(&e, ONP_ERR_NOMEM, o->sarif, NULL, -1,
+                                         "out of memory building the SARIF document"),
+                           &e));
+    }
+    int rule_index = cJSON_GetArraySize(rules);
+    cJSON *rule = cJSON_CreateObject();
+    cJSON_AddStringToObject(rule, "id", "gate-regression");
+    cJSON_AddStringToObject(rule, "name", "GateRegression");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(rule, "shortDescription"), "text",
+                            "a release criterion of onnxparity gate regressed");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(rule, "defaultConfiguration"), "level",
+                            "error");
+    cJSON_AddItemToArray(rules, rule);
+    for (size_t q = 0; q < g->n_reg; q++) {
+        const onp_gate_regression *x = &g->reg[q];
+        cJSON *r = cJSON_CreateObject();
+        char text[1400], name[700];
+        snprintf(text, sizeof text, "%s%s%s%s", x->target ? "target " : "",
+                 x->target ? x->target : "", x->target ? ": " : "", x->msg);
+        cJSON_AddStringToObject(r, "ruleId", "gate-regression");
+        cJSON_AddNumberToObject(r, "ruleIndex", rule_index);
+        cJSON_AddStringToObject(r, "level", "error");
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "message"), "text", text);
+        cJSON *loc = cJSON_CreateObject();
+        if (art)
+            cJSON_AddItemToObject(cJSON_AddObjectToObject(loc, "physicalLocation"),
+                                  "artifactLocation", cJSON_Duplicate(art, 1));
+        snprintf(name, sizeof name, "%s%s%s%s%s", x->target ? x->target : "",
+                 x->target ? "/" : "", x->fixture ? x->fixture : "(bundle)", x->output ? "/" : "",
+                 x->output ? x->output : "");
+        cJSON *ll = cJSON_CreateObject();
+        cJSON_AddStringToObject(ll, "name", name);
+        cJSON_AddStringToObject(ll, "kind", "object");
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(loc, "logicalLocations"), ll);
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(r, "locations"), loc);
+        cJSON *props = cJSON_AddObjectToObject(r, "properties");
+        if (x->target)
+            cJSON_AddStringToObject(props, "target", x->target);
+        else
+            cJSON_AddNullToObject(props, "target");
+        if (x->fixture)
+            cJSON_AddStringToObject(props, "fixture", x->fixture);
+        else
+            cJSON_AddNullToObject(props, "fixture");
+        if (x->output)
+            cJSON_AddStringToObject(props, "output", x->output);
+        else
+            cJSON_AddNullToObject(props, "output");
+        cJSON_AddStringToObject(props, "check", x->check);
+        if (!isnan(x->value)) onp_doc_num(props, "value", x->value);
+        if (!isnan(x->limit)) onp_doc_num(props, "limit", x->limit);
+        cJSON_AddStringToObject(props, "criteria", o->ga.criteria);
+        cJSON_AddItemToArray(results, r);
+    }
+    char *txt = onp_doc_print(doc);
+    cJSON_Delete(doc);
+    onp_buf b;
+    onp_buf_init(&b, 0);
+    int rc = 0;
+    if (!txt || onp_buf_append(&b, txt, strlen(txt)) || onp_buf_append(&b, "\n", 1))
+        rc = cli_report((onp_error_set(&e, ONP_ERR_NOMEM, o->sarif, NULL, -1,
+                                       "out of memory building the SARIF document"),
+                         &e));
+    else if (onp_buf_write_file(&b, o->sarif, &e))
+        rc = cli_report(&e);
+    onp_buf_free(&b);
+    free(txt);
+    return rc;
+}
+
 /* --summary FILE: the verdict, the environment, the causes, the first
  * divergent node and the regressions as Markdown, appended. */
-static int write_summary(const opts *o, const onp_gate *gt)
+static int write_summary(const opts *o, const onp_gate *gt0)
 {
+    const onp_gate *gt = gt0->n_targets ? &gt0->targets[0] : gt0; /* the first target's run */
     const onp_criteria *c = &gt->criteria;
     const onp_run_result *r = &gt->check.run;
-    const onp_gate_result *g = &gt->result;
+    const onp_gate_result *g = &gt0->result;
     const onp_bisect_result *bis = gt->bisect;
     FILE *f;
     int open_rc = gh_summary_open(o->summary, &f);
@@ -391,18 +603,18 @@ static int write_summary(const opts *o, const onp_gate *gt)
             "`: %zu fixtures, %zu outputs, %zu regression(s); ONNX Runtime %s (%s, opt-level %s)\n",
             r->n_fix, c->n_out, g->n_reg, r->env.v[ONP_ENV_ORT_VERSION], r->env.v[ONP_ENV_PROVIDER],
             r->env.v[ONP_ENV_OPT_LEVEL]);
-    if (g->n_drift) {
+    if (gt->result.n_drift) {
         fprintf(f,
                 "\n**Environment** (policy `--env-drift %s`):\n\n"
                 "| field | at record time | now | effect |\n|---|---|---|---|\n",
-                onp_gate_drift_policy_name(g->policy));
-        for (size_t i = 0; i < g->n_drift; i++) {
-            const onp_env_drift *d = &g->drift[i];
+                onp_gate_drift_policy_name(gt->result.policy));
+        for (size_t i = 0; i < gt->result.n_drift; i++) {
+            const onp_env_drift *d = &gt->result.drift[i];
             fprintf(f, "| %s | ", onp_env_field_name(d->field));
             gh_md_text(f, onp_gate_env_shown(d->field, d->recorded, a, sizeof a));
             fputs(" | ", f);
             gh_md_text(f, onp_gate_env_shown(d->field, d->current, b, sizeof b));
-            fprintf(f, " | %s |\n", onp_drift_effect_name(onp_gate_drift_effect(d, g->policy)));
+            fprintf(f, " | %s |\n", onp_drift_effect_name(onp_gate_drift_effect(d, gt->result.policy)));
         }
     }
     gh_md_causes(f, r->causes);
@@ -418,6 +630,7 @@ static int write_summary(const opts *o, const onp_gate *gt)
         fputs("\n| fixture | output | check | regression |\n|---|---|---|---|\n", f);
         for (size_t q = 0; q < g->n_reg && q < 100; q++) {
             fputs("| ", f);
+            if (g->reg[q].target) gh_md_text(f, g->reg[q].target), fputs("/", f);
             gh_md_text(f, g->reg[q].fixture ? g->reg[q].fixture : "(bundle)");
             fputs(" | ", f);
             gh_md_text(f, g->reg[q].output ? g->reg[q].output : "");
@@ -430,21 +643,6 @@ static int write_summary(const opts *o, const onp_gate *gt)
     }
     fputc('\n', f);
     return fclose(f) ? EXIT_IO : 0;
-}
-
-/* --record --junit: the measured run, each output failing where it fails. */
-static int record_junit(const opts *o, const onp_run_result *r)
-{
-    onp_gate_result g;
-    onp_error e;
-    onp_error_clear(&e);
-    int rc = onp_gate_record_failures(r, &g, &e) ? cli_report(&e) : 0;
-    onp_criteria none;
-    memset(&none, 0, sizeof none);
-    g.policy = o->ga.drift;
-    if (!rc) rc = write_junit(o, &none, r, &g);
-    onp_gate_result_release(&g);
-    return rc;
 }
 
 /* Gating: the run judged against its criteria (onp_gate_run did it), every
@@ -461,7 +659,7 @@ static int gate(const opts *o, onp_gate *gt)
     if (o->annotations) print_annotations(o, gt);
     int sum_rc = o->summary ? write_summary(o, gt) : 0;
     if (sum_rc) rc = sum_rc;
-    int junit_rc = o->junit ? write_junit(o, &gt->criteria, &gt->check.run, &gt->result) : 0;
+    int junit_rc = o->junit ? write_junit(o, gt, 0) : 0;
     if (junit_rc) rc = junit_rc;
     return rc;
 }
@@ -470,7 +668,10 @@ int cmd_gate(int argc, char **argv)
 {
     opts o;
     memset(&o, 0, sizeof o);
-    if (parse_args(argc, argv, &o)) return EXIT_USAGE;
+    if (parse_args(argc, argv, &o)) {
+        onp_gate_args_release(&o.ga);
+        return EXIT_USAGE;
+    }
     onp_gate g;
     onp_error e;
     onp_error_clear(&e);
@@ -485,16 +686,16 @@ int cmd_gate(int argc, char **argv)
                               o.ga.record || g.have_criteria ? "run" : "criteria",
                               onp_error_format(&e, why, sizeof why), o.junit);
         rc = cli_report(&e);
-    } else if (o.sarif && (rc = lint_sarif_write(o.sarif, onp_bundle_model_path(g.check.bundle),
-                                                 &g.check.lint))) {
+    } else if (o.sarif && (rc = write_sarif(&o, &g))) {
         /* said */
     } else if (o.ga.record) {
         rc = record(&o, &g);
-        int junit_rc = o.junit ? record_junit(&o, &g.check.run) : 0;
+        int junit_rc = o.junit ? write_junit(&o, &g, 1) : 0;
         if (junit_rc) rc = junit_rc;
     } else {
         rc = gate(&o, &g);
     }
     onp_gate_release(&g);
+    onp_gate_args_release(&o.ga);
     return rc;
 }

@@ -51,6 +51,7 @@ static cJSON *checks_json(const onp_gate_result *g)
     for (size_t i = 0; i < g->n_checks; i++) {
         const onp_gate_check *k = &g->checks[i];
         cJSON *x = cJSON_CreateObject();
+        if (k->target) cJSON_AddStringToObject(x, "target", k->target);
         str_or_null(x, "output", k->output);
         cJSON_AddStringToObject(x, "check", k->check);
         onp_doc_num(x, "measured", k->measured);
@@ -70,6 +71,7 @@ static cJSON *regressions_json(const onp_gate_result *g)
     for (size_t q = 0; q < g->n_reg; q++) {
         cJSON *j = cJSON_CreateObject();
         const onp_gate_regression *x = &g->reg[q];
+        if (x->target) cJSON_AddStringToObject(j, "target", x->target);
         str_or_null(j, "fixture", x->fixture);
         str_or_null(j, "output", x->output);
         cJSON_AddStringToObject(j, "check", x->check);
@@ -81,9 +83,43 @@ static cJSON *regressions_json(const onp_gate_result *g)
     return arr;
 }
 
-cJSON *onp_doc_gate(onp_gate *gt, const onp_run_opts *o, const char *criteria)
+/* "targets": each target's gate in brief: its name, the ONNX Runtime it
+ * ran, its verdict, its regressions counted, its environment drift, its
+ * causes and first divergent node. */
+static cJSON *targets_json(onp_gate *gt)
 {
-    const onp_gate_result *g = &gt->result;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t k = 0; k < gt->n_targets; k++) {
+        onp_gate *t = &gt->targets[k];
+        const onp_run_result *r = &t->check.run;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", t->target);
+        cJSON_AddStringToObject(x, "ort_library",
+                                t->check.ort ? onp_ort_lib_path(t->check.ort) : t->library);
+        cJSON_AddStringToObject(x, "ort_version", r->env.v[ONP_ENV_ORT_VERSION]);
+        cJSON_AddStringToObject(x, "provider", r->env.v[ONP_ENV_PROVIDER]);
+        cJSON_AddStringToObject(x, "opt_level", r->env.v[ONP_ENV_OPT_LEVEL]);
+        cJSON_AddStringToObject(x, "verdict", onp_run_verdict_name(t->verdict));
+        cJSON_AddNumberToObject(x, "fixtures", (double)r->n_fix);
+        cJSON_AddNumberToObject(x, "regressions", (double)t->result.n_reg);
+        cJSON_AddBoolToObject(x, "environment_recorded", t->criteria.has_env);
+        cJSON_AddItemToObject(x, "environment_drift", drift_json(&t->result));
+        cJSON_AddItemToObject(x, "causes", onp_doc_causes(r->causes));
+        if (t->bisect)
+            cJSON_AddItemToObject(x, "first_divergent", onp_doc_first_divergent(t->bisect));
+        else
+            cJSON_AddNullToObject(x, "first_divergent");
+        cJSON_AddItemToArray(arr, x);
+    }
+    return arr;
+}
+
+cJSON *onp_doc_gate(onp_gate *gt0, const onp_run_opts *o, const char *criteria)
+{
+    /* several targets: the first target's run stands for the bundle (model,
+     * environment, causes, fixtures); "targets" has each */
+    onp_gate *gt = gt0->n_targets ? &gt0->targets[0] : gt0;
+    const onp_gate_result *g = &gt0->result;
     const onp_criteria *c = &gt->criteria;
     onp_check *ck = &gt->check;
     const onp_run_result *r = &ck->run;
@@ -96,7 +132,8 @@ cJSON *onp_doc_gate(onp_gate *gt, const onp_run_opts *o, const char *criteria)
     onp_doc_run_environment(root, ck->bundle, ck->ort, ck->session, o, r, ck->upgraded);
     cJSON_AddBoolToObject(root, "environment_recorded", c->has_env);
     cJSON_AddStringToObject(root, "env_drift_policy", onp_gate_drift_policy_name(g->policy));
-    cJSON_AddItemToObject(root, "environment_drift", drift_json(g));
+    cJSON_AddItemToObject(root, "environment_drift", drift_json(&gt->result));
+    if (gt0->n_targets) cJSON_AddItemToObject(root, "targets", targets_json(gt0));
     cJSON_AddItemToObject(root, "causes", onp_doc_causes(r->causes));
     if (gt->bisect)
         cJSON_AddItemToObject(root, "first_divergent", onp_doc_first_divergent(gt->bisect));

@@ -7,6 +7,7 @@
  * (src/run/args.c).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnxparity/gate.h"
@@ -17,6 +18,33 @@ void onp_gate_args_init(onp_gate_args *g)
     memset(g, 0, sizeof *g);
     g->margin = 2;
     g->drift = ONP_GATE_DRIFT_WARN;
+}
+
+void onp_gate_args_release(onp_gate_args *g)
+{
+    if (!g) return;
+    free(g->targets);
+    g->targets = NULL;
+    g->n_targets = 0;
+}
+
+/* --target SPEC: one more target, its name not taken. */
+static int add_target(onp_gate_args *g, const char *spec, onp_error *e)
+{
+    onp_crit_target t;
+    if (onp_crit_target_parse(spec, &t, e)) return -1;
+    if (g->n_targets >= ONP_CRITERIA_MAX_TARGETS)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "at most %d --target",
+                             ONP_CRITERIA_MAX_TARGETS);
+    for (size_t k = 0; k < g->n_targets; k++)
+        if (!strcmp(g->targets[k].name, t.name))
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                                 "--target %s: another target is named %s", spec, t.name);
+    onp_crit_target *grown = realloc(g->targets, (g->n_targets + 1) * sizeof *grown);
+    if (!grown) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+    g->targets = grown;
+    g->targets[g->n_targets++] = t;
+    return 0;
 }
 
 /* argv[*i] is "--name" or "--name=VALUE": 1 with *v the value (the next
@@ -74,6 +102,8 @@ int onp_gate_args_parse(onp_gate_args *g, onp_run_args *a, int argc, const char 
     } else if (!strncmp(argv[*i], "--rtol", 6) || !strncmp(argv[*i], "--atol", 6)) {
         /* the recording tolerance: the run's table parses it, as check's */
         r = onp_run_args_parse(a, ONP_RUN_ARGS_TOL, argc, argv, i, e);
+    } else if ((r = match(argc, argv, i, "target", 1, &v, e))) {
+        if (r > 0 && add_target(g, v, e)) return -1;
     } else if ((r = match(argc, argv, i, "env-drift", 1, &v, e))) {
         if (r > 0 && onp_gate_drift_policy_from_name(v, &g->drift))
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
@@ -89,6 +119,13 @@ int onp_gate_args_finish(const onp_gate_args *g, const onp_run_args *a, onp_erro
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
                              "usage: onnxparity gate TARGET --criteria FILE [--record "
                              "[--margin M]]");
+    if (g->n_targets == 1)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "one --target: name two or more (one target is the plain gate)");
+    if (g->n_targets && !g->record)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--target applies to --record only (gating runs the targets the "
+                             "criteria recorded)");
     const char *rec_only = g->margin_given    ? "--margin"
                            : a->run.rtol >= 0 ? "--rtol"
                            : a->run.atol >= 0 ? "--atol"

@@ -9,6 +9,7 @@
  * Runtime or the run layer, so that fuzz/fuzz_criteria.c links it alone.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 void onp_criteria_free(onp_criteria *c)
 {
     if (!c) return;
+    for (size_t k = 0; k < c->n_targets; k++) onp_criteria_free(&c->targets[k].crit);
+    free(c->targets);
     free(c->lint);
     free(c->outs);
     memset(c, 0, sizeof *c);
@@ -98,7 +101,7 @@ static int get_shapes(const cJSON *it, onp_crit_out *o, const char *file, const 
                       onp_error *e)
 {
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(it, "shapes"), *sh, *dim;
-    char sctx[400];
+    char sctx[480];
     snprintf(sctx, sizeof sctx, "%sshapes", ctx);
     if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) > ONP_CRITERIA_MAX_SHAPES)
         return bad(e, file, sctx, shapes ? "not an array of at most 64 shapes" : "missing");
@@ -120,11 +123,12 @@ static int get_shapes(const cJSON *it, onp_crit_out *o, const char *file, const 
     return 0;
 }
 
-/* One entry of "outputs" into o. */
-static int get_output(const cJSON *it, onp_crit_out *o, const char *file, onp_error *e)
+/* One entry of "outputs" into o; `pre` "" or "targets[K]." */
+static int get_output(const cJSON *it, onp_crit_out *o, const char *file, const char *pre,
+                      onp_error *e)
 {
-    char ctx[320];
-    snprintf(ctx, sizeof ctx, "outputs.%.200s.", it->string ? it->string : "");
+    char ctx[400];
+    snprintf(ctx, sizeof ctx, "%soutputs.%.200s.", pre, it->string ? it->string : "");
     if (!cJSON_IsObject(it)) {
         ctx[strlen(ctx) - 1] = '\0';
         return bad(e, file, ctx, "not an object");
@@ -170,36 +174,36 @@ static int get_output(const cJSON *it, onp_crit_out *o, const char *file, onp_er
     return get_shapes(it, o, file, ctx, e);
 }
 
-/* The checks of criteria_parse on a parsed document. */
-static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_error *e)
+/* The criteria of one target (or of the whole file) in object root into
+ * c; `pre` names where in field names: "" or "targets[K]." */
+static int body(const cJSON *root, const char *path, const char *pre, onp_criteria *c,
+                onp_error *e)
 {
     const cJSON *v, *it;
-    char ctx[64];
-    if (!cJSON_IsObject(root)) return bad(e, path, NULL, "not a JSON object");
-    v = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, ONP_CRITERIA_SCHEMA))
-        return bad(e, path, "schema", "must be \"" ONP_CRITERIA_SCHEMA "\"");
-    if (get_count(root, "fixtures", &c->fixtures, path, "", e)) return -1;
+    char ctx[128];
+    if (get_count(root, "fixtures", &c->fixtures, path, pre, e)) return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "margin")) && !cJSON_IsNull(v) &&
-        get_num(root, "margin", 0, &c->margin, path, "", e))
+        get_num(root, "margin", 0, &c->margin, path, pre, e))
         return -1;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "environment"))) {
-        if (!cJSON_IsObject(v)) return bad(e, path, "environment", "not an object");
+        snprintf(ctx, sizeof ctx, "%senvironment", pre);
+        if (!cJSON_IsObject(v)) return bad(e, path, ctx, "not an object");
         const char *field, *why;
         if (onp_env_check_json(v, &field, &why)) {
-            snprintf(ctx, sizeof ctx, "environment.%s", field);
+            snprintf(ctx, sizeof ctx, "%senvironment.%s", pre, field);
             return bad(e, path, ctx, why);
         }
         c->has_env = 1;
         onp_env_read_json(&c->env, v);
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "lint_clean");
-    if (!cJSON_IsArray(v)) return bad(e, path, "lint_clean", v ? "not an array" : "missing");
+    snprintf(ctx, sizeof ctx, "%slint_clean", pre);
+    if (!cJSON_IsArray(v)) return bad(e, path, ctx, v ? "not an array" : "missing");
     c->lint = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->lint);
     if (!c->lint) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     cJSON_ArrayForEach(it, v)
     {
-        snprintf(ctx, sizeof ctx, "lint_clean[%zu]", c->n_lint);
+        snprintf(ctx, sizeof ctx, "%slint_clean[%zu]", pre, c->n_lint);
         const onp_lint_rule *rule = cJSON_IsString(it) ? onp_lint_rule_find(it->valuestring) : NULL;
         if (!rule)
             return bad(e, path, ctx,
@@ -207,14 +211,137 @@ static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_e
         snprintf(c->lint[c->n_lint++], sizeof c->lint[0], "%s", rule->id);
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "outputs");
-    if (!cJSON_IsObject(v)) return bad(e, path, "outputs", v ? "not an object" : "missing");
+    snprintf(ctx, sizeof ctx, "%soutputs", pre);
+    if (!cJSON_IsObject(v)) return bad(e, path, ctx, v ? "not an object" : "missing");
     c->outs = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *c->outs);
     if (!c->outs) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     cJSON_ArrayForEach(it, v)
     {
-        if (get_output(it, &c->outs[c->n_out], path, e)) return -1;
+        if (get_output(it, &c->outs[c->n_out], path, pre, e)) return -1;
         c->n_out++;
     }
+    return 0;
+}
+
+/* A target's name: 1 to 63 of [A-Za-z0-9._-]. */
+static int good_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n >= sizeof(((onp_crit_target *)0)->name)) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '.' || *s == '_' || *s == '-')) return 0;
+    return 1;
+}
+
+/* An opt-level by its name (ort.h's names; the parser stays apart from
+ * the ORT module, fuzz_criteria links it alone). */
+static int good_level(const char *s)
+{
+    static const char *const names[] = {"disable", "basic", "extended", "layout", "all"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(s, names[k])) return 1;
+    return 0;
+}
+
+/* "targets": an array of 1 to ONP_CRITERIA_MAX_TARGETS objects, each
+ * {name, ort_library (null: the command line's), opt_level (null or
+ * absent: the command line's), and the criteria of a file without
+ * targets}; names unique. */
+static int get_targets(const cJSON *v, const char *path, onp_criteria *c, onp_error *e)
+{
+    const cJSON *it;
+    char ctx[128];
+    int n = cJSON_GetArraySize(v);
+    if (!cJSON_IsArray(v) || n < 1 || n > ONP_CRITERIA_MAX_TARGETS)
+        return bad(e, path, "targets", "not an array of 1 to 8 targets");
+    if (!(c->targets = calloc((size_t)n, sizeof *c->targets)))
+        return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
+    cJSON_ArrayForEach(it, v)
+    {
+        onp_crit_target *t = &c->targets[c->n_targets];
+        char pre[32];
+        snprintf(pre, sizeof pre, "targets[%zu].", c->n_targets);
+        c->n_targets++; /* counted before its fields: freed whatever fails */
+        snprintf(ctx, sizeof ctx, "targets[%zu]", c->n_targets - 1);
+        if (!cJSON_IsObject(it)) return bad(e, path, ctx, "not an object");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *lib = cJSON_GetObjectItemCaseSensitive(it, "ort_library");
+        const cJSON *lv = cJSON_GetObjectItemCaseSensitive(it, "opt_level");
+        snprintf(ctx, sizeof ctx, "%sname", pre);
+        if (!cJSON_IsString(nm) || !good_name(nm->valuestring))
+            return bad(e, path, ctx,
+                       nm ? "not a name of 1 to 63 letters, digits, '.', '_' or '-'" : "missing");
+        for (size_t k = 0; k + 1 < c->n_targets; k++)
+            if (!strcmp(c->targets[k].name, nm->valuestring))
+                return bad(e, path, ctx, "a name another target has");
+        snprintf(t->name, sizeof t->name, "%s", nm->valuestring);
+        snprintf(ctx, sizeof ctx, "%sort_library", pre);
+        if (!lib) return bad(e, path, ctx, "missing (null: the library the command line names)");
+        if (!cJSON_IsNull(lib) && (!cJSON_IsString(lib) || !lib->valuestring[0] ||
+                                   strlen(lib->valuestring) >= sizeof t->ort_library))
+            return bad(e, path, ctx, "not null, \"env\" or a path of at most 1023 bytes");
+        if (cJSON_IsString(lib)) snprintf(t->ort_library, sizeof t->ort_library, "%s", lib->valuestring);
+        snprintf(ctx, sizeof ctx, "%sopt_level", pre);
+        if (lv && !cJSON_IsNull(lv) && (!cJSON_IsString(lv) || !good_level(lv->valuestring)))
+            return bad(e, path, ctx, "not null or an opt-level (disable, basic, extended, layout, all)");
+        if (cJSON_IsString(lv)) snprintf(t->opt_level, sizeof t->opt_level, "%s", lv->valuestring);
+        if (cJSON_GetObjectItemCaseSensitive(it, "targets")) {
+            snprintf(ctx, sizeof ctx, "%stargets", pre);
+            return bad(e, path, ctx, "a target holds no targets");
+        }
+        if (body(it, path, pre, &t->crit, e)) return -1;
+    }
+    return 0;
+}
+
+/* The checks of criteria_parse on a parsed document: the schema, then the
+ * criteria of the file or of each of its targets. */
+static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_error *e)
+{
+    const cJSON *v;
+    if (!cJSON_IsObject(root)) return bad(e, path, NULL, "not a JSON object");
+    v = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, ONP_CRITERIA_SCHEMA))
+        return bad(e, path, "schema", "must be \"" ONP_CRITERIA_SCHEMA "\"");
+    if (!(v = cJSON_GetObjectItemCaseSensitive(root, "targets"))) return body(root, path, "", c, e);
+    static const char *const only_in_targets[] = {"fixtures", "outputs", "lint_clean",
+                                                  "environment"};
+    for (size_t k = 0; k < sizeof only_in_targets / sizeof only_in_targets[0]; k++)
+        if (cJSON_GetObjectItemCaseSensitive(root, only_in_targets[k]))
+            return bad(e, path, only_in_targets[k],
+                       "beside \"targets\": each target carries its own criteria");
+    return get_targets(v, path, c, e);
+}
+
+int onp_crit_target_parse(const char *spec, onp_crit_target *t, onp_error *e)
+{
+    memset(t, 0, sizeof *t);
+    const char *eq = strchr(spec, '=');
+    size_t n = eq ? (size_t)(eq - spec) : 0;
+    if (!eq || !n || n >= sizeof t->name)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--target wants NAME=LIBRARY[@OPT_LEVEL] (LIBRARY bundled, env or a "
+                             "path), not '%s'",
+                             spec);
+    memcpy(t->name, spec, n);
+    if (!good_name(t->name))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--target %s: a name is 1 to 63 letters, digits, '.', '_' or '-'",
+                             spec);
+    const char *lib = eq + 1, *at = strrchr(lib, '@');
+    size_t ln = at ? (size_t)(at - lib) : strlen(lib);
+    if (!ln || ln >= sizeof t->ort_library)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--target %s: the library is bundled, env or a path of at most 1023 "
+                             "bytes",
+                             spec);
+    if (at && (!good_level(at + 1) || strlen(at + 1) >= sizeof t->opt_level))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "--target %s: '%s' is not an opt-level (disable, basic, extended, "
+                             "layout, all)",
+                             spec, at + 1);
+    if (at) snprintf(t->opt_level, sizeof t->opt_level, "%s", at + 1);
+    if (!(ln == 7 && !strncmp(lib, "bundled", 7))) memcpy(t->ort_library, lib, ln);
     return 0;
 }
 

@@ -205,16 +205,50 @@ static cJSON *output_json(const onp_crit_out *co)
     return oj;
 }
 
+/* The criteria of c (of the file, or of one target) into root. */
+static int criteria_body(cJSON *root, const onp_criteria *c);
+
 cJSON *onp_criteria_to_json(const onp_criteria *c)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
     cJSON_AddStringToObject(root, "schema", ONP_CRITERIA_SCHEMA);
-    cJSON_AddStringToObject(root, "model_sha256", c->model_sha256);
-    if (c->has_env && onp_env_write_json(&c->env, cJSON_AddObjectToObject(root, "environment"))) {
+    if (!c->n_targets) {
+        if (criteria_body(root, c)) cJSON_Delete(root), root = NULL;
+        return root;
+    }
+    cJSON *arr = cJSON_AddArrayToObject(root, "targets");
+    for (size_t k = 0; arr && k < c->n_targets; k++) {
+        const onp_crit_target *t = &c->targets[k];
+        cJSON *x = cJSON_CreateObject();
+        if (!x || !cJSON_AddItemToArray(arr, x)) {
+            cJSON_Delete(x);
+            arr = NULL;
+            break;
+        }
+        cJSON_AddStringToObject(x, "name", t->name);
+        if (t->ort_library[0])
+            cJSON_AddStringToObject(x, "ort_library", t->ort_library);
+        else
+            cJSON_AddNullToObject(x, "ort_library");
+        if (t->opt_level[0])
+            cJSON_AddStringToObject(x, "opt_level", t->opt_level);
+        else
+            cJSON_AddNullToObject(x, "opt_level");
+        if (criteria_body(x, &t->crit)) arr = NULL;
+    }
+    if (!arr) {
         cJSON_Delete(root);
         return NULL;
     }
+    return root;
+}
+
+static int criteria_body(cJSON *root, const onp_criteria *c)
+{
+    cJSON_AddStringToObject(root, "model_sha256", c->model_sha256);
+    if (c->has_env && onp_env_write_json(&c->env, cJSON_AddObjectToObject(root, "environment")))
+        return -1;
     onp_doc_num(root, "margin", c->margin);
     cJSON_AddNumberToObject(root, "fixtures", (double)c->fixtures);
     cJSON *lc = cJSON_AddArrayToObject(root, "lint_clean");
@@ -222,23 +256,22 @@ cJSON *onp_criteria_to_json(const onp_criteria *c)
     cJSON *outs = cJSON_AddObjectToObject(root, "outputs");
     for (size_t i = 0; outs && i < c->n_out; i++) {
         cJSON *oj = output_json(&c->outs[i]);
-        if (!oj) {
-            cJSON_Delete(root);
-            return NULL;
-        }
+        if (!oj) return -1;
         cJSON_AddItemToObject(outs, c->outs[i].name, oj);
     }
-    if (!outs || !lc) {
-        cJSON_Delete(root);
-        return NULL;
-    }
-    return root;
+    return outs && lc ? 0 : -1;
 }
 
 // --- why not, for people ------------------------------------------------------------
 
 void onp_gate_refusal_text(const onp_gate *g, char *buf, size_t n)
 {
+    for (size_t k = 0; k < g->n_targets; k++) /* the first target that is no baseline */
+        if (g->targets[k].verdict != ONP_RUN_PASS) {
+            int u = snprintf(buf, n, "target %s: ", g->targets[k].target);
+            if (u > 0 && (size_t)u < n) onp_gate_refusal_text(&g->targets[k], buf + u, n - (size_t)u);
+            return;
+        }
     const onp_gate_refusal_why *w = &g->refusal;
     const char *again = "fix the export, or pass --allow-failing to record a failing baseline on "
                         "purpose";

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "onnxparity/gate.h"
 #include "onnxparity/run.h"
 #include "util/fsio.h"
 #include "util/sha256.h"
@@ -61,41 +62,76 @@ static int inside(const char *path, const char *dir)
     return !strncmp(path, d, k) && (path[k] == '/' || !path[k]);
 }
 
-/* Why the recorded library is not judged, or NULL: it is.  A bundle may
- * come from anywhere and loading a library runs its code, so the record
- * must name an ONNX Runtime library by an absolute path outside the bundle
- * whose sha256 the capture recorded and the file still has. */
+/* Why library t->library, recorded with sha256 rec_sha, may not be
+ * loaded, or NULL: it may.  A bundle may come from anywhere and loading a
+ * library runs its code, so the record must name an ONNX Runtime library
+ * by an absolute path outside the bundle whose sha256 the capture
+ * recorded and the file still has. */
+static const char *unfollowable(const onp_bundle *b, const char *library, const char *rec_sha,
+                                char *buf, size_t n)
+{
+    struct stat st;
+    char there[65];
+    const char *base = strrchr(library, '/');
+    char real[PATH_MAX];
+    if (library[0] != '/' || !base || strncmp(base + 1, "libonnxruntime.so", 17)) {
+        snprintf(buf, n, "%.400s is not an absolute path to a libonnxruntime.so", library);
+        return buf;
+    }
+    if (stat(library, &st) || !S_ISREG(st.st_mode) || !realpath(library, real)) {
+        snprintf(buf, n, "%.400s is not on this machine", library);
+        return buf;
+    }
+    if (inside(real, onp_bundle_dir(b))) return "the recorded library is inside the bundle";
+    if (strlen(rec_sha) != 64) return "parity.json records no sha256 of the library";
+    if (file_sha256(library, there)) {
+        snprintf(buf, n, "cannot read %.400s", library);
+        return buf;
+    }
+    if (strcmp(rec_sha, there)) {
+        snprintf(buf, n, "%.400s changed since the capture (sha256 %.12s, recorded %.12s)",
+                 library, there, rec_sha);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Why the recorded library is not judged as check's second target, or
+ * NULL: it is (followable, and not the library under test). */
 static const char *skip_reason(onp_check *c, const onp_run_args *a, const char *rec_sha, char *buf,
                                size_t n)
 {
     onp_env_target *t = &c->env;
-    struct stat st;
     char here[65], there[65];
     if (a->run.no_env_target) return "--no-env-target";
     if (a->run.shard_n) return "a shard checks one target";
-    const char *base = strrchr(t->library, '/');
-    char real[PATH_MAX];
-    if (t->library[0] != '/' || !base || strncmp(base + 1, "libonnxruntime.so", 17)) {
-        snprintf(buf, n, "%.400s is not an absolute path to a libonnxruntime.so", t->library);
-        return buf;
-    }
-    if (stat(t->library, &st) || !S_ISREG(st.st_mode) || !realpath(t->library, real)) {
-        snprintf(buf, n, "%.400s is not on this machine", t->library);
-        return buf;
-    }
-    if (inside(real, onp_bundle_dir(c->bundle))) return "the recorded library is inside the bundle";
-    if (strlen(rec_sha) != 64) return "parity.json records no sha256 of the library";
+    const char *why = unfollowable(c->bundle, t->library, rec_sha, buf, n);
+    if (why) return why;
     if (file_sha256(onp_ort_lib_path(c->ort), here) || file_sha256(t->library, there)) {
         snprintf(buf, n, "cannot read %.400s", t->library);
         return buf;
     }
-    if (!strcmp(here, there)) return "it is the library under test";
-    if (strcmp(rec_sha, there)) {
-        snprintf(buf, n, "%.400s changed since the capture (sha256 %.12s, recorded %.12s)",
-                 t->library, there, rec_sha);
-        return buf;
+    return strcmp(here, there) ? NULL : "it is the library under test";
+}
+
+int onp_gate_env_library(const onp_bundle *b, char *lib, size_t n, char *why, size_t wn)
+{
+    onp_env_target t;
+    char rec_sha[65] = "";
+    memset(&t, 0, sizeof t);
+    lib[0] = '\0';
+    if (!read_record(b, &t, rec_sha)) {
+        snprintf(why, wn, "parity.json records no onnxruntime library of the capturing "
+                          "environment");
+        return -1;
     }
-    return NULL;
+    const char *no = unfollowable(b, t.library, rec_sha, why, wn);
+    if (no) {
+        if (no != why) snprintf(why, wn, "%s", no);
+        return -1;
+    }
+    snprintf(lib, n, "%s", t.library);
+    return 0;
 }
 
 int onp_check_env_target(onp_check *c, onp_run_args *a, onp_error *e)
