@@ -129,6 +129,25 @@ static const char *noise_words(const onp_bisect_result *r, char *buf, size_t n)
     return buf;
 }
 
+/* The branch: line (issue 35): the branch the trace fixed, which left no
+ * node of its own before the first divergent node f. */
+static void print_branch(const onp_bisect_result *r, const onp_bisect_point *f)
+{
+    if (!r->branch.found) return;
+    char mods[700] = "";
+    for (size_t i = 0, u = 0; i < r->branch.n_modules && i < 4 && u < sizeof mods; i++)
+        u += (size_t)snprintf(mods + u, sizeof mods - u, "%s%s", i ? ", " : "",
+                              r->branch.modules[i][0] ? r->branch.modules[i] : "(the model itself)");
+    printf("branch:  decided at trace time by %s%s%s%s%s%s%s: a branch leaves no node of its own, "
+           "so %s is the first value after it; the traced fixture %d takes the graph's path, "
+           "fixture %d diverges\n",
+           r->branch.where, r->branch.code[0] ? " (`" : "", r->branch.code,
+           r->branch.code[0] ? "`)" : "",
+           r->branch.n_modules ? (r->branch.n_modules > 1 ? " in modules " : " in module ") : "",
+           mods, r->branch.n_modules > 4 ? " and more" : "", f->node[0] ? f->node : "(unnamed)",
+           r->branch.traced_fixture, f->fail_fixture);
+}
+
 /* One line: does the first divergent node own its error? */
 static void print_local(const onp_bisect_result *r)
 {
@@ -202,22 +221,7 @@ static void print_text(const opts *o, const onp_bisect_result *r, onp_ort *ort)
                report_fmt(f->max_rel, mr, sizeof mr),
                f->noise.src != ONP_NOISE_NONE ? report_fmt(f->envelope_max, ev, sizeof ev) : "-",
                report_fmt(f->jump, jp, sizeof jp), f->fail_fixture, first_clause(r));
-        if (r->branch.found) { /* issue 35: the branch that left no node */
-            char mods[700] = "";
-            for (size_t i = 0, u = 0; i < r->branch.n_modules && i < 4 && u < sizeof mods; i++)
-                u += (size_t)snprintf(mods + u, sizeof mods - u, "%s%s", i ? ", " : "",
-                                      r->branch.modules[i][0] ? r->branch.modules[i]
-                                                              : "(the model itself)");
-            printf("branch:  decided at trace time by %s%s%s%s%s%s%s: a branch leaves no node "
-                   "of its own, so %s is the first value after it; the traced fixture %d takes "
-                   "the graph's path, fixture %d diverges\n",
-                   r->branch.where, r->branch.code[0] ? " (`" : "", r->branch.code,
-                   r->branch.code[0] ? "`)" : "",
-                   r->branch.n_modules ? (r->branch.n_modules > 1 ? " in modules " : " in module ")
-                                       : "",
-                   mods, r->branch.n_modules > 4 ? " and more" : "",
-                   f->node[0] ? f->node : "(unnamed)", r->branch.traced_fixture, f->fail_fixture);
-        }
+        print_branch(r, f);
         if (onp_bisect_absorbed(r))
             printf("absorbed: " ONP_BISECT_ABSORBED_WORDS
                    " (the plain model's outputs pass, max_abs "

@@ -466,6 +466,10 @@ static void emit_text(const opts *o, const char *model, onp_bundle *b, onp_ort *
                p->node[0] ? p->node : "(unnamed)", p->op_type, p->value,
                p->module[0] ? ", module " : "", p->module,
                onp_shell_quote(o->target ? o->target : model, q, sizeof q));
+        if (onp_run_absorbed(run)) /* issue 35: the sentence bisect writes too */
+            printf("absorbed: " ONP_BISECT_ABSORBED_WORDS
+                   ": %s leaves its noise envelope (fixture %d) but the outputs pass\n",
+                   p->node[0] ? p->node : "(unnamed)", p->fail_fixture);
     }
 }
 

@@ -91,6 +91,7 @@ static const help_row check_rows[] = {
     {"--no-bisect", "do not bisect a failing bundle"},
     {"--no-lint", "do not lint the model"},
     {"--no-env-target", "judge only the library under test, not the capture environment's too"},
+    {"--intermediates", "bisect a passing bundle too: name a divergence the outputs absorb"},
     {"--format text|json", "text table (default) or the JSON document"},
     {"--html FILE", "also write the result as a self-contained HTML page"},
     {"--junit FILE", "also write JUnit XML: one testcase per fixture x output"},

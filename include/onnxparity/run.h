@@ -194,6 +194,11 @@ typedef struct onp_run_opts {
     int no_lint; /* skip the lint (its errors fail the run) */
     /* the bisect, when a fixture fails by its numbers */
     int no_bisect;
+    /* check --intermediates (issue 35): bisect a passing run too, against
+     * the bundle's stored intermediates, so that a divergence the outputs
+     * absorb is named (onp_bisect_absorbed); off by default: one more
+     * instrumented run per fixture with intermediates */
+    int intermediates;
     onp_bisect_ref reference; /* AUTO by default (see onp_run_bisect_plan) */
     const char *save_repro;   /* a folder for the local reproducer, or NULL */
     /* what a caller computed itself, or NULL: the lint (onp_run_lint, run
@@ -247,8 +252,9 @@ enum {
                                    --save-repro */
     ONP_RUN_ARGS_DIAGNOSE = 16, /* diagnose's: --rtol, --atol, --no-bisect, --save-repro */
     ONP_RUN_ARGS_TARGETS = 32,  /* check's second target: --no-env-target */
-    ONP_RUN_ARGS_CHECK =
-        ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE | ONP_RUN_ARGS_TARGETS
+    ONP_RUN_ARGS_INTERNAL = 64, /* check's --intermediates */
+    ONP_RUN_ARGS_CHECK = ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL | ONP_RUN_ARGS_JUDGE |
+                         ONP_RUN_ARGS_TARGETS | ONP_RUN_ARGS_INTERNAL
 };
 
 /* onp_run_opts_init, and the session the tool defaults to: optimization
@@ -451,6 +457,12 @@ void onp_run_tally_of(const onp_fixture_verdict *fix, size_t n, onp_run_tally *t
 /* The bisect result's first divergent point, or NULL (no bisect, or it
  * found none). */
 const onp_bisect_point *onp_run_first_divergent(const onp_run_result *r);
+
+/* 1 when every fixture passes and the run's bisect (check --intermediates)
+ * found a value beyond its noise that the outputs absorb
+ * (onp_bisect_absorbed): the verdict stays pass, the causes ignore the
+ * bisect, and check says ONP_BISECT_ABSORBED_WORDS with the node. */
+int onp_run_absorbed(const onp_run_result *r);
 
 /* Free everything r owns; accepts a zeroed result. */
 void onp_run_result_release(onp_run_result *r);

@@ -195,6 +195,12 @@ cJSON *onp_doc_check(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
         cJSON_AddItemToObject(root, "first_divergent", onp_doc_first_divergent(r->bisect));
     else
         cJSON_AddNullToObject(root, "first_divergent");
+    /* issue 35: a divergence inside the graph that the outputs absorb
+     * (--intermediates), in the words bisect uses */
+    if (onp_run_absorbed(r))
+        cJSON_AddStringToObject(root, "absorbed", ONP_BISECT_ABSORBED_WORDS);
+    else
+        cJSON_AddNullToObject(root, "absorbed");
     cJSON_AddItemToObject(root, "latent", onp_doc_latent(r->causes));
     cJSON_AddItemToObject(root, "lint", onp_doc_lint(onp_run_lint_of(o, r)));
     cJSON_AddItemToObject(root, "adequacy", onp_doc_adequacy(onp_bundle_adequacy(b)));

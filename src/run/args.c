@@ -243,6 +243,7 @@ static int set_switch(onp_run_args *a, const char *name, const char *v, onp_erro
     if (!strcmp(name, "no-lint")) a->run.no_lint = 1;
     if (!strcmp(name, "no-bisect")) a->run.no_bisect = 1;
     if (!strcmp(name, "no-env-target")) a->run.no_env_target = 1;
+    if (!strcmp(name, "intermediates")) a->run.intermediates = 1;
     return 0;
 }
 
@@ -277,6 +278,7 @@ static const struct {
     {"no-lint", ONP_RUN_ARGS_JUDGE, 0, set_switch},
     {"no-bisect", ONP_RUN_ARGS_JUDGE | ONP_RUN_ARGS_DIAGNOSE, 0, set_switch},
     {"no-env-target", ONP_RUN_ARGS_TARGETS, 0, set_switch},
+    {"intermediates", ONP_RUN_ARGS_INTERNAL, 0, set_switch},
     {"fixture", ONP_RUN_ARGS_BISECT, 1, set_fixture},
     {"reference", ONP_RUN_ARGS_BISECT, 1, set_reference},
     {"chunk", ONP_RUN_ARGS_BISECT, 1, set_chunk},

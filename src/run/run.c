@@ -148,7 +148,9 @@ void onp_run_bisect(const onp_bundle *b, onp_ort *ort, const onp_run_opts *o, on
 {
     int numbers_fail = 0;
     for (size_t i = 0; i < r->n_fix; i++) numbers_fail |= r->fix[i].status == ONP_FIXTURE_FAIL;
-    if (!numbers_fail || r->bisect) return; /* only crashes and timeouts: nothing to bisect */
+    /* only crashes and timeouts: nothing to bisect; a pass only when asked
+     * (--intermediates), and kept only when its divergence is absorbed */
+    if ((!numbers_fail && !o->intermediates) || r->bisect) return;
     onp_bisect_opts bo;
     onp_bundle_spec where = onp_bundle_where(b);
     onp_run_bisect_plan(&where, o, &bo);
@@ -157,7 +159,8 @@ void onp_run_bisect(const onp_bundle *b, onp_ort *ort, const onp_run_opts *o, on
     onp_error_clear(&e);
     const char *target = onp_bundle_dir(b) ? onp_bundle_dir(b) : onp_bundle_model_path(b);
     if (onp_bisect_run(ort, target, &bo, &r->bisect, &e) ||
-        r->bisect->status == ONP_BISECT_NO_REFERENCE) {
+        r->bisect->status == ONP_BISECT_NO_REFERENCE ||
+        (!numbers_fail && !onp_bisect_absorbed(r->bisect))) {
         onp_bisect_free(r->bisect);
         r->bisect = NULL;
     }
@@ -172,7 +175,8 @@ int onp_run_causes(const onp_run_opts *o, onp_run_result *r, onp_error *e)
                        .n_fixtures = r->n_fix,
                        .probe = o->probe,
                        .sweep = o->sweep,
-                       .bisect = r->bisect,
+                       /* an absorbed divergence explains no failure */
+                       .bisect = r->bisect && !onp_run_absorbed(r) ? r->bisect : NULL,
                        .traced_fixture = r->traced >= 0 ? &r->traced : NULL,
                        .traced_verdict = r->traced_judged ? &r->traced_extra : NULL,
                        .other = r->other};
@@ -185,6 +189,13 @@ int onp_run(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_opts *o, 
     if (onp_run_fixtures(b, ort, s, o, r, e)) return -1;
     if (!o->no_bisect) onp_run_bisect(b, ort, o, r);
     return onp_run_causes(o, r, e);
+}
+
+int onp_run_absorbed(const onp_run_result *r)
+{
+    for (size_t i = 0; i < r->n_fix; i++)
+        if (r->fix[i].status != ONP_FIXTURE_PASS) return 0;
+    return r->bisect && onp_bisect_absorbed(r->bisect);
 }
 
 onp_run_verdict onp_run_diagnosis_verdict(const onp_run_result *r)

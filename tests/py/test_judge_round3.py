@@ -321,6 +321,7 @@ def test_divergence_absorbed_by_layer_scale(onnxparity, tmp_path):
     b = tmp_path / "b"
     onp.capture(TinyConvNeXt().eval(), fx, b, opset=17)
     m = onnx.load(str(b / "model.onnx"))
+    healthy = onnx.load(str(b / "model.onnx"))
     ln = [n for n in m.graph.node if n.op_type == "LayerNormalization"]
     assert len(ln) == 1, [n.op_type for n in m.graph.node]
     for a in ln[0].attribute:
@@ -330,13 +331,25 @@ def test_divergence_absorbed_by_layer_scale(onnxparity, tmp_path):
         ln[0].attribute.append(onnx.helper.make_attribute("epsilon", 0.1))
     onnx.save(m, str(b / "model.onnx"))
     rc, chk = check_json(onnxparity, b)
-    assert rc == 0 and chk["verdict"] == "pass"
+    assert rc == 0 and chk["verdict"] == "pass" and chk["absorbed"] is None
     r = run([onnxparity, "bisect", b, "--format", "json"])
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc["first_divergent"]["node"] == ln[0].name, r.stdout[-1500:]
     assert doc["absorbed"] == "internal divergence absorbed: outputs within noise"
     text = run([onnxparity, "bisect", b]).stdout
     assert "internal divergence absorbed: outputs within noise" in text
+    # check --intermediates says the same sentence with the same node, and
+    # still passes: the causes explain no failure with it
+    rc, chk = check_json(onnxparity, b, "--intermediates")
+    assert rc == 0 and chk["verdict"] == "pass", [c["id"] for c in chk["causes"]]
+    assert chk["absorbed"] == doc["absorbed"] and chk["first_divergent"]["node"] == ln[0].name
+    assert not [c for c in chk["causes"] if c["id"] not in ("float-noise",)], chk["causes"]
+    text = run([onnxparity, "check", b, "--intermediates"]).stdout
+    assert f"absorbed: internal divergence absorbed: outputs within noise: {ln[0].name}" in text, text
+    # a healthy twin (the epsilon as exported): --intermediates finds nothing
+    onnx.save(healthy, str(b / "model.onnx"))
+    rc, chk = check_json(onnxparity, b, "--intermediates")
+    assert rc == 0 and chk["absorbed"] is None and chk["first_divergent"] is None
 
 
 # --- 5. an operator whose torch and ONNX definitions differ, by the numbers ----
