@@ -20,8 +20,9 @@
 static void print_text(const onp_decode_result *r)
 {
     char a[32], b[32], c[32];
-    printf("generate %s (%s, %s): %zu prompts x %d steps, ONNX Runtime %s on %s\n", r->bundle,
-           r->model_type, r->exporter, r->n_prompts, r->n_steps, r->ort_version, r->provider);
+    printf("generate %s (%s, %s, %s): %zu prompts x %d steps, ONNX Runtime %s on %s\n", r->bundle,
+           r->model_type, r->exporter, r->strategy, r->n_prompts, r->n_steps, r->ort_version,
+           r->provider);
     for (size_t i = 0; i < r->n_prompts; i++) {
         const onp_decode_prompt *p = &r->prompts[i];
         if (p->cls == ONP_DECODE_AGREE) continue;
@@ -35,9 +36,17 @@ static void print_text(const onp_decode_result *r)
                    report_fmt(st->envelope_max, b, sizeof b));
         }
         if (p->why[0]) printf("; %s", p->why);
-        if (p->cache_step >= 0)
+        if (p->stop_step >= 0)
+            printf("; at step %d %s stops at the EOS token where %s goes on", p->stop_step,
+                   p->stop_ort ? "ORT" : "eager", p->stop_ort ? "eager" : "ORT");
+        if (p->where == ONP_DECODE_WHERE_CACHE)
             printf("; first cache entry beyond its noise: layer %d %s at step %d", p->cache_layer,
                    p->cache_value ? "value" : "key", p->cache_step);
+        else if (p->where == ONP_DECODE_WHERE_SETTING)
+            printf("; a generation setting, no layer");
+        else if (p->cls == ONP_DECODE_DEFECT && p->cache_judged)
+            printf("; no cache entry beyond its noise (after the cache: the final norm or the "
+                   "head)");
         putchar('\n');
     }
     printf("  logit error / envelope by step:");

@@ -86,7 +86,27 @@ typedef struct onp_decode_step {
     int eager_processed; /* eager's token is not the argmax of eager's own raw logits: a
                             generation setting (a logits processor: repetition penalty, ...)
                             applied on eager's side only; a flip there is a defect */
+    /* Sampling (strategy "sample"): the step's uniform draw, and the bound
+     * on how far the logits' noise can move eager's CDF
+     * (onp_decode_cdf_envelope); a flip's margin is then the distance from
+     * the draw to eager's CDF boundary between the two tokens. */
+    double uniform;      /* NAN under greedy */
+    double cdf_envelope; /* NAN under greedy */
 } onp_decode_step;
+
+/* Where a prompt's defect is placed (docs/generate.md, "Where it starts"). */
+typedef enum onp_decode_where {
+    ONP_DECODE_WHERE_NONE = 0,  /* "none": no defect, or none placed */
+    ONP_DECODE_WHERE_CACHE,     /* "cache-entry": the first cache entry beyond its noise */
+    ONP_DECODE_WHERE_INPUT,     /* "graph-input": a past input whose sequence length the
+                                   graph fixes (baked at trace), the step ORT refused */
+    ONP_DECODE_WHERE_SETTING,   /* "generation-setting": a setting applied on one side
+                                   only; no layer */
+    ONP_DECODE_WHERE_COUNT
+} onp_decode_where;
+
+/* "none", "cache-entry", "graph-input", "generation-setting"; "?" out of range. */
+const char *onp_decode_where_name(onp_decode_where w);
 
 typedef struct onp_decode_prompt {
     int batch, row; /* where it sits in the bundle */
@@ -111,6 +131,15 @@ typedef struct onp_decode_prompt {
     int cache_layer;  /* layer index */
     int cache_value;  /* 0 key, 1 value */
     double cache_gap, cache_envelope;
+    /* The defect placed: a cache entry (cache_* above), a past input the
+     * graph fixes (cache_step / layer / value name it, baked_len its fixed
+     * length), or a generation setting (no layer). */
+    onp_decode_where where;
+    int64_t baked_len; /* graph-input: the sequence length the graph fixes; else -1 */
+    int eos_step;      /* the step eager emitted eos_token_id (the row stops after it); -1 */
+    int stop_step;     /* the first step one side's token is the EOS and the other's not (a
+                          row stopping on one side only, a token divergence); -1 none */
+    int stop_ort;      /* at stop_step: 1 ORT stops (eager goes on), 0 eager stops */
     onp_decode_step *steps; /* [n_steps], owned by the result */
 } onp_decode_prompt;
 
@@ -134,6 +163,9 @@ void onp_decode_opts_init(onp_decode_opts *o);
 
 typedef struct onp_decode_result {
     onp_run_verdict verdict;
+    char strategy[16];   /* "greedy" or "sample" */
+    double temperature;  /* sample: T; greedy: NAN */
+    int64_t eos_token_id; /* -1: none */
     char bundle[1024];
     char model_type[64];
     char exporter[32];
@@ -171,6 +203,20 @@ void onp_decode_result_free(onp_decode_result *r);
  * Returns the class after this step. */
 onp_decode_class onp_decode_judge_step(onp_decode_class cls_so_far, int logits_pass, int flipped,
                                        double margin, double envelope);
+
+/* Sampling: how far eager's CDF may move when every logit moves by at most
+ * `envelope` at temperature `temperature`: exp(2 envelope / T) - 1 (each
+ * probability moves by a factor within exp(+-2 envelope / T)); 0 when the
+ * envelope is not positive. */
+double onp_decode_cdf_envelope(double envelope, double temperature);
+
+/* Sampling: the token drawn by `u` in [0, 1) from logits l[V] at
+ * temperature T, inverse-CDF in vocabulary order, in float64:
+ * w_i = exp((l_i - max l) / T), c_k = (w_0 + ... + w_k) / (w_0 + ... +
+ * w_{V-1}) summed in that order, the token the first k with u < c_k (the
+ * last k with w_k > 0 when rounding leaves none).  The rule the capture's
+ * sampler follows (python/onnxparity/_decode.py, sample_pick). */
+int64_t onp_decode_sample(const float *l, int64_t V, double T, double u);
 
 /* The generate document (docs/schemas/generate-1.json, schema
  * onnxparity.generate/1): verdict, bundle, summary with the agreement

@@ -184,15 +184,57 @@ def positions_of(mask: np.ndarray, new: int) -> np.ndarray:
     return pos[:, -new:].astype(np.int64)
 
 
+def sample_pick(logits: np.ndarray, u: np.ndarray, temperature: float
+                ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inverse-CDF sampling in vocabulary order, in float64, the rule
+    onnxparity generate follows (onp_decode_sample): for each row,
+    w_i = exp((l_i - max l) / T), c_k = cumsum(w)_k / sum(w) (summed in
+    order), the token the first k with u < c_k (the last k with w_k > 0
+    when rounding leaves none).  Returns the tokens [B] and eager's CDF just
+    below and at each token ([B] each: the interval [lo, hi) holding u)."""
+    l = logits.astype(np.float64)
+    w = np.exp((l - l.max(axis=1, keepdims=True)) / temperature)
+    c = np.cumsum(w, axis=1)
+    cdf = c / c[:, -1:]
+    below = u[:, None] < cdf
+    last = w.shape[1] - 1 - np.argmax((w > 0)[:, ::-1], axis=1)
+    tok = np.where(below.any(axis=1), np.argmax(below, axis=1), last)
+    rows = np.arange(len(tok))
+    lo = np.where(tok > 0, cdf[rows, np.maximum(tok - 1, 0)], 0.0)
+    return tok.astype(np.int64), lo, cdf[rows, tok]
+
+
+class _Sampler:
+    """Fixed-seed sampling at temperature T: one uniform draw per row and
+    step from numpy's PCG64 seeded once per capture, kept with eager's CDF
+    interval of the token it drew (the bundle's uniform.npy, cdf.npy)."""
+
+    def __init__(self, temperature: float, seed: int):
+        self.temperature = temperature
+        self.rng = np.random.default_rng(seed)
+        self.uniform: List[np.ndarray] = []
+        self.cdf: List[np.ndarray] = []
+
+    def pick(self, logits: np.ndarray) -> np.ndarray:
+        u = self.rng.random(logits.shape[0])
+        tok, lo, hi = sample_pick(logits, u, self.temperature)
+        self.uniform.append(u)
+        self.cdf.append(np.stack([lo, hi], axis=1))
+        return tok
+
+
 def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dtype: torch.dtype,
-            force: Optional[np.ndarray] = None, processor: Optional[Any] = None
+            force: Optional[np.ndarray] = None, processor: Optional[Any] = None,
+            sampler: Optional[_Sampler] = None, eos: Optional[int] = None, pad: int = 0
             ) -> Tuple[np.ndarray, List[np.ndarray], List[Tuple[int, ...]], np.ndarray]:
     """The loop on `step`: prefill, then one token per step, each step's
     token fed back with the cache.  ``force`` [B, steps]: feed these tokens
     instead of the loop's own (the float64 pass follows float32's tokens).
     ``processor(ids_so_far, logits) -> logits`` (a transformers
     LogitsProcessor): the pick is the argmax of its result; the raw logits
-    are what is recorded.
+    are what is recorded.  ``sampler``: the pick is drawn (_Sampler) instead
+    of the argmax.  ``eos``: a row that picked it is finished; its later
+    tokens are ``pad`` (fed with mask 1, as transformers' generate does).
     Returns tokens [B, steps], the logits of each step ([B, V] each), the
     cache shape after each step and the last cache, [2 * layers, B, H, P, D]
     (the cache only grows: it holds every step's entries)."""
@@ -204,6 +246,7 @@ def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dt
     tokens = np.zeros((b, steps), dtype=np.int64)
     logits: List[np.ndarray] = []
     shapes: List[Tuple[int, ...]] = []
+    done = np.zeros(b, dtype=bool)
     with torch.no_grad():
         for t in range(steps):
             pos = torch.from_numpy(positions_of(cur_mask, new))
@@ -212,10 +255,15 @@ def _greedy(step: DecoderStep, ids: np.ndarray, mask: np.ndarray, steps: int, dt
             logits.append(last.detach().numpy().copy())
             if force is not None:
                 tokens[:, t] = force[:, t]
+            elif sampler is not None:
+                tokens[:, t] = sampler.pick(logits[-1])
             else:
                 seen = torch.cat([torch.from_numpy(ids), torch.from_numpy(tokens[:, :t])], dim=1)
                 scores = last if processor is None else processor(seen, last.clone())
                 tokens[:, t] = scores.argmax(dim=-1).numpy()
+            if eos is not None and force is None:
+                tokens[done, t] = pad
+                done |= tokens[:, t] == eos
             past = list(out[1:])
             shapes.append(tuple(past[0].shape))
             cur_ids = torch.from_numpy(tokens[:, t:t + 1].copy())
@@ -255,15 +303,19 @@ def _loop_threads(model: torch.nn.Module, threads: Optional[int]) -> int:
 
 def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
             prompts: Sequence[Sequence[int]], *, steps: int, batch_size: int, pad_token_id: int,
-            topk: int, logits_batches: int, processor: Optional[Any]) -> List[Dict[str, Any]]:
+            topk: int, logits_batches: int, cache_batches: Optional[int], processor: Optional[Any],
+            sampler: Optional[_Sampler], eos: Optional[int]) -> List[Dict[str, Any]]:
     """The eager loops over every batch, written to out_dir/batch_K/;
     returns the manifest's batches."""
     batches: List[Dict[str, Any]] = []
     for k in range(0, len(prompts), batch_size):
         group = prompts[k:k + batch_size]
         ids, mask = left_pad(group, pad_token_id)
+        if sampler is not None:
+            sampler.uniform, sampler.cdf = [], []
         tokens, l32, shapes, c32 = _greedy(eager, ids, mask, steps, torch.float32,
-                                           processor=processor)
+                                           processor=processor, sampler=sampler, eos=eos,
+                                           pad=pad_token_id)
         _, l64, _, c64 = _greedy(step64, ids, mask, steps, torch.float64, force=tokens)
         b32 = np.stack(l32, axis=1)  # [B, steps, V]
         b64 = np.stack(l64, axis=1)
@@ -277,31 +329,44 @@ def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
         _save(os.path.join(d, "topk_logits.npy"), np.take_along_axis(b32, order, axis=2))
         _save(os.path.join(d, "noise.npy"),
               np.stack([_noise(b32[:, t], b64[:, t]) for t in range(steps)], axis=1))
+        if sampler is not None:
+            _save(os.path.join(d, "uniform.npy"), np.stack(sampler.uniform, axis=1))
+            _save(os.path.join(d, "cdf.npy"), np.stack(sampler.cdf, axis=1))
         full = len(batches) < logits_batches
+        keep_cache = cache_batches is None or len(batches) < cache_batches
         if full:
             _save(os.path.join(d, "logits.npy"), b32)
             _save(os.path.join(d, "logits64.npy"), b64)
+        if keep_cache:
             _save(os.path.join(d, "cache.npy"), c32)
             _save(os.path.join(d, "cache64.npy"), c64)
         batches.append({"dir": f"batch_{len(batches)}", "rows": len(group),
                         "prompt_len": int(ids.shape[1]),
                         "prompt_lengths": [len(p) for p in group],
-                        "logits": full,
+                        "logits": full, "cache": keep_cache,
                         "cache_shapes": [list(s) for s in shapes]})
     return batches
 
 
 def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Sequence[int]], *,
                    steps: int = 16, batch_size: int = 4, pad_token_id: int = 0, topk: int = 8,
-                   logits_batches: int = 2, opset: int = 18, threads: Optional[int] = None,
-                   logits_processor: Optional[Any] = None,
+                   logits_batches: int = 2, cache_batches: Optional[int] = None, opset: int = 18,
+                   threads: Optional[int] = None, logits_processor: Optional[Any] = None,
+                   eos_token_id: Optional[int] = None, do_sample: bool = False,
+                   temperature: float = 1.0, seed: int = 0,
                    export_step: Optional[DecoderStep] = None) -> Dict[str, Any]:
     """Export ``model``'s decode forward to ``out_dir``/model.onnx and record
     the eager greedy generation of ``steps`` tokens for every prompt
     (docs/decode.md).  ``logits_batches``: how many batches (the first) keep
-    their full float32 and float64 logits of every step and their last cache; every batch keeps
+    their full float32 and float64 logits of every step; every batch keeps
     the top-``topk`` ids and float32 logits of every step and the float64
-    noise of every step.  ``threads``: torch's intra-op threads for the
+    noise of every step.  ``cache_batches``: how many batches (the first)
+    keep eager's last cache and its float64 twin, which name the layer where
+    a defect starts (None: every batch).  ``eos_token_id``: a row stops at
+    it (its later steps are not judged).  ``do_sample``: eager draws each
+    token (sample_pick at ``temperature``, one uniform draw per row and step
+    from numpy's generator seeded with ``seed``, recorded) instead of the
+    argmax; generate draws ORT's token with the same draw.  ``threads``: torch's intra-op threads for the
     eager loops (restored after; None: one for a model under
     SMALL_MODEL_PARAMS parameters, else torch's own).  ``logits_processor``:
     applied to eager's logits before its pick, as transformers' generate
@@ -314,6 +379,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     manifest written to generate.json."""
     if steps < 1 or batch_size < 1 or topk < 1 or not prompts:
         raise ValueError("capture_decode: steps, batch_size and topk must be >= 1, prompts not empty")
+    if do_sample and (logits_processor is not None or not temperature > 0):
+        raise ValueError("capture_decode: do_sample needs a positive temperature and no logits_processor")
     if any(len(p) == 0 for p in prompts):
         raise ValueError("capture_decode: a prompt is empty (prompt %d)" % [len(p) for p in prompts].index(0))
     model = model.eval()
@@ -333,7 +400,9 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     try:
         batches = _record(eager, step64, out_dir, prompts, steps=steps, batch_size=batch_size,
                           pad_token_id=pad_token_id, topk=topk, logits_batches=logits_batches,
-                          processor=logits_processor)
+                          cache_batches=cache_batches, processor=logits_processor,
+                          sampler=_Sampler(temperature, seed) if do_sample else None,
+                          eos=eos_token_id)
     finally:
         torch.set_num_threads(saved_threads)
     names_in, names_out = io_names(layers)
@@ -347,7 +416,9 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
                    "position_ids": names_in[2], "past": names_in[3:]},
         "outputs": {"logits": names_out[0], "present": names_out[1:]},
         "cache": {"layers": layers, "kv_heads": kv_heads, "head_dim": head_dim, "dtype": "float32"},
-        "generation": {"strategy": "greedy", "steps": steps, "eos_token_id": None,
+        "generation": {"strategy": "sample" if do_sample else "greedy", "steps": steps,
+                       "temperature": temperature if do_sample else None,
+                       "seed": seed if do_sample else None, "eos_token_id": eos_token_id,
                        "pad_token_id": pad_token_id, "padding": "left",
                        "position_ids": "cumsum-1",
                        "logits_processor": None if logits_processor is None else repr(logits_processor)},

@@ -30,6 +30,42 @@ const char *onp_decode_class_name(onp_decode_class c)
     return (unsigned)c < ONP_DECODE_CLASS_COUNT ? class_names[c] : "?";
 }
 
+static const char *const where_names[] = {
+    [ONP_DECODE_WHERE_NONE] = "none",
+    [ONP_DECODE_WHERE_CACHE] = "cache-entry",
+    [ONP_DECODE_WHERE_INPUT] = "graph-input",
+    [ONP_DECODE_WHERE_SETTING] = "generation-setting",
+};
+_Static_assert(sizeof where_names / sizeof where_names[0] == ONP_DECODE_WHERE_COUNT,
+               "one name per place");
+
+const char *onp_decode_where_name(onp_decode_where w)
+{
+    return (unsigned)w < ONP_DECODE_WHERE_COUNT ? where_names[w] : "?";
+}
+
+double onp_decode_cdf_envelope(double envelope, double temperature)
+{
+    if (!(envelope > 0) || !(temperature > 0)) return 0;
+    return expm1(2 * envelope / temperature);
+}
+
+int64_t onp_decode_sample(const float *l, int64_t V, double T, double u)
+{
+    double top = -INFINITY, z = 0, run = 0;
+    for (int64_t v = 0; v < V; v++)
+        if ((double)l[v] > top) top = l[v];
+    for (int64_t v = 0; v < V; v++) z += exp(((double)l[v] - top) / T);
+    int64_t last = 0;
+    for (int64_t v = 0; v < V; v++) {
+        double w = exp(((double)l[v] - top) / T);
+        run += w;
+        if (w > 0) last = v;
+        if (u < run / z) return v;
+    }
+    return last;
+}
+
 onp_decode_class onp_decode_judge_step(onp_decode_class cls_so_far, int logits_pass, int flipped,
                                        double margin, double envelope)
 {
@@ -63,13 +99,15 @@ void onp_decode_result_free(onp_decode_result *r)
 
 typedef struct batch_arrays {
     onp_tensor ids, mask, tokens, topk_ids, topk_logits, noise, logits, logits64;
-    onp_tensor cache, cache64; /* [2 * layers, B, H, P_last, D], full batches only */
+    onp_tensor cache, cache64; /* [2 * layers, B, H, P_last, D], batches with a cache */
+    onp_tensor uniform, cdf;   /* sample: [B, steps] draws, [B, steps, 2] eager's CDF interval */
 } batch_arrays;
 
 static void arrays_release(batch_arrays *a)
 {
-    onp_tensor *t[] = {&a->ids,   &a->mask,   &a->tokens,   &a->topk_ids, &a->topk_logits,
-                       &a->noise, &a->logits, &a->logits64, &a->cache,    &a->cache64};
+    onp_tensor *t[] = {&a->ids,    &a->mask,     &a->tokens,   &a->topk_ids,
+                       &a->topk_logits, &a->noise, &a->logits, &a->logits64,
+                       &a->cache,  &a->cache64,  &a->uniform,  &a->cdf};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) onp_tensor_release(t[i]);
 }
 
@@ -114,6 +152,7 @@ static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, 
     int64_t top[3] = {b->rows, m->steps, m->topk};
     int64_t noise[3] = {b->rows, m->steps, 4};
     int64_t full[3] = {b->rows, m->steps, m->vocab};
+    int64_t cdf[3] = {b->rows, m->steps, 2};
     if (read_array(m->dir, b->dir, "input_ids", ONP_INT64, 2, prompt, &a->ids, e) ||
         read_array(m->dir, b->dir, "attention_mask", ONP_INT64, 2, prompt, &a->mask, e) ||
         read_array(m->dir, b->dir, "tokens", ONP_INT64, 2, tok, &a->tokens, e) ||
@@ -121,8 +160,11 @@ static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, 
         read_array(m->dir, b->dir, "topk_logits", ONP_FLOAT, 3, top, &a->topk_logits, e) ||
         read_array(m->dir, b->dir, "noise", ONP_DOUBLE, 3, noise, &a->noise, e) ||
         (b->full && (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
-                     read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64, e) ||
-                     read_cache(m, b, a, e)))) {
+                     read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64,
+                                e))) ||
+        (b->has_cache && read_cache(m, b, a, e)) ||
+        (m->sample && (read_array(m->dir, b->dir, "uniform", ONP_DOUBLE, 2, tok, &a->uniform, e) ||
+                       read_array(m->dir, b->dir, "cdf", ONP_DOUBLE, 3, cdf, &a->cdf, e)))) {
         arrays_release(a);
         return -1;
     }
@@ -153,6 +195,23 @@ typedef struct loop_ctx {
     batch_arrays *a;
     int n_steps;
 } loop_ctx;
+
+/* Sampling: ORT's token drawn with eager's uniform draw; on a flip, the
+ * margin is the draw's distance to eager's CDF boundary between the two
+ * tokens (eager's token b holds [lo, hi) of the CDF: ORT's token after b
+ * means ORT's CDF at b fell to the draw, hi - u; before b, u - lo). */
+static int sample_row(const loop_ctx *c, int64_t cell, const onp_tensor *got, onp_decode_step *st)
+{
+    double u = onp_tensor_get_f64(&c->a->uniform, cell);
+    st->uniform = u;
+    st->cdf_envelope = onp_decode_cdf_envelope(st->envelope_max, c->m->temperature);
+    st->eager_processed = 0;
+    st->ort_token = onp_decode_sample(got->data, c->m->vocab, c->m->temperature, u);
+    if (st->ort_token == st->eager_token) return 0;
+    double lo = onp_tensor_get_f64(&c->a->cdf, cell * 2), hi = onp_tensor_get_f64(&c->a->cdf, cell * 2 + 1);
+    st->margin = st->ort_token > st->eager_token ? hi - u : u - lo;
+    return 0;
+}
 
 /* Judge row r at step t on ORT's logits row `got` [V] float32; fills st. */
 static int judge_row(const loop_ctx *c, int r, int t, const onp_tensor *got, onp_decode_step *st,
@@ -201,15 +260,17 @@ static int judge_row(const loop_ctx *c, int r, int t, const onp_tensor *got, onp
     st->logits_pass = j.pass;
     st->gap_max = j.gap_max;
     st->envelope_max = j.envelope_max;
+    st->eager_token = (int64_t)onp_tensor_get_f64(&c->a->tokens, cell);
+    st->margin = NAN;
+    st->margin_bound = 0;
+    st->uniform = st->cdf_envelope = NAN;
+    if (m->sample) return sample_row(c, cell, got, st);
     /* ORT's token: the first maximum, as torch.argmax picks */
     const float *g = got->data;
     int64_t best = 0;
     for (int64_t v = 1; v < V; v++)
         if (g[v] > g[best] || (isnan(g[v]) && !isnan(g[best]))) best = v;
     st->ort_token = best;
-    st->eager_token = (int64_t)onp_tensor_get_f64(&c->a->tokens, cell);
-    st->margin = NAN;
-    st->margin_bound = 0;
     st->eager_processed = (int64_t)onp_tensor_get_f64(&c->a->topk_ids, cell * K) != st->eager_token;
     if (st->ort_token == st->eager_token) return 0;
     /* eager's margin between its token and ORT's */
@@ -229,42 +290,70 @@ static int judge_row(const loop_ctx *c, int r, int t, const onp_tensor *got, onp
     return 0;
 }
 
+/* A flip that ends one side's generation and not the other's: the clause
+ * why names (eos < 0: none). */
+static const char *eos_clause(const onp_decode_step *st, int64_t eos)
+{
+    if (eos < 0 || st->ort_token == st->eager_token) return "";
+    if (st->ort_token == eos) return " (ORT stops here, at the EOS token; eager goes on)";
+    if (st->eager_token == eos) return " (eager stops here, at the EOS token; ORT goes on)";
+    return "";
+}
+
 /* The prompt's class and first steps after step t (st judged). */
-static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st)
+static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st, int64_t eos)
 {
     int flipped = st->ort_token != st->eager_token;
     onp_decode_class before = p->cls;
+    int sample = !isnan(st->cdf_envelope);
     p->cls = onp_decode_judge_step(p->cls, st->logits_pass && st->cache_ok, flipped, st->margin,
-                                   st->envelope_max);
+                                   sample ? st->cdf_envelope : st->envelope_max);
     if (flipped && st->eager_processed) p->cls = ONP_DECODE_DEFECT;
     if (!flipped) p->tokens_agree++;
     if (flipped && p->first_token_step < 0) p->first_token_step = t;
+    if (eos >= 0 && flipped && p->stop_step < 0 && (st->ort_token == eos || st->eager_token == eos)) {
+        p->stop_step = t;
+        p->stop_ort = st->ort_token == eos;
+    }
     if (!st->logits_pass && p->first_logit_step < 0) p->first_logit_step = t;
     if (!st->cache_ok && p->first_cache_step < 0) p->first_cache_step = t;
     if ((flipped || !st->logits_pass || !st->cache_ok) && p->first_step < 0) p->first_step = t;
     if (before == ONP_DECODE_DEFECT || p->cls != ONP_DECODE_DEFECT) return;
-    if (!st->cache_ok)
+    const char *stop = eos_clause(st, eos);
+    if (!st->cache_ok) {
         snprintf(p->why, sizeof p->why, "step %d: the cache's shape is not the capture's", t);
-    else if (st->eager_processed)
+    } else if (st->eager_processed) {
+        p->where = ONP_DECODE_WHERE_SETTING;
         snprintf(p->why, sizeof p->why,
                  "step %d: token %lld where eager has %lld, which is not the argmax of eager's own "
                  "logits: a generation setting (repetition penalty, temperature, a logits "
-                 "processor) applied on eager's side only; the loop here is greedy on raw logits",
+                 "processor) applied on eager's side only; the loop here is greedy on raw "
+                 "logits",
                  t, (long long)st->ort_token, (long long)st->eager_token);
-    else if (!st->logits_pass)
-        snprintf(p->why, sizeof p->why, "step %d: logits %s (gap %.3g, envelope %.3g)", t,
-                 onp_verdict_name(st->verdict), st->gap_max, st->envelope_max);
-    else
+    } else if (!st->logits_pass) {
+        snprintf(p->why, sizeof p->why, "step %d: logits %s (gap %.3g, envelope %.3g)%s", t,
+                 onp_verdict_name(st->verdict), st->gap_max, st->envelope_max, stop);
+    } else if (sample) {
+        snprintf(p->why, sizeof p->why,
+                 "step %d: token %lld where eager sampled %lld with the same draw %.6g; the "
+                 "draw is %.3g from eager's CDF boundary, beyond what the logits' noise moves it "
+                 "(%.3g)%s",
+                 t, (long long)st->ort_token, (long long)st->eager_token, st->uniform, st->margin,
+                 st->cdf_envelope, stop);
+    } else {
         snprintf(p->why, sizeof p->why,
                  "step %d: token %lld where eager has %lld, eager margin %s%.3g beyond the noise "
-                 "envelope %.3g",
+                 "envelope %.3g%s",
                  t, (long long)st->ort_token, (long long)st->eager_token,
-                 st->margin_bound ? ">= " : "", st->margin, st->envelope_max);
+                 st->margin_bound ? ">= " : "", st->margin, st->envelope_max, stop);
+    }
 }
 
 /* ORT refused step t of a batch (e says why): each of its B rows a defect
- * there. */
-static void refused(onp_decode_prompt *prompts, int64_t B, int t, const onp_error *e)
+ * there.  `baked` >= 0: the past input (key 0, value 0, key 1, ...) whose
+ * sequence length the graph fixes at `len`, other than the one fed. */
+static void refused(onp_decode_prompt *prompts, int64_t B, int t, const onp_error *e, int baked,
+                    int64_t len)
 {
     char msg[512];
     onp_error_format(e, msg, sizeof msg);
@@ -272,10 +361,39 @@ static void refused(onp_decode_prompt *prompts, int64_t B, int t, const onp_erro
         onp_decode_prompt *p = &prompts[r];
         p->refused_step = t;
         if (p->first_step < 0) p->first_step = t;
-        if (p->cls != ONP_DECODE_DEFECT)
+        if (p->cls != ONP_DECODE_DEFECT && baked >= 0)
+            snprintf(p->why, sizeof p->why,
+                     "step %d: ONNX Runtime refused the step: layer %d's %s past has its sequence "
+                     "length fixed at %lld in the graph (baked at trace; export it dynamic): %s",
+                     t, baked / 2, baked % 2 ? "value" : "key", (long long)len, msg);
+        else if (p->cls != ONP_DECODE_DEFECT)
             snprintf(p->why, sizeof p->why, "step %d: ONNX Runtime refused the step: %s", t, msg);
+        if (p->cls != ONP_DECODE_DEFECT && baked >= 0) {
+            p->where = ONP_DECODE_WHERE_INPUT;
+            p->cache_step = t;
+            p->cache_layer = baked / 2;
+            p->cache_value = baked % 2;
+            p->baked_len = len;
+        }
         p->cls = ONP_DECODE_DEFECT;
     }
+}
+
+/* The first past input whose declared sequence length is fixed and is not
+ * the one fed (a past length baked at trace); -1 none. */
+static int baked_past(const onp_session *s, const onp_dec_manifest *m, const onp_tensor *past,
+                      int64_t *len)
+{
+    for (int i = 0; i < 2 * m->layers; i++) {
+        long k = onp_session_find_input(s, m->past[i]);
+        if (k < 0) continue;
+        const onp_ort_io *d = onp_session_input(s, (size_t)k);
+        if (d->rank == 4 && d->dims[2] >= 0 && past[i].rank == 4 && d->dims[2] != past[i].dims[2]) {
+            *len = d->dims[2];
+            return i;
+        }
+    }
+    return -1;
 }
 
 // --- the cache's values ------------------------------------------------------------
@@ -335,6 +453,7 @@ static int judge_cache(const loop_ctx *c, const onp_tensor *outs, int64_t r, int
         p->cache_value = i % 2;
         p->cache_gap = j.gap_max;
         p->cache_envelope = j.envelope_max;
+        if (p->where == ONP_DECODE_WHERE_NONE) p->where = ONP_DECODE_WHERE_CACHE;
         return 0;
     }
     return 0;
@@ -492,7 +611,9 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
                 onp_error_field_prefix(e, b->dir);
                 goto done;
             }
-            refused(prompts, B, t, e);
+            int64_t len = -1;
+            int baked = baked_past(s, c->m, io.past, &len);
+            refused(prompts, B, t, e, baked, len);
             break;
         }
         const onp_tensor *lg = &io.outs[0];
@@ -504,25 +625,33 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
                           (long long)nw, (long long)V);
             goto done;
         }
-        int cache = cache_ok(c, &io, t);
+        int cache = cache_ok(c, &io, t), live = 0;
         for (int64_t r = 0; r < B; r++) {
+            int64_t cell = r * c->m->steps + t;
+            next[r] = (int64_t)onp_tensor_get_f64(&c->a->tokens, cell);
+            if (prompts[r].eos_step >= 0) continue; /* eager stopped: not judged */
             onp_tensor got = view(lg, (r * nw + nw - 1) * V, V);
             onp_decode_step *st = &prompts[r].steps[t];
             st->cache_ok = cache;
             if (judge_row(c, (int)r, t, &got, st, e)) goto done;
-            settle_step(&prompts[r], t, st);
+            settle_step(&prompts[r], t, st, c->m->eos);
             prompts[r].steps_run = t + 1;
+            if (c->m->eos >= 0 && st->eager_token == c->m->eos)
+                prompts[r].eos_step = t;
+            else
+                live++;
             /* the new positions: the prompt's real tokens at the prefill,
              * one column after it */
             int64_t x1 = io.in[1].dims[1], x0 = t ? x1 - 1 : x1 - b->lens[r];
-            prompts[r].cache_judged = b->full;
-            if (b->full && prompts[r].cache_step < 0 &&
+            prompts[r].cache_judged = b->has_cache;
+            if (b->has_cache && prompts[r].cache_step < 0 &&
                 judge_cache(c, io.outs, r, t, x0, x1, &prompts[r], e))
                 goto done;
             double q = st->envelope_max > 0 ? st->gap_max / st->envelope_max : 0;
             if (q > ratio[t]) ratio[t] = q;
-            next[r] = st->eager_token; /* teacher forcing after a divergence */
+            /* next[r]: eager's token, teacher forcing after a divergence */
         }
+        if (!live) break; /* every row stopped at its EOS */
         if (t + 1 < c->n_steps && advance(&io, next, B, e)) goto done;
     }
     rc = 0;
@@ -577,6 +706,8 @@ static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_resul
             p->prompt_len = m->batches[k].lens[row];
             p->first_step = p->first_token_step = p->first_logit_step = p->first_cache_step = -1;
             p->refused_step = p->cache_step = p->cache_layer = p->cache_value = -1;
+            p->eos_step = p->stop_step = -1;
+            p->baked_len = -1;
             p->steps = calloc((size_t)n_steps, sizeof *p->steps);
             if (!p->steps)
                 return onp_error_set(e, ONP_ERR_NOMEM, m->dir, NULL, -1, "out of memory");
@@ -585,6 +716,9 @@ static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_resul
     snprintf(r->bundle, sizeof r->bundle, "%s", m->dir);
     snprintf(r->model_type, sizeof r->model_type, "%s", m->model_type);
     snprintf(r->exporter, sizeof r->exporter, "%s", m->exporter);
+    snprintf(r->strategy, sizeof r->strategy, "%s", m->sample ? "sample" : "greedy");
+    r->temperature = m->sample ? m->temperature : NAN;
+    r->eos_token_id = m->eos;
     return 0;
 }
 

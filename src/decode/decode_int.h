@@ -18,6 +18,7 @@ typedef struct onp_dec_batch {
     int rows;       /* prompts in it */
     int prompt_len; /* padded prompt length */
     int full;       /* logits.npy and logits64.npy present */
+    int has_cache;  /* cache.npy and cache64.npy present (member "cache"; absent: = full) */
     int *lens;      /* [rows] real prompt lengths */
     int64_t *cache; /* [steps][4] the present key shape after each step */
 } onp_dec_batch;
@@ -27,6 +28,10 @@ typedef struct onp_dec_manifest {
     char model_type[64], exporter[32];
     int64_t vocab;
     int layers, steps, topk;
+    int sample;           /* strategy "sample" (else "greedy") */
+    double temperature;   /* sample only */
+    int64_t eos;          /* generation.eos_token_id, -1 none */
+    int64_t pad;          /* generation.pad_token_id */
     char in_ids[ONP_DEC_NAME], in_mask[ONP_DEC_NAME], in_pos[ONP_DEC_NAME];
     char out_logits[ONP_DEC_NAME];
     char (*past)[ONP_DEC_NAME];    /* [2 * layers]: key_0, value_0, key_1, ... */

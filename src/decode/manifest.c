@@ -6,6 +6,7 @@
  * its path ("batches[2].cache_shapes[0]").  No ORT here.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,10 @@ static int read_batch(const cJSON *b, size_t k, int steps, const char *file, onp
     const cJSON *lg = member(b, "logits");
     if (!cJSON_IsBool(lg)) return bad(e, file, path, "missing or not a boolean");
     out->full = cJSON_IsTrue(lg);
+    snprintf(path, sizeof path, "batches[%zu].cache", k);
+    const cJSON *ca = member(b, "cache");
+    if (ca && !cJSON_IsBool(ca)) return bad(e, file, path, "not a boolean");
+    out->has_cache = ca ? cJSON_IsTrue(ca) : out->full;
     snprintf(path, sizeof path, "batches[%zu].prompt_lengths", k);
     const cJSON *pl = member(b, "prompt_lengths");
     if (!cJSON_IsArray(pl) || cJSON_GetArraySize(pl) != out->rows)
@@ -156,8 +161,28 @@ static int read_doc(const cJSON *doc, onp_dec_manifest *m, const char *file, onp
     m->steps = (int)v;
     const cJSON *st = member(g, "strategy"), *pr = member(g, "position_ids"),
                 *pd = member(g, "padding");
-    if (!cJSON_IsString(st) || strcmp(st->valuestring, "greedy"))
-        return bad(e, file, "generation.strategy", "not \"greedy\" (the only strategy checked)");
+    if (!cJSON_IsString(st) ||
+        (strcmp(st->valuestring, "greedy") && strcmp(st->valuestring, "sample")))
+        return bad(e, file, "generation.strategy", "not \"greedy\" or \"sample\"");
+    m->sample = !strcmp(st->valuestring, "sample");
+    m->temperature = NAN;
+    if (m->sample) {
+        const cJSON *tv = member(g, "temperature");
+        if (!cJSON_IsNumber(tv) || !(tv->valuedouble > 0) || !isfinite(tv->valuedouble))
+            return bad(e, file, "generation.temperature",
+                       "missing or not a positive number (strategy \"sample\")");
+        m->temperature = tv->valuedouble;
+    }
+    m->eos = -1;
+    const cJSON *eos = member(g, "eos_token_id");
+    if (eos && !cJSON_IsNull(eos) &&
+        get_int(g, "eos_token_id", "generation.eos_token_id", 0, m->vocab - 1, &m->eos, file, e))
+        return -1;
+    m->pad = 0;
+    const cJSON *pad = member(g, "pad_token_id");
+    if (pad && !cJSON_IsNull(pad) &&
+        get_int(g, "pad_token_id", "generation.pad_token_id", 0, INT32_MAX, &m->pad, file, e))
+        return -1;
     if (!cJSON_IsString(pr) || strcmp(pr->valuestring, "cumsum-1"))
         return bad(e, file, "generation.position_ids", "not \"cumsum-1\" (the only rule known)");
     if (!cJSON_IsString(pd) || strcmp(pd->valuestring, "left"))

@@ -31,6 +31,10 @@ static cJSON *step_json(const onp_decode_step *st, int t)
     cJSON_AddBoolToObject(o, "margin_is_bound", st->margin_bound);
     cJSON_AddBoolToObject(o, "cache_ok", st->cache_ok);
     cJSON_AddBoolToObject(o, "eager_processed", st->eager_processed);
+    if (!isnan(st->uniform)) {
+        onp_doc_num(o, "uniform", st->uniform);
+        onp_doc_num(o, "cdf_envelope", st->cdf_envelope);
+    }
     return o;
 }
 
@@ -69,7 +73,7 @@ static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
     } else {
         cJSON_AddNullToObject(o, "divergence");
     }
-    if (p->cache_judged && p->cache_step >= 0) {
+    if (p->cache_judged && p->where == ONP_DECODE_WHERE_CACHE) {
         cJSON *ce = cJSON_AddObjectToObject(o, "first_cache_entry");
         cJSON_AddNumberToObject(ce, "step", p->cache_step);
         cJSON_AddNumberToObject(ce, "layer", p->cache_layer);
@@ -80,6 +84,31 @@ static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
         cJSON_AddNullToObject(o, "first_cache_entry");
     }
     cJSON_AddBoolToObject(o, "cache_judged", p->cache_judged);
+    cJSON *w = cJSON_AddObjectToObject(o, "where");
+    cJSON_AddStringToObject(w, "kind", onp_decode_where_name(p->where));
+    int layered = p->where == ONP_DECODE_WHERE_CACHE || p->where == ONP_DECODE_WHERE_INPUT;
+    if (layered) {
+        cJSON_AddNumberToObject(w, "step", p->cache_step);
+        cJSON_AddNumberToObject(w, "layer", p->cache_layer);
+        cJSON_AddStringToObject(w, "entry", p->cache_value ? "value" : "key");
+    } else {
+        if (p->where == ONP_DECODE_WHERE_SETTING)
+            cJSON_AddNumberToObject(w, "step", p->first_token_step);
+        else
+            cJSON_AddNullToObject(w, "step");
+        cJSON_AddNullToObject(w, "layer");
+        cJSON_AddNullToObject(w, "entry");
+    }
+    if (p->where == ONP_DECODE_WHERE_INPUT)
+        cJSON_AddNumberToObject(w, "baked_length", (double)p->baked_len);
+    add_step_or_null(o, "eos_step", p->eos_step);
+    if (p->stop_step >= 0) {
+        cJSON *sd = cJSON_AddObjectToObject(o, "stop_divergence");
+        cJSON_AddNumberToObject(sd, "step", p->stop_step);
+        cJSON_AddStringToObject(sd, "stops", p->stop_ort ? "ort" : "eager");
+    } else {
+        cJSON_AddNullToObject(o, "stop_divergence");
+    }
     if (p->why[0])
         cJSON_AddStringToObject(o, "why", p->why);
     else
@@ -102,6 +131,16 @@ cJSON *onp_doc_generate(const onp_decode_result *r)
     cJSON_AddStringToObject(env, "ort_version", r->ort_version);
     cJSON_AddStringToObject(env, "provider", r->provider);
     cJSON_AddNumberToObject(root, "steps", r->n_steps);
+    cJSON *gen = cJSON_AddObjectToObject(root, "generation");
+    cJSON_AddStringToObject(gen, "strategy", r->strategy);
+    if (isnan(r->temperature))
+        cJSON_AddNullToObject(gen, "temperature");
+    else
+        onp_doc_num(gen, "temperature", r->temperature);
+    if (r->eos_token_id < 0)
+        cJSON_AddNullToObject(gen, "eos_token_id");
+    else
+        cJSON_AddNumberToObject(gen, "eos_token_id", (double)r->eos_token_id);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "prompts", (double)r->n_prompts);
     cJSON *cls = cJSON_AddObjectToObject(sum, "classes");

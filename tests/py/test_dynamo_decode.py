@@ -29,6 +29,7 @@ transformers = pytest.importorskip("transformers")
 onnx = pytest.importorskip("onnx")
 
 from conftest import run  # noqa: E402
+from consumers import validate_doc  # noqa: E402
 from onnxparity import _decode, _export  # noqa: E402
 
 pytestmark = [
@@ -58,7 +59,9 @@ def prompts(n=PROMPTS, seed=1):
 def generate(onnxparity, bundle, *extra):
     r = run([onnxparity, "generate", bundle, "--format", "json", *extra])
     assert r.returncode in (0, 1), r.stderr
-    return r.returncode, json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    validate_doc(doc, f"generate {bundle}")
+    return r.returncode, doc
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +107,21 @@ class MaskIgnored(_decode.DecoderStep):
         return super().forward(input_ids, torch.ones_like(attention_mask), position_ids, *past)
 
 
+def where(p):
+    """A prompt's defect placed: (kind, step, layer, entry)."""
+    w = p["where"]
+    return w["kind"], w["step"], w["layer"], w["entry"]
+
+
 def test_manifest_records_the_generation(healthy):
     _, out, man = healthy
     assert man["schema"] == "onnxparity.decode-bundle/1"
     assert man["prompts"] == PROMPTS and len(man["batches"]) == PROMPTS // BATCH
     b0 = man["batches"][0]
     assert b0["logits"] and not man["batches"][1]["logits"]
+    # every batch keeps its cache (cache_batches=None), so every prompt's layer is judged
+    assert all(b["cache"] for b in man["batches"])
+    assert (out / "batch_12" / "cache64.npy").exists()
     assert b0["prompt_lengths"] == [1, 4, 7, 2, 5, 8, 3, 6] and b0["prompt_len"] == 8
     # the cache grows by one position per step, from the padded prompt
     assert [s[2] for s in b0["cache_shapes"]] == [8 + t for t in range(STEPS)]
@@ -142,6 +154,7 @@ def healthy_run(onnxparity, out):
     assert s["prompt_agreement"]["flip_rate_upper"] == pytest.approx(cp_upper(differ, PROMPTS), rel=1e-6)
     for p in doc["prompts"]:
         assert p["first_logit_step"] is None and p["first_cache_entry"] is None
+        assert p["cache_judged"] and p["where"]["kind"] == "none"
         assert all(st["logits_pass"] and st["cache_ok"] for st in p["steps"])
     return doc
 
@@ -204,10 +217,8 @@ def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy,
         assert p["steps"][0]["logits_pass"] and p["steps"][0]["ort_token"] == p["steps"][0]["eager_token"]
         assert p["steps"][1]["logits"] in ("beyond-noise", "beyond-tolerance")
         assert p["why"].startswith("step 1:")
-        # absolute positions enter at layer 0: its key is the first entry off
-        if p["cache_judged"]:
-            assert p["first_cache_entry"]["step"] == 1
-            assert (p["first_cache_entry"]["layer"], p["first_cache_entry"]["entry"]) == (0, "key")
+        # absolute positions enter at layer 0: its key is the first entry off, every prompt
+        assert where(p) == ("cache-entry", 1, 0, "key"), p["where"]
 
 
 def test_position_ids_constant_named_per_row(onnxparity, healthy, tmp_path):
@@ -221,6 +232,8 @@ def test_position_ids_constant_named_per_row(onnxparity, healthy, tmp_path):
         padded = p["prompt_len"] < man["batches"][p["batch"]]["prompt_len"]
         assert p["first_divergent_step"] == (0 if padded else 1), p
         assert p["first_logit_step"] == p["first_divergent_step"]
+        # GPT-2's positions are added to the embedding: layer 0's key is off first
+        assert where(p) == ("cache-entry", p["first_divergent_step"], 0, "key"), p["where"]
 
 
 def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_path):
@@ -233,6 +246,11 @@ def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_p
         assert p["class"] == ("defect" if padded else "agree"), p
         if padded:
             assert p["first_divergent_step"] == 0 and p["first_logit_step"] == 0
+            # layer 0's key and value are projections of the embeddings,
+            # before any attention: the mask first shows in layer 1's key
+            assert where(p) == ("cache-entry", 0, 1, "key"), p["where"]
+        else:
+            assert where(p)[0] == "none"
 
 
 def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_path):
@@ -246,6 +264,13 @@ def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_
     for p in doc["prompts"]:
         assert p["refused_step"] == 0 and p["first_divergent_step"] == 0 and p["steps_run"] == 0
         assert "past_key_values.0.key" in p["why"] and "expected float32 [" in p["why"], p["why"]
+        # the graph input whose length is fixed names the layer: the first, its key
+        assert where(p) == ("graph-input", 0, 0, "key") and p["where"]["baked_length"] == 4
+    # the graph's own declaration, read independently
+    decl = {i.name: [d.dim_value if d.HasField("dim_value") else None
+                     for d in i.type.tensor_type.shape.dim]
+            for i in onnx.load(str(faulty / "model.onnx"), load_external_data=False).graph.input}
+    assert decl["past_key_values.0.key"][2] == 4 and decl["past_key_values.1.value"][2] == 4
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +295,7 @@ def test_llama_with_grouped_query_cache_agrees(onnxparity, llama):
     assert man["batches"][0]["cache_shapes"][0] == [BATCH, 2, 8, 8]
     doc = healthy_run(onnxparity, out)
     assert doc["model_type"] == "llama"
-    assert [p["cache_judged"] for p in doc["prompts"]] == [True] * 8 + [False] * (PROMPTS - 8)
+    assert all(p["cache_judged"] for p in doc["prompts"])
 
 
 def test_changed_weight_in_the_last_layer_is_named_by_its_cache(onnxparity, llama, tmp_path):
@@ -287,9 +312,8 @@ def test_changed_weight_in_the_last_layer_is_named_by_its_cache(onnxparity, llam
     assert code == 1
     for p in doc["prompts"]:
         assert p["class"] == "defect" and p["first_logit_step"] == 0
-        if p["cache_judged"]:
-            assert p["first_cache_entry"]["step"] == 0
-            assert (p["first_cache_entry"]["layer"], p["first_cache_entry"]["entry"]) == (1, "value")
+        assert where(p) == ("cache-entry", 0, 1, "value"), p["where"]
+        assert p["first_cache_entry"]["step"] == 0
 
 
 def test_qwen2_agrees(onnxparity, tmp_path):
@@ -324,6 +348,9 @@ def test_repetition_penalty_on_eager_only_is_a_defect(onnxparity, tmp_path):
             st = p["steps"][p["first_token_step"]]
             assert st["eager_processed"] and st["margin"] < 0
             assert "applied on eager's side only" in p["why"]
+            # a setting, not a layer: named with its step, no layer
+            assert where(p) == ("generation-setting", p["first_token_step"], None, None)
+            assert p["first_cache_entry"] is None
         else:
             assert p["class"] == "agree"
 
@@ -406,3 +433,130 @@ def test_near_tie_flip_is_told_from_a_defect(onnxparity, tied, tmp_path):
     assert code == 1 and p["class"] == "defect"
     assert p["first_token_step"] == 0 and p["steps"][0]["ort_token"] == low
     assert p["divergence"]["margin"] > p["divergence"]["envelope_max"]
+
+
+# --------------------------------------------------------------------------- sampling and EOS
+
+TEMPERATURE = 0.9
+
+
+def sample_ref(logits, u, temperature):
+    """Inverse-CDF sampling in plain Python floats (math.exp, summed in
+    vocabulary order): the rule docs/generate.md states, apart from numpy's
+    and the library's code."""
+    top = max(float(x) for x in logits)
+    w = [math.exp((float(x) - top) / temperature) for x in logits]
+    z = 0.0
+    for x in w:
+        z += x
+    run_ = 0.0
+    for k, x in enumerate(w):
+        run_ += x
+        if u < run_ / z:
+            return k
+    return max(k for k, x in enumerate(w) if x > 0)
+
+
+@pytest.fixture(scope="module")
+def sampled(tmp_path_factory):
+    """A GPT-2 sampled at T = 0.9 with a fixed seed, EOS a token eager draws
+    in the first batch (so some rows stop early, the test checks not all)."""
+    model = gpt2(seed=7)
+    ids, mask = _decode.left_pad(prompts()[:BATCH], 0)
+    _decode._exportable_attention(model)
+    probe = _decode._Sampler(TEMPERATURE, 11)
+    toks, _, _, _ = _decode._greedy(_decode.DecoderStep(model, 2), ids, mask, STEPS, torch.float32,
+                                    sampler=probe)
+    eos = int(toks[0, 5])
+    out = tmp_path_factory.mktemp("gen") / "sampled"
+    man = _decode.capture_decode(model, str(out), prompts(), steps=STEPS, batch_size=BATCH,
+                                 logits_batches=1, do_sample=True, temperature=TEMPERATURE,
+                                 seed=11, eos_token_id=eos)
+    return out, man, eos
+
+
+def eager_stops(out, man, eos):
+    """Per prompt, eager's EOS step from tokens.npy (None: runs every step)."""
+    stops = []
+    for b in man["batches"]:
+        for row in np.load(out / b["dir"] / "tokens.npy"):
+            hit = np.flatnonzero(row == eos)
+            stops.append(int(hit[0]) if len(hit) else None)
+    return stops
+
+
+def test_fixed_seed_sampling_with_eos_agrees(onnxparity, sampled):
+    out, man, eos = sampled
+    assert man["generation"]["strategy"] == "sample" and man["generation"]["eos_token_id"] == eos
+    # the capture really sampled: eager's token is not its own argmax at many steps
+    b0 = out / "batch_0"
+    tokens, top = np.load(b0 / "tokens.npy"), np.load(b0 / "topk_ids.npy")[:, :, 0]
+    stops = eager_stops(out, man, eos)
+    live = np.array([[t <= (s if s is not None else STEPS) for t in range(STEPS)] for s in stops[:BATCH]])
+    assert (tokens != top)[live].mean() > 0.2
+    # ... by the rule stated, recomputed here from the logits and the draws
+    l32, u = np.load(b0 / "logits.npy"), np.load(b0 / "uniform.npy")
+    for r in range(BATCH):
+        for t in range(STEPS):
+            if live[r, t]:
+                assert sample_ref(l32[r, t], u[r, t], TEMPERATURE) == tokens[r, t], (r, t)
+    # EOS stops some rows early, not all
+    assert any(s is not None and s < STEPS - 1 for s in stops) and any(s is None for s in stops)
+
+    code, doc = generate(onnxparity, out)
+    assert code == 0 and doc["generation"] == {"strategy": "sample", "temperature": TEMPERATURE,
+                                               "eos_token_id": eos}
+    s = doc["summary"]
+    assert s["classes"]["defect"] == 0 and s["classes"]["agree"] >= PROMPTS - 2
+    judged = [STEPS if st is None else st + 1 for st in stops]
+    assert s["tokens"] == sum(judged)  # a row's steps after its EOS are not judged
+    for p, st, n in zip(doc["prompts"], stops, judged):
+        assert p["eos_step"] == st and p["steps_run"] == n and p["stop_divergence"] is None
+        if p["class"] == "agree":
+            assert all(x["uniform"] >= 0 and x["ort_token"] == x["eager_token"] for x in p["steps"])
+
+
+def add_to_logit(bundle, token, c):
+    """ORT's logits + c at `token`: an Add after the graph's logits output."""
+    path = str(bundle / "model.onnx")
+    m = onnx.load(path)
+    out = next(o for o in m.graph.output if o.name == "logits")
+    for n in m.graph.node:
+        n.output[:] = ["logits_raw" if x == "logits" else x for x in n.output]
+    bias = np.zeros(VOCAB, dtype=np.float32)
+    bias[token] = c
+    m.graph.initializer.append(onnx.numpy_helper.from_array(bias, "eos_bias"))
+    m.graph.node.append(onnx.helper.make_node("Add", ["logits_raw", "eos_bias"], [out.name]))
+    (bundle / "model.onnx.data").unlink()
+    onnx.save(m, path, save_as_external_data=True, location="model.onnx.data")
+
+
+def test_a_row_stopping_on_one_side_only_is_a_divergence(onnxparity, sampled, tmp_path):
+    """ORT's EOS logit 2.0 higher: rows stop early on ORT's side. Which row
+    stops at which step is predicted here from eager's logits + 2.0 and the
+    recorded draws (teacher forcing keeps eager's context), and generate
+    names exactly those, each a defect."""
+    out, man, eos = sampled
+    bad = tmp_path / "eos"
+    shutil.copytree(out, bad)
+    add_to_logit(bad, eos, 2.0)
+    code, doc = generate(onnxparity, bad)
+    assert code == 1
+    b0 = out / "batch_0"
+    tokens, l32, u = (np.load(b0 / n) for n in ("tokens.npy", "logits.npy", "uniform.npy"))
+    stops = eager_stops(out, man, eos)
+    named = 0
+    for r, p in enumerate(doc["prompts"][:BATCH]):
+        want = None
+        for t in range(STEPS if stops[r] is None else stops[r] + 1):
+            row = l32[r, t].copy()
+            row[eos] += np.float32(2.0)
+            ort = sample_ref(row, u[r, t], TEMPERATURE)
+            if ort != tokens[r, t] and eos in (ort, tokens[r, t]):
+                want = {"step": t, "stops": "ort" if ort == eos else "eager"}
+                break
+        assert p["stop_divergence"] == want, (r, p["stop_divergence"], want)
+        assert p["class"] == "defect"
+        named += want is not None
+    assert named >= 2
+    assert any(p["stop_divergence"] and p["stop_divergence"]["stops"] == "ort" for p in doc["prompts"])

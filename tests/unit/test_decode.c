@@ -42,6 +42,37 @@ static void test_judge_step(void)
     CHECK(onp_decode_judge_step(D, 1, 1, 0.0, 1e-6) == D);
 }
 
+/* The sampling rule: inverse CDF in vocabulary order, float64. */
+static void test_sample(void)
+{
+    /* logits 0, ln 2, ln 3 at T = 1: weights 1, 2, 3, CDF 1/6, 1/2, 1 */
+    const float l[3] = {0.0f, (float)log(2.0), (float)log(3.0)};
+    double c1 = 1.0 / 6;
+    CHECK(onp_decode_sample(l, 3, 1.0, 0.0) == 0);
+    CHECK(onp_decode_sample(l, 3, 1.0, c1 - 1e-6) == 0);
+    CHECK(onp_decode_sample(l, 3, 1.0, c1 + 1e-6) == 1);
+    CHECK(onp_decode_sample(l, 3, 1.0, 0.49) == 1);
+    CHECK(onp_decode_sample(l, 3, 1.0, 0.51) == 2);
+    CHECK(onp_decode_sample(l, 3, 1.0, 0.999999) == 2);
+    /* a low temperature is the argmax; rounding past the last CDF point
+     * keeps the last token with weight */
+    CHECK(onp_decode_sample(l, 3, 1e-3, 0.5) == 2);
+    const float z[3] = {5.0f, -INFINITY, -INFINITY};
+    CHECK(onp_decode_sample(z, 3, 1.0, 0.999) == 0);
+    CHECK(onp_decode_sample(z, 3, 1.0, 1.0) == 0);
+    /* the CDF's envelope: exp(2 e / T) - 1; nothing without an envelope */
+    CHECK(fabs(onp_decode_cdf_envelope(1e-6, 1.0) - 2e-6) < 1e-11);
+    CHECK(fabs(onp_decode_cdf_envelope(1e-6, 0.5) - 4e-6) < 1e-11);
+    CHECK(onp_decode_cdf_envelope(0.0, 1.0) == 0);
+    CHECK(onp_decode_cdf_envelope(NAN, 1.0) == 0);
+    /* a sampled flip is judged as a greedy one, on the CDF's margin */
+    double env = onp_decode_cdf_envelope(1e-6, 1.0);
+    CHECK(onp_decode_judge_step(ONP_DECODE_AGREE, 1, 1, 1e-6, env) == ONP_DECODE_NEAR_TIE);
+    CHECK(onp_decode_judge_step(ONP_DECODE_AGREE, 1, 1, 3e-6, env) == ONP_DECODE_DEFECT);
+    CHECK(!strcmp(onp_decode_where_name(ONP_DECODE_WHERE_SETTING), "generation-setting"));
+    CHECK(!strcmp(onp_decode_where_name(ONP_DECODE_WHERE_COUNT), "?"));
+}
+
 // --- generate.json -------------------------------------------------------------------
 
 static char g_dir[64];
@@ -113,7 +144,15 @@ static void test_manifest_errors(void)
     expect("{\"schema\"", "[{\"schema\"", ONP_ERR_FORMAT, "", 0); /* not JSON */
     expect("decode-bundle/1", "check/1", ONP_ERR_FORMAT, "schema", 0);
     expect("\"steps\": 2", "\"steps\": \"2\"", ONP_ERR_FORMAT, "generation.steps", 0);
-    expect("\"greedy\"", "\"sample\"", ONP_ERR_FORMAT, "generation.strategy", 0);
+    expect("\"greedy\"", "\"beam\"", ONP_ERR_FORMAT, "generation.strategy", 0);
+    /* sampling needs its temperature */
+    expect("\"greedy\"", "\"sample\"", ONP_ERR_FORMAT, "generation.temperature", 0);
+    expect("\"greedy\"", "\"sample\", \"temperature\": 0", ONP_ERR_FORMAT,
+           "generation.temperature", 0);
+    expect("\"greedy\"", "\"greedy\", \"eos_token_id\": 10", ONP_ERR_FORMAT,
+           "generation.eos_token_id", 0);
+    expect("\"logits\": false", "\"logits\": false, \"cache\": 1", ONP_ERR_FORMAT,
+           "batches[0].cache", 0);
     expect("\"cumsum-1\"", "\"arange\"", ONP_ERR_FORMAT, "generation.position_ids", 0);
     expect("[\"k0\", \"v0\"]", "[\"k0\"]", ONP_ERR_FORMAT, "inputs.past", 0);
     expect("\"topk\": 3", "\"topk\": 11", ONP_ERR_FORMAT, "topk", 0);
@@ -130,4 +169,4 @@ static void test_manifest_errors(void)
     rmdir(g_dir);
 }
 
-TEST_MAIN(test_class_names, test_judge_step, test_manifest_errors)
+TEST_MAIN(test_class_names, test_judge_step, test_sample, test_manifest_errors)
