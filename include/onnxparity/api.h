@@ -71,6 +71,17 @@ int onp_api_gate(const char *bundle, const char *model, const char *const *data,
 int onp_api_chain(const char *bundle, const char *model, const char *const *data, size_t n_data,
                   const char *const *args, size_t n_args, char **doc, onp_error *e);
 
+/* The decode loop of a decode bundle (docs/decode.md), as `onnxparity
+ * generate --format json` (docs/generate.md): args are the ORT options and
+ * generate's own (--steps, --strict, --max-differ-rate, --min-divergence-step,
+ * --rtol, --atol; decode.h).  model and data must be NULL and 0 (a decode
+ * bundle is one folder).  Returns its exit code (0 every prompt agrees or
+ * is a near-tie, 1 a defect or a release criterion fails) with *doc the
+ * onnxparity.generate/1 document; -1 with e as onp_api_check. */
+int onp_api_generate(const char *bundle, const char *model, const char *const *data,
+                     size_t n_data, const char *const *args, size_t n_args, char **doc,
+                     onp_error *e);
+
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);
 

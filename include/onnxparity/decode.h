@@ -161,6 +161,16 @@ typedef struct onp_decode_opts {
 /* steps 0, not strict, no criteria, 95 %, default tolerance, a zeroed session. */
 void onp_decode_opts_init(onp_decode_opts *o);
 
+/* argv[*i] ("--NAME", "--NAME=VALUE", or "--NAME" then argv[*i + 1]) as
+ * one of generate's own options: --steps N (>= 1), --strict,
+ * --max-differ-rate R (in [0, 1]), --min-divergence-step N (>= 0),
+ * --rtol R, --atol A (>= 0).  1 set (*i moved past a separate value), 0
+ * not one of them (nothing read), -1 with e (ONP_ERR_USAGE) naming the
+ * option and what it wants.  The binding's parser (api.h:
+ * onp_api_generate); the ORT options are run.h's. */
+int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv, int *i,
+                          onp_error *e);
+
 typedef struct onp_decode_result {
     onp_run_verdict verdict;
     char strategy[16];   /* "greedy" or "sample" */

@@ -11,6 +11,7 @@
 
 #include "onnxparity/api.h"
 #include "onnxparity/chain.h"
+#include "onnxparity/decode.h"
 #include "onnxparity/diagnose.h"
 #include "onnxparity/doc.h"
 #include "onnxparity/gate.h"
@@ -195,6 +196,49 @@ int onp_api_chain(const char *bundle, const char *model, const char *const *data
         rc = emit(onp_doc_chain(&c, &a->run), onp_run_exit_code(c.verdict), doc, e);
     onp_chain_release(&c);
     free(ca);
+    free(a);
+    return rc;
+}
+
+int onp_api_generate(const char *bundle, const char *model, const char *const *data,
+                     size_t n_data, const char *const *args, size_t n_args, char **doc,
+                     onp_error *e)
+{
+    (void)data;
+    onp_run_args *a = call_begin(doc, e);
+    if (!a) return -1;
+    onp_decode_opts o;
+    onp_decode_opts_init(&o);
+    onp_decode_result *r = NULL;
+    int rc = -1;
+    if (!bundle || model || n_data) {
+        onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                      "generate takes one decode bundle (no model, no fixture folders)");
+        goto out;
+    }
+    if (n_args > INT_MAX) {
+        onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
+        goto out;
+    }
+    for (int i = 0; i < (int)n_args; i++) {
+        if (!args[i]) {
+            onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
+            goto out;
+        }
+        int k = onp_decode_args_parse(&o, (int)n_args, args, &i, e);
+        if (!k) k = onp_run_args_parse(a, ONP_RUN_ARGS_ORT, (int)n_args, args, &i, e);
+        if (k < 0) goto out;
+        if (!k) {
+            onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
+            goto out;
+        }
+    }
+    o.ort_lib = a->run.ort_lib;
+    o.session = a->run.session;
+    if (!onp_decode_run(bundle, &o, &r, e))
+        rc = emit(onp_doc_generate(r), onp_run_exit_code(r->verdict), doc, e);
+out:
+    onp_decode_result_free(r);
     free(a);
     return rc;
 }

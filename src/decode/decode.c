@@ -12,6 +12,7 @@
 
 #include "decode/decode_int.h"
 #include "onnxparity/agreement.h"
+#include "onnxparity/numparse.h"
 #include "onnxparity/run.h"
 #include "onnxparity/tfile.h"
 
@@ -84,6 +85,67 @@ void onp_decode_opts_init(onp_decode_opts *o)
     o->confidence = ONP_AGREEMENT_CONFIDENCE;
     o->tol.rtol = o->tol.atol = -1;
     o->max_differ_rate = -1;
+}
+
+/* The option name of argv[*i] ("--steps=3" -> "steps") and its value, if
+ * given with "=" (else NULL); 0 when argv[*i] is not "--" something. */
+static int split_opt(const char *arg, char *name, size_t n, const char **value)
+{
+    if (strncmp(arg, "--", 2)) return 0;
+    const char *eq = strchr(arg + 2, '=');
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (len >= n) return 0;
+    memcpy(name, arg + 2, len);
+    name[len] = 0;
+    *value = eq ? eq + 1 : NULL;
+    return 1;
+}
+
+int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv, int *i,
+                          onp_error *e)
+{
+    char name[32];
+    const char *v;
+    if (!split_opt(argv[*i], name, sizeof name, &v)) return 0;
+    static const char *const valued[] = {"steps", "max-differ-rate", "min-divergence-step",
+                                         "rtol", "atol"};
+    int takes = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) takes |= !strcmp(name, valued[k]);
+    if (!strcmp(name, "strict")) {
+        if (v) return onp_error_set(e, ONP_ERR_USAGE, NULL, "--strict", -1, "takes no value");
+        o->strict = 1;
+        return 1;
+    }
+    if (!takes) return 0;
+    char field[40];
+    snprintf(field, sizeof field, "--%s", name);
+    if (!v) {
+        if (*i + 1 >= argc || !argv[*i + 1])
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, field, -1, "wants a value");
+        v = argv[++*i];
+    }
+    long k;
+    double r;
+    if (!strcmp(name, "steps") || !strcmp(name, "min-divergence-step")) {
+        int steps = !strcmp(name, "steps");
+        if (onp_parse_long(v, steps ? 1 : 0, 1 << 20, &k))
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, field, -1,
+                                 "wants an integer from %d to %d, not '%s'", steps ? 1 : 0,
+                                 1 << 20, v);
+        *(steps ? &o->steps : &o->min_divergence_step) = (int)k;
+        return 1;
+    }
+    int rate = !strcmp(name, "max-differ-rate");
+    if (onp_parse_real(v, &r) || r < 0 || (rate && r > 1))
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, field, -1, "wants a number %s, not '%s'",
+                             rate ? "in [0, 1]" : ">= 0", v);
+    if (rate)
+        o->max_differ_rate = r;
+    else if (!strcmp(name, "rtol"))
+        o->tol.rtol = r;
+    else
+        o->tol.atol = r;
+    return 1;
 }
 
 void onp_decode_result_free(onp_decode_result *r)
