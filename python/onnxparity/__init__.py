@@ -36,6 +36,7 @@ _LAZY = {
     "capture": "capture", "export_submodules": "capture", "CaptureOptions": "capture",
     "capture_stream": "_stream",
     "capture_decode": "_decode",
+    "generate": "_generate", "GenerateResult": "_generate", "GeneratePrompt": "_generate",
     "compare_exporters": "_exporters", "ExporterComparison": "_exporters",
     "CaptureError": "errors", "ExportError": "errors", "FixtureError": "errors",
     "ForwardError": "errors", "OutputError": "errors", "TrainingModeError": "errors",
@@ -52,7 +53,8 @@ __all__ = ["capture", "capture_stream", "export_submodules", "CaptureOptions", "
            "ForwardError", "OutputError", "TrainingModeError", "ExportError", "__version__", "check",
            "CheckResult", "bisect", "BisectResult", "diagnose", "DiagnoseResult", "OnnxParityError",
            "UsageError", "FileError", "FormatError", "RuntimeFailure", "gate", "GateResult",
-           "RecordRefused", "capture_decode", "compare_exporters", "ExporterComparison"]
+           "RecordRefused", "capture_decode", "generate", "GenerateResult", "GeneratePrompt",
+           "compare_exporters", "ExporterComparison"]
 
 if TYPE_CHECKING:
     from typing import Any, List
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from .capture import CaptureOptions, capture, export_submodules
     from ._stream import capture_stream
     from ._decode import capture_decode
+    from ._generate import GeneratePrompt, GenerateResult, generate
     from ._exporters import ExporterComparison, compare_exporters
     from .api import (BisectResult, CheckResult, DiagnoseResult, FileError, FormatError,
                       GateResult, OnnxParityError, RecordRefused, RuntimeFailure, UsageError,
