@@ -152,7 +152,8 @@ def _numbers_match(r: api.CheckResult) -> bool:
 
 def _worst(r: api.CheckResult) -> Optional[Dict[str, Any]]:
     """The output farthest from eager, over every fixture: its name, fixture,
-    max |ONNX - eager| and the noise envelope it is judged against."""
+    max |ONNX - eager|, the noise envelope it is judged against, and ONNX's
+    and eager's distance to the float64 reference (null without one)."""
     best = None
     for f in r.fixtures:
         for o in f.outputs:
@@ -160,10 +161,12 @@ def _worst(r: api.CheckResult) -> Optional[Dict[str, Any]]:
             if not isinstance(d, (int, float)):
                 continue
             if best is None or d > best["max_abs"]:
-                env = (o.judgment or {}).get("envelope") or {}
+                j = o.judgment or {}
                 best = {"output": o.name, "fixture": f.index, "max_abs": d,
-                        "envelope_max": env.get("max_abs"),
-                        "judgment": (o.judgment or {}).get("verdict")}
+                        "envelope_max": (j.get("envelope") or {}).get("max_abs"),
+                        "judgment": j.get("verdict"),
+                        "ort_vs_float64": (j.get("ort_vs_float64") or {}).get("max_abs"),
+                        "eager_vs_float64": (j.get("eager_vs_float64") or {}).get("max_abs")}
     return best
 
 
