@@ -560,3 +560,22 @@ def test_a_row_stopping_on_one_side_only_is_a_divergence(onnxparity, sampled, tm
         named += want is not None
     assert named >= 2
     assert any(p["stop_divergence"] and p["stop_divergence"]["stops"] == "ort" for p in doc["prompts"])
+
+
+def test_the_python_api_gives_the_tools_answer(onnxparity, sampled, tmp_path):
+    """onnxparity.generate in this process (api.h: onp_api_generate): the
+    same document as the tool's, typed; options checked as the tool's."""
+    import onnxparity as onp
+    out, _, eos = sampled
+    code, doc = generate(onnxparity, out, "--steps", "6", "--max-differ-rate", "0.5")
+    r = onp.generate(out, steps=6, max_differ_rate=0.5)
+    assert (r.exit_code, r.verdict, r.steps) == (code, doc["verdict"], 6)
+    assert r.generation == doc["generation"] and r.summary["tokens"] == doc["summary"]["tokens"]
+    assert [(p.cls, p.where, p.eos_step) for p in r.prompts] == \
+        [(p["class"], p["where"], p["eos_step"]) for p in doc["prompts"]]
+    with pytest.raises(onp.UsageError, match="--steps"):
+        onp.generate(out, steps=STEPS + 1)
+    with pytest.raises(onp.UsageError, match="top-k"):
+        onp.generate(out, top_k=3)
+    with pytest.raises(onp.FileError):
+        onp.generate(tmp_path / "none")
