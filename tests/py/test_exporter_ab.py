@@ -280,3 +280,30 @@ def test_without_dynamo_it_is_reported_unavailable(tmp_path):
     doc = json.loads((tmp_path / "exporters.json").read_text())
     validate_doc(doc, "exporters.json")
     assert doc["exporters"][1] == dict(doc["exporters"][1], status="unavailable", bundle=None)
+
+
+# --------------------------------------------------------------------------- the command
+
+def audio_model():
+    """The audio case's model, as a factory for python -m onnxparity.exporters."""
+    return _audio()[0]
+
+
+@needs_dynamo
+def test_command_line(tmp_path, capsys):
+    from onnxparity.exporters import main
+    _, fx, _ = _audio()
+    npz = tmp_path / "fx.npz"
+    np.savez(npz, **{f"fixture_{k}/input_0": x.numpy() for k, x in enumerate(fx)})
+    rc = main([f"{__name__}:audio_model", "--fixtures", str(npz), "--out", str(tmp_path / "ab"),
+               "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["matching"] == ["dynamo"] and doc["separating"] == ["legacy"]
+    assert doc["separations"][0]["module"] == "conv" and doc["separations"][0]["fixture"] == 1
+    assert json.loads((tmp_path / "ab" / "exporters.json").read_text()) == doc
+    # bad input: one line, exit 2, nothing written
+    rc = main([f"{__name__}:audio_model", "--fixtures", str(npz), "--out", str(tmp_path / "no"),
+               "--exporters", "legacy,tflite"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "'tflite' is none of them" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "no").exists()
