@@ -12,6 +12,7 @@ loop's time and memory.
 Run (the torch 2.x environment):
   PYTHONPATH=python .venv-torch2/bin/python bench/decode_onestep.py build/onnxparity
 """
+import collections
 import copy
 import json
 import os
@@ -80,6 +81,24 @@ def one_step(model, path, with_past):
     return all(np.abs(w.numpy() - o).max() <= ATOL for w, o in zip(want, got))
 
 
+def placed(doc):
+    """Where generate placed the defects: each placement with its count."""
+    if not doc:
+        return ""
+    seen = collections.Counter()
+    for p in doc["prompts"]:
+        if p["class"] != "defect":
+            continue
+        w = p["where"]
+        if w["kind"] in ("cache-entry", "graph-input"):
+            seen[f"layer {w['layer']} {w['entry']}" + (" (input)" if w["kind"] == "graph-input" else "")] += 1
+        elif w["kind"] == "generation-setting":
+            seen["a setting, no layer"] += 1
+        else:
+            seen["not placed"] += 1
+    return "; " + ", ".join(f"{k} x{n}" for k, n in seen.most_common()) if seen else ""
+
+
 def main(binary):
     tmp = tempfile.mkdtemp(prefix="onp_decode_bench_")
     model = llama()
@@ -120,7 +139,7 @@ def main(binary):
         s = doc["summary"]["classes"] if doc else {}
         firsts = sorted({p["first_divergent_step"] for p in doc["prompts"]} - {None}) if doc else []
         loop = (f"exit {r.returncode}: {s.get('defect', '?')} defect, {s.get('near-tie', '?')} near-tie"
-                + (f", first steps {firsts[:3]}" if firsts else ""))
+                + (f", first steps {firsts[:3]}" if firsts else "") + placed(doc))
         checks = [one_step(model, f"{d}/model.onnx", wp) for wp in (False, True)]
         words = ["pass" if c is True else ("FAIL" if c is False else c) for c in checks]
         rows.append((name, words[0], words[1], loop, secs, rss))
