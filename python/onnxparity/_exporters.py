@@ -118,8 +118,14 @@ def compare_exporters(model: Any, fixtures: Any, out_dir: Union[str, "os.PathLik
     if "exporter" in capture_options:
         raise ValueError("exporter: compare_exporters sets it per bundle; name them in exporters=")
     out = pathlib.Path(out_dir)
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    runs = {e: _run_one(model, fixtures, out / e, e, capture_options, check_options or {}) for e in names}
+    try:
+        runs = {e: _run_one(model, fixtures, out / e, e, capture_options, check_options or {}) for e in names}
+    except BaseException:
+        if made and not any(out.iterdir()):  # refused before any bundle: leave nothing behind
+            out.rmdir()
+        raise
     return _compare(runs, out)
 
 
@@ -132,7 +138,8 @@ def _run_one(model, fixtures, bundle, exporter, capture_options, check_options):
     try:
         capture(model, fixtures, bundle, exporter=exporter, **capture_options)
     except ExportError as e:
-        return ExporterRun(exporter, "export-failed", error=str(e).splitlines()[0][:400] if str(e) else type(e).__name__)
+        why = str(e).splitlines()[0][:400] if str(e) else type(e).__name__
+        return ExporterRun(exporter, "export-failed", error=why)
     r = api.check(bundle, **check_options)
     return ExporterRun(exporter, "checked", bundle=os.fspath(bundle), verdict=r.verdict,
                        numbers_match=_numbers_match(r), worst=_worst(r),

@@ -271,6 +271,14 @@ def test_unknown_exporter_writes_nothing(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_refused_input_raises_and_leaves_nothing(tmp_path):
+    from onnxparity import FixtureError
+    model, fx, _ = _audio()
+    with pytest.raises(FixtureError):
+        compare_exporters(model, [fx[0], "not a tensor"], tmp_path / "y")
+    assert not (tmp_path / "y").exists()
+
+
 @pytest.mark.skipif(DYNAMO, reason="torch has the dynamo exporter here")
 def test_without_dynamo_it_is_reported_unavailable(tmp_path):
     model, fx, _ = _audio()
