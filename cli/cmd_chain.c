@@ -66,8 +66,32 @@ static void print_point(const char *label, const onp_chain_point *p)
     printf("    %-8s %s  rel err %s  (|diff| %s)\n", label, p->value,
            onp_doc_short_num(p->rel_err, a, sizeof a), onp_doc_short_num(p->max_abs, b, sizeof b));
     printf("             stage:  %s (%s)\n", p->node[0] ? p->node : "<unnamed>", p->op_type);
-    printf("             export: %s (%s)\n", p->orig_node[0] ? p->orig_node : "<unnamed>",
+    printf("             export: %s (%s)", p->orig_node[0] ? p->orig_node : "<unnamed>",
            p->orig_op_type);
+    if (p->by_value) {
+        char r[16];
+        printf(", value %s, matched by value (correlation %s)", p->orig_value,
+               onp_doc_short_num(p->corr, r, sizeof r));
+    }
+    printf("\n");
+}
+
+/* The export nodes the first divergent value's stage producer stands for. */
+static void print_group(const onp_chain_divergence *dv)
+{
+    if (dv->n_group < 2) return;
+    printf("             export group (%zu nodes; Constants not listed):", dv->n_group);
+    size_t shown = 0, left = 0;
+    for (size_t i = 0; i < dv->n_group; i++) {
+        if (!strcmp(dv->group[i].op_type, "Constant")) continue;
+        if (shown == 8) {
+            left++;
+            continue;
+        }
+        printf("%s %s (%s)", shown++ ? "," : "", dv->group[i].node, dv->group[i].op_type);
+    }
+    if (left) printf(", and %zu more", left);
+    printf("\n");
 }
 
 /* The five values whose node lost the most SQNR (--per-value). */
@@ -112,11 +136,13 @@ static void print_stage(const onp_chain_stage *s)
     if (dv->points) print_drops(dv);
     if (dv->found) {
         char l[16];
-        printf("  first divergent value (fixture %d, limit %s relative; %zu of %zu values named "
-               "alike compared):\n",
-               dv->fixture, onp_doc_short_num(dv->limit, l, sizeof l), dv->n_compared,
-               dv->n_common);
+        printf(
+            "  first divergent value (fixture %d, limit %s relative; %zu values compared, of %zu "
+            "named alike and %zu matched by value):\n",
+            dv->fixture, onp_doc_short_num(dv->limit, l, sizeof l), dv->n_compared, dv->n_common,
+            dv->n_by_value);
         print_point("value", &dv->first);
+        print_group(dv);
         if (dv->input.value[0]) print_point("input", &dv->input);
     } else if (dv->note[0]) {
         printf("  first divergent value: none found: %s\n", dv->note);

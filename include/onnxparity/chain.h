@@ -21,10 +21,15 @@
  *            named (first_beyond).
  *   the divergence  for a stage beyond its envelope, its first divergent
  *            value: every value computed in both the stage's graph and the
- *            export's under the same name is exposed in both, the failing
- *            fixture run through both, and the first value in the stage's
- *            node order whose error relative to its scale exceeds the
- *            stage's limit is named, with its producing node in each graph.
+ *            export's under the same name is exposed in both, and so is every
+ *            value of either graph the other does not name (a transform
+ *            renamed or fused it); the failing fixture is run through both;
+ *            a renamed stage value is matched by value (the export value of
+ *            its shape, computed between the same matched values, that
+ *            correlates best with it); the first value in the stage's node
+ *            order whose error relative to its scale exceeds the stage's
+ *            limit is named, with its producing node in each graph and the
+ *            group of export nodes that producer stands for.
  *
  * Worked example (error checks shortened):
  *     onp_run_args a;  onp_run_args_init(&a);
@@ -103,10 +108,16 @@ typedef struct onp_chain_output {
     const char *why;     /* the first fixture's reason when beyond, or NULL */
 } onp_chain_output;
 
-/* One value matched across the export's graph and a stage's. */
+/* One value matched across the export's graph and a stage's: by name (the
+ * same name in both), or by value where the stage renamed it (chainmatch.c:
+ * the export value of the same shape, computed from the same matched
+ * values, that correlates best with it on the fixture). */
 typedef struct onp_chain_point {
-    char value[256]; /* its name, the same in both graphs */
-    char node[256];  /* producer in the stage's graph ("" unnamed) */
+    char value[256];      /* its name in the stage's graph */
+    char orig_value[256]; /* its name in the export's graph (= value when by_name) */
+    int by_value;         /* 1: matched by value (correlation), 0: by name */
+    double corr;          /* by_value: the Pearson correlation that matched it; else NaN */
+    char node[256];       /* producer in the stage's graph ("" unnamed) */
     char op_type[64];
     char orig_node[256]; /* producer in the export's graph */
     char orig_op_type[64];
@@ -121,6 +132,12 @@ typedef struct onp_chain_point {
                                 much this node lost; NaN when no input was compared */
 } onp_chain_point;
 
+/* An export node of a fused group (chainmatch.c). */
+typedef struct onp_chain_group_node {
+    char node[256];
+    char op_type[64];
+} onp_chain_group_node;
+
 /* The first divergent value of a stage (src/run/chainmatch.c). */
 typedef struct onp_chain_divergence {
     int ran;           /* 1: the match ran (found or not) */
@@ -128,14 +145,23 @@ typedef struct onp_chain_divergence {
     int fixture;       /* the fixture run through both graphs */
     double limit;      /* the relative error a value may have (docs/chain.md) */
     size_t n_common;   /* values named alike in both graphs */
-    size_t n_compared; /* of those, compared (floating, same shape) */
+    size_t n_by_value; /* stage values a transform renamed, matched by value */
+    size_t n_compared; /* of both, compared (floating, same shape) */
     onp_chain_point first;
-    onp_chain_point input;   /* the worst of the first's producer's compared inputs ("" none) */
-    onp_chain_point worst;   /* the value of the largest relative error */
-    char note[512];          /* why it did not run or found nothing, or "" */
-    size_t n_points;         /* with per_value: every compared value, stage node order */
-    onp_chain_point *points; /* [n_points], owned (onp_chain_release), or NULL */
+    onp_chain_point input; /* the worst of the first's producer's compared inputs ("" none) */
+    onp_chain_point worst; /* the value of the largest relative error */
+    /* the export nodes the first divergent value's stage producer stands for:
+     * from the export producer of its outputs back to values matched in both
+     * graphs (one node where nothing was fused; the fused group where a
+     * fusion replaced several), export order; at most ONP_CHAIN_GROUP_MAX */
+    size_t n_group;
+    onp_chain_group_node *group; /* [n_group], owned (onp_chain_release), or NULL */
+    char note[512];              /* why it did not run or found nothing, or "" */
+    size_t n_points;             /* with per_value: every compared value, stage node order */
+    onp_chain_point *points;     /* [n_points], owned (onp_chain_release), or NULL */
 } onp_chain_divergence;
+
+#define ONP_CHAIN_GROUP_MAX 256
 
 typedef enum onp_chain_status {
     ONP_CHAIN_WITHIN = 0, /* "within": as accurate as its precision allows */

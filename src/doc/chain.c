@@ -16,6 +16,12 @@ static cJSON *point_json(const onp_chain_point *p)
     if (!p->value[0]) return cJSON_CreateNull();
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "value", p->value);
+    cJSON_AddStringToObject(x, "export_value", p->orig_value);
+    cJSON_AddStringToObject(x, "matched", p->by_value ? "value" : "name");
+    if (p->by_value)
+        onp_doc_num(x, "correlation", p->corr);
+    else
+        cJSON_AddNullToObject(x, "correlation");
     cJSON_AddStringToObject(x, "node", p->node);
     cJSON_AddStringToObject(x, "op_type", p->op_type);
     cJSON_AddStringToObject(x, "export_node", p->orig_node);
@@ -48,8 +54,16 @@ static cJSON *divergence_json(const onp_chain_divergence *d)
     cJSON_AddNumberToObject(x, "fixture", d->fixture);
     onp_doc_num(x, "limit", d->limit);
     cJSON_AddNumberToObject(x, "values_common", (double)d->n_common);
+    cJSON_AddNumberToObject(x, "values_by_value", (double)d->n_by_value);
     cJSON_AddNumberToObject(x, "values_compared", (double)d->n_compared);
     cJSON_AddItemToObject(x, "first", d->found ? point_json(&d->first) : cJSON_CreateNull());
+    cJSON *g = cJSON_AddArrayToObject(x, "export_group");
+    for (size_t i = 0; i < d->n_group; i++) {
+        cJSON *n = cJSON_CreateObject();
+        cJSON_AddStringToObject(n, "node", d->group[i].node);
+        cJSON_AddStringToObject(n, "op_type", d->group[i].op_type);
+        cJSON_AddItemToArray(g, n);
+    }
     cJSON_AddItemToObject(x, "input", point_json(&d->input));
     cJSON_AddItemToObject(x, "worst", point_json(&d->worst));
     if (d->points) cJSON_AddItemToObject(x, "values", values_json(d));

@@ -303,6 +303,9 @@ static void match_stage(onp_chain *c, const onp_run_args *a, onp_chain_stage *s,
         s->div.found = 0;
         memset(&s->div.first, 0, sizeof s->div.first);
         memset(&s->div.input, 0, sizeof s->div.input);
+        free(s->div.group);
+        s->div.group = NULL;
+        s->div.n_group = 0;
         s->div.note[0] = 0;
     }
 }
@@ -399,6 +402,7 @@ void onp_chain_release(onp_chain *c)
         onp_run_result_release(&c->stages[i].run);
         free(c->stages[i].outs);
         free(c->stages[i].div.points);
+        free(c->stages[i].div.group);
     }
     free(c->stages);
     onp_ort_close(c->ort);
