@@ -514,11 +514,23 @@ static int write_sarif(const opts *o, const onp_gate *gt)
                            &e));
     }
     int rule_index = cJSON_GetArraySize(rules);
+    struct stat st;
+    off_t model_bytes = stat(model, &st) ? 0 : st.st_size;
     cJSON *rule = cJSON_CreateObject();
     cJSON_AddStringToObject(rule, "id", "gate-regression");
     cJSON_AddStringToObject(rule, "name", "GateRegression");
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(driver, "informationUri");
+    if (cJSON_IsString(info) && strrchr(info->valuestring, '/')) { /* DOCS/lint.md -> DOCS/gate.md */
+        char help[2100];
+        snprintf(help, sizeof help, "%.*s/gate.md",
+                 (int)(strrchr(info->valuestring, '/') - info->valuestring), info->valuestring);
+        cJSON_AddStringToObject(rule, "helpUri", help);
+    }
     cJSON_AddStringToObject(cJSON_AddObjectToObject(rule, "shortDescription"), "text",
                             "a release criterion of onnxparity gate regressed");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(rule, "help"), "text",
+                            "see the regression's target, fixture and check; re-record the "
+                            "criteria only when the change is intended");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(rule, "defaultConfiguration"), "level",
                             "error");
     cJSON_AddItemToArray(rules, rule);
@@ -533,9 +545,13 @@ static int write_sarif(const opts *o, const onp_gate *gt)
         cJSON_AddStringToObject(r, "level", "error");
         cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "message"), "text", text);
         cJSON *loc = cJSON_CreateObject();
-        if (art)
-            cJSON_AddItemToObject(cJSON_AddObjectToObject(loc, "physicalLocation"),
-                                  "artifactLocation", cJSON_Duplicate(art, 1));
+        if (art) { /* the whole model: a byte region, SARIF's form for a binary artifact */
+            cJSON *phys = cJSON_AddObjectToObject(loc, "physicalLocation");
+            cJSON_AddItemToObject(phys, "artifactLocation", cJSON_Duplicate(art, 1));
+            cJSON *reg = cJSON_AddObjectToObject(phys, "region");
+            cJSON_AddNumberToObject(reg, "byteOffset", 0);
+            cJSON_AddNumberToObject(reg, "byteLength", model_bytes > 0 ? (double)model_bytes : 1);
+        }
         snprintf(name, sizeof name, "%s%s%s%s%s", x->target ? x->target : "",
                  x->target ? "/" : "", x->fixture ? x->fixture : "(bundle)", x->output ? "/" : "",
                  x->output ? x->output : "");

@@ -119,13 +119,13 @@ int onp_gate_args_finish(const onp_gate_args *g, const onp_run_args *a, onp_erro
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
                              "usage: onnxparity gate TARGET --criteria FILE [--record "
                              "[--margin M]]");
-    if (g->n_targets == 1)
-        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
-                             "one --target: name two or more (one target is the plain gate)");
     if (g->n_targets && !g->record)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
                              "--target applies to --record only (gating runs the targets the "
                              "criteria recorded)");
+    if (g->n_targets == 1)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "one --target: name two or more (one target is the plain gate)");
     const char *rec_only = g->margin_given    ? "--margin"
                            : a->run.rtol >= 0 ? "--rtol"
                            : a->run.atol >= 0 ? "--atol"

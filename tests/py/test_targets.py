@@ -8,7 +8,16 @@ targets, and names runtime-version with both versions and the first value
 where 1.23.2 separates from eager — the node a check run on 1.23.2 alone
 names.  Without the offset both pass and the report lists both versions.
 Skips where no onnxruntime package records a library (Debian's python).
+
+gate over two targets (Must-show 3): criteria recorded on the healthy
+bundle under the tool's ORT and the capturing environment's; a planted
+change (an offset of 10 before the LayerNorm: eager's outputs do not move,
+LayerNorm is shift-invariant) stays within the criteria under the tool's
+1.29 and regresses under 1.23.2 — each established by a one-target gate of
+its own — and the two-target gate fails naming that target, in its text,
+JSON, JUnit and SARIF.
 """
+import xml.etree.ElementTree as ET
 import json
 
 import pytest
@@ -48,7 +57,7 @@ class LinearNorm(torch.nn.Module):
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory, envlib):
     d = tmp_path_factory.mktemp("targets")
-    for offset in (0.0, 1000.0):
+    for offset in (0.0, 10.0, 1000.0):
         torch.manual_seed(0)
         g = torch.Generator().manual_seed(1)
         onnxparity.capture(LinearNorm(offset).eval(), [torch.randn(4, 64, generator=g) for _ in range(2)],
@@ -139,3 +148,107 @@ def test_a_record_is_followed_only_to_the_library_it_hashed(binary, bundles, env
         rc, doc = check_json(binary, d)
         env = doc["targets"][1]
         assert rc == 0 and env["checked"] is False and why in env["not_checked"], (name, env)
+
+
+# --- gate over two targets ---------------------------------------------------------
+
+
+def gate(binary, bundle, criteria, *args):
+    return run([binary, "gate", bundle, "--criteria", criteria, *args])
+
+
+@pytest.fixture(scope="module")
+def two_targets(binary, bundles, tmp_path_factory):
+    """The criteria of the healthy bundle under both targets, recorded both
+    ways round (the target named first and last)."""
+    d = tmp_path_factory.mktemp("gate_targets")
+    out = {}
+    for name, order in (("env_last", ["tool=bundled", "deployed=env"]),
+                        ("env_first", ["deployed=env", "tool=bundled"])):
+        c = d / f"{name}.json"
+        r = gate(binary, bundles / "ln0", c, "--record", *[x for t in order for x in ("--target", t)])
+        assert r.returncode == 0, r.stderr
+        out[name] = c
+    return out
+
+
+def test_each_target_alone(binary, bundles, envlib, tmp_path):
+    """The planted offset, judged by a one-target gate per library: the
+    tool's ORT stays within its criteria, the environment's regresses."""
+    for lib, want in ((None, 0), (envlib[0], 1)):
+        extra = ["--ort-lib", str(lib)] if lib else []
+        c = tmp_path / f"{want}.json"
+        assert gate(binary, bundles / "ln0", c, "--record", *extra).returncode == 0
+        r = gate(binary, bundles / "ln10", c, "--no-bisect", *extra)
+        assert r.returncode == want, (lib, r.stdout, r.stderr)
+
+
+def test_criteria_record_both_targets(two_targets, envlib):
+    doc = json.loads(two_targets["env_last"].read_text())
+    assert [t["name"] for t in doc["targets"]] == ["tool", "deployed"]
+    tool, dep = doc["targets"]
+    assert tool["ort_library"] is None and dep["ort_library"] == "env"
+    assert dep["environment"]["ort_version"] == envlib[1]
+    assert tool["environment"]["ort_version"] != envlib[1]
+    assert "outputs" in tool and "outputs" in dep and "outputs" not in doc
+
+
+@pytest.mark.parametrize("order", ["env_last", "env_first"])
+def test_gate_fails_naming_the_target_that_regressed(binary, bundles, envlib, two_targets, order,
+                                                      tmp_path):
+    junit, sarif = tmp_path / "g.xml", tmp_path / "g.sarif"
+    r = gate(binary, bundles / "ln10", two_targets[order], "--format", "json", "--no-bisect",
+             "--junit", junit, "--sarif", sarif)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "fail"
+    by = {t["name"]: t for t in doc["targets"]}
+    assert by["tool"]["verdict"] == "pass" and by["tool"]["regressions"] == 0
+    assert by["deployed"]["verdict"] == "fail" and by["deployed"]["ort_version"] == envlib[1]
+    assert by["deployed"]["ort_library"] == str(envlib[0].resolve())
+    assert doc["regressions"] and {x["target"] for x in doc["regressions"]} == {"deployed"}
+    assert any(x["check"] in ("max_abs", "noise", "quiet_change") for x in doc["regressions"])
+    # JUnit: the failing cases are the deployed target's, by classname
+    root = ET.parse(junit).getroot()
+    cases = root.iter("testcase")
+    failing = [c.get("classname") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert failing and all(c.startswith("deployed/") for c in failing), failing
+    assert any(c.get("classname") == "tool/test_data_set_0" for c in cases)
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert envlib[1] in props["target.deployed"] and envlib[1] not in props["target.tool"]
+    # SARIF: one gate-regression result per regression, naming its target
+    results = [x for x in json.loads(sarif.read_text())["runs"][0]["results"]
+               if x["ruleId"] == "gate-regression"]
+    assert len(results) == len(doc["regressions"])
+    assert {x["properties"]["target"] for x in results} == {"deployed"}
+    assert all(x["message"]["text"].startswith("target deployed: ") for x in results)
+    # the text names the target in each regression and in the verdict
+    r = gate(binary, bundles / "ln10", two_targets[order], "--no-bisect")
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert all(x.startswith("regressed: [deployed] ") for x in lines if x.startswith("regressed:"))
+    assert lines[-1].startswith("verdict: FAIL") and lines[-1].endswith("in target deployed")
+
+
+def test_gate_passes_where_both_targets_hold(binary, bundles, two_targets):
+    r = gate(binary, bundles / "ln0", two_targets["env_last"], "--format", "json")
+    assert r.returncode == 0, r.stdout
+    doc = json.loads(r.stdout)
+    assert [t["verdict"] for t in doc["targets"]] == ["pass", "pass"] and not doc["regressions"]
+
+
+def test_targets_bad_input(binary, bundles, two_targets, tmp_path):
+    """A malformed targets section: exit 2, one line naming the file and the
+    field; --target when gating or alone: exit 2."""
+    doc = json.loads(two_targets["env_last"].read_text())
+    doc["targets"][1]["opt_level"] = "fast"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = gate(binary, bundles / "ln10", bad)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and f"{bad}: targets[1].opt_level:" in r.stderr, r.stderr
+    r = gate(binary, bundles / "ln10", two_targets["env_last"], "--target", "a=env")
+    assert r.returncode == 2 and "--record only" in r.stderr
+    out = tmp_path / "one.json"
+    r = gate(binary, bundles / "ln0", out, "--record", "--target", "a=env")
+    assert r.returncode == 2 and "two or more" in r.stderr and not out.exists()

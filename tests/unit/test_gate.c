@@ -404,6 +404,129 @@ static void test_criteria_parse(void)
     CHECK(!strcmp(onp_gate_fixture_name("plain"), "plain"));
 }
 
+/* Criteria naming deployment targets (issue 29): each target's criteria
+ * read with the field names prefixed by "targets[K].", the document
+ * written back the same, --target specs; bad input names file and field. */
+static void test_criteria_targets(void)
+{
+#define ONE "\"fixtures\": 2, \"lint_clean\": [], \"outputs\": {\"y\": {\"rtol\": 0.001, " \
+            "\"atol\": 1e-05, \"top1_min\": null, \"mismatch_frac_max\": 0, \"max_abs\": 0.5, " \
+            "\"needed_rtol\": 1, \"needed_atol\": 0.5, \"shapes\": [[2, 4]]}}"
+    static const char good[] =
+        "{\"schema\": \"onnxparity.criteria/1\", \"targets\": ["
+        "{\"name\": \"tool\", \"ort_library\": null, " ONE "},"
+        "{\"name\": \"deployed\", \"ort_library\": \"env\", \"opt_level\": \"disable\", " ONE
+        "}]}";
+    onp_criteria c, back;
+    onp_error e;
+    onp_error_clear(&e);
+    CHECKF(onp_criteria_parse(good, sizeof good - 1, "c.json", &c, &e) == 0, "%s", e.msg);
+    CHECK(c.n_targets == 2 && c.n_out == 0);
+    if (c.n_targets == 2) {
+        CHECK(!strcmp(c.targets[0].name, "tool") && !c.targets[0].ort_library[0] &&
+              !c.targets[0].opt_level[0]);
+        CHECK(!strcmp(c.targets[1].ort_library, "env") &&
+              !strcmp(c.targets[1].opt_level, "disable"));
+        CHECK(c.targets[1].crit.n_out == 1 && c.targets[1].crit.outs[0].max_abs == 0.5 &&
+              c.targets[1].crit.n_targets == 0);
+        /* written and read back: the same targets */
+        cJSON *doc = onp_criteria_to_json(&c);
+        char *txt = doc ? cJSON_PrintUnformatted(doc) : NULL;
+        CHECK(txt && onp_criteria_parse(txt, strlen(txt), "c.json", &back, &e) == 0);
+        CHECK(back.n_targets == 2 && !strcmp(back.targets[1].name, "deployed") &&
+              !strcmp(back.targets[1].ort_library, "env") &&
+              back.targets[0].crit.fixtures == 2 && back.targets[1].crit.n_out == 1);
+        free(txt);
+        cJSON_Delete(doc);
+        onp_criteria_free(&back);
+    }
+    onp_criteria_free(&c);
+    CHECK(c.targets == NULL && c.n_targets == 0);
+    /* bad input: the first problem, its field named with the target's index */
+    static const struct {
+        const char *doc, *field, *says;
+    } bad[] = {
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": []}", "targets", "1 to 8"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": {}}", "targets", "1 to 8"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [1]}", "targets[0]",
+         "not an object"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"ort_library\": null, " ONE "}]}",
+         "targets[0].name", "missing"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a b\", "
+         "\"ort_library\": null, " ONE "}]}",
+         "targets[0].name", "letters"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, " ONE "}, {\"name\": \"a\", \"ort_library\": null, " ONE "}]}",
+         "targets[1].name", "another target"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", " ONE "}]}",
+         "targets[0].ort_library", "missing"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": 3, " ONE "}]}",
+         "targets[0].ort_library", "a path"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"opt_level\": \"fast\", " ONE "}]}",
+         "targets[0].opt_level", "opt-level"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"fixtures\": 2, \"lint_clean\": [], \"outputs\": {\"y\": "
+         "{\"rtol\": -1}}}]}",
+         "targets[0].outputs.y.rtol", "finite"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"lint_clean\": [], \"outputs\": {}}]}",
+         "targets[0].fixtures", "missing"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"fixtures\": 2, \"targets\": [{\"name\": "
+         "\"a\", \"ort_library\": null, " ONE "}]}",
+         "fixtures", "beside"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"targets\": [], " ONE "}]}",
+         "targets[0].targets", "no targets"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        onp_error_clear(&e);
+        CHECKF(onp_criteria_parse(bad[i].doc, strlen(bad[i].doc), "c.json", &c, &e) == -1,
+               "case %zu", i);
+        CHECKF(e.code == ONP_ERR_INPUT && !strcmp(e.file, "c.json") &&
+                   !strcmp(e.field, bad[i].field) && strstr(e.msg, bad[i].says) &&
+                   !strchr(e.msg, '\n'),
+               "case %zu: field '%s' msg '%s'", i, e.field, e.msg);
+        CHECK(c.targets == NULL && c.outs == NULL);
+    }
+    /* --target NAME=LIBRARY[@OPT_LEVEL] */
+    onp_crit_target t;
+    CHECK(onp_crit_target_parse("tool=bundled", &t, &e) == 0 && !strcmp(t.name, "tool") &&
+          !t.ort_library[0] && !t.opt_level[0]);
+    CHECK(onp_crit_target_parse("dep=env@disable", &t, &e) == 0 &&
+          !strcmp(t.ort_library, "env") && !strcmp(t.opt_level, "disable"));
+    CHECK(onp_crit_target_parse("x=/o/libonnxruntime.so.1", &t, &e) == 0 &&
+          !strcmp(t.ort_library, "/o/libonnxruntime.so.1"));
+    CHECK(onp_crit_target_parse("nolib", &t, &e) == -1 && e.code == ONP_ERR_USAGE);
+    CHECK(onp_crit_target_parse("=env", &t, &e) == -1);
+    CHECK(onp_crit_target_parse("a b=env", &t, &e) == -1 && strstr(e.msg, "letters"));
+    CHECK(onp_crit_target_parse("a=", &t, &e) == -1);
+    CHECK(onp_crit_target_parse("a=env@fast", &t, &e) == -1 && strstr(e.msg, "'fast'"));
+    /* gate's options: two or more targets, recording only, names unique */
+    onp_gate_args ga;
+    onp_run_args ra;
+    onp_run_args_init(&ra);
+    const char *argv1[] = {"gate", "--target", "a=env", "--target", "a=bundled"};
+    int i = 1;
+    onp_gate_args_init(&ga);
+    CHECK(onp_gate_args_parse(&ga, &ra, 5, argv1, &i, &e) == 1 && ga.n_targets == 1);
+    i = 3;
+    CHECK(onp_gate_args_parse(&ga, &ra, 5, argv1, &i, &e) == -1 && strstr(e.msg, "another target"));
+    ga.criteria = "c.json";
+    ga.record = 1;
+    CHECK(onp_gate_args_finish(&ga, &ra, &e) == -1 && strstr(e.msg, "two or more"));
+    const char *argv2[] = {"gate", "--target=b=env"};
+    i = 1;
+    CHECK(onp_gate_args_parse(&ga, &ra, 2, argv2, &i, &e) == 1 && ga.n_targets == 2);
+    CHECK(onp_gate_args_finish(&ga, &ra, &e) == 0);
+    ga.record = 0;
+    CHECK(onp_gate_args_finish(&ga, &ra, &e) == -1 && strstr(e.msg, "--record only"));
+    onp_gate_args_release(&ga);
+    CHECK(ga.targets == NULL && ga.n_targets == 0);
+#undef ONE
+}
+
 /* --record's JUnit failures: one "parity" entry per output that does not pass. */
 static void test_record_failures(void)
 {
@@ -515,4 +638,4 @@ static void test_criteria_file(void)
 
 TEST_MAIN(test_criteria_parse, test_record_limits, test_record_document, test_recordable,
           test_judge_regression, test_judge_noise, test_drift_policy, test_record_failures,
-          test_gate_args, test_criteria_file)
+          test_gate_args, test_criteria_file, test_criteria_targets)
