@@ -108,6 +108,8 @@ static const help_row gate_rows[] = {
     {"--record", "measure the bundle and write the criteria file"},
     {"--margin M", "with --record: limits = measured x M (default 2, at least 1)"},
     {"--allow-failing", "with --record: record a bundle that fails, on purpose"},
+    {"--target NAME=LIB[@LEVEL]", "with --record, twice or more: a deployment target (LIB bundled, "
+                                  "env or a path), criteria per target; gating runs them all"},
     {"--rtol R", "relative tolerance (default: the criteria's, else per dtype)"},
     {"--atol A", "absolute tolerance (default: the criteria's, else per dtype)"},
     {"--format text|json", "text (default) or the JSON document (--record: the criteria)"},
@@ -264,7 +266,8 @@ static const help_page pages[] = {
      check_rows, HELP_ORT | HELP_PROGRESS,
      EXITS_JUDGE "4 ONNX Runtime cannot load the model, crashed or timed out on a fixture"},
     {"gate",
-     "gate TARGET --criteria FILE [--record [--margin M] [--allow-failing]] [options]\n"
+     "gate TARGET --criteria FILE [--record [--margin M] [--allow-failing] [--target "
+     "NAME=LIB[@LEVEL]]...] [options]\n"
      "gate --model MODEL --data DIR... --criteria FILE [options]",
      "Fail on any regression against recorded release criteria; --record writes them.", gate_rows,
      HELP_ORT,
