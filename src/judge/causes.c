@@ -277,6 +277,39 @@ static const char TRACED_SHAPE_FIX[] =
     "onnxparity sweep (an optimization level that breaks it), or the node's shape inputs against "
     "the eager sizes; dynamic_axes cannot fix a graph that refuses its own traced input";
 
+/* 1b, a size chosen among exact ties: a graph whose TopK indices are used
+ * (lint ONP401) fails by shape on its own traced input, and an output that
+ * comes out in another shape holds, in eager, one value in every row (every
+ * score the same: the values TopK chose among tie exactly).  ONNX keeps the
+ * lower index among equal values, torch promises no order, so other
+ * elements are selected and what follows (NonMaxSuppression, a threshold)
+ * keeps another count.  op-semantics, medium: the numbers show the ties,
+ * not which tie ORT broke otherwise.  1 when added. */
+static int tie_selected_size(const facts *F, onp_causes *cs, size_t n_shape, size_t n_fail)
+{
+    const onp_lint_finding *topk = finding_of(F->lint, "ONP401");
+    if (!topk || topk->loc.kind != ONP_LINT_LOC_NODE) return 0;
+    for (size_t i = 0; i < F->ev->n_fixtures; i++) {
+        const onp_fixture_verdict *f = &F->ev->fixtures[i];
+        if (f->status != ONP_FIXTURE_FAIL) continue;
+        for (size_t k = 0; k < f->n_out; k++) {
+            const onp_output_verdict *o = &f->outs[k];
+            if (!o->compared || o->m.shape_ok || o->j.vacuous != ONP_VACUOUS_CONSTANT) continue;
+            explains(cs, ONP_CAUSE_OP_SEMANTICS, n_shape, n_fail);
+            add_cause(cs, ONP_CAUSE_OP_SEMANTICS, ONP_CONFIDENCE_MEDIUM, topk->loc.name,
+                      topk->rule->fix,
+                      "%zu of %zu failing fixture(s) fail by shape on the graph's own traced "
+                      "input, and in %.120s eager's %.200s holds one value in every row: the "
+                      "values chosen among tie exactly; lint ONP401 at %s: ONNX keeps the lower "
+                      "index among equal values and torch promises no order, so other elements "
+                      "are selected and what follows keeps another count",
+                      n_shape, n_fail, base(f->dir), o->name, topk->loc.name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* 1b. fixtures that fail by shape (ORT refuses them, or an output comes out
  * in another shape) while eager ran them: the graph holds a size fixed at
  * export.  High when that explains every failing fixture.  The node is the
@@ -292,8 +325,10 @@ static void rule_shape_failures(const facts *F, onp_causes *cs)
     if (!n_shape) return;
     onp_confidence conf = n_shape == n_fail ? ONP_CONFIDENCE_HIGH : ONP_CONFIDENCE_MEDIUM;
     if (F->traced_shape) { /* the graph cannot take the input it was traced on */
+        int tied = tie_selected_size(F, cs, n_shape, n_fail);
         explains(cs, ONP_CAUSE_UNKNOWN, n_shape, n_fail);
-        add_cause(cs, ONP_CAUSE_UNKNOWN, ONP_CONFIDENCE_MEDIUM, node[0] ? node : NULL,
+        add_cause(cs, ONP_CAUSE_UNKNOWN, tied ? ONP_CONFIDENCE_LOW : ONP_CONFIDENCE_MEDIUM,
+                  node[0] ? node : NULL,
                   TRACED_SHAPE_FIX,
                   "%zu of %zu failing fixture(s) fail by shape, among them %.120s, the fixture "
                   "the export was traced on: no size was fixed by tracing (the trace fits that "

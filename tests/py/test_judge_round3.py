@@ -523,3 +523,66 @@ def test_bisect_names_the_branch_that_left_no_node(onnxparity, tmp_path):
     top = chk["causes"][0]
     assert rc == 1 and top["id"] == "traced-control-flow", top
     assert any(f"test_judge_round3.py:{line}" in e and "in module gate" in e for e in top["evidence"]), top
+
+
+# --- 3. detections chosen among exact ties --------------------------------------
+
+class DeadFeatureDetector(torch.nn.Module):
+    """A one-image detector shaped like a fresh SSDlite: its class head sees
+    features it ignores (weight 0, as activations that vanished through a
+    random backbone), so every anchor scores the same; the top 8 anchors by
+    score are kept and non-maximum suppression runs on their boxes.  The
+    first 8 anchors sit on one box, the others apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d(8)
+        self.cls = torch.nn.Conv2d(8, 1, 1)
+        self.reg = torch.nn.Conv2d(8, 4, 1)
+        with torch.no_grad():
+            self.cls.weight.zero_()
+        grid = torch.stack(torch.meshgrid(torch.arange(8.0), torch.arange(8.0), indexing="ij"), -1)
+        xy = (grid.reshape(64, 2) * 20).roll(-8, 0)
+        xy[:8] = 0  # the first 8 anchors on one box
+        self.register_buffer("anchors", torch.cat([xy, xy + 10], 1))
+
+    def forward(self, x):
+        import torchvision
+        f = self.pool(torch.relu(self.conv(x[:1])))
+        scores = torch.sigmoid(self.cls(f)).flatten()
+        boxes = self.anchors + 0.01 * self.reg(f).flatten(2)[0].t()
+        top = scores.topk(8)
+        b = boxes[top.indices]
+        keep = torchvision.ops.nms(b, top.values, 0.5)
+        return b[keep], top.values[keep]
+
+
+def test_detections_chosen_among_exact_ties_are_op_semantics(onnxparity, tmp_path):
+    """Every score ties exactly; torch's top-k keeps some 8 of 64, ONNX's
+    TopK the 8 lowest indices, which sit on one box: non-maximum suppression
+    keeps another count.  Established here: eager's scores all equal (read
+    back), ONNX Runtime's own run returns another number of boxes.  No shape
+    computation is wrong: check's top cause is op-semantics at the TopK,
+    with the ties as evidence, and unknown at most low."""
+    pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    fx = [torch.rand(1, 3, 16, 16, generator=g) for _ in range(2)]
+    b = tmp_path / "b"
+    # torch.export refuses the data-dependent count of the suppression
+    onp.capture(DeadFeatureDetector().eval(), fx, b, exporter="legacy", output_names=["boxes", "scores"],
+                dynamic_axes=None)
+    d = b / "test_data_set_0"
+    eager_scores = pb(d / "output_1.pb")
+    assert np.unique(eager_scores).size == 1  # exact ties
+    r = run([onnxparity, "run", b / "model.onnx", d / "input_0.pb", "--save", tmp_path / "o",
+             "--save-format", "pb"])
+    assert r.returncode == 0, r.stderr
+    assert pb(tmp_path / "o" / "output_0.pb").shape[0] != pb(d / "output_0.pb").shape[0]
+    topk = [n.name for n in onnx.load(str(b / "model.onnx")).graph.node if n.op_type == "TopK"]
+    rc, chk = check_json(onnxparity, b)
+    top = chk["causes"][0]
+    assert rc == 1 and (top["id"], top["confidence"]) == ("op-semantics", "medium"), chk["causes"]
+    assert top["node"] == topk[0] and any("tie exactly" in e for e in top["evidence"]), top
+    assert all(c["confidence"] == "low" for c in chk["causes"] if c["id"] == "unknown")
