@@ -98,9 +98,10 @@ static int parse_args(int argc, char **argv, opts *o)
     if (onp_gate_args_finish(&o->ga, &o->ort.a, &e))
         return cli_usage_error(argv[0], "%s", e.msg), -1;
     /* the formats, as the options: none without effect */
-    const char *gate_only = o->summary ? "--summary" : o->annotations ? "--annotations"
-                            : o->html  ? "--html"
-                                       : NULL;
+    const char *gate_only = o->summary       ? "--summary"
+                            : o->annotations ? "--annotations"
+                            : o->html        ? "--html"
+                                             : NULL;
     if (o->ga.record && gate_only)
         return cli_usage_error(argv[0], "%s applies to gating only, not to --record", gate_only),
                -1;
@@ -116,8 +117,7 @@ static int parse_args(int argc, char **argv, opts *o)
 /* --record over an existing criteria file: one line per limit that
  * changes, "limit    OUTPUT.FIELD: OLD -> NEW", so that a re-record on
  * purpose shows what it loosens or tightens. */
-static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *now,
-                       const char *pre)
+static void limit_diff(FILE *to, const onp_criteria *old, const onp_criteria *now, const char *pre)
 {
     for (size_t k = 0; k < now->n_targets; k++) { /* each target against its namesake */
         const onp_crit_target *t = &now->targets[k];
@@ -499,8 +499,8 @@ static int write_sarif(const opts *o, const onp_gate *gt)
     if (o->ga.record || !g->n_reg) return lint_sarif_write(o->sarif, model, &first->check.lint);
     cJSON *doc = lint_sarif_doc(model, &first->check.lint);
     cJSON *run = doc ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "runs"), 0) : NULL;
-    cJSON *driver = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(run, "tool"), "driver");
+    cJSON *driver =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(run, "tool"), "driver");
     cJSON *rules = cJSON_GetObjectItemCaseSensitive(driver, "rules");
     cJSON *results = cJSON_GetObjectItemCaseSensitive(run, "results");
     const cJSON *art = cJSON_GetObjectItemCaseSensitive(
@@ -520,7 +520,8 @@ static int write_sarif(const opts *o, const onp_gate *gt)
     cJSON_AddStringToObject(rule, "id", "gate-regression");
     cJSON_AddStringToObject(rule, "name", "GateRegression");
     const cJSON *info = cJSON_GetObjectItemCaseSensitive(driver, "informationUri");
-    if (cJSON_IsString(info) && strrchr(info->valuestring, '/')) { /* DOCS/lint.md -> DOCS/gate.md */
+    if (cJSON_IsString(info) &&
+        strrchr(info->valuestring, '/')) { /* DOCS/lint.md -> DOCS/gate.md */
         char help[2100];
         snprintf(help, sizeof help, "%.*s/gate.md",
                  (int)(strrchr(info->valuestring, '/') - info->valuestring), info->valuestring);
@@ -552,8 +553,8 @@ static int write_sarif(const opts *o, const onp_gate *gt)
             cJSON_AddNumberToObject(reg, "byteOffset", 0);
             cJSON_AddNumberToObject(reg, "byteLength", model_bytes > 0 ? (double)model_bytes : 1);
         }
-        snprintf(name, sizeof name, "%s%s%s%s%s", x->target ? x->target : "",
-                 x->target ? "/" : "", x->fixture ? x->fixture : "(bundle)", x->output ? "/" : "",
+        snprintf(name, sizeof name, "%s%s%s%s%s", x->target ? x->target : "", x->target ? "/" : "",
+                 x->fixture ? x->fixture : "(bundle)", x->output ? "/" : "",
                  x->output ? x->output : "");
         cJSON *ll = cJSON_CreateObject();
         cJSON_AddStringToObject(ll, "name", name);
@@ -630,7 +631,8 @@ static int write_summary(const opts *o, const onp_gate *gt0)
             gh_md_text(f, onp_gate_env_shown(d->field, d->recorded, a, sizeof a));
             fputs(" | ", f);
             gh_md_text(f, onp_gate_env_shown(d->field, d->current, b, sizeof b));
-            fprintf(f, " | %s |\n", onp_drift_effect_name(onp_gate_drift_effect(d, gt->result.policy)));
+            fprintf(f, " | %s |\n",
+                    onp_drift_effect_name(onp_gate_drift_effect(d, gt->result.policy)));
         }
     }
     gh_md_causes(f, r->causes);

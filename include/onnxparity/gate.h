@@ -361,10 +361,10 @@ void onp_gate_result_release(onp_gate_result *g);
 /* gate's own options (the ORT ones are the run's, run.h): parsed by
  * onp_gate_args_parse, checked together by onp_gate_args_finish. */
 typedef struct onp_gate_args {
-    const char *criteria;        /* --criteria FILE: read when gating, written when recording */
-    int record;                  /* --record */
-    int allow_failing;           /* --allow-failing: record a failing baseline on purpose */
-    double margin;               /* --margin M (>= 1; 2 by default) */
+    const char *criteria; /* --criteria FILE: read when gating, written when recording */
+    int record;           /* --record */
+    int allow_failing;    /* --allow-failing: record a failing baseline on purpose */
+    double margin;        /* --margin M (>= 1; 2 by default) */
     int margin_given;
     onp_gate_drift_policy drift; /* --env-drift warn|fail */
     int drift_given;
@@ -411,13 +411,13 @@ int onp_criteria_write(const onp_criteria *c, const char *path, char **text, onp
  * criterion regressed), and either judged against the criteria file or
  * recorded.  Everything a report of it needs, owned here. */
 typedef struct onp_gate {
-    onp_check check;              /* the run (run.h); check.ran says it ran */
-    onp_criteria criteria;        /* gating: the file's; recording: the criteria to write */
-    int have_criteria;            /* 1: criteria holds them */
-    onp_gate_tol_ctx tol;         /* the run's tolerance hook reads it */
-    onp_gate_result result;       /* gating: the judgment */
-    onp_gate_refusal_why refusal; /* recording: why the run is no baseline */
-    onp_run_verdict verdict;      /* gating: result.verdict; recording: PASS when recordable */
+    onp_check check;                 /* the run (run.h); check.ran says it ran */
+    onp_criteria criteria;           /* gating: the file's; recording: the criteria to write */
+    int have_criteria;               /* 1: criteria holds them */
+    onp_gate_tol_ctx tol;            /* the run's tolerance hook reads it */
+    onp_gate_result result;          /* gating: the judgment */
+    onp_gate_refusal_why refusal;    /* recording: why the run is no baseline */
+    onp_run_verdict verdict;         /* gating: result.verdict; recording: PASS when recordable */
     const onp_bisect_result *bisect; /* gating: the bisect that names the first divergent
                                         node where a criterion regressed, or NULL */
     /* several targets (--target, or criteria with "targets"): one gate per
@@ -432,12 +432,11 @@ typedef struct onp_gate {
 } onp_gate;
 
 /* The gate of `where` with the run's options a (its tolerance hook and
- * bisect are set here, pointing into g: g must not move while a is used) and gate's own ga: gating reads ga->criteria
- * first (a malformed file fails before anything runs), runs the bundle
- * with the criteria's tolerances, judges it (onp_gate_judge) and, where
- * something regressed and bisect is on, bisects with the run's plan and
- * derives the causes again; recording runs it with --rtol/--atol, asks
- * onp_gate_recordable, and when recordable measures the criteria
+ * bisect are set here, pointing into g: g must not move while a is used) and gate's own ga: gating
+ * reads ga->criteria first (a malformed file fails before anything runs), runs the bundle with the
+ * criteria's tolerances, judges it (onp_gate_judge) and, where something regressed and bisect is
+ * on, bisects with the run's plan and derives the causes again; recording runs it with
+ * --rtol/--atol, asks onp_gate_recordable, and when recordable measures the criteria
  * (onp_gate_record; nothing is written: onp_criteria_write).  With targets
  * (ga's --target when recording, the file's "targets" when gating) each
  * target is that whole gate in its own gate g->targets[k], its library and

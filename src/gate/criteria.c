@@ -176,8 +176,7 @@ static int get_output(const cJSON *it, onp_crit_out *o, const char *file, const 
 
 /* The criteria of one target (or of the whole file) in object root into
  * c; `pre` names where in field names: "" or "targets[K]." */
-static int body(const cJSON *root, const char *path, const char *pre, onp_criteria *c,
-                onp_error *e)
+static int body(const cJSON *root, const char *path, const char *pre, onp_criteria *c, onp_error *e)
 {
     const cJSON *v, *it;
     char ctx[128];
@@ -280,10 +279,12 @@ static int get_targets(const cJSON *v, const char *path, onp_criteria *c, onp_er
         if (!cJSON_IsNull(lib) && (!cJSON_IsString(lib) || !lib->valuestring[0] ||
                                    strlen(lib->valuestring) >= sizeof t->ort_library))
             return bad(e, path, ctx, "not null, \"env\" or a path of at most 1023 bytes");
-        if (cJSON_IsString(lib)) snprintf(t->ort_library, sizeof t->ort_library, "%s", lib->valuestring);
+        if (cJSON_IsString(lib))
+            snprintf(t->ort_library, sizeof t->ort_library, "%s", lib->valuestring);
         snprintf(ctx, sizeof ctx, "%sopt_level", pre);
         if (lv && !cJSON_IsNull(lv) && (!cJSON_IsString(lv) || !good_level(lv->valuestring)))
-            return bad(e, path, ctx, "not null or an opt-level (disable, basic, extended, layout, all)");
+            return bad(e, path, ctx,
+                       "not null or an opt-level (disable, basic, extended, layout, all)");
         if (cJSON_IsString(lv)) snprintf(t->opt_level, sizeof t->opt_level, "%s", lv->valuestring);
         if (cJSON_GetObjectItemCaseSensitive(it, "targets")) {
             snprintf(ctx, sizeof ctx, "%stargets", pre);

@@ -269,7 +269,8 @@ void onp_gate_refusal_text(const onp_gate *g, char *buf, size_t n)
     for (size_t k = 0; k < g->n_targets; k++) /* the first target that is no baseline */
         if (g->targets[k].verdict != ONP_RUN_PASS) {
             int u = snprintf(buf, n, "target %s: ", g->targets[k].target);
-            if (u > 0 && (size_t)u < n) onp_gate_refusal_text(&g->targets[k], buf + u, n - (size_t)u);
+            if (u > 0 && (size_t)u < n)
+                onp_gate_refusal_text(&g->targets[k], buf + u, n - (size_t)u);
             return;
         }
     const onp_gate_refusal_why *w = &g->refusal;

@@ -102,8 +102,7 @@ static int merge(onp_gate_result *all, const onp_gate *t, onp_error *e)
         }
     }
     if (r->n_checks) {
-        onp_gate_check *grown =
-            realloc(all->checks, (all->n_checks + r->n_checks) * sizeof *grown);
+        onp_gate_check *grown = realloc(all->checks, (all->n_checks + r->n_checks) * sizeof *grown);
         if (!grown) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
         all->checks = grown;
         for (size_t q = 0; q < r->n_checks; q++) {

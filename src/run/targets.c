@@ -89,8 +89,8 @@ static const char *unfollowable(const onp_bundle *b, const char *library, const 
         return buf;
     }
     if (strcmp(rec_sha, there)) {
-        snprintf(buf, n, "%.400s changed since the capture (sha256 %.12s, recorded %.12s)",
-                 library, there, rec_sha);
+        snprintf(buf, n, "%.400s changed since the capture (sha256 %.12s, recorded %.12s)", library,
+                 there, rec_sha);
         return buf;
     }
     return NULL;
@@ -121,8 +121,9 @@ int onp_gate_env_library(const onp_bundle *b, char *lib, size_t n, char *why, si
     memset(&t, 0, sizeof t);
     lib[0] = '\0';
     if (!read_record(b, &t, rec_sha)) {
-        snprintf(why, wn, "parity.json records no onnxruntime library of the capturing "
-                          "environment");
+        snprintf(why, wn,
+                 "parity.json records no onnxruntime library of the capturing "
+                 "environment");
         return -1;
     }
     const char *no = unfollowable(b, t.library, rec_sha, why, wn);

@@ -409,14 +409,14 @@ static void test_criteria_parse(void)
  * written back the same, --target specs; bad input names file and field. */
 static void test_criteria_targets(void)
 {
-#define ONE "\"fixtures\": 2, \"lint_clean\": [], \"outputs\": {\"y\": {\"rtol\": 0.001, " \
-            "\"atol\": 1e-05, \"top1_min\": null, \"mismatch_frac_max\": 0, \"max_abs\": 0.5, " \
-            "\"needed_rtol\": 1, \"needed_atol\": 0.5, \"shapes\": [[2, 4]]}}"
+#define ONE                                                                                        \
+    "\"fixtures\": 2, \"lint_clean\": [], \"outputs\": {\"y\": {\"rtol\": 0.001, "                 \
+    "\"atol\": 1e-05, \"top1_min\": null, \"mismatch_frac_max\": 0, \"max_abs\": 0.5, "            \
+    "\"needed_rtol\": 1, \"needed_atol\": 0.5, \"shapes\": [[2, 4]]}}"
     static const char good[] =
         "{\"schema\": \"onnxparity.criteria/1\", \"targets\": ["
         "{\"name\": \"tool\", \"ort_library\": null, " ONE "},"
-        "{\"name\": \"deployed\", \"ort_library\": \"env\", \"opt_level\": \"disable\", " ONE
-        "}]}";
+        "{\"name\": \"deployed\", \"ort_library\": \"env\", \"opt_level\": \"disable\", " ONE "}]}";
     onp_criteria c, back;
     onp_error e;
     onp_error_clear(&e);
@@ -434,8 +434,8 @@ static void test_criteria_targets(void)
         char *txt = doc ? cJSON_PrintUnformatted(doc) : NULL;
         CHECK(txt && onp_criteria_parse(txt, strlen(txt), "c.json", &back, &e) == 0);
         CHECK(back.n_targets == 2 && !strcmp(back.targets[1].name, "deployed") &&
-              !strcmp(back.targets[1].ort_library, "env") &&
-              back.targets[0].crit.fixtures == 2 && back.targets[1].crit.n_out == 1);
+              !strcmp(back.targets[1].ort_library, "env") && back.targets[0].crit.fixtures == 2 &&
+              back.targets[1].crit.n_out == 1);
         free(txt);
         cJSON_Delete(doc);
         onp_criteria_free(&back);
@@ -494,8 +494,8 @@ static void test_criteria_targets(void)
     onp_crit_target t;
     CHECK(onp_crit_target_parse("tool=bundled", &t, &e) == 0 && !strcmp(t.name, "tool") &&
           !t.ort_library[0] && !t.opt_level[0]);
-    CHECK(onp_crit_target_parse("dep=env@disable", &t, &e) == 0 &&
-          !strcmp(t.ort_library, "env") && !strcmp(t.opt_level, "disable"));
+    CHECK(onp_crit_target_parse("dep=env@disable", &t, &e) == 0 && !strcmp(t.ort_library, "env") &&
+          !strcmp(t.opt_level, "disable"));
     CHECK(onp_crit_target_parse("x=/o/libonnxruntime.so.1", &t, &e) == 0 &&
           !strcmp(t.ort_library, "/o/libonnxruntime.so.1"));
     CHECK(onp_crit_target_parse("nolib", &t, &e) == -1 && e.code == ONP_ERR_USAGE);
@@ -567,8 +567,8 @@ static void test_gate_args(void)
     static onp_run_args a; /* about 20 kB */
     onp_gate_args g;
     onp_error e;
-    const char *rec[] = {"--criteria", "c.json", "--record", "--margin=3", "--rtol", "1e-3",
-                         "--allow-failing"};
+    const char *rec[] = {"--criteria", "c.json", "--record",       "--margin=3",
+                         "--rtol",     "1e-3",   "--allow-failing"};
     CHECK(parse_all(&g, &a, 7, rec, &e) == 0);
     CHECK(g.record && g.allow_failing && g.margin == 3 && !strcmp(g.criteria, "c.json"));
     CHECK(a.run.rtol == 1e-3 && a.run.atol < 0);
