@@ -89,6 +89,25 @@ int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                    const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                    onp_error *e);
 
+/* The bytes of output `name` as its declaration predicts them for these
+ * inputs: fixed dims as declared, symbolic ones ("batch") as the inputs
+ * that declare the same name bind them.  0 when some dim stays unknown,
+ * the output is a scalar, has no declared shape or is not numeric, or the
+ * inputs do not match the session.  (ort_run.c) */
+size_t onp_session_output_bytes(const onp_session *s, const char *name, const onp_tensor *inputs,
+                                size_t n_inputs);
+
+/* onp_session_run, where bufs (NULL, or [n_outputs] entries, NULL or not)
+ * gives for output i a buffer of onp_session_output_bytes bytes that
+ * ORT writes the output into (no copy out of ORT's own memory): outputs[i]
+ * then views bufs[i], which must outlive it.  A model whose output is not
+ * of its declared shape fails the run (ORT: shape mismatch); the caller
+ * may run again without bufs.  In-process sessions only: a session with a
+ * worker ignores bufs.  (ort_run.c) */
+int onp_session_run_into(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
+                         const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
+                         void *const *bufs, onp_error *e);
+
 /* Stop the worker (SIGKILL, reaped) and free what it holds.  Accepts NULL.
  * (ort_worker.c) */
 void onp_worker_free(struct onp_worker *w);

@@ -299,9 +299,94 @@ static int take_value(const onp_session *s, OrtValue **vp, const char *name, onp
 
 // --- run -----------------------------------------------------------------------
 
+/* The value of the symbolic dim `name` in the inputs given (slot as
+ * match_inputs fills it), or -1 when no input declares it or two disagree. */
+static int64_t dim_of(const onp_session *s, const onp_tensor *inputs, const size_t *slot,
+                      const char *name)
+{
+    int64_t v = -1;
+    for (size_t j = 0; j < s->n_in; j++) {
+        const onp_ort_io *io = &s->in[j];
+        const onp_tensor *t = &inputs[slot[j]];
+        if (io->rank != t->rank) continue;
+        for (int d = 0; d < io->rank; d++) {
+            if (!io->dim_names[d] || strcmp(io->dim_names[d], name)) continue;
+            if (v >= 0 && v != t->dims[d]) return -1;
+            v = t->dims[d];
+        }
+    }
+    return v;
+}
+
+/* The shape of output j predicted from its declaration: fixed dims as
+ * declared, symbolic ones as the inputs bind them.  Its bytes (dims, rank
+ * filled), or 0 when some dim stays unknown, the rank is 0 (a scalar or no
+ * declared shape) or the output is not a numeric tensor. */
+static size_t predict_output(const onp_session *s, size_t j, const onp_tensor *inputs,
+                             const size_t *slot, int64_t *dims, int *rank)
+{
+    const onp_ort_io *io = &s->out[j];
+    const onp_dtype_desc *d = io->kind == ONP_ORT_KIND_TENSOR && io->dtype != ONP_STRING
+                                  ? onp_dtype_info(io->dtype)
+                                  : NULL;
+    if (!d || io->rank < 1 || io->rank > ONP_MAX_RANK) return 0;
+    for (int k = 0; k < io->rank; k++) {
+        dims[k] = io->dims[k] > 0    ? io->dims[k]
+                  : io->dim_names[k] ? dim_of(s, inputs, slot, io->dim_names[k])
+                                     : -1;
+        if (dims[k] <= 0) return 0;
+    }
+    *rank = io->rank;
+    size_t nb;
+    int64_t count;
+    onp_error e;
+    return onp_shape_count(io->rank, dims, d->size, &count, &nb, &e) ? 0 : nb;
+}
+
+size_t onp_session_output_bytes(const onp_session *s, const char *name, const onp_tensor *inputs,
+                                size_t n_inputs)
+{
+    long j = name ? onp_session_find_output(s, name) : -1;
+    size_t n_slots = s->n_in + s->n_init, nb = 0;
+    size_t *slot = j >= 0 ? calloc(n_slots ? n_slots : 1, sizeof *slot) : NULL;
+    onp_error e;
+    int64_t dims[ONP_MAX_RANK];
+    int rank;
+    if (slot && !match_inputs(s, inputs, n_inputs, slot, &e))
+        nb = predict_output(s, (size_t)j, inputs, slot, dims, &rank);
+    free(slot);
+    return nb;
+}
+
+/* The caller's buffer for output j (bufs[i] of onp_session_run_into) as
+ * the OrtValue ORT writes the output into; *v stays NULL when the shape
+ * cannot be predicted. */
+static int bind_output(const onp_session *s, size_t j, const onp_tensor *inputs, const size_t *slot,
+                       void *buf, OrtValue **v, onp_error *e)
+{
+    *v = NULL;
+    int64_t dims[ONP_MAX_RANK];
+    int rank = 0;
+    size_t nb = buf ? predict_output(s, j, inputs, slot, dims, &rank) : 0;
+    if (!nb) return 0;
+    const onp_ort *ort = s->ort;
+    return onp_ort_status(
+        ort,
+        ort->api->CreateTensorWithDataAsOrtValue(ort->cpu_mem, buf, nb, dims, (size_t)rank,
+                                                 (ONNXTensorElementDataType)s->out[j].dtype, v),
+        "CreateTensorWithDataAsOrtValue", s->desc.model, e);
+}
+
 int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                     onp_error *e)
+{
+    return onp_session_run_into(s, inputs, n_inputs, output_names, n_outputs, outputs, NULL, e);
+}
+
+int onp_session_run_into(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
+                         const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
+                         void *const *bufs, onp_error *e)
 {
     const char *file = s->desc.model;
     int fetch_all = !output_names;
@@ -336,6 +421,8 @@ int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                                io_list(s->out, s->n_out, names, sizeof names));
         else
             out_names[i] = s->out[j].name;
+        if (!rc && bufs && bufs[i] && !s->worker)
+            rc = bind_output(s, (size_t)j, inputs, slot, bufs[i], &out_vals[i], e);
     }
     if (s->worker) { /* checked here, exactly as in-process; ORT runs there */
         free(slot);

@@ -15,9 +15,14 @@
  * struct.  Messages, parent to worker: RUN = inputs + output names; worker
  * to parent, once after the fork and once per RUN: the ORT log lines since
  * the last message, a status (an onp_error on failure), then the session's
- * introspection (after the fork) or the outputs (after a RUN).  Tensor
- * bytes go straight from one tensor's storage to the socket and from the
- * socket into the other's: no intermediate copy on either side.
+ * introspection (after the fork) or the outputs (after a RUN).  A tensor
+ * under SHM_MIN bytes goes inline, straight from one tensor's storage to
+ * the socket and from the socket into the other's.  A bigger one goes as a
+ * sealed memfd that the receiver maps (see "tensors in shared memory"):
+ * no bytes on the socket, no copy on receipt; and an output whose shape
+ * the model's declaration predicts for the inputs is written by ORT into
+ * that memfd in the first place (out_shm_make), so it crosses without a
+ * single copy.
  *
  * The worker: never returns into the caller's code (it ends with _exit, so
  * no atexit handler and no stdio buffer of the parent runs twice), closes
@@ -32,15 +37,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ort/ort_internal.h"
+#include "tensor/adopt.h"
 
 #define CHAN_BUF (64 * 1024)
+#define SHM_MIN (1u << 20) /* numeric tensors this big cross in shared memory */
+#define FD_QUEUE 8
 #define LOG_MAX 8192
 #define NAME_NULL UINT32_MAX
 
@@ -88,11 +98,39 @@ struct onp_worker {
 typedef struct chan {
     int fd;
     int64_t deadline;
-    size_t pos, len; /* rbuf[pos..len) is received, not yet read */
-    size_t wlen;     /* wbuf[0..wlen) is written, not yet sent */
+    size_t pos, len;   /* rbuf[pos..len) is received, not yet read */
+    size_t wlen;       /* wbuf[0..wlen) is written, not yet sent */
+    int fds[FD_QUEUE]; /* descriptors received (SCM_RIGHTS), not yet taken: fds[0..n_fds) */
+    int n_fds;
     uint8_t rbuf[CHAN_BUF];
     uint8_t wbuf[CHAN_BUF];
 } chan;
+
+/* A fresh channel over fd. */
+static void chan_init(chan *c, int fd, int64_t deadline)
+{
+    c->fd = fd;
+    c->deadline = deadline;
+    c->pos = c->len = c->wlen = 0;
+    c->n_fds = 0;
+}
+
+/* Close the descriptors received and never taken (a stream given up midway). */
+static void chan_drop_fds(chan *c)
+{
+    for (int i = 0; i < c->n_fds; i++) close(c->fds[i]);
+    c->n_fds = 0;
+}
+
+/* The oldest descriptor received and not yet taken (the caller owns it), or -1. */
+static int chan_take_fd(chan *c)
+{
+    if (!c->n_fds) return -1;
+    int fd = c->fds[0];
+    memmove(c->fds, c->fds + 1, (size_t)(c->n_fds - 1) * sizeof *c->fds);
+    c->n_fds--;
+    return fd;
+}
 
 static int64_t now_ms(void)
 {
@@ -136,6 +174,10 @@ static int send_all(chan *c, const void *p, size_t n)
     return CH_OK;
 }
 
+/* n > 0 bytes from p with the descriptor fd attached to the first of them
+ * (SCM_RIGHTS; fd stays the caller's), after what is buffered. */
+static int send_fd(chan *c, const void *p, size_t n, int fd);
+
 static int chan_flush(chan *c)
 {
     int r = send_all(c, c->wbuf, c->wlen);
@@ -158,12 +200,37 @@ static int chan_put(chan *c, const void *p, size_t n)
     return CH_OK;
 }
 
+/* Bytes from the socket into p[0..n); descriptors that come with them
+ * join c->fds (more than FD_QUEUE waiting, or any lost: CH_BAD). */
 static int recv_some(chan *c, void *p, size_t n, size_t *got)
 {
     for (;;) {
         int w = chan_wait(c, POLLIN);
         if (w) return w;
-        ssize_t k = recv(c->fd, p, n, MSG_DONTWAIT);
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(FD_QUEUE * sizeof(int))];
+        } ctl;
+        struct iovec iov = {p, n};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+        ssize_t k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        int bad = k >= 0 && (mh.msg_flags & MSG_CTRUNC);
+        for (struct cmsghdr *h = k >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; h; h = CMSG_NXTHDR(&mh, h)) {
+            if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+            size_t nf = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < nf; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+                if (c->n_fds < FD_QUEUE) {
+                    c->fds[c->n_fds++] = fd;
+                } else {
+                    close(fd);
+                    bad = 1;
+                }
+            }
+        }
+        if (bad) return CH_BAD;
         if (k > 0) {
             *got = (size_t)k;
             return CH_OK;
@@ -214,6 +281,35 @@ static int chan_skip(chan *c, uint64_t n)
     return CH_OK;
 }
 
+static int send_fd(chan *c, const void *p, size_t n, int fd)
+{
+    int r = chan_flush(c);
+    if (r) return r;
+    for (;;) {
+        int w = chan_wait(c, POLLOUT);
+        if (w) return w;
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        memset(&ctl, 0, sizeof ctl);
+        struct iovec iov = {(void *)p, n};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(h), &fd, sizeof fd);
+        ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+            return errno == EPIPE || errno == ECONNRESET ? CH_EOF : CH_ERR;
+        }
+        return send_all(c, (const uint8_t *)p + k, n - (size_t)k);
+    }
+}
+
 #define PUT(c, v) chan_put((c), &(v), sizeof(v))
 #define GET(c, v) chan_get((c), &(v), sizeof(v))
 
@@ -243,9 +339,84 @@ static int get_str(chan *c, char **s)
     return CH_OK;
 }
 
-// --- tensors on the channel ----------------------------------------------------------
+// --- tensors in shared memory -------------------------------------------------------
+/* A numeric tensor of SHM_MIN bytes or more crosses as a memfd: the sender
+ * writes its bytes there once, seals the file's size (F_SEAL_SHRINK, GROW:
+ * a mapping of it can then never fault past its end, whatever the other
+ * process does) and passes the descriptor with the tensor's header; the
+ * receiver maps it privately (copy-on-write) and the tensor holds the
+ * mapping.  No bytes cross the socket, none are copied on receipt, and the
+ * receiver's pages are the sender's until written. */
 
-static int put_tensor(chan *c, const onp_tensor *t)
+/* A mapping held by a tensor (onp_tensor_adopt), unmapped with it. */
+typedef struct shm_map {
+    void *p;
+    size_t n;
+} shm_map;
+
+static void shm_unmap(void *owner)
+{
+    shm_map *m = owner;
+    munmap(m->p, m->n);
+    free(m);
+}
+
+/* A sealed memfd holding t's bytes, or -1 (then the bytes go inline). */
+static int shm_of(const onp_tensor *t)
+{
+    int fd = memfd_create("onnxparity-tensor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)t->nbytes) == 0)
+        p = mmap(NULL, t->nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    memcpy(p, t->data, t->nbytes);
+    munmap(p, t->nbytes);
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The tensor received as memfd `fd` (taken: closed here) into *t, shaped
+ * (dtype, rank, dims) over nb bytes.  CH_OK; CH_SKIP with e set when this
+ * process may not hold it (the memory cap); CH_BAD for a file that is not
+ * sealed at a size of at least nb bytes, or a shape that is not nb bytes. */
+static int shm_take(int fd, int32_t dtype, int rank, const int64_t *dims, uint64_t nb,
+                    onp_tensor *t, onp_error *e)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    void *p = MAP_FAILED;
+    shm_map *m = NULL;
+    if (nb && nb <= SIZE_MAX && seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) &&
+        (uint64_t)st.st_size >= nb && (m = malloc(sizeof *m)))
+        p = mmap(NULL, (size_t)nb, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        free(m);
+        return CH_BAD;
+    }
+    m->p = p;
+    m->n = (size_t)nb;
+    if (onp_tensor_adopt(t, dtype, rank, dims, p, (size_t)nb, shm_unmap, m, e)) {
+        shm_unmap(m);
+        return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
+    }
+    return CH_OK;
+}
+
+// --- tensors on the channel ----------------------------------------------------------
+/* A numeric tensor: name, dtype, rank, dims, byte count, then one byte:
+ * 0 = the bytes follow inline, 1 = a memfd came with that byte. */
+
+/* t onto the channel.  shm_fd >= 0: t's bytes are that memfd's (ORT wrote
+ * them there), sent as they are, without a copy. */
+static int put_tensor(chan *c, const onp_tensor *t, int shm_fd)
 {
     int32_t rank = t->rank;
     int r = put_str(c, t->name);
@@ -256,8 +427,17 @@ static int put_tensor(chan *c, const onp_tensor *t)
     if (r) return r;
     if (t->dtype != ONP_STRING) {
         uint64_t nb = t->nbytes;
+        int fd = -1;
+        if (nb >= SHM_MIN && shm_fd >= 0 &&
+            !fcntl(shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+            fd = shm_fd;
+        else if (nb >= SHM_MIN)
+            fd = shm_of(t);
+        uint8_t how = fd >= 0;
         r = PUT(c, nb);
-        return r || !nb ? r : chan_put(c, t->data, t->nbytes);
+        if (!r) r = fd >= 0 ? send_fd(c, &how, 1, fd) : PUT(c, how);
+        if (fd >= 0 && fd != shm_fd) close(fd);
+        return r || how || !nb ? r : chan_put(c, t->data, t->nbytes);
     }
     for (int64_t i = 0; !r && i < t->count; i++) {
         uint64_t len = t->strings[i].n;
@@ -287,7 +467,13 @@ static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
     }
     if (dtype != ONP_STRING) {
         uint64_t nb;
-        if (!(r = GET(c, nb))) {
+        uint8_t how = 0;
+        if (!(r = GET(c, nb))) r = GET(c, how);
+        if (!r && how > 1) r = CH_BAD;
+        if (!r && how == 1) {
+            int fd = chan_take_fd(c);
+            r = fd < 0 ? CH_BAD : shm_take(fd, dtype, rank, dims, nb, t, e);
+        } else if (!r) {
             if (onp_tensor_alloc(t, dtype, rank, dims, e)) {
                 /* dims that describe nb bytes, but no room for them here */
                 int64_t cnt;
@@ -379,6 +565,50 @@ static int put_open_reply(chan *c, const onp_session *s, int rc, const onp_error
     return r ? r : chan_flush(c);
 }
 
+/* A memfd that ORT writes one output into, mapped here. */
+typedef struct out_shm {
+    int fd; /* -1: none (the output's shape is not static, or it is small) */
+    void *p;
+    size_t n;
+} out_shm;
+
+/* For each of the n_out outputs of a run (names, or NULL: all) whose
+ * shape its declaration predicts for the inputs in[n_in]
+ * (onp_session_output_bytes), SHM_MIN bytes or more, a memfd for ORT to
+ * write it into:
+ * sh[i], bufs[i]; elsewhere fd -1 and NULL. */
+static void out_shm_make(const onp_session *s, const onp_tensor *in, size_t n_in,
+                         char *const *names, size_t n_out, out_shm *sh, void **bufs)
+{
+    for (size_t i = 0; i < n_out; i++) {
+        sh[i] = (out_shm){-1, NULL, 0};
+        bufs[i] = NULL;
+        const char *name = names ? names[i] : i < s->n_out ? s->out[i].name : NULL;
+        size_t nb = onp_session_output_bytes(s, name, in, n_in);
+        if (nb < SHM_MIN) continue;
+        int fd = memfd_create("onnxparity-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        void *p = MAP_FAILED;
+        if (fd >= 0 && ftruncate(fd, (off_t)nb) == 0)
+            p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        sh[i] = (out_shm){fd, p, nb};
+        bufs[i] = p;
+    }
+}
+
+static void out_shm_free(out_shm *sh, size_t n)
+{
+    for (size_t i = 0; sh && i < n; i++)
+        if (sh[i].fd >= 0) {
+            munmap(sh[i].p, sh[i].n);
+            close(sh[i].fd);
+            sh[i].fd = -1;
+        }
+}
+
 /* One RUN: read the request, run, answer.  CH_OK to go on, else stop. */
 static int serve_run(chan *c, onp_session *s)
 {
@@ -415,20 +645,48 @@ static int serve_run(chan *c, onp_session *s)
         out = calloc(n_out ? n_out : 1, sizeof *out);
         if (!out) r = CH_BAD;
     }
+    out_shm *sh = NULL;
+    void **bufs = NULL;
+    if (!r && !skipped) {
+        sh = calloc(n_out ? n_out : 1, sizeof *sh);
+        bufs = calloc(n_out ? n_out : 1, sizeof *bufs);
+        if (sh && bufs) out_shm_make(s, in, (size_t)n_in, names, n_out, sh, bufs);
+    }
     if (!r) {
-        int rc = skipped ? -1
-                         : onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
-                                           names ? n_out : 0, out, &e);
+        int rc = -1;
+        if (!skipped) {
+            rc = onp_session_run_into(s, in, (size_t)n_in, (const char *const *)names,
+                                      names ? n_out : 0, out, sh && bufs ? bufs : NULL, &e);
+            int bound = 0;
+            for (size_t i = 0; sh && bufs && i < n_out; i++) bound |= sh[i].fd >= 0;
+            /* a failure with bound outputs may be an output not of its declared
+             * shape: once more into ORT's own memory (a model that fails
+             * anyway fails twice) */
+            if (rc && bound) {
+                out_shm_free(sh, n_out);
+                onp_error_clear(&e);
+                rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
+                                     names ? n_out : 0, out, &e);
+            }
+        }
         int32_t st = rc;
         uint64_t n = n_out;
         r = put_log(c);
         if (!r) r = PUT(c, st);
         if (!r && rc) r = PUT(c, e);
         if (!r && !rc) r = PUT(c, n);
-        for (size_t i = 0; !r && !rc && i < n_out; i++) r = put_tensor(c, &out[i]);
+        for (size_t i = 0; !r && !rc && i < n_out; i++) {
+            int fd = sh && sh[i].fd >= 0 && out[i].data == sh[i].p && out[i].nbytes == sh[i].n
+                         ? sh[i].fd
+                         : -1;
+            r = put_tensor(c, &out[i], fd);
+        }
         if (!r) r = chan_flush(c);
         for (size_t i = 0; !rc && i < n_out; i++) onp_tensor_release(&out[i]);
     }
+    out_shm_free(sh, n_out);
+    free(sh);
+    free(bufs);
     for (uint64_t i = 0; i < n_in; i++) onp_tensor_release(&in[i]);
     for (uint64_t i = 0; names && i < n_names; i++) free(names[i]);
     free(names);
@@ -471,7 +729,7 @@ static void worker_main(onp_worker *w, int fd)
     if (pthread_create(&wd, NULL, watchdog, &wfd) != 0) _exit(0);
 
     static chan c; /* 256 KiB: off the stack */
-    c.fd = fd;
+    chan_init(&c, fd, 0);
     onp_error e;
     onp_error_clear(&e);
     onp_session *s = NULL;
@@ -673,14 +931,13 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
 
     chan *c = malloc(sizeof *c);
     if (!c) return worker_lost(w, CH_BAD, "CreateSession", e);
-    c->fd = w->fd;
-    c->pos = c->len = c->wlen = 0;
-    c->deadline = w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0;
+    chan_init(c, w->fd, w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0);
     onp_session tmp;
     memset(&tmp, 0, sizeof tmp);
     onp_session *into = s ? s : &tmp;
     int failed = 0;
     int r = get_open_reply(c, into, e, &failed);
+    chan_drop_fds(c);
     free(c);
     if (!s) onp_arena_free(&tmp.arena); /* a restart's reply, only checked */
     /* the session's name indexes, once, when the reply fills it (a
@@ -798,7 +1055,7 @@ static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
     uint64_t n_in = n_inputs, n_names = fetch_all ? UINT64_MAX : n_out;
     int r = PUT(c, type);
     if (!r) r = PUT(c, n_in);
-    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i]);
+    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i], -1);
     if (!r) r = PUT(c, n_names);
     for (size_t i = 0; !r && !fetch_all && i < n_out; i++) r = put_str(c, output_names[i]);
     if (!r) r = chan_flush(c);
@@ -844,14 +1101,13 @@ int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     chan *c = rc ? NULL : malloc(sizeof *c);
     if (!rc && !c) rc = onp_error_set(e, ONP_ERR_NOMEM, file, NULL, -1, "out of memory");
     if (!rc) {
-        c->fd = w->fd;
-        c->pos = c->len = c->wlen = 0;
-        c->deadline = w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0;
+        chan_init(c, w->fd, w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0);
         int r = call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, outputs, e);
         if (r == -1)
             rc = -1;
         else if (r != CH_OK) /* the stream is out of step: this worker is done */
             rc = worker_lost(w, r, "Run", e);
+        chan_drop_fds(c);
     }
     free(c);
     pthread_mutex_unlock(&w->mu);

@@ -1,0 +1,148 @@
+/*
+ * test_worker_shm.c — big tensors across the worker process
+ * (src/ort/ort_worker.c): inputs and outputs of 1 MiB and more cross as
+ * sealed memfds, and ORT writes an output whose shape its declaration
+ * predicts (fixed dims, or symbolic ones the inputs bind) straight into
+ * one.  Each way an output can be declared — predictable from a symbolic
+ * input dim, fixed, fixed but wrong (ORT refuses the buffer and the worker
+ * runs again into its own memory), symbolic but unbound — gives the values
+ * an in-process session gives and that Relu defines, on two runs of one
+ * worker; and the memory cap still refuses an output too big to hold.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnxparity/ort.h"
+#include "onnxparity/tensor.h"
+#include "pbenc.h"
+#include "testhelp.h"
+
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libonnxruntime.so\n";
+}
+
+/* ValueInfoProto of a float tensor: dims[d] >= 0 fixed, else params[d]. */
+static void value_info(onp_buf *b, int field, const char *name, int rank, const int64_t *dims,
+                       const char *const *params)
+{
+    onp_buf vi = {0}, type = {0}, tensor = {0}, shape = {0};
+    put_str(&vi, 1, name);
+    for (int d = 0; d < rank; d++) {
+        onp_buf dim = {0};
+        if (dims[d] >= 0)
+            onp_pb_put_uint(&dim, 1, (uint64_t)dims[d]);
+        else
+            put_str(&dim, 2, params[d]);
+        put_msg(&shape, 1, &dim);
+    }
+    onp_pb_put_uint(&tensor, 1, ONP_FLOAT);
+    put_msg(&tensor, 2, &shape);
+    put_msg(&type, 1, &tensor);
+    put_msg(&vi, 2, &type);
+    put_msg(b, field, &vi);
+}
+
+/* y = Relu(x), x declared [batch, 512, 256], y declared ydims/yparams. */
+static void relu_model(onp_buf *out, const int64_t *ydims, const char *const *yparams)
+{
+    static const int64_t xdims[3] = {-1, 512, 256};
+    static const char *const xparams[3] = {"batch", NULL, NULL};
+    onp_buf graph = {0}, node = {0}, opset = {0};
+    put_str(&node, 1, "x");
+    put_str(&node, 2, "y");
+    put_str(&node, 4, "Relu");
+    put_msg(&graph, 1, &node);
+    put_str(&graph, 2, "relu");
+    value_info(&graph, 11, "x", 3, xdims, xparams);
+    value_info(&graph, 12, "y", 3, ydims, yparams);
+    memset(out, 0, sizeof *out);
+    onp_pb_put_uint(out, 1, 8);
+    put_msg(out, 7, &graph);
+    put_str(&opset, 1, "");
+    onp_pb_put_uint(&opset, 2, 13);
+    put_msg(out, 8, &opset);
+}
+
+static void one_declaration(onp_ort *ort, const char *what, const int64_t *ydims,
+                            const char *const *yparams)
+{
+    onp_buf model;
+    relu_model(&model, ydims, yparams);
+    onp_error e;
+    onp_session *iso = NULL, *loc = NULL;
+    onp_session_opts o;
+    memset(&o, 0, sizeof o);
+    o.isolate = 1;
+    CHECKF(onp_session_open_bytes(ort, model.p, model.n, what, &o, &iso, &e) == 0, "%s: %s", what,
+           e.msg);
+    CHECK(onp_session_open_bytes(ort, model.p, model.n, what, NULL, &loc, &e) == 0);
+    onp_buf_free(&model);
+    if (!iso || !loc) {
+        onp_session_close(iso);
+        onp_session_close(loc);
+        return;
+    }
+    for (int batch = 2; batch <= 3; batch++) { /* 1 MiB a batch row: two runs, two sizes */
+        onp_tensor x, ya, yb;
+        int64_t dims[3] = {batch, 512, 256};
+        CHECK(onp_tensor_alloc(&x, ONP_FLOAT, 3, dims, &e) == 0);
+        onp_tensor_set_name(&x, "x", &e);
+        float *px = x.data;
+        for (int64_t i = 0; i < x.count; i++) px[i] = (float)((i * 7919) % 2001 - 1000) / 64.0f;
+        CHECK(x.nbytes >= (1u << 20)); /* the worker's threshold for shared memory */
+        int ra = onp_session_run(iso, &x, 1, NULL, 0, &ya, &e);
+        CHECKF(ra == 0, "%s, batch %d: %s", what, batch, e.msg);
+        CHECK(onp_session_run(loc, &x, 1, NULL, 0, &yb, &e) == 0);
+        if (!ra) {
+            CHECK(onp_tensor_equal(&ya, &yb));
+            const float *py = ya.data;
+            int64_t bad = 0;
+            for (int64_t i = 0; i < x.count; i++) bad += py[i] != (px[i] > 0 ? px[i] : 0.0f);
+            CHECKF(bad == 0 && ya.count == x.count && ya.rank == 3 && ya.dims[0] == batch,
+                   "%s, batch %d: %lld wrong values", what, batch, (long long)bad);
+            CHECK(ya.name && !strcmp(ya.name, "y"));
+        }
+        onp_tensor_release(&ya);
+        onp_tensor_release(&yb);
+        /* the input was not changed by crossing */
+        int same = 1;
+        for (int64_t i = 0; i < x.count && same; i++)
+            same = px[i] == (float)((i * 7919) % 2001 - 1000) / 64.0f;
+        CHECK(same);
+        onp_tensor_release(&x);
+    }
+    /* an output this process may not hold: refused, the worker kept */
+    onp_tensor x, y;
+    int64_t dims[3] = {2, 512, 256};
+    CHECK(onp_tensor_alloc(&x, ONP_FLOAT, 3, dims, &e) == 0);
+    onp_tensor_set_name(&x, "x", &e);
+    onp_tensor_set_memory_cap(onp_tensor_memory_in_use() + x.nbytes / 2);
+    CHECK(onp_session_run(iso, &x, 1, NULL, 0, &y, &e) == -1 && e.code == ONP_ERR_INPUT);
+    onp_tensor_set_memory_cap(0);
+    CHECK(onp_session_run(iso, &x, 1, NULL, 0, &y, &e) == 0 && y.count == x.count);
+    onp_tensor_release(&y);
+    onp_tensor_release(&x);
+    onp_session_close(iso);
+    onp_session_close(loc);
+}
+
+static void test_declarations(void)
+{
+    onp_ort *ort;
+    onp_error e;
+    if (onp_ort_open(NULL, &ort, &e)) SKIP("no ONNX Runtime library found");
+    static const int64_t sym[3] = {-1, 512, 256}, wrong[3] = {5, 512, 256};
+    static const char *const batch[3] = {"batch", NULL, NULL};
+    static const char *const other[3] = {"other", NULL, NULL};
+    one_declaration(ort, "symbolic, bound by the input", sym, batch);
+    one_declaration(ort, "symbolic, bound by nothing", sym, other);
+    one_declaration(ort, "fixed and wrong", wrong, NULL);
+    static const int64_t fixed2[3] = {2, 512, 256};
+    one_declaration(ort, "fixed (right at batch 2 only)", fixed2, NULL);
+    onp_ort_close(ort);
+}
+
+TEST_MAIN(test_declarations)
