@@ -28,6 +28,11 @@ static void print_text(const onp_decode_result *r)
         if (p->cls == ONP_DECODE_AGREE) continue;
         printf("  prompt %zu (batch %d row %d, %d tokens): %s at step %d", i, p->batch, p->row,
                p->prompt_len, onp_decode_class_name(p->cls), p->first_step);
+        if (p->first_step >= 0 && p->first_step != p->first_token_step &&
+            p->steps[p->first_step].ort_token >= 0)
+            printf(" (eager's token %lld, ORT's %lld)",
+                   (long long)p->steps[p->first_step].eager_token,
+                   (long long)p->steps[p->first_step].ort_token);
         if (p->first_token_step >= 0) {
             const onp_decode_step *st = &p->steps[p->first_token_step];
             printf("; token %lld where eager has %lld at step %d (margin %s%s, envelope %s)",

@@ -676,6 +676,11 @@ static int run_batch(const loop_ctx *c, onp_session *s, onp_decode_prompt *promp
             int64_t len = -1;
             int baked = baked_past(s, c->m, io.past, &len);
             refused(prompts, B, t, e, baked, len);
+            for (int64_t r = 0; r < B; r++) { /* eager's token there; ORT has none */
+                prompts[r].steps[t].eager_token =
+                    (int64_t)onp_tensor_get_f64(&c->a->tokens, r * c->m->steps + t);
+                prompts[r].steps[t].ort_token = -1;
+            }
             break;
         }
         const onp_tensor *lg = &io.outs[0];

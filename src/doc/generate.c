@@ -61,6 +61,18 @@ static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
     add_step_or_null(o, "first_cache_step", p->first_cache_step);
     add_step_or_null(o, "refused_step", p->refused_step);
     cJSON_AddNumberToObject(o, "steps_run", p->steps_run);
+    if (p->first_step >= 0) { /* the step and its tokens (ORT's null where it refused) */
+        const onp_decode_step *st = &p->steps[p->first_step];
+        cJSON *fd = cJSON_AddObjectToObject(o, "first_divergence");
+        cJSON_AddNumberToObject(fd, "step", p->first_step);
+        cJSON_AddNumberToObject(fd, "eager_token", (double)st->eager_token);
+        if (st->ort_token < 0)
+            cJSON_AddNullToObject(fd, "ort_token");
+        else
+            cJSON_AddNumberToObject(fd, "ort_token", (double)st->ort_token);
+    } else {
+        cJSON_AddNullToObject(o, "first_divergence");
+    }
     if (p->first_token_step >= 0) {
         const onp_decode_step *st = &p->steps[p->first_token_step];
         cJSON *d = cJSON_AddObjectToObject(o, "divergence");

@@ -20,6 +20,7 @@ import json
 import math
 import random
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,7 +62,27 @@ def generate(onnxparity, bundle, *extra):
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
     validate_doc(doc, f"generate {bundle}")
+    named_with_step_and_token(bundle, doc)
     return r.returncode, doc
+
+
+def named_with_step_and_token(bundle, doc):
+    """Every prompt that diverges is named with its step and eager's token
+    there (read here from the bundle's tokens.npy), ORT's token where ORT
+    ran the step (null where it refused it)."""
+    man = json.loads((Path(bundle) / "generate.json").read_text())
+    tokens = [np.load(Path(bundle) / b["dir"] / "tokens.npy") for b in man["batches"]]
+    for p in doc["prompts"]:
+        fd = p["first_divergence"]
+        if p["first_divergent_step"] is None:
+            assert fd is None
+            continue
+        t = p["first_divergent_step"]
+        assert fd["step"] == t and fd["eager_token"] == tokens[p["batch"]][p["row"], t], (p["index"], fd)
+        if p["refused_step"] == t:
+            assert fd["ort_token"] is None
+        else:
+            assert fd["ort_token"] == p["steps"][t]["ort_token"] >= 0
 
 
 @pytest.fixture(scope="module")
