@@ -73,8 +73,10 @@ static int target_library(const onp_crit_target *spec, const onp_bundle_spec *wh
     int rc = onp_gate_env_library(b, lib, n, why, sizeof why);
     onp_bundle_close(b);
     if (rc)
-        return onp_error_set(e, ONP_ERR_RUNTIME, NULL, "ort_library", -1,
-                             "the capturing environment's onnxruntime is not loaded: %s", why);
+        return onp_error_set(e, ONP_ERR_RUNTIME, NULL, NULL, -1,
+                             "ort_library env: the capturing environment's onnxruntime is not "
+                             "loaded: %s",
+                             why);
     return 0;
 }
 

@@ -252,3 +252,13 @@ def test_targets_bad_input(binary, bundles, two_targets, tmp_path):
     out = tmp_path / "one.json"
     r = gate(binary, bundles / "ln0", out, "--record", "--target", "a=env")
     assert r.returncode == 2 and "two or more" in r.stderr and not out.exists()
+    # the env target where parity.json records no library: exit 4 naming the target
+    import shutil
+
+    d = tmp_path / "norecord"
+    shutil.copytree(bundles / "ln0", d)
+    p = json.loads((d / "parity.json").read_text())
+    del p["onnxruntime"]
+    (d / "parity.json").write_text(json.dumps(p))
+    r = gate(binary, d, two_targets["env_last"])
+    assert r.returncode == 4 and "target deployed: ort_library env:" in r.stderr, r.stderr
