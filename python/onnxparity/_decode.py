@@ -293,6 +293,11 @@ def _save(path: str, a: np.ndarray) -> None:
 # two, on a loaded 2-core machine).
 SMALL_MODEL_PARAMS = 10_000_000
 
+# Eager's cache (float32 and float64) is kept batch after batch while the
+# bytes kept stay within this budget (capture_decode(cache_batches=None)):
+# every batch of a small model, the first few of a large one.
+CACHE_BUDGET_BYTES = 256 << 20
+
 
 def _loop_threads(model: torch.nn.Module, threads: Optional[int]) -> int:
     if threads is not None:
@@ -308,6 +313,7 @@ def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
     """The eager loops over every batch, written to out_dir/batch_K/;
     returns the manifest's batches."""
     batches: List[Dict[str, Any]] = []
+    spent = 0  # bytes of eager's cache kept so far
     for k in range(0, len(prompts), batch_size):
         group = prompts[k:k + batch_size]
         ids, mask = left_pad(group, pad_token_id)
@@ -333,7 +339,10 @@ def _record(eager: DecoderStep, step64: DecoderStep, out_dir: str,
             _save(os.path.join(d, "uniform.npy"), np.stack(sampler.uniform, axis=1))
             _save(os.path.join(d, "cdf.npy"), np.stack(sampler.cdf, axis=1))
         full = len(batches) < logits_batches
-        keep_cache = cache_batches is None or len(batches) < cache_batches
+        cost = c32.nbytes + c64.nbytes
+        keep_cache = (len(batches) < cache_batches if cache_batches is not None
+                      else spent + cost <= CACHE_BUDGET_BYTES)
+        spent += cost if keep_cache else 0
         if full:
             _save(os.path.join(d, "logits.npy"), b32)
             _save(os.path.join(d, "logits64.npy"), b64)
@@ -362,7 +371,8 @@ def capture_decode(model: torch.nn.Module, out_dir: str, prompts: Sequence[Seque
     the top-``topk`` ids and float32 logits of every step and the float64
     noise of every step.  ``cache_batches``: how many batches (the first)
     keep eager's last cache and its float64 twin, which name the layer where
-    a defect starts (None: every batch).  ``eos_token_id``: a row stops at
+    a defect starts (None: every batch while the caches kept stay within
+    CACHE_BUDGET_BYTES, 256 MiB).  ``eos_token_id``: a row stops at
     it (its later steps are not judged).  ``do_sample``: eager draws each
     token (sample_pick at ``temperature``, one uniform draw per row and step
     from numpy's generator seeded with ``seed``, recorded) instead of the

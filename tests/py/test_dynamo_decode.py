@@ -16,6 +16,7 @@ by `onnxparity generate`.
 
 Needs transformers (the torch 2.x environment); skips elsewhere.
 """
+import copy
 import json
 import math
 import random
@@ -323,7 +324,6 @@ def test_changed_weight_in_the_last_layer_is_named_by_its_cache(onnxparity, llam
     """ORT's graph from a copy whose last layer's value projection is 1 %
     larger: a defect from the prefill on, and the first cache entry beyond
     its noise is layer 1's value (layer 0 and layer 1's key untouched)."""
-    import copy
     model, out, _ = llama
     changed = copy.deepcopy(model)
     with torch.no_grad():
@@ -600,3 +600,22 @@ def test_the_python_api_gives_the_tools_answer(onnxparity, sampled, tmp_path):
         onp.generate(out, top_k=3)
     with pytest.raises(onp.FileError):
         onp.generate(tmp_path / "none")
+
+
+def test_the_cache_kept_stays_within_its_budget(tmp_path, monkeypatch):
+    """Eager's cache is kept batch after batch while the bytes kept stay
+    within CACHE_BUDGET_BYTES (no export needed: the eager record only)."""
+    model = gpt2()
+    _decode._exportable_attention(model)
+    step, step64 = _decode.DecoderStep(model, 2), _decode.DecoderStep(copy.deepcopy(model).double(), 2)
+    # a batch of 4 prompts of 3 tokens, 4 steps: [4, 4, 2, 6, 16] float32 + float64
+    one = 4 * 4 * 2 * 6 * 16 * (4 + 8)
+    monkeypatch.setattr(_decode, "CACHE_BUDGET_BYTES", 2 * one)
+    kw = dict(steps=4, batch_size=4, pad_token_id=0, topk=4, logits_batches=1, processor=None,
+              sampler=None, eos=None)
+    got = _decode._record(step, step64, str(tmp_path / "a"), [[1, 2, 3]] * 16, cache_batches=None, **kw)
+    assert [b["cache"] for b in got] == [True, True, False, False]
+    assert (tmp_path / "a" / "batch_1" / "cache64.npy").exists()
+    assert not (tmp_path / "a" / "batch_2" / "cache.npy").exists()
+    got = _decode._record(step, step64, str(tmp_path / "b"), [[1, 2, 3]] * 16, cache_batches=3, **kw)
+    assert [b["cache"] for b in got] == [True, True, True, False]
