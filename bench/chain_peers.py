@@ -144,7 +144,8 @@ def main():
         if first:
             what += (f"; first divergent value `{first['value']}`: `{first['node']}` ({first['op_type']}) "
                      f"in the stage, `{first['export_node']}` ({first['export_op_type']}) in the export, "
-                     f"export group {' + '.join(g['op_type'] for g in fd.get('export_group', []))} "
+                     f"export group {' + '.join(g['op_type'] for g in fd.get('export_group', []))}, "
+                     f"modules {', '.join(fd.get('modules', [])) or 'none'} "
                      f"({fd['values_compared']} values compared)")
         rows.append(f"| {label} | onnxparity chain | {tc:.2f} s | {mc / 1024:.0f} MiB | 1.00× | 1.00× | {what} |")
         for mark_all in (False, True) if first else (False,):

@@ -143,6 +143,9 @@ static void print_stage(const onp_chain_stage *s)
             dv->n_by_value);
         print_point("value", &dv->first);
         print_group(dv);
+        for (size_t i = 0; i < dv->n_modules; i++)
+            printf("%s%s", i ? ", " : "             module: ", dv->modules[i]);
+        if (dv->n_modules) printf("\n");
         if (dv->input.value[0]) print_point("input", &dv->input);
     } else if (dv->note[0]) {
         printf("  first divergent value: none found: %s\n", dv->note);

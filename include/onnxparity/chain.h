@@ -136,7 +136,10 @@ typedef struct onp_chain_point {
 typedef struct onp_chain_group_node {
     char node[256];
     char op_type[64];
+    char value[256]; /* its first output */
 } onp_chain_group_node;
+
+#define ONP_CHAIN_MAX_MODULES 16
 
 /* The first divergent value of a stage (src/run/chainmatch.c). */
 typedef struct onp_chain_divergence {
@@ -156,9 +159,16 @@ typedef struct onp_chain_divergence {
      * fusion replaced several), export order; at most ONP_CHAIN_GROUP_MAX */
     size_t n_group;
     onp_chain_group_node *group; /* [n_group], owned (onp_chain_release), or NULL */
-    char note[512];              /* why it did not run or found nothing, or "" */
-    size_t n_points;             /* with per_value: every compared value, stage node order */
-    onp_chain_point *points;     /* [n_points], owned (onp_chain_release), or NULL */
+    /* the torch modules of the first divergent value, through the bundle's
+     * module_map {module path: export value} (src/run/chain.c): those whose
+     * value is its export value or one a node of its group computes (the
+     * modules a fused node stands for); call order, at most
+     * ONP_CHAIN_MAX_MODULES */
+    size_t n_modules;
+    char modules[ONP_CHAIN_MAX_MODULES][256];
+    char note[512];          /* why it did not run or found nothing, or "" */
+    size_t n_points;         /* with per_value: every compared value, stage node order */
+    onp_chain_point *points; /* [n_points], owned (onp_chain_release), or NULL */
 } onp_chain_divergence;
 
 #define ONP_CHAIN_GROUP_MAX 256

@@ -62,8 +62,12 @@ static cJSON *divergence_json(const onp_chain_divergence *d)
         cJSON *n = cJSON_CreateObject();
         cJSON_AddStringToObject(n, "node", d->group[i].node);
         cJSON_AddStringToObject(n, "op_type", d->group[i].op_type);
+        cJSON_AddStringToObject(n, "value", d->group[i].value);
         cJSON_AddItemToArray(g, n);
     }
+    cJSON *mods = cJSON_AddArrayToObject(x, "modules");
+    for (size_t i = 0; i < d->n_modules; i++)
+        cJSON_AddItemToArray(mods, cJSON_CreateString(d->modules[i]));
     cJSON_AddItemToObject(x, "input", point_json(&d->input));
     cJSON_AddItemToObject(x, "worst", point_json(&d->worst));
     if (d->points) cJSON_AddItemToObject(x, "values", values_json(d));

@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "onnxparity/chain.h"
 #include "onnxparity/dtype.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/noise.h"
 
 // --- the precisions ------------------------------------------------------------
@@ -310,6 +313,30 @@ static void match_stage(onp_chain *c, const onp_run_args *a, onp_chain_stage *s,
     }
 }
 
+/* The torch modules of s's first divergent value (chain.h), through the
+ * bundle's module_map {module path: value}: every module whose value is its
+ * export value or the value of a node of its group (the modules a fused
+ * node stands for), in the map's (call) order. */
+static void stage_modules(const onp_chain *c, onp_chain_stage *s)
+{
+    onp_chain_divergence *d = &s->div;
+    const onp_manifest *mf = onp_bundle_manifest(c->bundle);
+    const cJSON *doc = mf ? onp_manifest_doc(mf) : NULL;
+    const cJSON *map = doc ? cJSON_GetObjectItemCaseSensitive(doc, "module_map") : NULL;
+    d->n_modules = 0;
+    if (!d->found || !cJSON_IsObject(map)) return;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, map)
+    {
+        if (d->n_modules == ONP_CHAIN_MAX_MODULES) break;
+        if (!cJSON_IsString(it) || !it->string) continue;
+        int in = !strcmp(it->valuestring, d->first.orig_value);
+        for (size_t i = 0; !in && i < d->n_group; i++)
+            in = !strcmp(it->valuestring, d->group[i].value);
+        if (in) snprintf(d->modules[d->n_modules++], sizeof d->modules[0], "%s", it->string);
+    }
+}
+
 /* s->cause and s->fix for a stage beyond its envelope (chain.h). */
 static void stage_cause(onp_chain_stage *s)
 {
@@ -389,6 +416,7 @@ int onp_chain_run(onp_chain *c, const onp_bundle_spec *where, onp_run_args *a,
         any_beyond |= s->status == ONP_CHAIN_BEYOND;
         if (s->status != ONP_CHAIN_WITHIN && c->first_beyond < 0) c->first_beyond = (int)i;
         if (i > 0) match_stage(c, a, s, per_value);
+        if (i > 0) stage_modules(c, s);
         stage_cause(s);
     }
     c->verdict = any_error ? ONP_RUN_ERROR : any_beyond ? ONP_RUN_FAIL : ONP_RUN_PASS;

@@ -386,6 +386,8 @@ static void map_group(matcher *m, onp_chain_divergence *d)
         onp_chain_group_node *g = &d->group[d->n_group++];
         snprintf(g->node, sizeof g->node, "%s", m->og->nodes[q].name);
         snprintf(g->op_type, sizeof g->op_type, "%s", m->og->nodes[q].op_type);
+        snprintf(g->value, sizeof g->value, "%s",
+                 m->og->nodes[q].n_outputs ? m->og->nodes[q].outputs[0] : "");
     }
     free(paired);
     free(any);

@@ -13,7 +13,8 @@ each residual Add + LayerNorm into SkipLayerNormalization.
   value of a new name (EmbedLayerNormalization's gamma) and one where it
   keeps the name of the value the group ends in (Attention's packed QKV
   weight): the stage and the node are named in both graphs, with the
-  export nodes the fused node replaced (the group).
+  export nodes the fused node replaced (the group) and their torch modules
+  (through the capture's module map).
 
 Needs the torch 2.x environment (.venv-torch2: torch, transformers,
 onnxruntime with its transformers optimizer); skips elsewhere.
@@ -176,6 +177,11 @@ def test_fault_in_a_fused_node_with_a_renamed_output_is_named(onnxparity, fused,
     # the embeddings module's nodes (a Constant the exporter named without a path aside), no more
     assert all(n.startswith("/embeddings/") for n, op in group.items() if op != "Constant"), group
     assert not any(n.startswith("/encoder/") for n in group)
+    # the modules, through the capture's module map: the embeddings' and nothing else
+    mm = json.loads((bundle / "parity.json").read_text())["module_map"]
+    assert mm["embeddings.LayerNorm"] == EMB_LN and "embeddings.LayerNorm" in fd["modules"]
+    assert "embeddings.word_embeddings" in fd["modules"]
+    assert all(x.startswith("embeddings") for x in fd["modules"]), fd["modules"]
 
 
 def test_fault_in_a_fused_attention_is_named_with_its_group(onnxparity, fused, tmp_path):
@@ -215,3 +221,8 @@ def test_fault_in_a_fused_attention_is_named_with_its_group(onnxparity, fused, t
         assert f"/encoder/layer.0/attention/self/{proj}/MatMul" in group, (proj, sorted(group))
     # and nothing of the next layer or of the embeddings (their values are matched)
     assert not any(n.startswith(("/encoder/layer.1/", "/embeddings/")) for n in group), sorted(group)
+    # the modules the fused Attention stands for: that self-attention and its projections
+    for mod in ("encoder.layer.0.attention.self", "encoder.layer.0.attention.self.query",
+                "encoder.layer.0.attention.self.key", "encoder.layer.0.attention.self.value"):
+        assert mod in fd["modules"], (mod, fd["modules"])
+    assert all(x.startswith("encoder.layer.0.attention.self") for x in fd["modules"]), fd["modules"]
