@@ -105,6 +105,31 @@ def tv_det_untied(name, size=320, **kw):
     return remade
 
 
+def tv_det_calibrated(name, size=320, **kw):
+    """tv_det with its BatchNorm statistics recalibrated on random images (a
+    cumulative average over three train-mode passes of the backbone and the
+    head), the step a pruned or re-initialised network gets before use.  A
+    fresh torchvision SSDlite's activations shrink to about 1e-14 through
+    its random backbone (BatchNorm's running variance 1 undoes nothing), so
+    every score ties; recalibrated, features are of order 0.4 and the 300
+    scores distinct: a detector whose outputs mean something to compare."""
+    make = tv_det(name, size=size, **kw)
+
+    def remade():
+        m, kw2 = make()
+        for b in m.modules():
+            if isinstance(b, torch.nn.BatchNorm2d):
+                b.reset_running_stats()
+                b.momentum = None
+        g = torch.Generator().manual_seed(7)
+        m.det.train()
+        with torch.no_grad():
+            for _ in range(3):
+                m.det.head(list(m.det.backbone(torch.rand(4, 3, size, size, generator=g)).values()))
+        return m.eval(), kw2
+    return remade
+
+
 def tv_seg(name, **kw):
     import torchvision
     def make():
@@ -156,6 +181,8 @@ MODELS = {
     "tv ssdlite320_mobilenet_v3_large": tv_det("ssdlite320_mobilenet_v3_large", num_classes=5),
     "tv ssdlite320_mobilenet_v3_large (class head untied)":
         tv_det_untied("ssdlite320_mobilenet_v3_large", num_classes=5),
+    "tv ssdlite320_mobilenet_v3_large (BatchNorm recalibrated)":
+        tv_det_calibrated("ssdlite320_mobilenet_v3_large", num_classes=5),
     "tv lraspp_mobilenet_v3_large": tv_seg("lraspp_mobilenet_v3_large", num_classes=4),
     "tv deeplabv3_mobilenet_v3_large": tv_seg("deeplabv3_mobilenet_v3_large", num_classes=4,
                                                aux_loss=False),
@@ -189,6 +216,13 @@ MODELS = {
     "hf BartModel encoder": hf("BartModel", "BartConfig", vocab_size=100, d_model=32, encoder_layers=2,
                                decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
                                encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64),
+    # the same seq2seq model as a user exports it for a one-step check: no
+    # cache object among its outputs (use_cache=False; the decode loop is
+    # onnxparity generate's)
+    "hf BartModel (use_cache=False)": hf("BartModel", "BartConfig", vocab_size=100, d_model=32,
+                                         encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                                         decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                                         max_position_embeddings=64, use_cache=False),
     "hf T5EncoderModel": hf("T5EncoderModel", "T5Config", vocab_size=100, d_model=32, d_kv=8, d_ff=64,
                             num_layers=2, num_heads=4),
     # models built to a real architecture's shape (tests/zoo/models3.py)
@@ -200,6 +234,7 @@ MODELS = {
 }
 FAMILY = {"tv ssdlite320_mobilenet_v3_large": "detection",
           "tv ssdlite320_mobilenet_v3_large (class head untied)": "detection",
+          "tv ssdlite320_mobilenet_v3_large (BatchNorm recalibrated)": "detection",
           "TinySSD (SSDlite's shape, near-tied scores)": "detection",
           "tv lraspp_mobilenet_v3_large": "segmentation", "tv deeplabv3_mobilenet_v3_large": "segmentation",
           "U-Net (segmentation)": "segmentation"}

@@ -1886,8 +1886,9 @@ static int bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o
 }
 
 /* r->branch from the bundle's parity.json: the first traced branch (a
- * TracerWarning of a tensor made a Python boolean, as the causes read it)
- * when the first divergence is in a fixture other than the traced one (on
+ * TracerWarning of a tensor made a Python boolean, as the causes read it,
+ * in a module's forward: parity.json warnings[].modules) when the first
+ * divergence is in a fixture other than the traced one (on
  * the traced fixture the graph's path is eager's: the branch explains
  * nothing there). */
 static void find_branch(onp_bisect_result *r, const char *target, const onp_bisect_opts *o)
@@ -1911,14 +1912,18 @@ static void find_branch(onp_bisect_result *r, const char *target, const onp_bise
             const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "message"));
             const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "where"));
             const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "code"));
+            /* a branch the capture placed in a module's forward: one in a
+             * library helper (torchvision's nms size switch) names no module
+             * and is left to the lint's list */
+            const cJSON *mods = cJSON_GetObjectItemCaseSensitive(w, "modules");
             if (!cat || strcmp(cat, "TracerWarning") || !msg || !strstr(msg, "Python boolean") ||
-                !where)
+                !where || !cJSON_GetArraySize(mods))
                 continue;
             r->branch.found = 1;
             r->branch.traced_fixture = traced;
             snprintf(r->branch.where, sizeof r->branch.where, "%s", where);
             snprintf(r->branch.code, sizeof r->branch.code, "%s", code ? code : "");
-            const cJSON *m, *mods = cJSON_GetObjectItemCaseSensitive(w, "modules");
+            const cJSON *m;
             cJSON_ArrayForEach(m, mods)
             {
                 const char *p = cJSON_GetStringValue(m);

@@ -299,6 +299,105 @@ static int dtype_differs(const onp_session *s, const onp_tensor *in, size_t n)
     return 0;
 }
 
+/* Row r of `got` against row q of `want` (dim 0 rows of equal shapes) for
+ * output x: integers exactly, floating values within the tolerance used or
+ * the noise envelope, whichever is wider. */
+static int same_row(const onp_tensor *want, const onp_tensor *got, const onp_output_verdict *x,
+                    int64_t r, int64_t q)
+{
+    int64_t w = want->dims[0] ? want->count / want->dims[0] : 0;
+    int fl = is_floating(want->dtype);
+    for (int64_t i = 0; i < w; i++) {
+        double a = onp_tensor_get_f64(want, q * w + i), b = onp_tensor_get_f64(got, r * w + i);
+        double t = x->j.tol_used.atol + x->j.tol_used.rtol * fabs(a);
+        if (x->j.envelope_max > t) t = x->j.envelope_max;
+        if (fl ? !(fabs(a - b) <= t) : a != b) return 0;
+    }
+    return 1;
+}
+
+/* The sort key of a set of row-aligned outputs (issue 35: detections): a
+ * floating rank-1 output that passes, of N >= 2 values non-increasing in
+ * eager (scores sorted best first); -1 when none. */
+static long sort_key(const onp_tensor *want, size_t n, const onp_output_verdict *outs)
+{
+    for (size_t k = 0; k < n; k++) {
+        const onp_tensor *t = &want[k];
+        if (!outs[k].compared || !outs[k].pass || !is_floating(t->dtype) || t->rank != 1 ||
+            t->dims[0] < 2)
+            continue;
+        int64_t i = 1;
+        while (i < t->count && onp_tensor_get_f64(t, i) <= onp_tensor_get_f64(t, i - 1)) i++;
+        if (i == t->count) return (long)k;
+    }
+    return -1;
+}
+
+/* A near-tie reorder (issue 35): the outputs that fail are rows aligned
+ * with a sorted key output that passes (a detector's boxes and labels
+ * beside its scores), and every row that differs is another row of eager's
+ * whose key is within the key's noise of its own (two detections whose
+ * scores are 1e-6 apart, taken in the other order): the same rows, in
+ * another order among near-ties.  Those outputs pass, with a note.  Not
+ * under --strict-tol (the tolerance binds). */
+static void near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
+                             onp_output_verdict *outs, int strict)
+{
+    long key = strict ? -1 : sort_key(want, n, outs);
+    if (key < 0) return;
+    const onp_tensor *kw = &want[key];
+    int64_t N = kw->dims[0], moved = 0, first = -1;
+    double thr = outs[key].j.envelope_max, gap = 0;
+    if (thr < outs[key].j.tol_used.atol) thr = outs[key].j.tol_used.atol;
+    int failing = 0;
+    for (size_t k = 0; k < n; k++) {
+        const onp_output_verdict *x = &outs[k];
+        if (x->pass) continue;
+        if (!x->compared || !x->m.shape_ok || want[k].rank < 1 || want[k].dims[0] != N) return;
+        failing = 1;
+    }
+    unsigned char *used = failing ? calloc((size_t)N, 1) : NULL;
+    if (!used) return;
+    for (int64_t r = 0; r < N; r++) {
+        int differs = 0;
+        for (size_t k = 0; k < n && !differs; k++)
+            differs = !outs[k].pass && !same_row(&want[k], &got[k], &outs[k], r, r);
+        if (!differs) continue;
+        int64_t q = -1;
+        double kr = onp_tensor_get_f64(kw, r);
+        for (int64_t c = 0; c < N && q < 0; c++) {
+            if (c == r || used[c] || fabs(onp_tensor_get_f64(kw, c) - kr) > thr) continue;
+            int all = 1;
+            for (size_t k = 0; k < n && all; k++)
+                if (k == (size_t)key || (outs[k].compared && want[k].rank >= 1 &&
+                                         want[k].dims[0] == N))
+                    all = same_row(&want[k], &got[k], &outs[k], r, c);
+            if (all) q = c;
+        }
+        if (q < 0) {
+            free(used);
+            return; /* a row that is no near-tied row of eager's */
+        }
+        used[q] = 1;
+        double d = fabs(onp_tensor_get_f64(kw, q) - kr);
+        if (d > gap) gap = d;
+        if (first < 0) first = r;
+        moved++;
+    }
+    free(used);
+    if (!moved) return;
+    for (size_t k = 0; k < n; k++) {
+        onp_output_verdict *x = &outs[k];
+        if (x->pass) continue;
+        x->pass = 1;
+        snprintf(x->note, sizeof x->note,
+                 "near-tie reorder: %lld row(s) from row %lld come in another order, each another "
+                 "of eager's rows whose %s is within its noise of its own (at most %.3g apart, "
+                 "envelope %.3g): the same rows, swapped among near-ties",
+                 (long long)moved, (long long)first, outs[key].name, gap, thr);
+    }
+}
+
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
                       onp_fixture_verdict *r, onp_error *e)
 {
@@ -405,6 +504,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     }
     for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
         judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
+    if (f->n_outputs <= n_out) near_tie_reorder(want, got, f->n_outputs, r->outs, o->strict);
     r->status = ONP_FIXTURE_PASS;
     for (size_t k = 0; k < f->n_outputs; k++)
         if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;

@@ -237,3 +237,60 @@ class TinyRepVGG(torch.nn.Module):
 
     def forward(self, x):
         return self.head(self.block(self.stem(x)).mean((2, 3)))
+
+
+class ScaleWhenPositive(torch.nn.Module):
+    """A gate that halves its features when their mean is positive: a branch
+    on a tensor's value, which the trace fixes to the traced fixture's path."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.proj(x)
+        if h.mean() > 0:
+            h = h * 0.5
+        return h
+
+
+class GatedMLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = torch.nn.Linear(8, 16)
+        self.gate = ScaleWhenPositive()
+        self.out = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.gate(torch.relu(self.inp(x)))))
+
+
+class DeadFeatureDetector(torch.nn.Module):
+    """A one-image detector shaped like a fresh SSDlite: its class head sees
+    features it ignores (weight 0, as activations that vanished through a
+    random backbone), so every anchor scores the same; the top 8 anchors by
+    score are kept and non-maximum suppression runs on their boxes.  The
+    first 8 anchors sit on one box, the others apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d(8)
+        self.cls = torch.nn.Conv2d(8, 1, 1)
+        self.reg = torch.nn.Conv2d(8, 4, 1)
+        with torch.no_grad():
+            self.cls.weight.zero_()
+        grid = torch.stack(torch.meshgrid(torch.arange(8.0), torch.arange(8.0), indexing="ij"), -1)
+        xy = (grid.reshape(64, 2) * 20).roll(-8, 0)
+        xy[:8] = 0  # the first 8 anchors on one box
+        self.register_buffer("anchors", torch.cat([xy, xy + 10], 1))
+
+    def forward(self, x):
+        import torchvision
+        f = self.pool(torch.relu(self.conv(x[:1])))
+        scores = torch.sigmoid(self.cls(f)).flatten()
+        boxes = self.anchors + 0.01 * self.reg(f).flatten(2)[0].t()
+        top = scores.topk(8)
+        b = boxes[top.indices]
+        keep = torchvision.ops.nms(b, top.values, 0.5)
+        return b[keep], top.values[keep]
