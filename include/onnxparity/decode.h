@@ -96,12 +96,12 @@ typedef struct onp_decode_step {
 
 /* Where a prompt's defect is placed (docs/generate.md, "Where it starts"). */
 typedef enum onp_decode_where {
-    ONP_DECODE_WHERE_NONE = 0,  /* "none": no defect, or none placed */
-    ONP_DECODE_WHERE_CACHE,     /* "cache-entry": the first cache entry beyond its noise */
-    ONP_DECODE_WHERE_INPUT,     /* "graph-input": a past input whose sequence length the
-                                   graph fixes (baked at trace), the step ORT refused */
-    ONP_DECODE_WHERE_SETTING,   /* "generation-setting": a setting applied on one side
-                                   only; no layer */
+    ONP_DECODE_WHERE_NONE = 0, /* "none": no defect, or none placed */
+    ONP_DECODE_WHERE_CACHE,    /* "cache-entry": the first cache entry beyond its noise */
+    ONP_DECODE_WHERE_INPUT,    /* "graph-input": a past input whose sequence length the
+                                  graph fixes (baked at trace), the step ORT refused */
+    ONP_DECODE_WHERE_SETTING,  /* "generation-setting": a setting applied on one side
+                                  only; no layer */
     ONP_DECODE_WHERE_COUNT
 } onp_decode_where;
 
@@ -135,11 +135,11 @@ typedef struct onp_decode_prompt {
      * graph fixes (cache_step / layer / value name it, baked_len its fixed
      * length), or a generation setting (no layer). */
     onp_decode_where where;
-    int64_t baked_len; /* graph-input: the sequence length the graph fixes; else -1 */
-    int eos_step;      /* the step eager emitted eos_token_id (the row stops after it); -1 */
-    int stop_step;     /* the first step one side's token is the EOS and the other's not (a
-                          row stopping on one side only, a token divergence); -1 none */
-    int stop_ort;      /* at stop_step: 1 ORT stops (eager goes on), 0 eager stops */
+    int64_t baked_len;      /* graph-input: the sequence length the graph fixes; else -1 */
+    int eos_step;           /* the step eager emitted eos_token_id (the row stops after it); -1 */
+    int stop_step;          /* the first step one side's token is the EOS and the other's not (a
+                               row stopping on one side only, a token divergence); -1 none */
+    int stop_ort;           /* at stop_step: 1 ORT stops (eager goes on), 0 eager stops */
     onp_decode_step *steps; /* [n_steps], owned by the result */
 } onp_decode_prompt;
 
@@ -173,8 +173,8 @@ int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv,
 
 typedef struct onp_decode_result {
     onp_run_verdict verdict;
-    char strategy[16];   /* "greedy" or "sample" */
-    double temperature;  /* sample: T; greedy: NAN */
+    char strategy[16];    /* "greedy" or "sample" */
+    double temperature;   /* sample: T; greedy: NAN */
     int64_t eos_token_id; /* -1: none */
     char bundle[1024];
     char model_type[64];

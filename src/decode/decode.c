@@ -107,8 +107,8 @@ int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv,
     char name[32];
     const char *v;
     if (!split_opt(argv[*i], name, sizeof name, &v)) return 0;
-    static const char *const valued[] = {"steps", "max-differ-rate", "min-divergence-step",
-                                         "rtol", "atol"};
+    static const char *const valued[] = {"steps", "max-differ-rate", "min-divergence-step", "rtol",
+                                         "atol"};
     int takes = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) takes |= !strcmp(name, valued[k]);
     if (!strcmp(name, "strict")) {
@@ -130,8 +130,8 @@ int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv,
         int steps = !strcmp(name, "steps");
         if (onp_parse_long(v, steps ? 1 : 0, 1 << 20, &k))
             return onp_error_set(e, ONP_ERR_USAGE, NULL, field, -1,
-                                 "wants an integer from %d to %d, not '%s'", steps ? 1 : 0,
-                                 1 << 20, v);
+                                 "wants an integer from %d to %d, not '%s'", steps ? 1 : 0, 1 << 20,
+                                 v);
         *(steps ? &o->steps : &o->min_divergence_step) = (int)k;
         return 1;
     }
@@ -167,9 +167,9 @@ typedef struct batch_arrays {
 
 static void arrays_release(batch_arrays *a)
 {
-    onp_tensor *t[] = {&a->ids,    &a->mask,     &a->tokens,   &a->topk_ids,
-                       &a->topk_logits, &a->noise, &a->logits, &a->logits64,
-                       &a->cache,  &a->cache64,  &a->uniform,  &a->cdf};
+    onp_tensor *t[] = {&a->ids,         &a->mask,    &a->tokens,  &a->topk_ids,
+                       &a->topk_logits, &a->noise,   &a->logits,  &a->logits64,
+                       &a->cache,       &a->cache64, &a->uniform, &a->cdf};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) onp_tensor_release(t[i]);
 }
 
@@ -221,9 +221,9 @@ static int read_batch_arrays(const onp_dec_manifest *m, const onp_dec_batch *b, 
         read_array(m->dir, b->dir, "topk_ids", ONP_INT64, 3, top, &a->topk_ids, e) ||
         read_array(m->dir, b->dir, "topk_logits", ONP_FLOAT, 3, top, &a->topk_logits, e) ||
         read_array(m->dir, b->dir, "noise", ONP_DOUBLE, 3, noise, &a->noise, e) ||
-        (b->full && (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
-                     read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64,
-                                e))) ||
+        (b->full &&
+         (read_array(m->dir, b->dir, "logits", ONP_FLOAT, 3, full, &a->logits, e) ||
+          read_array(m->dir, b->dir, "logits64", ONP_DOUBLE, 3, full, &a->logits64, e))) ||
         (b->has_cache && read_cache(m, b, a, e)) ||
         (m->sample && (read_array(m->dir, b->dir, "uniform", ONP_DOUBLE, 2, tok, &a->uniform, e) ||
                        read_array(m->dir, b->dir, "cdf", ONP_DOUBLE, 3, cdf, &a->cdf, e)))) {
@@ -270,7 +270,8 @@ static int sample_row(const loop_ctx *c, int64_t cell, const onp_tensor *got, on
     st->eager_processed = 0;
     st->ort_token = onp_decode_sample(got->data, c->m->vocab, c->m->temperature, u);
     if (st->ort_token == st->eager_token) return 0;
-    double lo = onp_tensor_get_f64(&c->a->cdf, cell * 2), hi = onp_tensor_get_f64(&c->a->cdf, cell * 2 + 1);
+    double lo = onp_tensor_get_f64(&c->a->cdf, cell * 2),
+           hi = onp_tensor_get_f64(&c->a->cdf, cell * 2 + 1);
     st->margin = st->ort_token > st->eager_token ? hi - u : u - lo;
     return 0;
 }
@@ -373,7 +374,8 @@ static void settle_step(onp_decode_prompt *p, int t, const onp_decode_step *st, 
     if (flipped && st->eager_processed) p->cls = ONP_DECODE_DEFECT;
     if (!flipped) p->tokens_agree++;
     if (flipped && p->first_token_step < 0) p->first_token_step = t;
-    if (eos >= 0 && flipped && p->stop_step < 0 && (st->ort_token == eos || st->eager_token == eos)) {
+    if (eos >= 0 && flipped && p->stop_step < 0 &&
+        (st->ort_token == eos || st->eager_token == eos)) {
         p->stop_step = t;
         p->stop_ort = st->ort_token == eos;
     }

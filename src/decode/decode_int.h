@@ -28,10 +28,10 @@ typedef struct onp_dec_manifest {
     char model_type[64], exporter[32];
     int64_t vocab;
     int layers, steps, topk;
-    int sample;           /* strategy "sample" (else "greedy") */
-    double temperature;   /* sample only */
-    int64_t eos;          /* generation.eos_token_id, -1 none */
-    int64_t pad;          /* generation.pad_token_id */
+    int sample;         /* strategy "sample" (else "greedy") */
+    double temperature; /* sample only */
+    int64_t eos;        /* generation.eos_token_id, -1 none */
+    int64_t pad;        /* generation.pad_token_id */
     char in_ids[ONP_DEC_NAME], in_mask[ONP_DEC_NAME], in_pos[ONP_DEC_NAME];
     char out_logits[ONP_DEC_NAME];
     char (*past)[ONP_DEC_NAME];    /* [2 * layers]: key_0, value_0, key_1, ... */

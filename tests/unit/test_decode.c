@@ -147,8 +147,8 @@ static void test_manifest_errors(void)
     expect("\"greedy\"", "\"beam\"", ONP_ERR_FORMAT, "generation.strategy", 0);
     /* sampling needs its temperature */
     expect("\"greedy\"", "\"sample\"", ONP_ERR_FORMAT, "generation.temperature", 0);
-    expect("\"greedy\"", "\"sample\", \"temperature\": 0", ONP_ERR_FORMAT,
-           "generation.temperature", 0);
+    expect("\"greedy\"", "\"sample\", \"temperature\": 0", ONP_ERR_FORMAT, "generation.temperature",
+           0);
     expect("\"greedy\"", "\"greedy\", \"eos_token_id\": 10", ONP_ERR_FORMAT,
            "generation.eos_token_id", 0);
     expect("\"logits\": false", "\"logits\": false, \"cache\": 1", ONP_ERR_FORMAT,
