@@ -53,7 +53,7 @@ OPTIONS: Dict[str, Tuple[str, str]] = {
     # gate's own
     "criteria": ("--criteria", "value"), "record": ("--record", "switch"),
     "margin": ("--margin", "value"), "allow_failing": ("--allow-failing", "switch"),
-    "env_drift": ("--env-drift", "value"),
+    "env_drift": ("--env-drift", "value"), "targets": ("--target", "list"),
 }
 
 
@@ -474,13 +474,16 @@ class GateCheck:
 
 @dataclass(frozen=True)
 class Regression:
-    """A criterion a fixture (or the bundle: fixture None) does not meet."""
+    """A criterion a fixture (or the bundle: fixture None) does not meet;
+    ``target`` names the deployment target (criteria with targets), else
+    None."""
     fixture: Optional[str]
     output: Optional[str]
     check: str
     value: Any
     limit: Any
     message: str
+    target: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -518,7 +521,8 @@ def _gate_result(doc: Dict[str, Any], rc: int, text: str) -> GateResult:
         causes=[_cause(c) for c in doc["causes"]],
         first_divergent=FirstDivergent(**fd) if fd else None,
         regressions=[Regression(fixture=x["fixture"], output=x["output"], check=x["check"],
-                                value=x["value"], limit=x["limit"], message=x["message"])
+                                value=x["value"], limit=x["limit"], message=x["message"],
+                                target=x.get("target"))
                      for x in doc["regressions"]],
         checks=[GateCheck(output=k["output"], check=k["check"], measured=k["measured"],
                           limit=k["limit"], bound=k["bound"], passed=bool(k["pass"]),
@@ -539,7 +543,8 @@ def gate(bundle: Optional[PathLike] = None, *, criteria: PathLike, model: Option
     pass, 1 regressed, 4 ONNX Runtime lost a fixture).
 
     With ``record=True`` the run is measured and the criteria are written to
-    ``criteria`` (atomically; options margin, allow_failing, rtol, atol), and
+    ``criteria`` (atomically; options margin, allow_failing, rtol, atol, and
+    targets: two or more "NAME=LIBRARY[@OPT_LEVEL]", docs/gate.md), and
     the criteria document is returned as a dict; a run that is no baseline
     raises RecordRefused with the tool's reason, writing nothing.  Raises
     UsageError, FileError, FormatError, RuntimeFailure as check does (a

@@ -175,6 +175,7 @@ int onp_api_gate(const char *bundle, const char *model, const char *const *data,
                               doc, e);
     }
     onp_gate_release(&g);
+    onp_gate_args_release(&ga);
     free(a);
     return rc;
 }

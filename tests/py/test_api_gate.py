@@ -93,3 +93,40 @@ def test_errors_say_what_the_tool_says(onnxparity, lib, tmp_path):
         assert p.returncode == 2 and e.value.message in p.stderr
     with pytest.raises(api.FileError):
         api.gate(EXAMPLES / "healthy", criteria=tmp_path / "missing.json")
+
+
+def test_targets_in_process_are_the_tools(onnxparity, lib, tmp_path):
+    """Criteria naming two deployment targets (the bundled ORT 1.29, and ORT
+    1.30 at opt-level basic), recorded and gated in-process: the file and the
+    document are the tool's, and every regression of the training-mode export
+    names its target; the training-mode BatchNormalization regresses under
+    both."""
+    import os
+
+    lib2 = os.environ.get("ONNXPARITY_ORT_LIB2")
+    if not lib2 or not os.path.exists(lib2):
+        pytest.skip("no second ONNX Runtime (ONNXPARITY_ORT_LIB2)")
+    targets = ["tool=bundled", f"v130={lib2}@basic"]
+    by_api, by_cli = tmp_path / "api.json", tmp_path / "cli.json"
+    doc = api.gate(EXAMPLES / "healthy", criteria=by_api, record=True, targets=targets)
+    rc, out, err = cli_gate(onnxparity, EXAMPLES / "healthy", "--criteria", by_cli, "--record",
+                            *[x for t in targets for x in ("--target", t)])
+    assert rc == 0, err
+    assert by_api.read_text() == by_cli.read_text()
+    assert [t["name"] for t in doc["targets"]] == ["tool", "v130"]
+    assert [t["environment"]["ort_version"] for t in doc["targets"]] == ["1.29.0", "1.30.0"]
+    assert doc["targets"][0]["opt_level"] is None and doc["targets"][1]["opt_level"] == "basic"
+    assert doc["targets"][1]["environment"]["opt_level"] == "basic"
+    r = api.gate(EXAMPLES / "training", criteria=by_api, bisect=False)
+    rc, out, err = cli_gate(onnxparity, EXAMPLES / "training", "--criteria", by_api, "--no-bisect")
+    assert rc == r.exit_code == 1, err
+    assert r.document == json.loads(out)
+    assert {t["name"]: t["verdict"] for t in r.document["targets"]} == {"tool": "fail",
+                                                                        "v130": "fail"}
+    assert {x.target for x in r.regressions} == {"tool", "v130"}
+    by_target = {n: [x for x in r.regressions if x.target == n] for n in ("tool", "v130")}
+    assert all(by_target.values())
+    # one target alone: the plain gate; the API refuses as the tool does
+    with pytest.raises(api.UsageError, match="two or more"):
+        api.gate(EXAMPLES / "healthy", criteria=tmp_path / "x.json", record=True,
+                 targets=["tool=bundled"])
