@@ -1,6 +1,7 @@
 /*
  * cmd_generate.c — `onnxparity generate BUNDLE [--steps N] [--strict]
- * [--rtol R] [--atol A] [--format text|json] [ORT options]`: the decode
+ * [--rtol R] [--atol A] [--format text|json] [--quiet|--verbose]
+ * [ORT options]`: the decode
  * loop of a decode bundle (docs/decode.md) run in ONNX Runtime and judged
  * token by token against eager (decode.h decides; docs/generate.md).
  * Parses, calls onp_decode_run, formats: text lines or the
@@ -68,8 +69,17 @@ static void print_text(const onp_decode_result *r)
         printf("  criterion: %zu prompt(s) diverge before --min-divergence-step\n", r->early);
 }
 
+/* Progress on stderr: only on a terminal or with --verbose (cli.h). */
+static void progress(void *ctx, size_t k, size_t n, const char *dir)
+{
+    const int *verbose = ctx;
+    fprintf(stderr, *verbose ? "generate: batch %zu/%zu %s\n" : "\rgenerate: batch %zu/%zu %s ", k,
+            n, dir);
+}
+
 int cmd_generate(int argc, char **argv)
 {
+    int quiet = 0, verbose = 0;
     cli_ort ort_o;
     cli_ort_init(&ort_o);
     onp_decode_opts o;
@@ -93,6 +103,8 @@ int cmd_generate(int argc, char **argv)
             long n;
             if (r < 0 || cli_int(argv[0], "min-divergence-step", v, &n)) return EXIT_USAGE;
             o.min_divergence_step = (int)n;
+        } else if (cli_progress_opt(argv, i, &quiet, &verbose)) {
+            continue;
         } else if (cli_flag(argv, i, "strict")) {
             o.strict = 1;
         } else if (cli_target_arg(argv, i, "bundle", &bundle)) {
@@ -102,10 +114,16 @@ int cmd_generate(int argc, char **argv)
     if (!bundle) return cli_usage_error(argv[0], "usage: onnxparity generate BUNDLE [--steps N]");
     o.ort_lib = ort_o.lib;
     o.session = ort_o.so;
+    if (cli_progress_on(quiet, verbose)) {
+        o.progress = progress;
+        o.progress_ctx = &verbose;
+    }
     onp_decode_result *r;
     onp_error e;
     onp_error_clear(&e);
-    if (onp_decode_run(bundle, &o, &r, &e)) return cli_report(&e);
+    int failed = onp_decode_run(bundle, &o, &r, &e);
+    if (o.progress && !verbose) fprintf(stderr, "\r\033[K");
+    if (failed) return cli_report(&e);
     if (fmt == FMT_JSON)
         report_print_json(onp_doc_generate(r));
     else

@@ -324,13 +324,14 @@ static const help_page pages[] = {
      "0 the model ran\n2 bad usage or inputs that do not fit the model\n3 unreadable files\n4 "
      "ONNX Runtime failure"},
     {"generate", "generate BUNDLE [--steps N] [--strict] [options]",
-     "Run a decode bundle's greedy generation in ONNX Runtime, its own KV cache fed back, and "
-     "judge every prompt token by token: agree, near-tie (a flip inside the noise) or defect.",
-     generate_rows, HELP_ORT,
+     "Run a decode bundle's generation (greedy, or sampling with eager's draws) in ONNX "
+     "Runtime, its own KV cache fed back, and judge every prompt token by token: agree, "
+     "near-tie (a flip inside the noise) or defect, placed in its layer.",
+     generate_rows, HELP_ORT | HELP_PROGRESS,
      "0 no prompt is a defect, the criteria hold\n1 a prompt is a defect (or, with --strict, "
      "diverges), or a criterion fails\n2 bad "
-     "usage\n3 a bundle that cannot be read or decoded\n4 ONNX Runtime refused the model or a "
-     "step"},
+     "usage\n3 a bundle that cannot be read or decoded\n4 ONNX Runtime refused the model (a "
+     "step it refuses is a defect)"},
     {"inspect", "inspect MODEL|TARGET [--format text|json]",
      "IR version, opsets, inputs and outputs, op histogram, initializer bytes.", inspect_rows, 0,
      "0 done\n2 bad usage\n3 a model that cannot be read or decoded"},

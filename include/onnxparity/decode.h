@@ -156,6 +156,10 @@ typedef struct onp_decode_opts {
     onp_tol tol;         /* the logits' tolerance; rtol/atol < 0 keep float32's default */
     const char *ort_lib; /* NULL: onp_ort_open's search */
     onp_session_opts session;
+    /* Progress on long runs, or NULL: called before each batch, k of n
+     * (from 1), its folder. */
+    onp_run_progress_fn progress;
+    void *progress_ctx;
 } onp_decode_opts;
 
 /* steps 0, not strict, no criteria, 95 %, default tolerance, a zeroed session. */

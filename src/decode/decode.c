@@ -842,6 +842,7 @@ int onp_decode_run(const char *dir, const onp_decode_opts *o, onp_decode_result 
     if (check_names(&m, s, e) || result_alloc(&m, n_steps, &r, e)) goto done;
     size_t first = 0;
     for (size_t k = 0; k < m.n_batches; k++) {
+        if (o->progress) o->progress(o->progress_ctx, k + 1, m.n_batches, m.batches[k].dir);
         batch_arrays a;
         if (read_batch_arrays(&m, &m.batches[k], &a, e)) goto done;
         loop_ctx c = {.m = &m, .o = o, .b = &m.batches[k], .a = &a, .n_steps = n_steps};

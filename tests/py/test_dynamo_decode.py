@@ -216,6 +216,13 @@ def test_healthy_gpt2_agrees(onnxparity, healthy):
     # the eager tokens are what the loop generated
     tokens = np.load(out / "batch_0" / "tokens.npy")
     assert [st["eager_token"] for st in doc["prompts"][0]["steps"]] == list(tokens[0])
+    # progress on stderr, a line per batch, with --verbose; none with --quiet or off a terminal
+    nb = PROMPTS // BATCH
+    r = run([onnxparity, "generate", out, "--steps", "2", "--verbose"])
+    assert r.returncode == 0 and r.stderr.splitlines() == \
+        [f"generate: batch {k + 1}/{nb} batch_{k}" for k in range(nb)], r.stderr
+    r = run([onnxparity, "generate", out, "--steps", "2"])
+    assert r.returncode == 0 and r.stderr == ""
 
 
 def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy, tmp_path):
