@@ -513,9 +513,7 @@ def test_detections_chosen_among_exact_ties_are_op_semantics(onnxparity, tmp_pat
     g = torch.Generator().manual_seed(1)
     fx = [torch.rand(1, 3, 16, 16, generator=g) for _ in range(2)]
     b = tmp_path / "b"
-    # torch.export refuses the data-dependent count of the suppression
-    onp.capture(DeadFeatureDetector().eval(), fx, b, exporter="legacy", output_names=["boxes", "scores"],
-                dynamic_axes=None)
+    onp.capture(DeadFeatureDetector().eval(), fx, b, output_names=["boxes", "scores"], dynamic_axes=None)
     d = b / "test_data_set_0"
     eager_scores = pb(d / "output_1.pb")
     assert np.unique(eager_scores).size == 1  # exact ties

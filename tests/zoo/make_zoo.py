@@ -917,6 +917,29 @@ def _(out, ctx):
     onnx.save(m, str(out / "model.onnx"))
 
 
+@entry("gate_value_branch", "fail", "traced-control-flow", [],
+       dynamo={"fallback": "data-dependent control flow"},
+       why="a gate halves its features when their mean is positive: the trace keeps the traced "
+           "fixture's path; the branch left no node, so the node is the one after it (bisect's "
+           "branch line names the source line and module gate) (issue 35)")
+def _(out, ctx):
+    """A Linear-ReLU model whose submodule branches on its features' mean."""
+    g = torch.Generator().manual_seed(1)  # the traced fixture's mean < 0, the second's > 0
+    capture(models3.GatedMLP().eval(), [torch.randn(2, 8, generator=g) + s for s in (3.0, -3.0, 3.0)],
+            out)
+
+
+@entry("detector_exact_ties", "fail", "op-semantics", ["TopK|topk"],
+       why="every anchor's score ties exactly (a class head that ignores its features, as a fresh "
+           "SSDlite's): ONNX's TopK keeps the lowest indices, torch others, and NMS keeps another "
+           "count: a size chosen among ties, not a wrong shape computation (issue 35)")
+def _(out, ctx):
+    """top-8 anchors by score, then non-maximum suppression; all scores equal."""
+    g = torch.Generator().manual_seed(61)
+    capture(models3.DeadFeatureDetector().eval(), [torch.rand(1, 3, 16, 16, generator=g) for _ in range(2)],
+            out, output_names=["boxes", "scores"], dynamic_axes=None)
+
+
 @entry("vae_randn_forward", "fail", "nondeterminism", ["RandomNormal"])
 def _(out, ctx):
     """A VAE that samples z = mu + eps * std with torch.randn_like in forward."""
