@@ -78,9 +78,8 @@ int onp_api_chain(const char *bundle, const char *model, const char *const *data
  * bundle is one folder).  Returns its exit code (0 every prompt agrees or
  * is a near-tie, 1 a defect or a release criterion fails) with *doc the
  * onnxparity.generate/1 document; -1 with e as onp_api_check. */
-int onp_api_generate(const char *bundle, const char *model, const char *const *data,
-                     size_t n_data, const char *const *args, size_t n_args, char **doc,
-                     onp_error *e);
+int onp_api_generate(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                     const char *const *args, size_t n_args, char **doc, onp_error *e);
 
 /* Free what the API returned; accepts NULL. */
 void onp_api_free(void *p);

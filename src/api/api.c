@@ -201,9 +201,8 @@ int onp_api_chain(const char *bundle, const char *model, const char *const *data
     return rc;
 }
 
-int onp_api_generate(const char *bundle, const char *model, const char *const *data,
-                     size_t n_data, const char *const *args, size_t n_args, char **doc,
-                     onp_error *e)
+int onp_api_generate(const char *bundle, const char *model, const char *const *data, size_t n_data,
+                     const char *const *args, size_t n_args, char **doc, onp_error *e)
 {
     (void)data;
     onp_run_args *a = call_begin(doc, e);
