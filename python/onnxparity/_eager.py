@@ -120,12 +120,13 @@ class Truth:
 class Eager:
     """The forwards of one capture over ``model`` with snapshot ``snap``."""
 
-    def __init__(self, model, snap, form, key_order, in_names):
+    def __init__(self, model, snap, form, key_order, in_names, legacy=False):
         self.model = model
         self.snap = snap
         self.form = form
         self.key_order = key_order
         self.in_names = in_names
+        self.legacy = legacy  # _fixtures.flatten_inputs as the legacy exporter flattens
 
     def run(self, k, fx, seed, recorder=None, grad=False, restore=True):
         """One forward of fixture ``k`` on a copy of ``fx``: (raw output, the
@@ -155,7 +156,8 @@ class Eager:
             for c in t.calls:
                 c.output = None
             t.calls = None
-        t.written = _state.written(_fixtures.flatten_inputs(t.fx, self.key_order), flat_original,
+        t.written = _state.written(_fixtures.flatten_inputs(t.fx, self.key_order, self.legacy),
+                                   flat_original,
                                    self.in_names)
         t.changed = self.snap.changes()
         t.drift = None

@@ -151,7 +151,9 @@ def dynamic_shapes_for(forward, args, kwargs, flat_dims):
             return {d: make(n) for d, n in dims.items()} if dims else None
         if isinstance(x, dict):
             return {k: spec(v) for k, v in x.items()}
-        return tuple(spec(v) for v in x)
+        if isinstance(x, (tuple, list)):
+            return tuple(spec(v) for v in x)
+        return None  # a Python constant (an int, a flag): torch.export specializes it
 
     bound = inspect.signature(forward).bind(*args, **kwargs)
     return {name: spec(value) for name, value in bound.arguments.items()}
@@ -334,7 +336,7 @@ def _shapes_json(shapes):
             return None
         if isinstance(s, dict) and all(isinstance(k, int) for k in s):
             return {str(k): _dim_json(v) for k, v in s.items()}
-        if isinstance(s, dict):
-            return {k: one(v) for k, v in s.items()}
+        if isinstance(s, dict):  # a dict keyed by tensors: each key by its repr
+            return {k if isinstance(k, str) else repr(k): one(v) for k, v in s.items()}
         return [one(v) for v in s]
     return one(shapes)

@@ -39,9 +39,25 @@ class Fixture:
         self.kwargs = dict(kwargs)
 
 
+# Python values a forward may take beside its tensors (an int size, a flag,
+# a mode name): passed to the forward as they are and baked into the graph
+# by the exporter, never a graph input (torch.export specializes them)
+CONSTANTS = (bool, int, float, str, type(None))
+
+
+def scalar_tensor(x, float_dtype):
+    """A Python bool, int or float as the 0-d tensor an exporter makes of it:
+    bool, int64, or ``float_dtype`` (the legacy exporter's inputs are
+    float64, dynamo's SymFloat outputs float32)."""
+    dtype = torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else float_dtype
+    return torch.tensor(x, dtype=dtype)
+
+
 def _leaf(x, where):
     if isinstance(x, torch.Tensor):
         return x.detach()
+    if isinstance(x, CONSTANTS):
+        return x
     if isinstance(x, np.ndarray):
         if x.dtype == object:
             raise FixtureError(f"{where}: numpy array of dtype object is not a tensor")
@@ -129,6 +145,8 @@ def normalize(fixtures, params=None):
 def _struct(x):
     if isinstance(x, torch.Tensor):
         return ("tensor", str(x.dtype), x.dim())
+    if isinstance(x, CONSTANTS):  # the exporter bakes it in: every fixture must pass the same
+        return ("constant", type(x).__name__, repr(x))
     if isinstance(x, dict):
         return ("dict",) + tuple((_key(k), _struct(v)) for k, v in x.items())
     return tuple(_struct(v) for v in x)
@@ -159,6 +177,8 @@ def _describe(s):
     def one(x):
         if x and x[0] == "tensor":
             return f"{x[1].replace('torch.', '')}[rank {x[2]}]"
+        if x and x[0] == "constant":
+            return f"{x[1]} {x[2]}"
         if x and x[0] == "dict":
             return "{" + ", ".join(f"{k!r}: {one(v)}" for k, v in x[1:]) + "}"
         return "(" + ", ".join(one(v) for v in x) + ")"
@@ -196,16 +216,27 @@ def keyword_order(params, kwargs):
     return [n for n in names if n in kwargs] + [k for k in kwargs if k not in names]
 
 
-def flatten_inputs(fx, key_order):
-    """[(path, tensor)] in graph-input order: positional depth first, then keywords."""
+def flatten_inputs(fx, key_order, legacy=False):
+    """[(path, tensor)] in graph-input order: positional depth first, then
+    keywords.  ``legacy``: as the legacy exporter's TorchScript trace
+    flattens them, a Python bool, int or float is an input too (a 0-d bool,
+    int64 or float64 tensor), and a dict keyed by tensors has each key tensor
+    an input before its value (path ``...key(K)``).  Under dynamo
+    (torch.export) both are constants of the graph, no input; None and
+    strings are constants under both."""
     out = []
 
     def walk(x, path):
         if isinstance(x, torch.Tensor):
             out.append((path, x))
         elif isinstance(x, dict):
-            for k, v in x.items():
+            for j, (k, v) in enumerate(x.items()):
+                if legacy and isinstance(k, torch.Tensor):
+                    out.append((f"{path}.key({j})", k))
                 walk(v, f"{path}[{k!r}]")
+        elif isinstance(x, CONSTANTS):
+            if legacy and isinstance(x, (bool, int, float)):
+                out.append((path, scalar_tensor(x, torch.float64)))
         else:
             for i, v in enumerate(x):
                 walk(v, f"{path}[{i}]")
@@ -217,14 +248,20 @@ def flatten_inputs(fx, key_order):
     return out
 
 
-def _expand(base, x):
+def _expand(base, x, legacy=False):
     if isinstance(x, torch.Tensor):
         return [base]
+    if isinstance(x, CONSTANTS):
+        return [base] if legacy and isinstance(x, (bool, int, float)) else []
     names = []
-    items = enumerate(x) if not isinstance(x, dict) else \
-        ((k if isinstance(k, (str, int)) else j, v) for j, (k, v) in enumerate(x.items()))
-    for j, v in items:
-        names.extend(_expand(f"{base}_{j}", v))
+    if isinstance(x, dict):
+        for j, (k, v) in enumerate(x.items()):
+            if legacy and isinstance(k, torch.Tensor):
+                names.append(f"{base}_{j}_key")
+            names.extend(_expand(f"{base}_{k if isinstance(k, (str, int)) else j}", v, legacy))
+        return names
+    for j, v in enumerate(x):
+        names.extend(_expand(f"{base}_{j}", v, legacy))
     return names
 
 
@@ -239,10 +276,10 @@ def unique(names):
     return out
 
 
-def default_input_names(params, fx, key_order):
+def default_input_names(params, fx, key_order, legacy=False):
     names = []
     if params is None:
-        flat = flatten_inputs(fx, key_order)
+        flat = flatten_inputs(fx, key_order, legacy)
         return [f"input_{i}" for i in range(len(flat))]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     var = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
@@ -253,21 +290,26 @@ def default_input_names(params, fx, key_order):
             base = f"{var.name}_{i - len(positional)}"
         else:
             base = f"input_{i}"
-        names.extend(_expand(base, a))
+        names.extend(_expand(base, a, legacy))
     for k in key_order:
-        names.extend(_expand(k, fx.kwargs[k]))
+        names.extend(_expand(k, fx.kwargs[k], legacy))
     return unique(names)
 
 
 def flatten_outputs(out, where="output"):
     """[(path, name_parts, tensor)] depth first: tuples/lists in order, dicts in
-    insertion order (the order both torch exporters use).  Anything else that
-    is not a tensor is an OutputError."""
+    insertion order (the order both torch exporters use).  A Python bool, int
+    or float (a size the forward returns: a SymInt, SymBool or SymFloat under
+    torch.export, which the dynamo exporter writes as a 0-d output) becomes a
+    0-d tensor of bool, int64 or float32.  Anything else that is not a tensor
+    is an OutputError."""
     flat = []
 
     def walk(x, path, parts):
         if isinstance(x, torch.Tensor):
             flat.append((path, parts, x))
+        elif isinstance(x, (bool, int, float)):
+            flat.append((path, parts, scalar_tensor(x, torch.float32)))
         elif isinstance(x, (tuple, list)):
             if not x:
                 raise OutputError(f"{path} is an empty {type(x).__name__}: the forward must return tensors")

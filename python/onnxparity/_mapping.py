@@ -208,6 +208,16 @@ def _single_tensor(out):
     return None, type(out).__name__
 
 
+def _compiling():
+    """Whether torch.compile's tracer is running the hook: torch.cond (and
+    torch's other control-flow operators) trace their branches with it even
+    in eager mode, and a hook's side effects (appending to the call list)
+    stop that trace (UncapturedHigherOrderOpError).  The hooks then record
+    nothing: the calls inside a branch stay unmapped."""
+    f = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(f is not None and f())
+
+
 class Recorder:
     """Forward hooks on every submodule for one forward: the call tree, each
     call's output cloned (all calls, or the indices in ``keep``), and with
@@ -254,6 +264,8 @@ class Recorder:
         return False
 
     def _pre(self, module, inputs):
+        if _compiling():
+            return None
         path = self.names.get(id(module))
         if path is None:
             return None
@@ -281,7 +293,7 @@ class Recorder:
         return None
 
     def _post(self, module, inputs, output):
-        if id(module) not in self.names or not self.stack or self.stack[-1].module is not module:
+        if _compiling() or id(module) not in self.names or not self.stack or self.stack[-1].module is not module:
             return None
         c = self.stack.pop()
         if isinstance(module, torch.nn.MultiheadAttention):

@@ -11,6 +11,13 @@ from onnx import numpy_helper
 _BITS = {torch.bfloat16: (onnx.TensorProto.BFLOAT16, torch.int16)}
 
 
+def writable(dtype):
+    """Whether a tensor of ``dtype`` can become a .pb the tool compares: the
+    float8/float4 types and bit-packed ones have no numpy counterpart and no
+    comparison in the tool."""
+    return not re.match(r"(float8|float4|bits|u?int[1-7]$)", str(dtype).replace("torch.", ""))
+
+
 def dtype_name(t):
     return str(t.dtype).replace("torch.", "")
 

@@ -24,7 +24,7 @@ from . import _adequacy, _bounded  # issue 19: bounded intermediates, adequacy
 from . import _ortenv  # issue 29: the environment's onnxruntime
 from . import _reference64 as _r64
 from ._staging import Staging
-from ._tensors import dtype_name, safe_stem, write_pb
+from ._tensors import dtype_name, safe_stem, writable, write_pb
 from .errors import CaptureError, ExportError, FixtureError, OutputError, TrainingModeError
 
 SCHEMA = "onnxparity.capture/1"
@@ -292,7 +292,43 @@ def _json_dump(path, doc):
 
 # --------------------------------------------------------------------------- capture
 
+def _from_exported_program(model, source):
+    """A torch.export.ExportedProgram given as the model (torch.onnx.export
+    takes one): captured through its module() (a GraphModule that runs the
+    program eagerly), which both the eager truth and the export use; the
+    bundle's source says so.  Its modules' training flags are cleared: the
+    program was traced in the mode it was, module() marks every module as
+    training whatever that was, and eval() is refused on it by some torches.
+    Anything else is returned as it is."""
+    ep_type = getattr(getattr(torch, "export", None), "ExportedProgram", None)
+    if ep_type is None or not isinstance(model, ep_type):
+        return model, source
+    module = model.module()
+    for m in module.modules():  # the program's graph is fixed: its modules' flags mean nothing
+        m.training = False
+    user = set(model.graph_signature.user_inputs)
+    dims = [[d for d, n in enumerate(node.meta["val"].shape) if isinstance(n, torch.SymInt)]
+            for node in model.graph.nodes if node.op == "placeholder" and node.name in user
+            and isinstance(node.meta.get("val"), torch.Tensor)]
+    note = {"kind": "exported_program", "dynamic_dims": dims,
+            "note": "a torch.export.ExportedProgram: captured through its module(), exported again "
+                    "from it; dynamic_axes \"auto\" means the program's own dynamic dims"}
+    return module, (dict(source, exported_program=note) if source else note)
+
+
+def _program_axes(o, source, in_names):
+    """Options for a capture of an ExportedProgram (source["kind"]): the
+    default dynamic_axes ("auto") becomes the dims the program itself holds
+    dynamic, as a plain torch.onnx.export of the program keeps them."""
+    if not source or source.get("kind") != "exported_program" or o.dynamic_axes != "auto":
+        return o
+    dims = source["dynamic_dims"]
+    axes = {n: d for n, d in zip(in_names, dims) if d}
+    return dataclasses.replace(o, dynamic_axes=axes or None)
+
+
 def _capture(model, fixtures, out_dir, o, source):
+    model, source = _from_exported_program(model, source)
     if not isinstance(model, torch.nn.Module):
         raise CaptureError(f"model must be a torch.nn.Module, not {type(model).__name__}")
     params = _fixtures.forward_params(model)
@@ -324,14 +360,19 @@ def _capture(model, fixtures, out_dir, o, source):
             raise FixtureError(f"keyword-only parameter(s) {', '.join(kwonly)}: torch's legacy exporter "
                                "passes every input by position; make them ordinary parameters or wrap "
                                "the model")
-    flat_inputs = [_fixtures.flatten_inputs(fx, key_order) for fx in fxs]
+    legacy = which == "legacy"  # its trace makes Python numbers and a dict's key tensors inputs
+    flat_inputs = [_fixtures.flatten_inputs(fx, key_order, legacy) for fx in fxs]
+    if not flat_inputs[0]:
+        raise FixtureError("the fixtures hold no tensor: the exported graph would have no input")
     in_names = list(o.input_names) if o.input_names else \
-        _fixtures.default_input_names(params, fxs[0], key_order)
+        _fixtures.default_input_names(params, fxs[0], key_order, legacy)
+    o = _program_axes(o, source, in_names)
     if len(in_names) != len(flat_inputs[0]):
         raise CaptureError(f"input_names has {len(in_names)} names for {len(flat_inputs[0])} input "
                            f"tensors ({', '.join(p for p, _ in flat_inputs[0])})")
     plan = _Plan(fxs=fxs, form=form, flags=flags, on=on, which=which, why_legacy=why_legacy,
                  key_order=key_order, flat_inputs=flat_inputs, in_names=in_names, policy64=policy64,
+                 legacy=legacy,
                  example=example, policy_int=policy_int,
                  store_int=_bounded.stored_fixtures(policy_int, flat_inputs))
     # the model as given: whatever happens below, it is put back
@@ -443,7 +484,7 @@ def _capture_bundle(model, plan, snap, out_dir, o, source):
 
     # the float64 copy is taken before any forward, from the model as given
     ref64 = _r64.Pass(model, plan.policy64, plan.flat_inputs)
-    eager = _eager.Eager(model, snap, plan.form, plan.key_order, plan.in_names)
+    eager = _eager.Eager(model, snap, plan.form, plan.key_order, plan.in_names, plan.legacy)
     with _modes(model, plan.flags, eval_all=export_training):
         truths = _eager_truth(model, plan, eager, example)
     ref64.keep_state(any(t.changed for t in truths))
@@ -477,6 +518,11 @@ def _output_plan(model, plan, o, truths, example):
     risks, and whether the model is large (external data)."""
     in_names, flat_inputs = plan.in_names, plan.flat_inputs
     first_out, first_flat = truths[0].raw, truths[0].flat
+    for path, _, t in first_flat:
+        if not writable(t.dtype):
+            raise OutputError(f"{path} is {dtype_name(t)}: the bundle cannot hold that type (numpy has "
+                              "none, and the comparison reads none); return it cast to a type it holds "
+                              "(float16, float32) and compare that")
     out_names = list(o.output_names) if o.output_names else \
         _fixtures.default_output_names(first_out, first_flat)
     clash = set(in_names) & set(out_names)
@@ -519,17 +565,42 @@ def _export_and_read(model, plan, snap, example, shapes, o, tmp):
         external = [p.name for p in tmp.iterdir() if p.name != "model.onnx"]
     mp = onnx.load(str(onnx_path), load_external_data=False)
     g_in, g_out = _graph_io(mp)
+    renamed = _renamed_inputs(ex.used, g_in, in_names, shapes.out_names)
+    if renamed:
+        g_in = [in_names[j] if n in renamed else n for j, n in enumerate(g_in)]
     if len(set(g_in)) != len(g_in) or not set(g_in) <= set(in_names):
         raise ExportError(f"the exported graph's inputs ({', '.join(g_in)}) are not the fixture "
                           f"tensors ({', '.join(in_names)})")
     if len(g_out) != shapes.n_out:
         raise ExportError(f"the exported graph has {len(g_out)} outputs ({', '.join(g_out)}) for "
                           f"{shapes.n_out} eager output tensors")
-    ex.external, ex.mp, ex.g_in, ex.g_out = external, mp, g_in, g_out
     ex.feed = [in_names.index(n) for n in g_in]
     ex.pruned = [n for n in in_names if n not in g_in]
+    ex.renamed_inputs = renamed
+    if renamed:  # the graph's own names from here on: the bundle feeds by them
+        g_in = _graph_io(mp)[0]
+    ex.external, ex.mp, ex.g_in, ex.g_out = external, mp, g_in, g_out
     ex.opset = next((i.version for i in mp.opset_import if i.domain in ("", "ai.onnx")), None)
     return ex
+
+
+def _renamed_inputs(used, g_in, in_names, out_names):
+    """{graph input name: the fixture input name it stands for} where the
+    dynamo exporter named an input after an output: an input the forward
+    returns unchanged is one ONNX value, and torch 2.9 gives it the output's
+    name (2.15 keeps the input's).  Its graph inputs keep the forward's
+    order, so the position says which input it is.  {} when nothing was
+    renamed or the graph is not read that way."""
+    if used != "dynamo" or len(g_in) != len(in_names) or set(g_in) <= set(in_names):
+        return {}
+    out = {}
+    for n, want in zip(g_in, in_names):
+        if n == want:
+            continue
+        if n not in out_names or n in in_names:
+            return {}
+        out[n] = want
+    return out
 
 
 def _module_map(model, plan, eager, truths, example, ex):
@@ -548,7 +619,7 @@ def _module_map(model, plan, eager, truths, example, ex):
 
     def build(calls, fx_copy):
         _restyle(calls, style)
-        flat_copy = _fixtures.flatten_inputs(fx_copy, plan.key_order)
+        flat_copy = _fixtures.flatten_inputs(fx_copy, plan.key_order, plan.legacy)
         input_ids = {id(flat_copy[i][1]): ex.g_in[j] for j, i in enumerate(ex.feed)}
         return _mapping.build(calls, ex.mp, style, input_ids, types)
 
@@ -616,18 +687,38 @@ def _fixture_files(d, flat_in, tk, det_k, ex):
     """A fixture's graph inputs and eager outputs as input_J.pb, output_J.pb
     in folder d; returns its parity.json "fixtures" entry (intermediates not
     yet said).  ``flat_in``: its flattened inputs; ``tk``: its eager truth."""
-    for j, i in enumerate(ex.feed):
-        write_pb(d / f"input_{j}.pb", flat_in[i][1], ex.g_in[j])
-    for j, t in enumerate(tk.outputs):
+    real = _real_views(ex.mp)
+    ins = [_as_graph_takes(flat_in[i][1], ex.g_in[j] in real) for j, i in enumerate(ex.feed)]
+    outs = [_as_graph_takes(t, ex.g_out[j] in real) for j, t in enumerate(tk.outputs)]
+    for j, t in enumerate(ins):
+        write_pb(d / f"input_{j}.pb", t, ex.g_in[j])
+    for j, t in enumerate(outs):
         write_pb(d / f"output_{j}.pb", t, ex.g_out[j])
     return {"dir": d.name, "deterministic": det_k,
-            "inputs": [{"name": ex.g_in[j], "dtype": dtype_name(flat_in[i][1]),
-                        "shape": list(flat_in[i][1].shape)} for j, i in enumerate(ex.feed)],
+            "inputs": [{"name": ex.g_in[j], "dtype": dtype_name(t), "shape": list(t.shape)}
+                       for j, t in enumerate(ins)],
             "outputs": [{"name": ex.g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
-                        for j, t in enumerate(tk.outputs)],
+                        for j, t in enumerate(outs)],
             "inputs_written": tk.written,
             "state_changed": [c["name"] for c in tk.changed],
             "state_drift": tk.drift}
+
+
+_REAL = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16}
+
+
+def _real_views(mp):
+    """Names of the graph's inputs and outputs of a real floating type: where
+    the fixture's tensor is complex there, the dynamo exporter takes and
+    gives its real view (a trailing dim of 2: real, imaginary)."""
+    return {v.name for v in list(mp.graph.input) + list(mp.graph.output)
+            if v.type.tensor_type.elem_type in _REAL}
+
+
+def _as_graph_takes(t, real):
+    """``t`` as the graph reads or writes it: a complex tensor where the
+    graph's value is real becomes torch.view_as_real(t)."""
+    return torch.view_as_real(t.resolve_conj()) if real and t.is_complex() else t
 
 
 def _stored_calls(model, eager, k, fxk, example, tk, det, entry, mm, keep):
