@@ -181,4 +181,14 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
 /* Free r->outs; accepts a zeroed struct. */
 void onp_fixture_verdict_release(onp_fixture_verdict *r);
 
+/* A near-tie reorder among one fixture's n outputs (want: eager's, got:
+ * ORT's; outs[k] judged: compared, pass, m, j): when the failing outputs are
+ * row-aligned with a sorted floating rank-1 output that passes (a detector's
+ * boxes and labels beside its scores) and every row that differs is another
+ * eager row whose key is within the key's envelope (or atol) of its own,
+ * those outputs pass with a note (docs/compare.md).  Nothing under
+ * `strict`.  check (onp_judge_fixture) and diagnose's probes both call it. */
+void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
+                                onp_output_verdict *outs, int strict);
+
 #endif

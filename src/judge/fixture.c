@@ -340,8 +340,8 @@ static long sort_key(const onp_tensor *want, size_t n, const onp_output_verdict 
  * scores are 1e-6 apart, taken in the other order): the same rows, in
  * another order among near-ties.  Those outputs pass, with a note.  Not
  * under --strict-tol (the tolerance binds). */
-static void near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
-                             onp_output_verdict *outs, int strict)
+void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
+                                onp_output_verdict *outs, int strict)
 {
     long key = strict ? -1 : sort_key(want, n, outs);
     if (key < 0) return;
@@ -504,7 +504,8 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     }
     for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
         judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
-    if (f->n_outputs <= n_out) near_tie_reorder(want, got, f->n_outputs, r->outs, o->strict);
+    if (f->n_outputs <= n_out)
+        onp_judge_near_tie_reorder(want, got, f->n_outputs, r->outs, o->strict);
     r->status = ONP_FIXTURE_PASS;
     for (size_t k = 0; k < f->n_outputs; k++)
         if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;

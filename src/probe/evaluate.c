@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "onnxparity/judge.h"
 #include "onnxparity/noise.h"
 #include "probe/probe_int.h"
 
@@ -92,30 +93,40 @@ static int scaled_noise(const onp_fixset *fs, size_t k, const onp_tensor *want, 
  * then the float64 reference, the float64 noise of the other fixtures
  * scaled (scaled_noise) or, lazily, the spread of a perturbed run (p,
  * filled on first need; *p_state 0 not run, 1 ran, -1 failed). */
-static int judge_out(onp_session *s, const onp_fixset *fs, const probe_fx *f, size_t k,
-                     const onp_tensor *got, const onp_probe_opts *o, onp_tensor *p, int *p_state,
-                     double *max_abs)
+static int judge_mj(onp_session *s, const onp_fixset *fs, const probe_fx *f, size_t k,
+                   const onp_tensor *got, const onp_probe_opts *o, onp_tensor *p, int *p_state,
+                   double *max_abs, onp_metrics *m, onp_judgment *j)
 {
-    onp_metrics m;
-    onp_judgment j;
     onp_error ce;
     onp_judge_opts jo = {probe_tol_of(o, f->out[k].dtype), 0, o->atol >= 0, 0};
     const onp_tensor *r64 = f->ref64 && f->ref64[k].count ? &f->ref64[k] : NULL;
-    if (onp_judge_value(&f->out[k], got, r64, NULL, &jo, &m, &j, &ce)) {
+    if (onp_judge_value(&f->out[k], got, r64, NULL, &jo, m, j, &ce)) {
         *max_abs = INFINITY;
         return 0;
     }
-    *max_abs = m.shape_ok ? m.max_abs : INFINITY;
-    if (j.verdict != ONP_VERDICT_BEYOND_TOL) return j.pass;
+    *max_abs = m->shape_ok ? m->max_abs : INFINITY;
+    if (j->verdict != ONP_VERDICT_BEYOND_TOL) return j->pass;
     onp_noise n;
     if (!r64 && scaled_noise(fs, k, &f->out[k], &n)) { /* float64 beats a one-ulp estimate */
-        if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, &m, &j, &ce)) return 0;
-        return j.pass;
+        if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, m, j, &ce)) return 0;
+        return j->pass;
     }
     if (!*p_state) *p_state = perturbed_run(s, f, p) ? -1 : 1;
     if (*p_state != 1 || onp_noise_spread(got, &p[k], &n, &ce) != 0) return 0;
-    if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, &m, &j, &ce)) return 0;
-    return j.pass;
+    if (onp_judge_value(&f->out[k], got, NULL, &n, &jo, m, j, &ce)) return 0;
+    return j->pass;
+}
+
+/* judge_mj into x (compared, pass, metrics, judgment), as the near-tie
+ * reorder over the fixture's outputs reads them (judge.h). */
+static int judge_out(onp_session *s, const onp_fixset *fs, const probe_fx *f, size_t k,
+                     const onp_tensor *got, const onp_probe_opts *o, onp_tensor *p, int *p_state,
+                     double *max_abs, onp_output_verdict *x)
+{
+    memset(x, 0, sizeof *x);
+    x->pass = judge_mj(s, fs, f, k, got, o, p, p_state, max_abs, &x->m, &x->j);
+    x->compared = x->pass || isfinite(*max_abs);
+    return x->pass;
 }
 
 /* Run every fixture on session s (twice when `twice`) and compare. */
@@ -174,10 +185,27 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
             probe_release_all(b, n_out);
         }
         int p_state = 0;
+        onp_output_verdict *ov = calloc(f->n_out ? f->n_out : 1, sizeof *ov);
+        double *mas = calloc(f->n_out ? f->n_out : 1, sizeof *mas);
+        if (!ov || !mas) {
+            free(ov);
+            free(mas);
+            probe_release_all(a, n_out);
+            free(a);
+            free(pb);
+            free(b);
+            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        }
         for (size_t k = 0; k < f->n_out; k++) {
-            int ok = 0;
-            double ma = INFINITY;
-            if (k < n_out) ok = judge_out(s, fs, f, k, &a[k], o, pb, &p_state, &ma);
+            mas[k] = INFINITY;
+            if (k < n_out) judge_out(s, fs, f, k, &a[k], o, pb, &p_state, &mas[k], &ov[k]);
+        }
+        /* the same detections in another order among near-tied scores, as
+         * check judges them */
+        if (f->n_out <= n_out) onp_judge_near_tie_reorder(f->out, a, f->n_out, ov, 0);
+        for (size_t k = 0; k < f->n_out; k++) {
+            int ok = ov[k].pass;
+            double ma = mas[k];
             if (!ok) st = 1;
             if (r->cells && k < r->n_cells) {
                 onp_sweep_cell *c = &r->cells[k];
@@ -188,6 +216,8 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
                 }
             }
         }
+        free(ov);
+        free(mas);
         if (st) r->pass = 0;
         if (r->fix_status) r->fix_status[i] = st;
         probe_release_all(a, n_out);
