@@ -64,6 +64,9 @@ static void print_text(const onp_decode_result *r)
            r->counts[ONP_DECODE_NEAR_TIE], r->counts[ONP_DECODE_DEFECT], (long long)r->tokens_agree,
            (long long)r->tokens, report_fmt(r->agreement.flip_upper, a, sizeof a),
            100 * r->agreement.confidence, r->seconds);
+    for (size_t k = 0; k < r->n_causes; k++)
+        printf("  cause %s (%zu prompts): %s; fix: %s\n", r->causes[k].id, r->causes[k].prompts,
+               r->causes[k].evidence, r->causes[k].fix);
     if (r->rate_exceeded) printf("  criterion: the bound passes --max-differ-rate\n");
     if (r->early)
         printf("  criterion: %zu prompt(s) diverge before --min-divergence-step\n", r->early);

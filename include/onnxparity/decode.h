@@ -140,6 +140,8 @@ typedef struct onp_decode_prompt {
     int stop_step;          /* the first step one side's token is the EOS and the other's not (a
                                row stopping on one side only, a token divergence); -1 none */
     int stop_ort;           /* at stop_step: 1 ORT stops (eager goes on), 0 eager stops */
+    int padded;             /* shorter than its batch's longest prompt: left padding in its row */
+    int cause;              /* a defect: its index in the result's causes; -1 none */
     onp_decode_step *steps; /* [n_steps], owned by the result */
 } onp_decode_prompt;
 
@@ -175,6 +177,18 @@ void onp_decode_opts_init(onp_decode_opts *o);
 int onp_decode_args_parse(onp_decode_opts *o, int argc, const char *const *argv, int *i,
                           onp_error *e);
 
+/* A cause of the loop's defects (docs/generate.md, "Causes"): which, how
+ * many prompts it explains, the evidence, the fix. */
+#define ONP_DECODE_MAX_CAUSES 16
+typedef struct onp_decode_cause {
+    char id[32]; /* decode-past-baked, decode-generation-setting, decode-attention-mask,
+                    decode-positions, decode-layer, decode-after-cache, decode-unplaced */
+    size_t prompts;
+    int layer, value; /* decode-layer: the entry; else -1 */
+    char evidence[384];
+    const char *fix; /* static text */
+} onp_decode_cause;
+
 typedef struct onp_decode_result {
     onp_run_verdict verdict;
     char strategy[16];    /* "greedy" or "sample" */
@@ -191,6 +205,8 @@ typedef struct onp_decode_result {
     onp_agreement agreement;      /* prompts whose whole generation agrees (AGREE) */
     int rate_exceeded;            /* max_differ_rate set and agreement.flip_upper above it */
     size_t early;                 /* prompts diverging before min_divergence_step */
+    onp_decode_cause causes[ONP_DECODE_MAX_CAUSES]; /* the defects' causes, in order met */
+    size_t n_causes;
     /* per step over prompts: the largest gap / envelope ratio (the logit
      * error's growth) [n_steps] */
     double *step_ratio;

@@ -775,7 +775,8 @@ static int result_alloc(const onp_dec_manifest *m, int n_steps, onp_decode_resul
             p->prompt_len = m->batches[k].lens[row];
             p->first_step = p->first_token_step = p->first_logit_step = p->first_cache_step = -1;
             p->refused_step = p->cache_step = p->cache_layer = p->cache_value = -1;
-            p->eos_step = p->stop_step = -1;
+            p->eos_step = p->stop_step = p->cause = -1;
+            p->padded = p->prompt_len < m->batches[k].prompt_len;
             p->baked_len = -1;
             p->steps = calloc((size_t)n_steps, sizeof *p->steps);
             if (!p->steps)
@@ -801,6 +802,7 @@ static void tally(onp_decode_result *r, const onp_decode_opts *o)
     }
     onp_agreement_of((int64_t)r->n_prompts, (int64_t)r->counts[ONP_DECODE_AGREE], o->confidence,
                      &r->agreement);
+    onp_dec_causes(r);
     for (size_t i = 0; i < r->n_prompts; i++) {
         int first = r->prompts[i].first_token_step;
         if (first >= 0 && first < o->min_divergence_step) r->early++;

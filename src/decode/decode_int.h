@@ -40,6 +40,10 @@ typedef struct onp_dec_manifest {
     onp_dec_batch *batches;
 } onp_dec_manifest;
 
+/* The causes of r's defects from their pattern (causes.c; docs/generate.md):
+ * every defect prompt gets one (prompt.cause), r->causes lists them. */
+void onp_dec_causes(onp_decode_result *r);
+
 /* Read dir/generate.json into *m (released on failure). */
 int onp_dec_manifest_read(const char *dir, onp_dec_manifest *m, onp_error *e);
 void onp_dec_manifest_release(onp_dec_manifest *m);

@@ -46,7 +46,7 @@ static void add_step_or_null(cJSON *o, const char *key, int step)
         cJSON_AddNumberToObject(o, key, step);
 }
 
-static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
+static cJSON *prompt_json(const onp_decode_result *r, const onp_decode_prompt *p, size_t index)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", (double)index);
@@ -114,6 +114,10 @@ static cJSON *prompt_json(const onp_decode_prompt *p, size_t index)
     if (p->where == ONP_DECODE_WHERE_INPUT)
         cJSON_AddNumberToObject(w, "baked_length", (double)p->baked_len);
     add_step_or_null(o, "eos_step", p->eos_step);
+    if (p->cause >= 0)
+        cJSON_AddStringToObject(o, "cause", r->causes[p->cause].id);
+    else
+        cJSON_AddNullToObject(o, "cause");
     if (p->stop_step >= 0) {
         cJSON *sd = cJSON_AddObjectToObject(o, "stop_divergence");
         cJSON_AddNumberToObject(sd, "step", p->stop_step);
@@ -169,6 +173,20 @@ cJSON *onp_doc_generate(const onp_decode_result *r)
     cJSON *cr = cJSON_AddObjectToObject(root, "criteria");
     cJSON_AddBoolToObject(cr, "rate_exceeded", r->rate_exceeded);
     cJSON_AddNumberToObject(cr, "early_divergences", (double)r->early);
+    cJSON *causes = cJSON_AddArrayToObject(root, "causes");
+    for (size_t c = 0; c < r->n_causes; c++) {
+        const onp_decode_cause *k = &r->causes[c];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "id", k->id);
+        cJSON_AddNumberToObject(x, "prompts", (double)k->prompts);
+        if (k->layer >= 0) {
+            cJSON_AddNumberToObject(x, "layer", k->layer);
+            cJSON_AddStringToObject(x, "entry", k->value ? "value" : "key");
+        }
+        cJSON_AddStringToObject(x, "evidence", k->evidence);
+        cJSON_AddStringToObject(x, "fix", k->fix);
+        cJSON_AddItemToArray(causes, x);
+    }
     cJSON *growth = cJSON_AddArrayToObject(root, "step_ratio");
     for (int t = 0; t < r->n_steps; t++) {
         cJSON *x = cJSON_CreateObject();
@@ -178,6 +196,6 @@ cJSON *onp_doc_generate(const onp_decode_result *r)
     }
     cJSON *ps = cJSON_AddArrayToObject(root, "prompts");
     for (size_t i = 0; i < r->n_prompts; i++)
-        cJSON_AddItemToArray(ps, prompt_json(&r->prompts[i], i));
+        cJSON_AddItemToArray(ps, prompt_json(r, &r->prompts[i], i));
     return root;
 }

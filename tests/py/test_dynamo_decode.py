@@ -129,6 +129,13 @@ class MaskIgnored(_decode.DecoderStep):
         return super().forward(input_ids, torch.ones_like(attention_mask), position_ids, *past)
 
 
+def causes(doc):
+    """The run's causes: {id: prompts}; each defect prompt carries one."""
+    for p in doc["prompts"]:
+        assert (p["cause"] is not None) == (p["class"] == "defect"), p
+    return {c["id"]: c["prompts"] for c in doc["causes"]}
+
+
 def where(p):
     """A prompt's defect placed: (kind, step, layer, entry)."""
     w = p["where"]
@@ -248,6 +255,7 @@ def test_positions_wrong_in_the_decode_path_named_at_step_1(onnxparity, healthy,
         assert p["why"].startswith("step 1:")
         # absolute positions enter at layer 0: its key is the first entry off, every prompt
         assert where(p) == ("cache-entry", 1, 0, "key"), p["where"]
+    assert causes(doc) == {"decode-positions": PROMPTS}
 
 
 def test_position_ids_constant_named_per_row(onnxparity, healthy, tmp_path):
@@ -263,6 +271,7 @@ def test_position_ids_constant_named_per_row(onnxparity, healthy, tmp_path):
         assert p["first_logit_step"] == p["first_divergent_step"]
         # GPT-2's positions are added to the embedding: layer 0's key is off first
         assert where(p) == ("cache-entry", p["first_divergent_step"], 0, "key"), p["where"]
+    assert causes(doc) == {"decode-positions": PROMPTS}
 
 
 def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_path):
@@ -280,6 +289,8 @@ def test_attention_mask_ignored_names_the_padded_rows(onnxparity, healthy, tmp_p
             assert where(p) == ("cache-entry", 0, 1, "key"), p["where"]
         else:
             assert where(p)[0] == "none"
+    padded = sum(p["prompt_len"] < man["batches"][p["batch"]]["prompt_len"] for p in doc["prompts"])
+    assert causes(doc) == {"decode-attention-mask": padded}
 
 
 def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_path):
@@ -295,6 +306,7 @@ def test_past_length_baked_at_trace_is_named_at_step_0(onnxparity, healthy, tmp_
         assert "past_key_values.0.key" in p["why"] and "expected float32 [" in p["why"], p["why"]
         # the graph input whose length is fixed names the layer: the first, its key
         assert where(p) == ("graph-input", 0, 0, "key") and p["where"]["baked_length"] == 4
+    assert causes(doc) == {"decode-past-baked": PROMPTS}
     # the graph's own declaration, read independently
     decl = {i.name: [d.dim_value if d.HasField("dim_value") else None
                      for d in i.type.tensor_type.shape.dim]
@@ -342,6 +354,8 @@ def test_changed_weight_in_the_last_layer_is_named_by_its_cache(onnxparity, llam
         assert p["class"] == "defect" and p["first_logit_step"] == 0
         assert where(p) == ("cache-entry", 0, 1, "value"), p["where"]
         assert p["first_cache_entry"]["step"] == 0
+    assert causes(doc) == {"decode-layer": PROMPTS}
+    assert (doc["causes"][0]["layer"], doc["causes"][0]["entry"]) == (1, "value")
 
 
 def test_qwen2_agrees(onnxparity, tmp_path):
@@ -370,6 +384,7 @@ def test_repetition_penalty_on_eager_only_is_a_defect(onnxparity, tmp_path):
     code, doc = generate(onnxparity, tmp_path / "pen")
     defects = [p for p in doc["prompts"] if p["class"] == "defect"]
     assert code == 1 and defects, doc["summary"]
+    assert causes(doc) == {"decode-generation-setting": len(defects)}
     for p in doc["prompts"]:
         assert all(st["logits_pass"] for st in p["steps"])  # the raw logits agree
         if p["class"] == "defect":
@@ -461,6 +476,8 @@ def test_near_tie_flip_is_told_from_a_defect(onnxparity, tied, tmp_path):
     assert code == 1 and p["class"] == "defect"
     assert p["first_token_step"] == 0 and p["steps"][0]["ort_token"] == low
     assert p["divergence"]["margin"] > p["divergence"]["envelope_max"]
+    # the lm_head changed: no cache entry off, the difference enters after the cache
+    assert set(causes(doc)) == {"decode-after-cache"}
 
 
 # --------------------------------------------------------------------------- sampling and EOS
@@ -587,6 +604,8 @@ def test_a_row_stopping_on_one_side_only_is_a_divergence(onnxparity, sampled, tm
         assert p["class"] == "defect"
         named += want is not None
     assert named >= 2
+    # the logits changed after the cache: every cache entry within its noise
+    assert causes(doc) == {"decode-after-cache": doc["summary"]["classes"]["defect"]}
     assert any(p["stop_divergence"] and p["stop_divergence"]["stops"] == "ort" for p in doc["prompts"])
 
 
