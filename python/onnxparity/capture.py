@@ -1118,8 +1118,10 @@ def _detached(name, args, kwargs):
             return tuple(one(v, f"{where}[{i}]") for i, v in enumerate(x))
         if isinstance(x, dict) and x:
             return {k: one(v, f"{where}[{k!r}]") for k, v in x.items()}
+        if isinstance(x, _fixtures.CONSTANTS):  # passed as it came, as capture() takes one
+            return x
         raise FixtureError(f"submodule {name!r} received {type(x).__name__} as {where}: only tensors "
-                           "(or tuples, lists and dicts of tensors) can become ONNX inputs of a "
-                           "submodule bundle")
+                           "(or tuples, lists and dicts of tensors, and Python numbers, strings or "
+                           "None beside them) can become ONNX inputs of a submodule bundle")
     return (tuple(one(a, f"argument {i}") for i, a in enumerate(args)),
             {k: one(v, f"keyword argument {k!r}") for k, v in kwargs.items()})

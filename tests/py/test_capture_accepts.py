@@ -843,3 +843,39 @@ def test_float8_output_is_a_one_line_refusal(tmp_path):
 class Float8Cast(torch.nn.Module):
     def forward(self, x):
         return x.to(torch.float8_e4m3fn)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(3, 3)
+
+    def forward(self, x, factor):
+        return self.fc(x) * factor
+
+
+class CallsWithAnInt(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Scaled()
+
+    def forward(self, x):
+        return self.block(x.relu(), 3)
+
+
+def test_submodule_called_with_a_python_int(tmp_path, binary):
+    """export_submodules of a block its parent calls with an int beside the
+    tensor: the int is passed on as capture() takes one (it was refused)."""
+    g = seeded(26)
+    fixtures = [torch.randn(b, 3, generator=g) for b in (2, 4)]
+    onnxparity.export_submodules(CallsWithAnInt().eval(), fixtures, tmp_path / "parts", ["block"],
+                                 reference64=False)
+    sub = json.loads((tmp_path / "parts/block/parity.json").read_text())
+    assert sub["inputs"][0]["path"] == "args[0]"
+    chk = check(binary, tmp_path / "parts/block")
+    assert chk["verdict"] == "pass" and statuses(chk) == ["pass", "pass"], chk["summary"]
+    # the eager truth is the block's own output on what it received
+    with torch.no_grad():
+        want = Scaled()(fixtures[1].relu(), 3).numpy()
+    np.testing.assert_allclose(read_pb(tmp_path / "parts/block", 1, "output_0.pb"), want, rtol=1e-6)
