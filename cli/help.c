@@ -110,6 +110,8 @@ static const help_row gate_rows[] = {
     {"--allow-failing", "with --record: record a bundle that fails, on purpose"},
     {"--target NAME=LIB[@LEVEL]", "with --record, twice or more: a deployment target (LIB bundled, "
                                   "env or a path), criteria per target; gating runs them all"},
+    {"--target-provider NAME=P", "with --record: target NAME runs on provider P (its own options)"},
+    {"--target-provider-opt NAME=K=V", "with --record: an option of target NAME's provider"},
     {"--rtol R", "relative tolerance (default: the criteria's, else per dtype)"},
     {"--atol A", "absolute tolerance (default: the criteria's, else per dtype)"},
     {"--format text|json", "text (default) or the JSON document (--record: the criteria)"},

@@ -120,14 +120,26 @@ typedef struct onp_criteria {
 /* One deployment target of the criteria: what runs the bundle, and the
  * criteria recorded under it. */
 #define ONP_CRITERIA_MAX_TARGETS 8
+#define ONP_CRIT_TARGET_MAX_OPTS 16
 typedef struct onp_crit_target {
     char name[64];          /* letters, digits, '.', '_', '-'; unique in the file */
     char ort_library[1024]; /* "": the library the command line names (--ort-lib, else the
                                usual search); "env": the capturing environment's onnxruntime
                                (parity.json, followed as check follows it); else a path */
     char opt_level[16];     /* "": the command line's; else an opt-level name (ort.h) */
-    onp_criteria crit;      /* its criteria (no targets of its own) */
+    char provider[64];      /* "": the command line's provider and its options; else this
+                               provider with provider_opts (none: its defaults) */
+    size_t n_provider_opts;
+    char provider_opts[ONP_CRIT_TARGET_MAX_OPTS][512]; /* [n_provider_opts] "KEY=VALUE" */
+    onp_criteria crit;                                 /* its criteria (no targets of its own) */
 } onp_crit_target;
+
+/* gate --target-provider NAME=PROVIDER and --target-provider-opt
+ * NAME=KEY=VALUE: the provider (and its options) of the target `name` among
+ * t[n].  0, or -1 with e (ONP_ERR_USAGE): no such target, a provider given
+ * twice, an option without a provider, too many options. */
+int onp_crit_target_provider(onp_crit_target *t, size_t n, const char *spec, int is_opt,
+                             onp_error *e);
 
 /* "NAME=LIBRARY[@OPT_LEVEL]" (gate --target) into t (its crit zeroed):
  * LIBRARY "bundled" (the command line's), "env" or a path.  0, or -1

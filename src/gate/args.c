@@ -104,6 +104,10 @@ int onp_gate_args_parse(onp_gate_args *g, onp_run_args *a, int argc, const char 
         r = onp_run_args_parse(a, ONP_RUN_ARGS_TOL, argc, argv, i, e);
     } else if ((r = match(argc, argv, i, "target", 1, &v, e))) {
         if (r > 0 && add_target(g, v, e)) return -1;
+    } else if ((r = match(argc, argv, i, "target-provider", 1, &v, e))) {
+        if (r > 0 && onp_crit_target_provider(g->targets, g->n_targets, v, 0, e)) return -1;
+    } else if ((r = match(argc, argv, i, "target-provider-opt", 1, &v, e))) {
+        if (r > 0 && onp_crit_target_provider(g->targets, g->n_targets, v, 1, e)) return -1;
     } else if ((r = match(argc, argv, i, "env-drift", 1, &v, e))) {
         if (r > 0 && onp_gate_drift_policy_from_name(v, &g->drift))
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,

@@ -242,6 +242,71 @@ static int good_level(const char *s)
     return 0;
 }
 
+/* A target's "provider" (null or absent: the command line's) and
+ * "provider_options" (null, absent or an array of "KEY=VALUE" strings; only
+ * with a provider). */
+static int get_provider(const cJSON *it, const char *pre, onp_crit_target *t, const char *path,
+                        onp_error *e)
+{
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(it, "provider");
+    const cJSON *po = cJSON_GetObjectItemCaseSensitive(it, "provider_options"), *x;
+    char ctx[128];
+    snprintf(ctx, sizeof ctx, "%sprovider", pre);
+    if (pv && !cJSON_IsNull(pv) &&
+        (!cJSON_IsString(pv) || !pv->valuestring[0] ||
+         strlen(pv->valuestring) >= sizeof t->provider))
+        return bad(e, path, ctx, "not null or a provider name of at most 63 bytes");
+    if (cJSON_IsString(pv)) snprintf(t->provider, sizeof t->provider, "%s", pv->valuestring);
+    if (!po || cJSON_IsNull(po)) return 0;
+    snprintf(ctx, sizeof ctx, "%sprovider_options", pre);
+    if (!t->provider[0]) return bad(e, path, ctx, "options without a provider");
+    if (!cJSON_IsArray(po) || cJSON_GetArraySize(po) > ONP_CRIT_TARGET_MAX_OPTS)
+        return bad(e, path, ctx, "not an array of at most 16 \"KEY=VALUE\" strings");
+    cJSON_ArrayForEach(x, po)
+    {
+        snprintf(ctx, sizeof ctx, "%sprovider_options[%zu]", pre, t->n_provider_opts);
+        const char *eq = cJSON_IsString(x) ? strchr(x->valuestring, '=') : NULL;
+        if (!eq || eq == x->valuestring || strlen(x->valuestring) >= sizeof t->provider_opts[0])
+            return bad(e, path, ctx, "not a \"KEY=VALUE\" string of at most 511 bytes");
+        snprintf(t->provider_opts[t->n_provider_opts++], sizeof t->provider_opts[0], "%s",
+                 x->valuestring);
+    }
+    return 0;
+}
+
+int onp_crit_target_provider(onp_crit_target *t, size_t n, const char *spec, int is_opt,
+                             onp_error *e)
+{
+    const char *flag = is_opt ? "--target-provider-opt" : "--target-provider";
+    const char *eq = strchr(spec, '=');
+    size_t k = 0, len = eq ? (size_t)(eq - spec) : 0;
+    while (k < n && !(len && strlen(t[k].name) == len && !strncmp(t[k].name, spec, len))) k++;
+    if (!eq || k == n)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "%s %s: wants NAME=%s, NAME a --target given before it", flag, spec,
+                             is_opt ? "KEY=VALUE" : "PROVIDER");
+    onp_crit_target *x = &t[k];
+    const char *v = eq + 1;
+    if (!is_opt) {
+        if (x->provider[0] || !v[0] || strlen(v) >= sizeof x->provider)
+            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "%s %s: %s", flag, spec,
+                                 x->provider[0] ? "the target has a provider already"
+                                                : "a provider name of 1 to 63 bytes");
+        snprintf(x->provider, sizeof x->provider, "%s", v);
+        return 0;
+    }
+    if (!x->provider[0])
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "%s %s: give the target's --target-provider first", flag, spec);
+    if (!strchr(v, '=') || v[0] == '=' || strlen(v) >= sizeof x->provider_opts[0] ||
+        x->n_provider_opts >= ONP_CRIT_TARGET_MAX_OPTS)
+        return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
+                             "%s %s: wants NAME=KEY=VALUE (at most 16 per target, 511 bytes each)",
+                             flag, spec);
+    snprintf(x->provider_opts[x->n_provider_opts++], sizeof x->provider_opts[0], "%s", v);
+    return 0;
+}
+
 /* "targets": an array of 1 to ONP_CRITERIA_MAX_TARGETS objects, each
  * {name, ort_library (null: the command line's), opt_level (null or
  * absent: the command line's), and the criteria of a file without
@@ -286,6 +351,7 @@ static int get_targets(const cJSON *v, const char *path, onp_criteria *c, onp_er
             return bad(e, path, ctx,
                        "not null or an opt-level (disable, basic, extended, layout, all)");
         if (cJSON_IsString(lv)) snprintf(t->opt_level, sizeof t->opt_level, "%s", lv->valuestring);
+        if (get_provider(it, pre, t, path, e)) return -1;
         if (cJSON_GetObjectItemCaseSensitive(it, "targets")) {
             snprintf(ctx, sizeof ctx, "%stargets", pre);
             return bad(e, path, ctx, "a target holds no targets");

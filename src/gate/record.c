@@ -235,6 +235,15 @@ cJSON *onp_criteria_to_json(const onp_criteria *c)
             cJSON_AddStringToObject(x, "opt_level", t->opt_level);
         else
             cJSON_AddNullToObject(x, "opt_level");
+        if (t->provider[0]) {
+            cJSON_AddStringToObject(x, "provider", t->provider);
+            cJSON *po = cJSON_AddArrayToObject(x, "provider_options");
+            for (size_t q = 0; po && q < t->n_provider_opts; q++)
+                cJSON_AddItemToArray(po, cJSON_CreateString(t->provider_opts[q]));
+        } else {
+            cJSON_AddNullToObject(x, "provider");
+            cJSON_AddNullToObject(x, "provider_options");
+        }
         if (criteria_body(x, &t->crit)) arr = NULL;
     }
     if (!arr) {

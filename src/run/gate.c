@@ -124,6 +124,10 @@ static int gate_targets(onp_gate *g, const onp_crit_target *specs, size_t n,
 {
     const char *lib0 = a->run.ort_lib;
     onp_ort_opt_level lvl0 = a->run.session.opt_level;
+    const char *prov0 = a->run.session.provider;
+    const char *const *popts0 = a->run.session.provider_opts;
+    size_t n_popts0 = a->run.session.n_provider_opts;
+    const char *popts[ONP_CRIT_TARGET_MAX_OPTS];
     if (!(g->targets = calloc(n, sizeof *g->targets)))
         return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     g->n_targets = n;
@@ -142,12 +146,22 @@ static int gate_targets(onp_gate *g, const onp_crit_target *specs, size_t n,
         else if (specs[k].opt_level[0] &&
                  onp_ort_opt_level_parse(specs[k].opt_level, &a->run.session.opt_level, e))
             rc = -1;
+        if (!rc && specs[k].provider[0]) { /* its provider, with its options only */
+            for (size_t q = 0; q < specs[k].n_provider_opts; q++)
+                popts[q] = specs[k].provider_opts[q];
+            a->run.session.provider = specs[k].provider;
+            a->run.session.provider_opts = popts;
+            a->run.session.n_provider_opts = specs[k].n_provider_opts;
+        }
         if (!rc) {
             a->run.ort_lib = t->library[0] ? t->library : NULL;
             rc = gate_one(t, where, a, ga, e);
         }
         a->run.ort_lib = lib0;
         a->run.session.opt_level = lvl0;
+        a->run.session.provider = prov0;
+        a->run.session.provider_opts = popts0;
+        a->run.session.n_provider_opts = n_popts0;
         if (rc) return name_target(e, t->target);
         if (!ga->record && merge(&g->result, t, e)) return -1;
         if (t->verdict > g->verdict) g->verdict = t->verdict;

@@ -221,3 +221,34 @@ def test_diagnose_names_the_precision_not_the_provider(binary, bundles, ovlib):
     assert ids[0] == "reduced-precision" and "execution-provider" not in ids, doc["causes"]
     top = doc["causes"][0]
     assert any("the CPU provider passes" in e for e in top["evidence"])
+
+
+def test_gate_over_the_cpu_and_openvino_targets(binary, bundles, planted, ovlib, tmp_path):
+    """One criteria file for two deployment targets that differ in library and
+    provider (issue 29, Must-show 3): the tool's ORT on the CPU provider, and
+    onnxruntime-openvino on OpenVINO with its precision hint pinned to f32.
+    The healthy resnet18 passes both; the planted weight regresses under
+    both, each regression naming its target, each target's run on its own
+    provider."""
+    crit = tmp_path / "criteria.json"
+    pin = 'ov=load_config={"CPU":{"INFERENCE_PRECISION_HINT":"f32"}}'
+    r = run([binary, "gate", bundles / "resnet18", "--criteria", crit, "--record",
+             "--target", "cpu=bundled", "--target", f"ov={ovlib[0]}",
+             "--target-provider", "ov=openvino", "--target-provider-opt", pin])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(crit.read_text())
+    cpu, ov = doc["targets"]
+    assert cpu["provider"] is None and cpu["environment"]["provider"] == "CPUExecutionProvider"
+    assert ov["provider"] == "openvino" and ov["provider_options"] == [pin[3:]]
+    assert ov["environment"]["provider"] == "OpenVINOExecutionProvider"
+    assert ov["environment"]["ort_version"] == ovlib[1]
+    r = run([binary, "gate", bundles / "resnet18", "--criteria", crit, "--format", "json"])
+    assert r.returncode == 0, r.stdout
+    g = json.loads(r.stdout)
+    assert [(t["name"], t["provider"], t["verdict"]) for t in g["targets"]] == [
+        ("cpu", "CPUExecutionProvider", "pass"), ("ov", "OpenVINOExecutionProvider", "pass")]
+    r = run([binary, "gate", planted[0], "--criteria", crit, "--format", "json", "--no-bisect"])
+    assert r.returncode == 1, r.stderr
+    g = json.loads(r.stdout)
+    assert [t["verdict"] for t in g["targets"]] == ["fail", "fail"]
+    assert {x["target"] for x in g["regressions"]} == {"cpu", "ov"}

@@ -522,8 +522,77 @@ static void test_criteria_targets(void)
     CHECK(onp_gate_args_finish(&ga, &ra, &e) == 0);
     ga.record = 0;
     CHECK(onp_gate_args_finish(&ga, &ra, &e) == -1 && strstr(e.msg, "--record only"));
+    /* a target's provider and its options */
+    const char *argv3[] = {"gate",
+                           "--target-provider",
+                           "b=openvino",
+                           "--target-provider-opt",
+                           "b=load_config={\"CPU\":{}}",
+                           "--target-provider-opt",
+                           "a=k=v",
+                           "--target-provider",
+                           "zz=cuda"};
+    i = 1;
+    CHECK(onp_gate_args_parse(&ga, &ra, 9, argv3, &i, &e) == 1 && i == 2);
+    i = 3;
+    CHECK(onp_gate_args_parse(&ga, &ra, 9, argv3, &i, &e) == 1);
+    CHECK(!strcmp(ga.targets[1].provider, "openvino") && ga.targets[1].n_provider_opts == 1 &&
+          !strcmp(ga.targets[1].provider_opts[0], "load_config={\"CPU\":{}}"));
+    i = 5; /* an option of a target without a provider */
+    CHECK(onp_gate_args_parse(&ga, &ra, 9, argv3, &i, &e) == -1 && strstr(e.msg, "first"));
+    i = 7; /* no such target */
+    CHECK(onp_gate_args_parse(&ga, &ra, 9, argv3, &i, &e) == -1 &&
+          strstr(e.msg, "NAME a --target"));
+    i = 1; /* twice */
+    CHECK(onp_gate_args_parse(&ga, &ra, 9, argv3, &i, &e) == -1 && strstr(e.msg, "already"));
+    cJSON *pd = NULL;
+    {
+        onp_criteria w;
+        memset(&w, 0, sizeof w);
+        w.n_targets = ga.n_targets;
+        w.targets = ga.targets;
+        pd = onp_criteria_to_json(&w);
+        char *txt = pd ? cJSON_PrintUnformatted(pd) : NULL;
+        onp_criteria rb;
+        memset(&rb, 0, sizeof rb);
+        CHECK(txt && strstr(txt, "\"provider\":\"openvino\""));
+        /* written and read back: the providers and their options */
+        CHECK(txt && onp_criteria_parse(txt, strlen(txt), "c.json", &rb, &e) == 0 &&
+              rb.n_targets == 2 && !rb.targets[0].provider[0] &&
+              !strcmp(rb.targets[1].provider, "openvino") && rb.targets[1].n_provider_opts == 1 &&
+              !strcmp(rb.targets[1].provider_opts[0], "load_config={\"CPU\":{}}"));
+        onp_criteria_free(&rb);
+        free(txt);
+    }
+    cJSON_Delete(pd);
     onp_gate_args_release(&ga);
     CHECK(ga.targets == NULL && ga.n_targets == 0);
+    static const struct {
+        const char *doc, *field, *says;
+    } badp[] = {
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"provider_options\": [\"k=v\"], " ONE "}]}",
+         "targets[0].provider_options", "without a provider"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"provider\": \"openvino\", \"provider_options\": [\"kv\"], " ONE
+         "}]}",
+         "targets[0].provider_options[0]", "KEY=VALUE"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+         "\"ort_library\": null, \"provider\": 1, " ONE "}]}",
+         "targets[0].provider", "provider name"},
+    };
+    for (size_t k = 0; k < sizeof badp / sizeof badp[0]; k++) {
+        CHECKF(onp_criteria_parse(badp[k].doc, strlen(badp[k].doc), "c.json", &c, &e) == -1 &&
+                   !strcmp(e.field, badp[k].field) && strstr(e.msg, badp[k].says),
+               "provider case %zu: %s %s", k, e.field, e.msg);
+    }
+    static const char goodp[] =
+        "{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
+        "\"ort_library\": null, \"provider\": \"openvino\", \"provider_options\": [\"a=b=c\"], " ONE
+        "}]}";
+    CHECK(onp_criteria_parse(goodp, sizeof goodp - 1, "c.json", &c, &e) == 0 &&
+          c.targets[0].n_provider_opts == 1 && !strcmp(c.targets[0].provider_opts[0], "a=b=c"));
+    onp_criteria_free(&c);
 #undef ONE
 }
 
