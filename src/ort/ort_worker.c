@@ -22,7 +22,10 @@
  * no bytes on the socket, no copy on receipt; and an output whose shape
  * the model's declaration predicts for the inputs is written by ORT into
  * that memfd in the first place (out_shm_make), so it crosses without a
- * single copy.
+ * single copy.  A big input goes by its address instead when the worker
+ * can read the parent's memory (process_vm_readv, probed once at the
+ * start): one copy, into the worker's own tensor, and no shared page,
+ * which costs here about twice a private one to fault in.
  *
  * The worker: never returns into the caller's code (it ends with _exit, so
  * no atexit handler and no stdio buffer of the parent runs twice), closes
@@ -41,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,8 +81,10 @@ const char *onp_ort_lost_worker(const onp_error *e)
 typedef struct onp_worker onp_worker;
 
 struct onp_worker {
-    pid_t pid; /* the running worker, or 0 */
-    int fd;    /* the parent's end of the socket, or -1 */
+    pid_t pid;   /* the running worker, or 0 */
+    int fd;      /* the parent's end of the socket, or -1 */
+    int vm_read; /* the running worker can read this process's memory (its
+                    open reply says so): big inputs cross that way */
     onp_ort *ort;
     pthread_mutex_t mu; /* one call at a time */
     /* What the worker opens, owned copies (the caller's are only valid
@@ -415,8 +421,11 @@ static int shm_take(int fd, int32_t dtype, int rank, const int64_t *dims, uint64
  * 0 = the bytes follow inline, 1 = a memfd came with that byte. */
 
 /* t onto the channel.  shm_fd >= 0: t's bytes are that memfd's (ORT wrote
- * them there), sent as they are, without a copy. */
-static int put_tensor(chan *c, const onp_tensor *t, int shm_fd)
+ * them there), sent as they are, without a copy.  vm_read (the parent, to a
+ * worker that can read its memory): a big tensor goes as its address, and
+ * the worker copies it straight into its own tensor (process_vm_readv);
+ * t must stay put until the worker answers. */
+static int put_tensor(chan *c, const onp_tensor *t, int shm_fd, int vm_read)
 {
     int32_t rank = t->rank;
     int r = put_str(c, t->name);
@@ -427,6 +436,13 @@ static int put_tensor(chan *c, const onp_tensor *t, int shm_fd)
     if (r) return r;
     if (t->dtype != ONP_STRING) {
         uint64_t nb = t->nbytes;
+        if (nb >= SHM_MIN && vm_read && shm_fd < 0) {
+            uint8_t how = 2;
+            uint64_t at = (uint64_t)(uintptr_t)t->data;
+            r = PUT(c, nb);
+            if (!r) r = PUT(c, how);
+            return r ? r : PUT(c, at);
+        }
         int fd = -1;
         if (nb >= SHM_MIN && shm_fd >= 0 &&
             !fcntl(shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
@@ -450,7 +466,21 @@ static int put_tensor(chan *c, const onp_tensor *t, int shm_fd)
 
 /* Read a tensor into *t (released on failure).  Out-of-memory and
  * inconsistent sizes are CH_BAD. */
-static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
+/* nb bytes at address `at` in process pid into dst. */
+static int vm_copy(pid_t pid, void *dst, uint64_t at, size_t nb)
+{
+    size_t done = 0;
+    while (done < nb) {
+        struct iovec l = {(char *)dst + done, nb - done};
+        struct iovec r = {(void *)(uintptr_t)(at + done), nb - done};
+        ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (k <= 0) return CH_BAD;
+        done += (size_t)k;
+    }
+    return CH_OK;
+}
+
+static int get_tensor(chan *c, onp_tensor *t, int from_parent, onp_error *e)
 {
     memset(t, 0, sizeof *t);
     char *name;
@@ -469,7 +499,9 @@ static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
         uint64_t nb;
         uint8_t how = 0;
         if (!(r = GET(c, nb))) r = GET(c, how);
-        if (!r && how > 1) r = CH_BAD;
+        if (!r && (how > 2 || (how == 2 && !from_parent))) r = CH_BAD;
+        uint64_t at = 0;
+        if (!r && how == 2) r = GET(c, at);
         if (!r && how == 1) {
             int fd = chan_take_fd(c);
             r = fd < 0 ? CH_BAD : shm_take(fd, dtype, rank, dims, nb, t, e);
@@ -482,11 +514,13 @@ static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
                 int same =
                     d && !onp_shape_count(rank, dims, d->size, &cnt, &want, NULL) && want == nb;
                 r = same && (e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM) &&
-                            !chan_skip(c, nb)
+                            (how == 2 || !chan_skip(c, nb))
                         ? CH_SKIP
                         : CH_BAD;
             } else if (t->nbytes != nb) {
                 r = CH_BAD;
+            } else if (how == 2) {
+                r = vm_copy(getppid(), t->data, at, t->nbytes);
             } else if (nb) {
                 r = chan_get(c, t->data, t->nbytes);
             }
@@ -515,6 +549,18 @@ static int get_tensor(chan *c, onp_tensor *t, onp_error *e)
 
 // --- the worker's side ---------------------------------------------------------------
 
+/* Read by a new worker at its own address of it, which after the fork is
+ * the parent's too: whether process_vm_readv works here (a seccomp filter
+ * or a ptrace policy may refuse it) is asked once, not per tensor. */
+static const uint64_t vm_canary = 0x6f6e702d766d7264ull;
+
+static int32_t vm_probe(void)
+{
+    uint64_t got = 0;
+    return vm_copy(getppid(), &got, (uint64_t)(uintptr_t)&vm_canary, sizeof got) == CH_OK &&
+           got == vm_canary;
+}
+
 /* Send the ORT log lines gathered since the last message. */
 static int put_log(chan *c)
 {
@@ -539,7 +585,7 @@ static int put_io(chan *c, const onp_ort_io *io)
 }
 
 /* After the open: the status, then what callers may ask the session. */
-static int put_open_reply(chan *c, const onp_session *s, int rc, const onp_error *e)
+static int put_open_reply(chan *c, const onp_session *s, int rc, const onp_error *e, int32_t vm)
 {
     int32_t st = rc;
     int r = put_log(c);
@@ -556,6 +602,7 @@ static int put_open_reply(chan *c, const onp_session *s, int rc, const onp_error
     if (!r) r = PUT(c, intra);
     if (!r) r = PUT(c, inter);
     if (!r) r = PUT(c, det);
+    if (!r) r = PUT(c, vm);
     if (!r) r = PUT(c, n_in);
     if (!r) r = PUT(c, n_out);
     if (!r) r = PUT(c, n_init);
@@ -625,7 +672,7 @@ static int serve_run(chan *c, onp_session *s)
     int skipped = 0; /* an input could not be held here: answer with e, keep going */
     for (uint64_t i = 0; !r && i < n_in; i++) {
         onp_error te;
-        r = get_tensor(c, &in[i], &te);
+        r = get_tensor(c, &in[i], 1, &te);
         if (r == CH_SKIP) {
             if (!skipped) e = te;
             skipped = 1;
@@ -679,7 +726,7 @@ static int serve_run(chan *c, onp_session *s)
             int fd = sh && sh[i].fd >= 0 && out[i].data == sh[i].p && out[i].nbytes == sh[i].n
                          ? sh[i].fd
                          : -1;
-            r = put_tensor(c, &out[i], fd);
+            r = put_tensor(c, &out[i], fd, 0);
         }
         if (!r) r = chan_flush(c);
         for (size_t i = 0; !rc && i < n_out; i++) onp_tensor_release(&out[i]);
@@ -734,7 +781,7 @@ static void worker_main(onp_worker *w, int fd)
     onp_error_clear(&e);
     onp_session *s = NULL;
     int rc = onp_session_open_local(w->ort, w->path, w->bytes, w->n, w->label, &w->opts, &s, &e);
-    if (put_open_reply(&c, s, rc, &e) == CH_OK && !rc)
+    if (put_open_reply(&c, s, rc, &e, vm_probe()) == CH_OK && !rc)
         while (serve_run(&c, s) == CH_OK) {
         }
     _exit(0); /* the session goes with the process */
@@ -845,7 +892,7 @@ static int get_io(chan *c, onp_session *s, onp_ort_io *io)
 }
 
 /* The worker's answer to its open, into s. */
-static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed)
+static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed, int32_t *vm)
 {
     int32_t st;
     int r = take_log(c);
@@ -872,6 +919,7 @@ static int get_open_reply(chan *c, onp_session *s, onp_error *e, int *failed)
     if (!r) r = GET(c, intra);
     if (!r) r = GET(c, inter);
     if (!r) r = GET(c, det);
+    if (!r) r = GET(c, *vm);
     if (!r) r = GET(c, n_in);
     if (!r) r = GET(c, n_out);
     if (!r) r = GET(c, n_init);
@@ -936,7 +984,9 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     memset(&tmp, 0, sizeof tmp);
     onp_session *into = s ? s : &tmp;
     int failed = 0;
-    int r = get_open_reply(c, into, e, &failed);
+    int32_t vm = 0;
+    int r = get_open_reply(c, into, e, &failed, &vm);
+    w->vm_read = vm == 1;
     chan_drop_fds(c);
     free(c);
     if (!s) onp_arena_free(&tmp.arena); /* a restart's reply, only checked */
@@ -1048,14 +1098,14 @@ int onp_worker_open(onp_ort *ort, const char *path, const void *bytes, size_t n,
  * output this process could not hold (the memory cap), read and dropped
  * so that the worker stays usable. */
 static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
-                    const char *const *output_names, size_t n_out, int fetch_all,
+                    const char *const *output_names, size_t n_out, int fetch_all, int vm_read,
                     onp_tensor *outputs, onp_error *e)
 {
     uint32_t type = MSG_RUN;
     uint64_t n_in = n_inputs, n_names = fetch_all ? UINT64_MAX : n_out;
     int r = PUT(c, type);
     if (!r) r = PUT(c, n_in);
-    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i], -1);
+    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i], -1, vm_read);
     if (!r) r = PUT(c, n_names);
     for (size_t i = 0; !r && !fetch_all && i < n_out; i++) r = put_str(c, output_names[i]);
     if (!r) r = chan_flush(c);
@@ -1073,7 +1123,7 @@ static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
     int skipped = 0;
     for (size_t i = 0; !r && i < n_out; i++) {
         onp_error oe;
-        r = get_tensor(c, &outputs[i], &oe);
+        r = get_tensor(c, &outputs[i], 0, &oe);
         if (r == CH_SKIP) {
             if (!skipped) *e = oe;
             skipped = 1;
@@ -1102,7 +1152,8 @@ int onp_worker_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
     if (!rc && !c) rc = onp_error_set(e, ONP_ERR_NOMEM, file, NULL, -1, "out of memory");
     if (!rc) {
         chan_init(c, w->fd, w->opts.timeout_ms ? now_ms() + w->opts.timeout_ms : 0);
-        int r = call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, outputs, e);
+        int r =
+            call_run(c, inputs, n_inputs, output_names, n_out, fetch_all, w->vm_read, outputs, e);
         if (r == -1)
             rc = -1;
         else if (r != CH_OK) /* the stream is out of step: this worker is done */
