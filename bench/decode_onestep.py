@@ -96,7 +96,9 @@ def placed(doc):
             seen["a setting, no layer"] += 1
         else:
             seen["not placed"] += 1
-    return "; " + ", ".join(f"{k} x{n}" for k, n in seen.most_common()) if seen else ""
+    ids = ", ".join(f"{c['id']} x{c['prompts']}" for c in doc.get("causes", []))
+    return ("; " + ", ".join(f"{k} x{n}" for k, n in seen.most_common()) if seen else "") + \
+        (f"; cause {ids}" if ids else "")
 
 
 def main(binary):
