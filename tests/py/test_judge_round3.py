@@ -568,8 +568,13 @@ def test_detections_swapped_among_near_ties_pass(onnxparity, tmp_path):
     notes = {o["name"]: o.get("note") or "" for o in chk["fixtures"][0]["outputs"]}
     assert "near-tie reorder" in notes["boxes"], notes  # (labels: both rows may hold one class)
     assert "near-tie" not in notes["scores"]
+    for cmd in ("diagnose", "bisect"):  # the same judgment, outputs taken together
+        r = run([onnxparity, cmd, tmp_path / "near", "--format", "json"])
+        assert r.returncode == 0, (cmd, r.stdout[-2000:])
     _permute_rows(b, tmp_path / "far", (0, 1))
     rc, chk = check_json(onnxparity, tmp_path / "far")
     assert rc == 1 and chk["verdict"] == "fail"
+    r = run([onnxparity, "bisect", tmp_path / "far", "--format", "json"])
+    assert r.returncode == 1 and json.loads(r.stdout)["verdict"] == "diverges", r.stdout[-1500:]
     rc, chk = check_json(onnxparity, tmp_path / "near", "--strict-tol")
     assert rc == 1
