@@ -554,13 +554,16 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "$tsize"
     echo
     echo "Within both targets: $tsize_met rows. Where the time goes (perf, check of the 100 MiB bundle"
-    echo "with the float64 reference, measured once while building this section, 2026-12-04): the"
-    echo "judgment about half — three comparisons of each output (ORT against eager, eager and ORT"
-    echo "each against the float64 reference: a fifth of the run) and reading the reference (an"
-    echo "eighth; the bare run reads it too) —, the tensors crossing the worker process's socket (a"
-    echo "tenth in the tool, as much again in the worker), the rest ONNX Runtime's session and run."
-    echo "At 1 MiB, process start and the session dominate both columns. docs/compare.md: the noise"
-    echo "rule those comparisons serve."
+    echo "with the float64 reference, measured by hand, 2026-12-04, after issue 34's second round):"
+    echo "the judgment about a tenth (each output walked once: ORT against eager, then the float64"
+    echo "reference's gap to both in one loop); the rest fresh memory — the bundle's tensors copied"
+    echo "out of the files into new allocations (the bare run does the same), the input copied into"
+    echo "the worker, the page faults of every new page — and ONNX Runtime's session and run. The"
+    echo "output crosses from the worker without a copy (ORT writes it into shared memory the tool"
+    echo "maps). Without the float64 reference check runs ONNX Runtime twice (the one-ulp"
+    echo "perturbation that estimates the noise envelope). At 1 MiB, process start, the worker's"
+    echo "session and the sha256 of the ORT library for the report dominate. docs/compare.md: the"
+    echo "noise rule; docs/benchmarks-full.md: the 1 GiB rows, CPU seconds, the profile."
     echo
     echo "## bisect: resnet18, every intermediate exposed"
     echo
