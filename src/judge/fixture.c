@@ -333,6 +333,9 @@ static long sort_key(const onp_tensor *want, size_t n, const onp_output_verdict 
     return -1;
 }
 
+/* How far from its own row a reordered row is looked for (rows each way). */
+#define REORDER_WINDOW 4096
+
 /* A near-tie reorder (issue 35): the outputs that fail are rows aligned
  * with a sorted key output that passes (a detector's boxes and labels
  * beside its scores), and every row that differs is another row of eager's
@@ -365,14 +368,23 @@ void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, s
         if (!differs) continue;
         int64_t q = -1;
         double kr = onp_tensor_get_f64(kw, r);
-        for (int64_t c = 0; c < N && q < 0; c++) {
-            if (c == r || used[c] || fabs(onp_tensor_get_f64(kw, c) - kr) > thr) continue;
-            int all = 1;
-            for (size_t k = 0; k < n && all; k++)
-                if (k == (size_t)key || (outs[k].compared && want[k].rank >= 1 &&
-                                         want[k].dims[0] == N))
-                    all = same_row(&want[k], &got[k], &outs[k], r, c);
-            if (all) q = c;
+        /* the key is sorted: the near-tied rows are a window around r,
+         * scanned outward (at most REORDER_WINDOW rows each way) */
+        for (int64_t d = 1; d <= REORDER_WINDOW && q < 0; d++) {
+            int in_window = 0;
+            for (int side = -1; side <= 1 && q < 0; side += 2) {
+                int64_t c = r + side * d;
+                if (c < 0 || c >= N || fabs(onp_tensor_get_f64(kw, c) - kr) > thr) continue;
+                in_window = 1;
+                if (used[c]) continue;
+                int all = 1;
+                for (size_t k = 0; k < n && all; k++)
+                    if (k == (size_t)key || (outs[k].compared && want[k].rank >= 1 &&
+                                             want[k].dims[0] == N))
+                        all = same_row(&want[k], &got[k], &outs[k], r, c);
+                if (all) q = c;
+            }
+            if (!in_window) break;
         }
         if (q < 0) {
             free(used);
