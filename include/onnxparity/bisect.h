@@ -83,6 +83,7 @@
 
 #include "onnxparity/compare.h"
 #include "onnxparity/error.h"
+#include "onnxparity/manifest.h"
 #include "onnxparity/noise.h"
 #include "onnxparity/ort.h"
 
@@ -122,6 +123,10 @@ typedef struct onp_bisect_opts {
     int eager_random;       /* float32 eager not reproducible (noise.h): 1 or 0 as the caller
                                knows it from the bundle it opened (the run passes its noise
                                book's); -1 (the default): read from `target`/parity.json */
+    const onp_manifest *manifest; /* the bundle's parity.json as the caller opened it (borrowed,
+                                     read during the call), or NULL: read from
+                                     `target`/parity.json where the result needs it (the
+                                     traced branch) */
     const char *save_repro; /* a new folder, or NULL: when the first divergent node's error
                                is local, write the node alone as an ONNX test-data folder (its
                                reference inputs and expected output, a README) there; made

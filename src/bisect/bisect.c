@@ -1951,14 +1951,16 @@ static void find_branch(onp_bisect_result *r, const char *target, const onp_bise
 {
     char path[4096];
     struct stat st;
-    (void)o;
-    if (r->first < 0 ||
-        (size_t)snprintf(path, sizeof path, "%s/parity.json", target) >= sizeof path ||
-        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return;
-    onp_manifest *mf;
-    onp_error e;
-    if (onp_manifest_open(path, &mf, &e)) return;
+    onp_manifest *opened = NULL;
+    const onp_manifest *mf = o->manifest;
+    if (r->first < 0) return;
+    if (!mf) { /* no caller's copy: read it here, once */
+        onp_error e;
+        if ((size_t)snprintf(path, sizeof path, "%s/parity.json", target) >= sizeof path ||
+            stat(path, &st) != 0 || !S_ISREG(st.st_mode) || onp_manifest_open(path, &opened, &e))
+            return;
+        mf = opened;
+    }
     int traced = onp_manifest_traced_fixture(mf);
     const cJSON *w, *list = cJSON_GetObjectItemCaseSensitive(onp_manifest_doc(mf), "warnings");
     if (traced >= 0 && r->points[r->first].fail_fixture != traced)
@@ -1991,7 +1993,7 @@ static void find_branch(onp_bisect_result *r, const char *target, const onp_bise
             }
             break;
         }
-    onp_manifest_free(mf);
+    onp_manifest_free(opened);
 }
 
 int onp_bisect_run(onp_ort *ort, const char *target, const onp_bisect_opts *o,
