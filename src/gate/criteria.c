@@ -395,7 +395,14 @@ int onp_crit_target_parse(const char *spec, onp_crit_target *t, onp_error *e)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,
                              "--target %s: a name is 1 to 63 letters, digits, '.', '_' or '-'",
                              spec);
-    const char *lib = eq + 1, *at = strrchr(lib, '@');
+    /* The '@' after the last '/' splits off the opt-level when a level
+     * follows it, or when the library is bundled or env (a typo there is
+     * an error); any other '@' belongs to the path (/opt/ort@1.23/...). */
+    const char *lib = eq + 1, *at = strrchr(lib, '@'), *slash = strrchr(lib, '/');
+    if (at && slash && at < slash) at = NULL;
+    if (at && !good_level(at + 1) && !(at - lib == 3 && !strncmp(lib, "env", 3)) &&
+        !(at - lib == 7 && !strncmp(lib, "bundled", 7)))
+        at = NULL;
     size_t ln = at ? (size_t)(at - lib) : strlen(lib);
     if (!ln || ln >= sizeof t->ort_library)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1,

@@ -503,6 +503,15 @@ static void test_criteria_targets(void)
     CHECK(onp_crit_target_parse("a b=env", &t, &e) == -1 && strstr(e.msg, "letters"));
     CHECK(onp_crit_target_parse("a=", &t, &e) == -1);
     CHECK(onp_crit_target_parse("a=env@fast", &t, &e) == -1 && strstr(e.msg, "'fast'"));
+    CHECK(onp_crit_target_parse("a=bundled@", &t, &e) == -1);
+    /* an '@' in the path: the library whole, or split at the last one */
+    CHECK(onp_crit_target_parse("a=/opt/ort@1.23/lib/libonnxruntime.so", &t, &e) == 0 &&
+          !strcmp(t.ort_library, "/opt/ort@1.23/lib/libonnxruntime.so") && !t.opt_level[0]);
+    CHECK(onp_crit_target_parse("a=/opt/ort@1.23/lib/libonnxruntime.so@basic", &t, &e) == 0 &&
+          !strcmp(t.ort_library, "/opt/ort@1.23/lib/libonnxruntime.so") &&
+          !strcmp(t.opt_level, "basic"));
+    CHECK(onp_crit_target_parse("a=/o/libort@2.so", &t, &e) == 0 &&
+          !strcmp(t.ort_library, "/o/libort@2.so") && !t.opt_level[0]);
     /* gate's options: two or more targets, recording only, names unique */
     onp_gate_args ga;
     onp_run_args ra;
