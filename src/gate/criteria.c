@@ -372,7 +372,7 @@ static int from_json(const cJSON *root, const char *path, onp_criteria *c, onp_e
         return bad(e, path, "schema", "must be \"" ONP_CRITERIA_SCHEMA "\"");
     if (!(v = cJSON_GetObjectItemCaseSensitive(root, "targets"))) return body(root, path, "", c, e);
     static const char *const only_in_targets[] = {"fixtures", "outputs", "lint_clean",
-                                                  "environment"};
+                                                  "environment", "margin"};
     for (size_t k = 0; k < sizeof only_in_targets / sizeof only_in_targets[0]; k++)
         if (cJSON_GetObjectItemCaseSensitive(root, only_in_targets[k]))
             return bad(e, path, only_in_targets[k],

@@ -476,6 +476,9 @@ static void test_criteria_targets(void)
         {"{\"schema\": \"onnxparity.criteria/1\", \"fixtures\": 2, \"targets\": [{\"name\": "
          "\"a\", \"ort_library\": null, " ONE "}]}",
          "fixtures", "beside"},
+        {"{\"schema\": \"onnxparity.criteria/1\", \"margin\": 2, \"targets\": [{\"name\": "
+         "\"a\", \"ort_library\": null, " ONE "}]}",
+         "margin", "beside"},
         {"{\"schema\": \"onnxparity.criteria/1\", \"targets\": [{\"name\": \"a\", "
          "\"ort_library\": null, \"targets\": [], " ONE "}]}",
          "targets[0].targets", "no targets"},
