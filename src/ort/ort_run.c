@@ -377,6 +377,22 @@ static int bind_output(const onp_session *s, size_t j, const onp_tensor *inputs,
         "CreateTensorWithDataAsOrtValue", s->desc.model, e);
 }
 
+/* Whether output j, fetched as names[i] of the caller's names[n] (NULL:
+ * every output once), may be written into a caller's buffer: ORT writes a
+ * bound output only when a node computes it, so not one that is a graph
+ * input or an initializer returned as it is (ORT hands back that value and
+ * the buffer keeps its zeros), nor a name fetched twice (one copy is
+ * written, the other keeps its zeros). */
+static int bindable(const onp_session *s, size_t j, const char *const *names, size_t n, size_t i)
+{
+    size_t at;
+    const char *name = s->out[j].name;
+    if (onp_strmap_get(&s->in_at, name, &at) || onp_strmap_get(&s->init_at, name, &at)) return 0;
+    for (size_t k = 0; names && k < n; k++)
+        if (k != i && names[k] && !strcmp(names[k], name)) return 0;
+    return 1;
+}
+
 int onp_session_run(onp_session *s, const onp_tensor *inputs, size_t n_inputs,
                     const char *const *output_names, size_t n_outputs, onp_tensor *outputs,
                     onp_error *e)
@@ -421,7 +437,7 @@ int onp_session_run_into(onp_session *s, const onp_tensor *inputs, size_t n_inpu
                                io_list(s->out, s->n_out, names, sizeof names));
         else
             out_names[i] = s->out[j].name;
-        if (!rc && bufs && bufs[i] && !s->worker)
+        if (!rc && bufs && bufs[i] && !s->worker && bindable(s, (size_t)j, output_names, n_out, i))
             rc = bind_output(s, (size_t)j, inputs, slot, bufs[i], &out_vals[i], e);
     }
     if (s->worker) { /* checked here, exactly as in-process; ORT runs there */
