@@ -269,7 +269,7 @@ $(VENV215_OK): scripts/requirements-torch215.txt scripts/setup.sh
 	@touch $@
 venv215: $(VENV215_OK)
 TORCH215_PY_TESTS := tests/py/test_capture_defaults.py tests/py/test_capture.py tests/py/test_zoo.py \
-                     tests/py/test_diagnose.py tests/py/test_exporter_ab.py
+                     tests/py/test_diagnose.py tests/py/test_exporter_ab.py tests/py/test_capture_accepts.py
 test-py-torch215: $(VENV215_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \
 	    ONNXPARITY_TOOLS=$(abspath $(BUILD)/tests/tools) ONNXPARITY_EXPECT_EXPORTER=dynamo \
