@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import shutil
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import onnx
@@ -109,7 +110,10 @@ def compare_exporters(model: Any, fixtures: Any, out_dir: Union[str, "os.PathLik
     An exporter that fails to export is a finding (status "export-failed"),
     not an error; a capture refused for its input (fixtures, options,
     training mode) raises that CaptureError, since every exporter would
-    refuse it alike.  Raises ValueError on an unknown or repeated exporter."""
+    refuse it alike.  Raises ValueError on an unknown or repeated exporter.
+    Whatever it raises, what the call created is removed again (out_dir when
+    it was not there, else the bundles and documents it added); what was in
+    out_dir before stays."""
     names = list(exporters) if exporters is not None else list(KNOWN)
     bad = [e for e in names if e not in KNOWN]
     if bad or not names or len(set(names)) != len(names):
@@ -118,15 +122,28 @@ def compare_exporters(model: Any, fixtures: Any, out_dir: Union[str, "os.PathLik
     if "exporter" in capture_options:
         raise ValueError("exporter: compare_exporters sets it per bundle; name them in exporters=")
     out = pathlib.Path(out_dir)
-    made = not out.exists()
+    # what this call creates, removed again when it raises: out_dir's first
+    # missing folder (out_dir, or a parent mkdir adds), else the bundles and
+    # documents that were not in out_dir
+    top = out
+    while not top.parent.exists() and top.parent != top:
+        top = top.parent
+    if not out.exists():
+        mine = [top]
+    else:
+        mine = [out / e for e in names] + [out / "exporters.json", out / "exporters.md"]
+        mine = [p for p in mine if not p.exists() and not p.is_symlink()]
     out.mkdir(parents=True, exist_ok=True)
     try:
         runs = {e: _run_one(model, fixtures, out / e, e, capture_options, check_options or {}) for e in names}
+        return _compare(runs, out)
     except BaseException:
-        if made and not any(out.iterdir()):  # refused before any bundle: leave nothing behind
-            out.rmdir()
+        for p in mine:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
         raise
-    return _compare(runs, out)
 
 
 # --------------------------------------------------------------------------- one exporter

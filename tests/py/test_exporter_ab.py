@@ -279,6 +279,53 @@ def test_refused_input_raises_and_leaves_nothing(tmp_path):
     assert not (tmp_path / "y").exists()
 
 
+class Interrupted(BaseException):
+    """What Ctrl-C is to the call: no Exception, nothing catches it."""
+
+
+class InterruptedUnderDynamo(nn.Module):
+    """A Linear whose forward is interrupted while torch.export traces it
+    (the second exporter's capture), after the legacy bundle is written."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        if torch.compiler.is_exporting():
+            raise Interrupted("stopped during the dynamo export")
+        return self.fc(x)
+
+
+@needs_dynamo
+def test_second_capture_raising_leaves_nothing(tmp_path):
+    torch.manual_seed(3)
+    fx = [torch.randn(2, 6), torch.randn(2, 6)]
+    # out_dir made by the call (and its parent): none of it stays
+    with pytest.raises(Interrupted):
+        compare_exporters(InterruptedUnderDynamo().eval(), fx, tmp_path / "new" / "ab")
+    assert not (tmp_path / "new").exists()
+    # out_dir there before, with a file and a folder of its own: those stay,
+    # the bundle the call wrote goes
+    out = tmp_path / "kept"
+    (out / "notes").mkdir(parents=True)
+    (out / "notes" / "a.txt").write_text("mine\n")
+    (out / "readme.txt").write_text("mine\n")
+    with pytest.raises(Interrupted):
+        compare_exporters(InterruptedUnderDynamo().eval(), fx, out)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "notes", "notes/a.txt", "readme.txt"]
+
+
+def test_check_refusing_leaves_nothing(tmp_path):
+    # the first bundle captured, then its check refused (an unknown option)
+    model, fx, _ = _audio()
+    with pytest.raises(Exception, match="no_such_option"):
+        compare_exporters(model, fx, tmp_path / "z", exporters=["legacy"],
+                          check_options={"no_such_option": 1})
+    assert not (tmp_path / "z").exists()
+
+
 @pytest.mark.skipif(DYNAMO, reason="torch has the dynamo exporter here")
 def test_without_dynamo_it_is_reported_unavailable(tmp_path):
     model, fx, _ = _audio()
