@@ -4,7 +4,8 @@
  * [ORT options]`: the decode
  * loop of a decode bundle (docs/decode.md) run in ONNX Runtime and judged
  * token by token against eager (decode.h decides; docs/generate.md).
- * Parses, calls onp_decode_run, formats: text lines or the
+ * Parses (its own options by onp_decode_args_parse, the binding's
+ * parser), calls onp_decode_run, formats: text lines or the
  * onnxparity.generate/1 document.  Exit codes as check's.
  */
 #include <cjson/cJSON.h>
@@ -89,27 +90,20 @@ int cmd_generate(int argc, char **argv)
     onp_decode_opts_init(&o);
     cli_format fmt = FMT_TEXT;
     const char *bundle = NULL, *v;
+    onp_error e;
+    onp_error_clear(&e);
     for (int i = 1; i < argc; i++) {
-        int r = cli_ort_opt(&ort_o, argc, argv, &i);
-        if (r < 0) return EXIT_USAGE;
+        /* generate's own options: the library's parser, as the binding's
+         * (one set of limits, one message) */
+        int r = onp_decode_args_parse(&o, argc, (const char *const *)argv, &i, &e);
+        if (r < 0) return cli_report(&e);
         if (r) continue;
-        if ((r = cli_tol_format_opt(argc, argv, &i, &o.tol.rtol, &o.tol.atol, &fmt))) {
-            if (r < 0) return EXIT_USAGE;
-        } else if ((r = cli_opt(argc, argv, &i, "steps", &v))) {
-            long n;
-            if (r < 0 || cli_int_in(argv[0], "steps", v, 1, 1 << 20, &n)) return EXIT_USAGE;
-            o.steps = (int)n;
-        } else if ((r = cli_opt(argc, argv, &i, "max-differ-rate", &v))) {
-            if (r < 0 || cli_double(argv[0], "max-differ-rate", v, &o.max_differ_rate))
-                return EXIT_USAGE;
-        } else if ((r = cli_opt(argc, argv, &i, "min-divergence-step", &v))) {
-            long n;
-            if (r < 0 || cli_int(argv[0], "min-divergence-step", v, &n)) return EXIT_USAGE;
-            o.min_divergence_step = (int)n;
+        if ((r = cli_ort_opt(&ort_o, argc, argv, &i)) < 0) return EXIT_USAGE;
+        if (r) continue;
+        if ((r = cli_opt(argc, argv, &i, "format", &v))) {
+            if (r < 0 || cli_parse_format(argv[0], v, &fmt)) return EXIT_USAGE;
         } else if (cli_progress_opt(argv, i, &quiet, &verbose)) {
             continue;
-        } else if (cli_flag(argv, i, "strict")) {
-            o.strict = 1;
         } else if (cli_target_arg(argv, i, "bundle", &bundle)) {
             return EXIT_USAGE;
         }
@@ -122,8 +116,6 @@ int cmd_generate(int argc, char **argv)
         o.progress_ctx = &verbose;
     }
     onp_decode_result *r;
-    onp_error e;
-    onp_error_clear(&e);
     int failed = onp_decode_run(bundle, &o, &r, &e);
     if (o.progress && !verbose) fprintf(stderr, "\r\033[K");
     if (failed) return cli_report(&e);
