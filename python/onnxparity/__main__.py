@@ -97,6 +97,23 @@ def load_factory(spec: str) -> Callable[[], Any]:
     return obj
 
 
+def load_model(spec: str, eval_mode: bool = False) -> Any:
+    """The torch.nn.Module that the factory PKG.MODULE:FACTORY returns
+    (in eval mode with ``eval_mode``); UsageError, naming the factory, when
+    it cannot be imported, raises, or returns something else."""
+    import torch
+    factory = load_factory(spec)
+    try:
+        model = factory()
+    except Exception as e:
+        raise UsageError(f"{spec}() raised {type(e).__name__}: {e}") from e
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"{spec}() returned {type(model).__name__}, not a torch.nn.Module")
+    if eval_mode:
+        model.eval()
+    return model
+
+
 # ASCII digits only (str.isdigit takes other scripts' digits), matched whole
 # (fullmatch: "$" would also match before a trailing newline).
 _MEMBER = re.compile(r"fixture_([0-9]+)[/.](.+)", re.S)
@@ -330,7 +347,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
-        import torch
+        import torch  # noqa: F401  (here: whether it is installed)
         from . import capture
     except ModuleNotFoundError as e:  # the wheel without its `capture` extra
         print(f"onnxparity: the capture needs {e.name}, which is not installed: "
@@ -338,16 +355,8 @@ def _main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .errors import CaptureError
     try:
-        factory = load_factory(args.factory)
         fixtures = load_fixtures(args.fixtures, args.split)
-        try:
-            model = factory()
-        except Exception as e:
-            raise UsageError(f"{args.factory}() raised {type(e).__name__}: {e}") from e
-        if not isinstance(model, torch.nn.Module):
-            raise UsageError(f"{args.factory}() returned {type(model).__name__}, not a torch.nn.Module")
-        if args.eval:
-            model.eval()
+        model = load_model(args.factory, args.eval)
         doc = capture(model, fixtures, args.out, input_names=args.input_names,
                       output_names=args.output_names,
                       dynamic_axes=None if args.dynamic == "none" else args.dynamic, opset=args.opset,

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Optional, Sequence
 
-from .__main__ import UsageError, load_factory, load_fixtures
+from .__main__ import UsageError, load_fixtures, load_model
 
 EXIT_SAME, EXIT_DIFFER, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
@@ -42,7 +42,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:
         return EXIT_USAGE if e.code else EXIT_SAME
     try:
-        import torch
+        import torch  # noqa: F401  (here: whether it is installed)
         from ._exporters import compare_exporters
         from .errors import CaptureError
     except ModuleNotFoundError as e:
@@ -53,15 +53,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         split = [int(s) for s in args.split.split(",")] if args.split else None
         names = [s.strip() for s in args.exporters.split(",") if s.strip()]
         fixtures = load_fixtures(args.fixtures, split)
-        factory = load_factory(args.factory)
-        try:
-            model = factory()
-        except Exception as e:
-            raise UsageError(f"{args.factory}() raised {type(e).__name__}: {e}") from e
-        if not isinstance(model, torch.nn.Module):
-            raise UsageError(f"{args.factory}() returned {type(model).__name__}, not a torch.nn.Module")
-        if args.eval:
-            model.eval()
+        model = load_model(args.factory, args.eval)
         with contextlib.redirect_stdout(sys.stderr):  # torch.onnx prints its progress on stdout
             ab = compare_exporters(model, fixtures, args.out, exporters=names,
                                    allow_training=args.allow_training)

@@ -362,3 +362,35 @@ def test_command_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "'tflite' is none of them" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "no").exists()
+
+
+def not_a_model():
+    """A factory that returns no torch.nn.Module (bad input for the commands)."""
+    return torch.nn.functional.relu
+
+
+def failing_model():
+    """A factory that raises (bad input for the commands)."""
+    raise RuntimeError("weights not found")
+
+
+def test_factories_refused_alike_by_both_commands(tmp_path, capsys):
+    """python -m onnxparity capture and python -m onnxparity.exporters load
+    the model with one helper: the same one-line message, exit 2, nothing
+    written."""
+    from onnxparity.__main__ import main as capture_main
+    from onnxparity.exporters import main as ab_main
+    _, fx, _ = _audio()
+    npz = tmp_path / "fx.npz"
+    np.savez(npz, **{f"fixture_{k}/input_0": x.numpy() for k, x in enumerate(fx)})
+    for factory, says in (("not_a_model", "returned function, not a torch.nn.Module"),
+                          ("failing_model", "raised RuntimeError: weights not found"),
+                          ("no_such_factory", "has no attribute 'no_such_factory'")):
+        spec = f"{__name__}:{factory}"
+        errs = []
+        for main, argv in ((capture_main, ["capture", spec]), (ab_main, [spec])):
+            out = tmp_path / f"out_{factory}_{len(errs)}"
+            assert main(argv + ["--fixtures", str(npz), "--out", str(out)]) == 2
+            errs.append(capsys.readouterr().err.strip().splitlines())
+            assert not out.exists()
+        assert errs[0] == errs[1] and len(errs[0]) == 1 and says in errs[0][0], errs
