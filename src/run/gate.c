@@ -12,6 +12,7 @@
  * command line's; the gate of them all carries the worst verdict and every
  * regression and check, each naming its target.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,28 +90,35 @@ static int name_target(onp_error *e, const char *name)
     return -1;
 }
 
+/* base[0..n) then add[0..k), each of size bytes, in one realloc; NULL
+ * (base untouched) when out of memory. */
+static void *append(void *base, size_t n, const void *add, size_t k, size_t size)
+{
+    if (n + k < n || n + k > SIZE_MAX / size) return NULL;
+    char *p = realloc(base, (n + k) * size);
+    if (p) memcpy(p + n * size, add, k * size);
+    return p;
+}
+
 /* Append t's regressions and checks to the gate of all targets, each
  * naming t. */
 static int merge(onp_gate_result *all, const onp_gate *t, onp_error *e)
 {
     const onp_gate_result *r = &t->result;
     if (r->n_reg) {
-        onp_gate_regression *grown = realloc(all->reg, (all->n_reg + r->n_reg) * sizeof *grown);
-        if (!grown) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-        all->reg = grown;
-        for (size_t q = 0; q < r->n_reg; q++) {
-            all->reg[all->n_reg] = r->reg[q];
-            all->reg[all->n_reg++].target = t->target;
-        }
+        onp_gate_regression *g = append(all->reg, all->n_reg, r->reg, r->n_reg, sizeof *g);
+        if (!g) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        for (size_t q = all->n_reg; q < all->n_reg + r->n_reg; q++) g[q].target = t->target;
+        all->reg = g;
+        all->n_reg += r->n_reg;
     }
     if (r->n_checks) {
-        onp_gate_check *grown = realloc(all->checks, (all->n_checks + r->n_checks) * sizeof *grown);
-        if (!grown) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-        all->checks = grown;
-        for (size_t q = 0; q < r->n_checks; q++) {
-            all->checks[all->n_checks] = r->checks[q];
-            all->checks[all->n_checks++].target = t->target;
-        }
+        onp_gate_check *g = append(all->checks, all->n_checks, r->checks, r->n_checks, sizeof *g);
+        if (!g) return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+        for (size_t q = all->n_checks; q < all->n_checks + r->n_checks; q++)
+            g[q].target = t->target;
+        all->checks = g;
+        all->n_checks += r->n_checks;
     }
     all->lost += r->lost;
     if (r->verdict > all->verdict) all->verdict = r->verdict;
