@@ -182,12 +182,16 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
 void onp_fixture_verdict_release(onp_fixture_verdict *r);
 
 /* A near-tie reorder among one fixture's n outputs (want: eager's, got:
- * ORT's; outs[k] judged: compared, pass, m, j): when the failing outputs are
- * row-aligned with a sorted floating rank-1 output that passes (a detector's
- * boxes and labels beside its scores) and every row that differs is another
- * eager row whose key is within the key's envelope (or atol) of its own,
- * those outputs pass with a note (docs/compare.md).  Nothing under
- * `strict`.  check (onp_judge_fixture) and diagnose's probes both call it. */
+ * ORT's; outs[k] judged: compared, pass, m, j): when the failing outputs
+ * (real numbers: float, integer, bool) are row-aligned with a sorted
+ * floating rank-1 output that passes and holds at least two distinct
+ * values (a detector's scores beside its boxes and labels), the rows that
+ * do not match eager's in place are a permutation of each other (paired
+ * by sorting; each eager row used once), each pair near-tied in the key
+ * (within its envelope or atol), and each failing output, its rows put
+ * back in eager's order, passes onp_judge_value again: those outputs pass
+ * with a note (docs/compare.md).  O(n log n).  Nothing under `strict`.
+ * check (onp_judge_fixture) and diagnose's probes both call it. */
 void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
                                 onp_output_verdict *outs, int strict);
 

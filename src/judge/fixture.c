@@ -318,31 +318,114 @@ static int same_row(const onp_tensor *want, const onp_tensor *got, const onp_out
 
 /* The sort key of a set of row-aligned outputs (issue 35: detections): a
  * floating rank-1 output that passes, of N >= 2 values non-increasing in
- * eager (scores sorted best first); -1 when none. */
+ * eager (scores sorted best first) with at least one strict decrease (a
+ * constant output orders nothing); -1 when none. */
 static long sort_key(const onp_tensor *want, size_t n, const onp_output_verdict *outs)
 {
     for (size_t k = 0; k < n; k++) {
         const onp_tensor *t = &want[k];
-        if (!outs[k].compared || !outs[k].pass || !is_floating(t->dtype) || t->rank != 1 ||
+        const onp_dtype_desc *d = onp_dtype_info(t->dtype);
+        if (!outs[k].compared || !outs[k].pass || !d || d->kind != ONP_KIND_FLOAT || t->rank != 1 ||
             t->dims[0] < 2)
             continue;
-        int64_t i = 1;
-        while (i < t->count && onp_tensor_get_f64(t, i) <= onp_tensor_get_f64(t, i - 1)) i++;
-        if (i == t->count) return (long)k;
+        int64_t i = 1, drops = 0;
+        for (; i < t->count; i++) {
+            double a = onp_tensor_get_f64(t, i - 1), b = onp_tensor_get_f64(t, i);
+            if (!(b <= a)) break; /* NaN too */
+            drops += b < a;
+        }
+        if (i == t->count && drops) return (long)k;
     }
     return -1;
 }
 
-/* How far from its own row a reordered row is looked for (rows each way). */
-#define REORDER_WINDOW 4096
+/* Whether output k takes part in a reorder: compared, same shape, rows
+ * along dim 0 as many as the key's, real numbers (float, integer, bool:
+ * not strings, not complex). */
+static int row_aligned(const onp_tensor *want, const onp_output_verdict *x, int64_t N)
+{
+    const onp_dtype_desc *d = onp_dtype_info(want->dtype);
+    return x->compared && x->m.shape_ok && x->m.dtype_ok && want->rank >= 1 && want->dims[0] == N &&
+           d &&
+           (d->kind == ONP_KIND_FLOAT || d->kind == ONP_KIND_SINT || d->kind == ONP_KIND_UINT ||
+            d->kind == ONP_KIND_BOOL);
+}
 
-/* A near-tie reorder (issue 35): the outputs that fail are rows aligned
- * with a sorted key output that passes (a detector's boxes and labels
- * beside its scores), and every row that differs is another row of eager's
- * whose key is within the key's noise of its own (two detections whose
- * scores are 1e-6 apart, taken in the other order): the same rows, in
- * another order among near-ties.  Those outputs pass, with a note.  Not
- * under --strict-tol (the tolerance binds). */
+/* How the rows a reorder pairs are sorted: by content (the rows of t[k]
+ * for each k with take[k], values in order, NaN last), then by eager's key,
+ * best first, then by row. */
+typedef struct row_order {
+    const onp_tensor *t;
+    const int *take;
+    size_t n;
+    const onp_tensor *key;
+} row_order;
+
+static int cmp_f64(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+    return (a > b) - (a < b);
+}
+
+static int row_cmp(const row_order *o, int64_t r, int64_t q)
+{
+    for (size_t k = 0; k < o->n; k++) {
+        if (!o->take[k]) continue;
+        const onp_tensor *t = &o->t[k];
+        int64_t w = t->count / t->dims[0];
+        for (int64_t i = 0; i < w; i++) {
+            int c = cmp_f64(onp_tensor_get_f64(t, r * w + i), onp_tensor_get_f64(t, q * w + i));
+            if (c) return c;
+        }
+    }
+    int c = cmp_f64(onp_tensor_get_f64(o->key, q), onp_tensor_get_f64(o->key, r));
+    return c ? c : (r > q) - (r < q);
+}
+
+/* Sort a[0..n) by o (a merge sort, bottom up; tmp holds n). */
+static void sort_rows(const row_order *o, int64_t *a, int64_t *tmp, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = row_cmp(o, a[j], a[i]) < 0 ? a[j++] : a[i++];
+            while (i < mid) tmp[k++] = a[i++];
+            while (j < hi) tmp[k++] = a[j++];
+        }
+        memcpy(a, tmp, (size_t)n * sizeof *a);
+    }
+}
+
+/* got's rows reordered: row r of the result is row perm[r] of got.
+ * 0, or -1 out of memory. */
+static int permuted(const onp_tensor *got, const int64_t *perm, onp_tensor *out)
+{
+    onp_error e;
+    if (onp_tensor_alloc(out, got->dtype, got->rank, got->dims, &e)) return -1;
+    size_t row = got->dims[0] ? got->nbytes / (size_t)got->dims[0] : 0;
+    for (int64_t r = 0; row && r < got->dims[0]; r++)
+        memcpy((char *)out->data + (size_t)r * row, (const char *)got->data + (size_t)perm[r] * row,
+               row);
+    return 0;
+}
+
+/* A near-tie reorder (issue 35; docs/compare.md "Near-tie reorder"): the
+ * outputs that fail are rows aligned with a sorted key output that passes
+ * (a detector's boxes and labels beside its scores), and ORT's rows are
+ * eager's rows in another order among near-ties (two detections whose
+ * scores are 1e-6 apart, taken in the other order).
+ *
+ * The rows of the failing outputs that match eager's in place stay; the
+ * others (D) must be a permutation of each other: D's rows of ORT and of
+ * eager are each sorted by content and paired in that order, so each eager
+ * row is used once.  Every pair must be near-tied (eager's key within
+ * max(envelope, atol) of the key's at ORT's row) and match element-wise in
+ * every row-aligned output.  Each failing output, its ORT rows put back in
+ * eager's order, is then judged again by the same judgment (onp_judge_value
+ * against the noise it was judged with, and top-K where it had one): it
+ * passes, with a note, only when that passes.  O(n log n).  Not under
+ * --strict-tol (the tolerance binds). */
 void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, size_t n,
                                 onp_output_verdict *outs, int strict)
 {
@@ -354,60 +437,87 @@ void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, s
     if (thr < outs[key].j.tol_used.atol) thr = outs[key].j.tol_used.atol;
     int failing = 0;
     for (size_t k = 0; k < n; k++) {
-        const onp_output_verdict *x = &outs[k];
-        if (x->pass) continue;
-        if (!x->compared || !x->m.shape_ok || want[k].rank < 1 || want[k].dims[0] != N) return;
+        if (outs[k].pass) continue;
+        if (!row_aligned(&want[k], &outs[k], N)) return;
         failing = 1;
     }
-    unsigned char *used = failing ? calloc((size_t)N, 1) : NULL;
-    if (!used) return;
-    for (int64_t r = 0; r < N; r++) {
+    if (!failing) return;
+    int *fail = calloc(n, sizeof *fail), *aligned = calloc(n, sizeof *aligned);
+    int64_t *dw = malloc((size_t)N * sizeof *dw), *dg = malloc((size_t)N * sizeof *dg);
+    int64_t *perm = malloc((size_t)N * sizeof *perm);
+    int ok = fail && aligned && dw && dg && perm;
+    for (size_t k = 0; ok && k < n; k++) {
+        fail[k] = !outs[k].pass;
+        aligned[k] = row_aligned(&want[k], &outs[k], N);
+    }
+    /* D: the rows some failing output does not match in place */
+    int64_t nd = 0;
+    for (int64_t r = 0; ok && r < N; r++) {
         int differs = 0;
         for (size_t k = 0; k < n && !differs; k++)
-            differs = !outs[k].pass && !same_row(&want[k], &got[k], &outs[k], r, r);
-        if (!differs) continue;
-        int64_t q = -1;
-        double kr = onp_tensor_get_f64(kw, r);
-        /* the key is sorted: the near-tied rows are a window around r,
-         * scanned outward (at most REORDER_WINDOW rows each way) */
-        for (int64_t d = 1; d <= REORDER_WINDOW && q < 0; d++) {
-            int in_window = 0;
-            for (int side = -1; side <= 1 && q < 0; side += 2) {
-                int64_t c = r + side * d;
-                if (c < 0 || c >= N || fabs(onp_tensor_get_f64(kw, c) - kr) > thr) continue;
-                in_window = 1;
-                if (used[c]) continue;
-                int all = 1;
-                for (size_t k = 0; k < n && all; k++)
-                    if (k == (size_t)key || (outs[k].compared && want[k].rank >= 1 &&
-                                             want[k].dims[0] == N))
-                        all = same_row(&want[k], &got[k], &outs[k], r, c);
-                if (all) q = c;
-            }
-            if (!in_window) break;
+            differs = fail[k] && !same_row(&want[k], &got[k], &outs[k], r, r);
+        if (differs) dw[nd] = dg[nd] = r, nd++;
+    }
+    ok = ok && nd > 0;
+    if (ok) {
+        row_order ow = {want, fail, n, kw}, og = {got, fail, n, kw};
+        sort_rows(&ow, dw, perm, nd); /* perm as scratch: set again below */
+        sort_rows(&og, dg, perm, nd);
+        for (int64_t r = 0; r < N; r++) perm[r] = r;
+    }
+    for (int64_t i = 0; ok && i < nd; i++) {
+        int64_t r = dg[i], q = dw[i]; /* ORT's row r is eager's row q */
+        double d = fabs(onp_tensor_get_f64(kw, q) - onp_tensor_get_f64(kw, r));
+        if (!(d <= thr) || r == q) {
+            ok = 0; /* not near-tied, or a row that matches no other */
+            break;
         }
-        if (q < 0) {
-            free(used);
-            return; /* a row that is no near-tied row of eager's */
-        }
-        used[q] = 1;
-        double d = fabs(onp_tensor_get_f64(kw, q) - kr);
+        for (size_t k = 0; k < n && ok; k++)
+            if (aligned[k] || k == (size_t)key) ok = same_row(&want[k], &got[k], &outs[k], r, q);
+        perm[q] = r;
         if (d > gap) gap = d;
-        if (first < 0) first = r;
+        if (first < 0 || q < first) first = q;
         moved++;
     }
-    free(used);
-    if (!moved) return;
-    for (size_t k = 0; k < n; k++) {
+    /* every failing output judged again with ORT's rows in eager's order */
+    onp_judgment *rj = ok ? calloc(n, sizeof *rj) : NULL;
+    ok = ok && rj;
+    for (size_t k = 0; ok && k < n; k++) {
+        if (!fail[k]) continue;
         onp_output_verdict *x = &outs[k];
-        if (x->pass) continue;
+        onp_tensor p;
+        if (permuted(&got[k], perm, &p)) {
+            ok = 0;
+            break;
+        }
+        onp_judge_opts jo = {x->j.tol_used, 0, 1, 0};
+        onp_metrics m;
+        onp_error ce;
+        const onp_noise *nz = x->j.noise.src != ONP_NOISE_NONE ? &x->j.noise : NULL;
+        ok = !onp_judge_value(&want[k], &p, NULL, nz, &jo, &m, &rj[k], &ce) && rj[k].pass;
+        if (ok && x->has_topk) {
+            onp_topk tk;
+            ok = !onp_compare_topk(&want[k], &p, x->tk.k, &tk, &ce) && !tk.flipped;
+        }
+        onp_tensor_release(&p);
+    }
+    for (size_t k = 0; ok && k < n; k++) {
+        onp_output_verdict *x = &outs[k];
+        if (!fail[k]) continue;
         x->pass = 1;
         snprintf(x->note, sizeof x->note,
                  "near-tie reorder: %lld row(s) from row %lld come in another order, each another "
                  "of eager's rows whose %s is within its noise of its own (at most %.3g apart, "
-                 "envelope %.3g): the same rows, swapped among near-ties",
-                 (long long)moved, (long long)first, outs[key].name, gap, thr);
+                 "envelope %.3g): with its rows put back in eager's order, %s (gap %.3g)",
+                 (long long)moved, (long long)first, outs[key].name, gap, thr,
+                 onp_verdict_name(rj[k].verdict), rj[k].gap_max);
     }
+    free(rj);
+    free(fail);
+    free(aligned);
+    free(dw);
+    free(dg);
+    free(perm);
 }
 
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,

@@ -29,7 +29,8 @@ from conftest import run  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "zoo"))
 from models3 import (DeadFeatureDetector, GatedMLP, Mixer, OneImageDetector,  # noqa: E402
-                     ScaleWhenPositive, TinyConvNeXt, TinySSD, TinyVAE, TokenTagger)
+                     SaturatedDetector, ScaleWhenPositive, SortedActivations, TinyConvNeXt,
+                     TinySSD, TinyVAE, TokenTagger)
 
 pytestmark = pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning", "ignore::UserWarning",
                                         "ignore::DeprecationWarning", "ignore::FutureWarning")
@@ -529,17 +530,22 @@ def test_detections_chosen_among_exact_ties_are_op_semantics(onnxparity, tmp_pat
     assert all(c["confidence"] == "low" for c in chk["causes"] if c["id"] == "unknown")
 
 
-def _permute_rows(src, dst, rows):
-    """model.onnx of bundle src into bundle dst with every output's rows
-    `rows` (i, j) exchanged: a Gather on dim 0 after each output."""
+def _permute_rows(src, dst, rows, keep=()):
+    """model.onnx of bundle src into bundle dst with every output but those
+    named in `keep` taken through a Gather on dim 0 after it: rows (i, j)
+    exchanged, or, for a longer list, row r of the result is row rows[r]."""
     import shutil
     shutil.copytree(src, dst)
     m = onnx.load(str(dst / "model.onnx"))
-    n = 30
-    perm = list(range(n))
-    perm[rows[0]], perm[rows[1]] = perm[rows[1]], perm[rows[0]]
+    if len(rows) == 2:
+        perm = list(range(30))
+        perm[rows[0]], perm[rows[1]] = perm[rows[1]], perm[rows[0]]
+    else:
+        perm = list(rows)
     m.graph.initializer.append(numpy_helper.from_array(np.array(perm, np.int64), "planted_perm"))
     for o in m.graph.output:
+        if o.name in keep:
+            continue
         for node in m.graph.node:
             node.output[:] = [f"{o.name}_pre" if v == o.name else v for v in node.output]
             node.input[:] = [f"{o.name}_pre" if v == o.name else v for v in node.input]
@@ -547,21 +553,41 @@ def _permute_rows(src, dst, rows):
     onnx.save(m, str(dst / "model.onnx"))
 
 
-def test_detections_swapped_among_near_ties_pass(onnxparity, tmp_path):
-    """Detections sorted by score, two of them 3.4e-7 apart (read back from
-    eager's scores): a graph that returns those two rows in the other order
-    (planted: a permutation after the outputs) returns the same detections;
-    the scores pass, and the boxes and labels pass as a near-tie reorder.
-    The same permutation on the two best rows, far apart in score, fails."""
+def _ort_outputs(onnxparity_bin, bundle, out):
+    """ONNX Runtime's outputs of bundle's model on test_data_set_0 (onnxparity
+    run --save), by position."""
+    d = bundle / "test_data_set_0"
+    ins = sorted(d.glob("input_*.pb"))
+    r = run([onnxparity_bin, "run", bundle / "model.onnx", *ins, "--save", out, "--save-format", "pb"])
+    assert r.returncode == 0, r.stderr
+    return [pb(out / f"output_{k}.pb") for k in range(len(list(d.glob("output_*.pb"))))]
+
+
+@pytest.fixture(scope="module")
+def near_tie_detector(tmp_path_factory):
+    """OneImageDetector captured once; i: the two rows i, i + 1 whose scores
+    are closest (under 1e-6 apart, read back from eager's scores)."""
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(3)
-    b = tmp_path / "b"
+    b = tmp_path_factory.mktemp("near_tie") / "b"
     onp.capture(OneImageDetector().eval(), [torch.rand(1, 3, 96, 96, generator=g)], b,
                 output_names=["boxes", "scores", "labels"])
     s = pb(b / "test_data_set_0" / "output_1.pb")
     gaps = s[:-1] - s[1:]
     i = int(gaps.argmin())
-    assert (gaps >= 0).all() and gaps[i] < 1e-6 < gaps[0], (i, gaps[i], gaps[0])
+    assert (gaps >= 0).all() and gaps[i] < 1e-6, (i, gaps[i])
+    return b, i
+
+
+def test_detections_swapped_among_near_ties_pass(onnxparity, near_tie_detector, tmp_path):
+    """Detections sorted by score, two of them 3.4e-7 apart (read back from
+    eager's scores): a graph that returns those two rows in the other order
+    (planted: a permutation after the outputs) returns the same detections;
+    the scores pass, and the boxes and labels pass as a near-tie reorder.
+    The same permutation on the two best rows, far apart in score, fails."""
+    b, i = near_tie_detector
+    s = pb(b / "test_data_set_0" / "output_1.pb")
+    assert s[0] - s[1] > 1e-6, s[:2]
     _permute_rows(b, tmp_path / "near", (i, i + 1))
     rc, chk = check_json(onnxparity, tmp_path / "near")
     assert rc == 0 and chk["verdict"] == "pass", json.dumps(chk["fixtures"][0]["outputs"])[:3000]
@@ -578,3 +604,72 @@ def test_detections_swapped_among_near_ties_pass(onnxparity, tmp_path):
     assert r.returncode == 1 and json.loads(r.stdout)["verdict"] == "diverges", r.stdout[-1500:]
     rc, chk = check_json(onnxparity, tmp_path / "near", "--strict-tol")
     assert rc == 1
+
+
+def test_duplicated_detection_among_near_ties_fails(onnxparity, near_tie_detector, tmp_path):
+    """Of the two near-tied detections i and i + 1, the graph returns row i
+    twice (planted: a Gather [.., i, i, ..] after the boxes and labels; the
+    scores untouched): detection i + 1 is lost.  Row i matches eager in
+    place, so it is not free to stand for row i + 1 as well: check fails,
+    and no output passes as a near-tie reorder."""
+    b, i = near_tie_detector
+    perm = list(range(30))
+    perm[i + 1] = i
+    _permute_rows(b, tmp_path / "dup", perm, keep=("scores",))
+    want = pb(b / "test_data_set_0" / "output_0.pb")
+    got = _ort_outputs(onnxparity, tmp_path / "dup", tmp_path / "o")[0]
+    lost = want[i + 1]
+    assert not np.isclose(got, lost, rtol=1e-4, atol=1e-4).all(axis=1).any()  # established: lost
+    rc, chk = check_json(onnxparity, tmp_path / "dup")
+    outs = {o["name"]: o for o in chk["fixtures"][0]["outputs"]}
+    assert rc == 1 and chk["verdict"] == "fail", json.dumps(outs)[:2000]
+    assert not outs["boxes"]["pass"] and "near-tie" not in (outs["boxes"].get("note") or "")
+
+
+def test_rows_reversed_under_a_constant_score_fail(onnxparity, tmp_path):
+    """Every score saturates to 1.0 (read back from eager: one value), so
+    the scores order nothing; a graph returning the boxes and labels in
+    reverse order (planted, scores untouched) is not a near-tie reorder:
+    check fails."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(3)
+    b = tmp_path / "b"
+    onp.capture(SaturatedDetector().eval(), [torch.rand(1, 3, 96, 96, generator=g)], b,
+                output_names=["boxes", "scores", "labels"])
+    d = b / "test_data_set_0"
+    assert np.unique(pb(d / "output_1.pb")).tolist() == [1.0]
+    want = pb(d / "output_0.pb")
+    assert not np.allclose(want, want[::-1])  # the reversal moves boxes
+    _permute_rows(b, tmp_path / "rev", list(range(29, -1, -1)), keep=("scores",))
+    got = _ort_outputs(onnxparity, tmp_path / "rev", tmp_path / "o")
+    assert np.allclose(got[0], want[::-1], rtol=1e-4, atol=1e-3)  # established: reversed
+    rc, chk = check_json(onnxparity, tmp_path / "rev")
+    outs = {o["name"]: o for o in chk["fixtures"][0]["outputs"]}
+    assert rc == 1 and not outs["boxes"]["pass"], json.dumps(outs)[:2000]
+    assert outs["scores"]["pass"]
+
+
+def test_sorted_activations_reordered_among_exact_zeros_pass(onnxparity, tmp_path):
+    """torch.sort(relu(x), descending) of 20000 values, about half exact
+    zeros: a graph returning the zeros' indices in reverse order (planted)
+    returns the same sort.  The values pass; the indices pass as a near-tie
+    reorder (each moved index is one of eager's among the tied zeros: read
+    back), the rows paired by sorting, not by a scan per row."""
+    g = torch.Generator().manual_seed(0)
+    n = 20000
+    b = tmp_path / "b"
+    onp.capture(SortedActivations().eval(), [torch.randn(n, generator=g)], b,
+                output_names=["values", "indices"], dynamic_axes=None)
+    v = pb(b / "test_data_set_0" / "output_0.pb")
+    first = int((v > 0).sum())
+    assert 8000 < n - first < 12000 and (v[first:] == 0).all()
+    perm = list(range(first)) + list(range(n - 1, first - 1, -1))
+    _permute_rows(b, tmp_path / "rev", perm, keep=("values",))
+    want_i = pb(b / "test_data_set_0" / "output_1.pb")
+    got_i = _ort_outputs(onnxparity, tmp_path / "rev", tmp_path / "o")[1]
+    moved = np.nonzero(got_i != want_i)[0]
+    assert moved.size > 1000 and (v[moved] == 0).mean() > 0.99  # moved among the zeros
+    assert sorted(got_i[moved].tolist()) == sorted(want_i[moved].tolist())
+    rc, chk = check_json(onnxparity, tmp_path / "rev")
+    outs = {o["name"]: o for o in chk["fixtures"][0]["outputs"]}
+    assert rc == 0 and "near-tie reorder" in outs["indices"]["note"], json.dumps(outs)[:2000]

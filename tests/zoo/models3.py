@@ -102,6 +102,25 @@ class OneImageDetector(TinySSD):
         return boxes[top.indices], top.values, best.indices[top.indices] + 1
 
 
+class SaturatedDetector(OneImageDetector):
+    """OneImageDetector whose scores go through a steep sigmoid: every one
+    of the K kept saturates to exactly 1.0, so the scores order nothing."""
+
+    def forward(self, x):
+        boxes, scores, labels = super().forward(x)
+        return boxes, torch.sigmoid(1e3 * scores), labels
+
+
+class SortedActivations(torch.nn.Module):
+    """torch.sort of a ReLU, best first: the values and their indices; about
+    half the values are exact zeros, tied, which ONNX's TopK and torch order
+    differently."""
+
+    def forward(self, x):
+        v, i = torch.sort(torch.relu(x), descending=True)
+        return v, i
+
+
 class TokenTagger(torch.nn.Module):
     """Embedding + learned positions sliced to the sequence + a linear head."""
 
