@@ -102,6 +102,8 @@ def placed(doc):
 
 
 def main(binary):
+    table = sys.stdout  # the markdown; the exporter's progress lines go to stderr
+    sys.stdout = sys.stderr
     tmp = tempfile.mkdtemp(prefix="onp_decode_bench_")
     model = llama()
     t0 = time.monotonic()
@@ -145,6 +147,7 @@ def main(binary):
         checks = [one_step(model, f"{d}/model.onnx", wp) for wp in (False, True)]
         words = ["pass" if c is True else ("FAIL" if c is False else c) for c in checks]
         rows.append((name, words[0], words[1], loop, secs, rss))
+    sys.stdout = table
     print(f"Llama-style, 104 prompts x 32 steps; capture {capture_s:.1f} s\n")
     print("| fault | one step, no past | one step, past 8 | generate | loop time, memory |")
     print("|---|---|---|---|---|")
