@@ -241,18 +241,27 @@ typedef struct lanes {
  * loop does them, then the lanes merged in order into *r.  vec_nonfin:
  * non-finite values the vector loop saw; any (here or in the tail) flags
  * the block for the exact loop instead. */
+/* The tail [nv, n) of a fast block by slow_pair into *r: the number of
+ * non-finite pairs it met (those it leaves out). */
+static int64_t tail_pairs(const void *E, loader load_e, const void *A, loader load_a, int64_t nv,
+                          int64_t n, onp_tol tol, acc *r)
+{
+    int64_t nonfin = 0;
+    for (int64_t i = nv; i < n; i++) {
+        double e1 = load_e(E, i), a1 = load_a(A, i);
+        if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))
+            nonfin++;
+        else
+            slow_pair(r, e1, a1, tol);
+    }
+    return nonfin;
+}
+
 static void finish_block(const void *E, const void *A, int64_t nv, int64_t n, onp_tol tol,
                          loader load1, int64_t vec_nonfin, const lanes *L, acc *r)
 {
     acc_init(r);
-    int64_t tail_nonfin = 0;
-    for (int64_t i = nv; i < n; i++) {
-        double e1 = load1(E, i), a1 = load1(A, i);
-        if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))
-            tail_nonfin++;
-        else
-            slow_pair(r, e1, a1, tol);
-    }
+    int64_t tail_nonfin = tail_pairs(E, load1, A, load1, nv, n, tol, r);
     if (tail_nonfin || vec_nonfin) {
         r->nonfinite = 1;
         return;
@@ -442,14 +451,7 @@ static void ref_finish(const void *R, const void *X, loader load_x, int64_t nv, 
                        const double *sq, const double *mx, int64_t vec_nonfin, acc *r)
 {
     acc_init(r);
-    int64_t tail_nonfin = 0;
-    for (int64_t i = nv; i < n; i++) {
-        double e1 = ld_f64(R, i), a1 = load_x(X, i);
-        if (!(fabs(a1 - e1) <= DBL_MAX && fabs(e1) <= DBL_MAX))
-            tail_nonfin++;
-        else
-            slow_pair(r, e1, a1, (onp_tol){0, 0});
-    }
+    int64_t tail_nonfin = tail_pairs(R, ld_f64, X, load_x, nv, n, (onp_tol){0, 0}, r);
     if (tail_nonfin || vec_nonfin) {
         r->nonfinite = 1;
         return;
