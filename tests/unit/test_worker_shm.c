@@ -55,18 +55,20 @@ static void value_info(onp_buf *b, int field, const char *name, int rank, const 
     put_msg(b, field, &vi);
 }
 
-/* y = Relu(x), x declared [batch, 512, 256], y declared ydims/yparams. */
-static void relu_model(onp_buf *out, const int64_t *ydims, const char *const *yparams)
+/* Graph gname: y = Relu(x), x declared xdims/xparams, y declared
+ * ydims/yparams; with return_x, x is also a graph output (before y). */
+static void relu_graph(onp_buf *out, const char *gname, const int64_t *xdims,
+                       const char *const *xparams, int return_x, const int64_t *ydims,
+                       const char *const *yparams)
 {
-    static const int64_t xdims[3] = {-1, 512, 256};
-    static const char *const xparams[3] = {"batch", NULL, NULL};
     onp_buf graph = {0}, node = {0}, opset = {0};
     put_str(&node, 1, "x");
     put_str(&node, 2, "y");
     put_str(&node, 4, "Relu");
     put_msg(&graph, 1, &node);
-    put_str(&graph, 2, "relu");
+    put_str(&graph, 2, gname);
     value_info(&graph, 11, "x", 3, xdims, xparams);
+    if (return_x) value_info(&graph, 12, "x", 3, xdims, xparams);
     value_info(&graph, 12, "y", 3, ydims, yparams);
     memset(out, 0, sizeof *out);
     onp_pb_put_uint(out, 1, 8);
@@ -74,6 +76,14 @@ static void relu_model(onp_buf *out, const int64_t *ydims, const char *const *yp
     put_str(&opset, 1, "");
     onp_pb_put_uint(&opset, 2, 13);
     put_msg(out, 8, &opset);
+}
+
+/* y = Relu(x), x declared [batch, 512, 256], y declared ydims/yparams. */
+static void relu_model(onp_buf *out, const int64_t *ydims, const char *const *yparams)
+{
+    static const int64_t xdims[3] = {-1, 512, 256};
+    static const char *const xparams[3] = {"batch", NULL, NULL};
+    relu_graph(out, "relu", xdims, xparams, 0, ydims, yparams);
 }
 
 static void one_declaration(onp_ort *ort, const char *what, const int64_t *ydims,
@@ -169,20 +179,8 @@ static void test_outputs_not_computed(void)
     onp_error e;
     if (onp_ort_open(NULL, &ort, &e)) SKIP("no ONNX Runtime library found");
     static const int64_t dims[3] = {2, 512, 256};
-    onp_buf graph = {0}, node = {0}, opset = {0}, model = {0};
-    put_str(&node, 1, "x");
-    put_str(&node, 2, "y");
-    put_str(&node, 4, "Relu");
-    put_msg(&graph, 1, &node);
-    put_str(&graph, 2, "passthrough");
-    value_info(&graph, 11, "x", 3, dims, NULL);
-    value_info(&graph, 12, "x", 3, dims, NULL); /* the input, returned */
-    value_info(&graph, 12, "y", 3, dims, NULL);
-    onp_pb_put_uint(&model, 1, 8);
-    put_msg(&model, 7, &graph);
-    put_str(&opset, 1, "");
-    onp_pb_put_uint(&opset, 2, 13);
-    put_msg(&model, 8, &opset);
+    onp_buf model;
+    relu_graph(&model, "passthrough", dims, NULL, 1, dims, NULL); /* the input, returned */
     onp_session *iso = NULL;
     onp_session_opts o;
     memset(&o, 0, sizeof o);
