@@ -45,6 +45,18 @@ def ort_optimize(src: str, dst: str, bundle: Optional[str] = None, level: str = 
     ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
 
 
+def _f16_options(keep_io_types: bool, op_block_list: Optional[Sequence[str]],
+                 node_block_list: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """The keyword arguments of a float16 converter's
+    convert_float_to_float16 (a block list left out: the converter's default)."""
+    kw: Dict[str, Any] = {"keep_io_types": keep_io_types}
+    if op_block_list is not None:
+        kw["op_block_list"] = list(op_block_list)
+    if node_block_list is not None:
+        kw["node_block_list"] = list(node_block_list)
+    return kw
+
+
 def float16(src: str, dst: str, bundle: Optional[str] = None, keep_io_types: bool = True,
             op_block_list: Optional[Sequence[str]] = None,
             node_block_list: Optional[Sequence[str]] = None) -> None:
@@ -55,11 +67,7 @@ def float16(src: str, dst: str, bundle: Optional[str] = None, keep_io_types: boo
     import onnx
     from onnxruntime.transformers import float16 as f16
     m = onnx.load(src)
-    kw: Dict[str, Any] = {"keep_io_types": keep_io_types}
-    if op_block_list is not None:
-        kw["op_block_list"] = list(op_block_list)
-    if node_block_list is not None:
-        kw["node_block_list"] = list(node_block_list)
+    kw = _f16_options(keep_io_types, op_block_list, node_block_list)
     onnx.save(f16.convert_float_to_float16(m, **kw), dst)
 
 
@@ -74,11 +82,7 @@ def float16_occ(src: str, dst: str, bundle: Optional[str] = None, keep_io_types:
     import onnx
     from onnxconverter_common import float16 as f16
     m = onnx.load(src)
-    kw: Dict[str, Any] = {"keep_io_types": keep_io_types}
-    if op_block_list is not None:
-        kw["op_block_list"] = list(op_block_list)
-    if node_block_list is not None:
-        kw["node_block_list"] = list(node_block_list)
+    kw = _f16_options(keep_io_types, op_block_list, node_block_list)
     out = f16.convert_float_to_float16(m, **kw)
     _fix_casts(out)
     onnx.save(out, dst)
@@ -94,11 +98,7 @@ def float16_region(src: str, dst: str, bundle: Optional[str] = None, keep_io_typ
     import onnx
     from onnxruntime.transformers import float16 as f16
     m = onnx.load(src)
-    kw: Dict[str, Any] = {"keep_io_types": keep_io_types}
-    if op_block_list is not None:
-        kw["op_block_list"] = list(op_block_list)
-    if node_block_list is not None:
-        kw["node_block_list"] = list(node_block_list)
+    kw = _f16_options(keep_io_types, op_block_list, node_block_list)
     out = f16.convert_float_to_float16(onnx.load(src), **kw)
     keep_float32_regions(out, m)
     onnx.save(out, dst)
