@@ -367,18 +367,28 @@ static void shm_unmap(void *owner)
     free(m);
 }
 
-/* A sealed memfd holding t's bytes, or -1 (then the bytes go inline). */
-static int shm_of(const onp_tensor *t)
+/* A new memfd `label` (sealable) of nb bytes, mapped shared at *p: its
+ * descriptor, or -1 (nothing left open). */
+static int shm_create(const char *label, size_t nb, void **p)
 {
-    int fd = memfd_create("onnxparity-tensor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
-    void *p = MAP_FAILED;
-    if (ftruncate(fd, (off_t)t->nbytes) == 0)
-        p = mmap(NULL, t->nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
+    *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)nb) == 0)
+        *p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (*p == MAP_FAILED) {
         close(fd);
         return -1;
     }
+    return fd;
+}
+
+/* A sealed memfd holding t's bytes, or -1 (then the bytes go inline). */
+static int shm_of(const onp_tensor *t)
+{
+    void *p;
+    int fd = shm_create("onnxparity-tensor", t->nbytes, &p);
+    if (fd < 0) return -1;
     memcpy(p, t->data, t->nbytes);
     munmap(p, t->nbytes);
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
@@ -633,14 +643,9 @@ static void out_shm_make(const onp_session *s, const onp_tensor *in, size_t n_in
         const char *name = names ? names[i] : i < s->n_out ? s->out[i].name : NULL;
         size_t nb = onp_session_output_bytes(s, name, in, n_in);
         if (nb < SHM_MIN) continue;
-        int fd = memfd_create("onnxparity-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        void *p = MAP_FAILED;
-        if (fd >= 0 && ftruncate(fd, (off_t)nb) == 0)
-            p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) {
-            if (fd >= 0) close(fd);
-            continue;
-        }
+        void *p;
+        int fd = shm_create("onnxparity-output", nb, &p);
+        if (fd < 0) continue;
         sh[i] = (out_shm){fd, p, nb};
         bufs[i] = p;
     }
