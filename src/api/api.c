@@ -18,42 +18,56 @@
 #include "onnxparity/run.h"
 #include "onnxparity/version.h"
 
-/* args[n] into a: every one must be a run option of `groups`, or
- * "--no-sweep" where no_sweep is not NULL, or one of gate's own where ga
- * is not NULL. */
-static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n, int *no_sweep,
-                      onp_gate_args *ga, onp_error *e)
+/* A command's own options beside the run's: 1 one taken at argv[*i]
+ * (*i moved past its value), 0 not one of them, -1 refused (e set). */
+typedef int (*own_parse_fn)(void *own, onp_run_args *a, int argc, const char *const *argv, int *i,
+                            onp_error *e);
+
+static int own_no_sweep(void *own, onp_run_args *a, int argc, const char *const *argv, int *i,
+                        onp_error *e)
+{
+    (void)a, (void)argc, (void)e;
+    if (strcmp(argv[*i], "--no-sweep")) return 0;
+    *(int *)own = 1;
+    return 1;
+}
+
+static int own_gate(void *own, onp_run_args *a, int argc, const char *const *argv, int *i,
+                    onp_error *e)
+{
+    return onp_gate_args_parse(own, a, argc, argv, i, e);
+}
+
+static int own_chain(void *own, onp_run_args *a, int argc, const char *const *argv, int *i,
+                     onp_error *e)
+{
+    (void)a;
+    return onp_chain_args_parse(own, argc, argv, i, e);
+}
+
+static int own_decode(void *own, onp_run_args *a, int argc, const char *const *argv, int *i,
+                      onp_error *e)
+{
+    (void)a;
+    return onp_decode_args_parse(own, argc, argv, i, e);
+}
+
+/* args[n] into a: every one must be a run option of `groups` or, where
+ * parse is not NULL, one of the command's own (parse(own, ...), tried
+ * first). */
+static int parse_args(onp_run_args *a, int groups, const char *const *args, size_t n,
+                      own_parse_fn parse, void *own, onp_error *e)
 {
     if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
     for (int i = 0; i < (int)n; i++) {
         if (!args[i]) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
-        if (no_sweep && !strcmp(args[i], "--no-sweep")) {
-            *no_sweep = 1;
-            continue;
-        }
-        int r = ga ? onp_gate_args_parse(ga, a, (int)n, args, &i, e) : 0;
+        int r = parse ? parse(own, a, (int)n, args, &i, e) : 0;
         if (!r) r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
         if (r < 0) return -1;
         if (!r)
             return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
     }
     return 0;
-}
-
-/* args as the run's options of `groups` and the chain's (chain.h). */
-static int parse_chain_args(onp_run_args *a, int groups, onp_chain_args *ca,
-                            const char *const *args, size_t n, onp_error *e)
-{
-    if (n > INT_MAX) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
-    for (int i = 0; i < (int)n; i++) {
-        if (!args[i]) return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
-        int r = onp_chain_args_parse(ca, (int)n, args, &i, e);
-        if (!r) r = onp_run_args_parse(a, groups, (int)n, args, &i, e);
-        if (r < 0) return -1;
-        if (!r)
-            return onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
-    }
-    return onp_chain_args_finish(ca, e);
 }
 
 /* What every call does first: no document yet, no error, the options at
@@ -138,8 +152,8 @@ int onp_api_diagnose(const char *bundle, const char *model, const char *const *d
     onp_bundle_spec where = {bundle, model, data, n_data};
     onp_diagnosis d = {0};
     int no_sweep = 0, rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, &no_sweep, NULL,
-                    e) &&
+    if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_DIAGNOSE, args, n_args, own_no_sweep,
+                    &no_sweep, e) &&
         !onp_diagnosis_open(&d, &where, a, e) && !onp_diagnosis_run(&d, a, no_sweep, NULL, NULL, e))
         rc = emit(onp_doc_diagnose(&d, a), onp_run_exit_code(d.run.verdict), doc, e);
     onp_diagnosis_release(&d);
@@ -168,7 +182,7 @@ int onp_api_gate(const char *bundle, const char *model, const char *const *data,
     onp_gate_args_init(&ga);
     onp_gate g = {0};
     int rc = -1;
-    if (!parse_args(a, ONP_RUN_ARGS_ORT, args, n_args, NULL, &ga, e) &&
+    if (!parse_args(a, ONP_RUN_ARGS_ORT, args, n_args, own_gate, &ga, e) &&
         !onp_gate_args_finish(&ga, a, e) && !onp_gate_run(&g, &where, a, &ga, e)) {
         rc = ga.record ? gate_record(&g, &ga, doc, e)
                        : emit(onp_doc_gate(&g, &a->run, ga.criteria), onp_run_exit_code(g.verdict),
@@ -192,7 +206,8 @@ int onp_api_chain(const char *bundle, const char *model, const char *const *data
     int rc = -1;
     if (!ca)
         onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-    else if (!parse_chain_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL, ca, args, n_args, e) &&
+    else if (!parse_args(a, ONP_RUN_ARGS_ORT | ONP_RUN_ARGS_TOL, args, n_args, own_chain, ca, e) &&
+             !onp_chain_args_finish(ca, e) &&
              !onp_chain_run(&c, &where, a, ca->st, ca->n, ca->per_value, e))
         rc = emit(onp_doc_chain(&c, &a->run), onp_run_exit_code(c.verdict), doc, e);
     onp_chain_release(&c);
@@ -216,23 +231,7 @@ int onp_api_generate(const char *bundle, const char *model, const char *const *d
                       "generate takes one decode bundle (no model, no fixture folders)");
         goto out;
     }
-    if (n_args > INT_MAX) {
-        onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "too many options");
-        goto out;
-    }
-    for (int i = 0; i < (int)n_args; i++) {
-        if (!args[i]) {
-            onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "a NULL option");
-            goto out;
-        }
-        int k = onp_decode_args_parse(&o, (int)n_args, args, &i, e);
-        if (!k) k = onp_run_args_parse(a, ONP_RUN_ARGS_ORT, (int)n_args, args, &i, e);
-        if (k < 0) goto out;
-        if (!k) {
-            onp_error_set(e, ONP_ERR_USAGE, NULL, NULL, -1, "unknown option '%s'", args[i]);
-            goto out;
-        }
-    }
+    if (parse_args(a, ONP_RUN_ARGS_ORT, args, n_args, own_decode, &o, e)) goto out;
     o.ort_lib = a->run.ort_lib;
     o.session = a->run.session;
     if (!onp_decode_run(bundle, &o, &r, e))
