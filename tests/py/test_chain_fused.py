@@ -34,7 +34,7 @@ optimizer = pytest.importorskip("onnxruntime.transformers.optimizer")
 import consumers  # noqa: E402
 import onnxparity as onp  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
-from onnxparity import ortlib  # noqa: E402
+import ortpkg  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning",
                                         "ignore::FutureWarning")
@@ -42,16 +42,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::Deprecat
 EMB_LN = "/embeddings/LayerNorm/LayerNormalization_output_0"
 
 
-def _ort_lib():
-    try:
-        return str(ortlib.find()[0])
-    except Exception as e:  # noqa: BLE001 - any reason means: no package library
-        pytest.skip(f"no ONNX Runtime library in the onnxruntime package: {e}")
-
-
 def chain(onnxparity_bin, bundle, model, *extra):
     args = [onnxparity_bin, "chain", str(bundle), "--stage", f"bert-opt={model}", "--precision",
-            "bert-opt=fp32", "--format", "json", "--ort-lib", _ort_lib(), *extra]
+            "bert-opt=fp32", "--format", "json", "--ort-lib", ortpkg.lib(), *extra]
     r = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
