@@ -248,6 +248,16 @@ static void output_regressions(const onp_gate_result *g, const char *fx, const c
     }
 }
 
+/* The gate's runs: each target's gate, or the one gate without targets. */
+static size_t n_runs(const onp_gate *gt)
+{
+    return gt->n_targets ? gt->n_targets : 1;
+}
+static const onp_gate *run_of(const onp_gate *gt, size_t k)
+{
+    return gt->n_targets ? &gt->targets[k] : gt;
+}
+
 /* One testcase per fixture x output (failing when a regression names it),
  * one per environment field recorded (failing, or passing with the drift in
  * system-out), one per other bundle-wide regression; the environment and
@@ -331,14 +341,14 @@ static int write_junit(const opts *o, const onp_gate *gt, int recording)
 {
     junit j;
     junit_init(&j);
-    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const onp_gate *first = run_of(gt, 0);
     junit_env_properties(&j, &first->check.run.env);
     junit_property(&j, "env_drift_policy", onp_gate_drift_policy_name(o->ga.drift));
     onp_criteria none;
     memset(&none, 0, sizeof none);
     int rc = 0;
-    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
-        const onp_gate *t = gt->n_targets ? &gt->targets[k] : gt;
+    for (size_t k = 0; k < n_runs(gt); k++) {
+        const onp_gate *t = run_of(gt, k);
         if (gt->n_targets) junit_target_property(&j, t);
         if (!recording) {
             junit_cases(&j, gt->n_targets ? t->target : NULL, &t->criteria, &t->check.run,
@@ -371,12 +381,12 @@ static size_t print_run(const opts *o, const onp_gate *gt);
 static void print_text(const opts *o, const onp_gate *gt)
 {
     const onp_gate_result *g = &gt->result;
-    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const onp_gate *first = run_of(gt, 0);
     printf("gate     %s against %s (model sha256 %.12s)\n", cli_target_name(&o->tg), o->ga.criteria,
            onp_bundle_sha256(first->check.bundle));
     size_t drifted = 0;
-    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
-        const onp_gate *t = gt->n_targets ? &gt->targets[k] : gt;
+    for (size_t k = 0; k < n_runs(gt); k++) {
+        const onp_gate *t = run_of(gt, k);
         if (gt->n_targets)
             printf("target   %s: %s (%zu regression(s))\n", t->target,
                    report_verdict_word(t->verdict), t->result.n_reg);
@@ -458,11 +468,11 @@ static size_t print_run(const opts *o, const onp_gate *gt)
 static void print_annotations(const opts *o, const onp_gate *gt)
 {
     const onp_gate_result *g = &gt->result;
-    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const onp_gate *first = run_of(gt, 0);
     const char *model = onp_bundle_model_path(first->check.bundle);
     char t[900], title[200];
-    for (size_t k = 0; k < (gt->n_targets ? gt->n_targets : 1); k++) {
-        const onp_gate *tg = gt->n_targets ? &gt->targets[k] : gt;
+    for (size_t k = 0; k < n_runs(gt); k++) {
+        const onp_gate *tg = run_of(gt, k);
         const onp_gate_result *tr = &tg->result;
         gh_causes_commands(stdout, tg->check.run.causes, model);
         for (size_t i = 0; i < tr->n_drift; i++) {
@@ -493,7 +503,7 @@ static void print_annotations(const opts *o, const onp_gate *gt)
  * check, value and limit. */
 static int write_sarif(const opts *o, const onp_gate *gt)
 {
-    const onp_gate *first = gt->n_targets ? &gt->targets[0] : gt;
+    const onp_gate *first = run_of(gt, 0);
     const char *model = onp_bundle_model_path(first->check.bundle);
     const onp_gate_result *g = &gt->result;
     if (o->ga.record || !g->n_reg) return lint_sarif_write(o->sarif, model, &first->check.lint);
@@ -600,7 +610,7 @@ static int write_sarif(const opts *o, const onp_gate *gt)
  * divergent node and the regressions as Markdown, appended. */
 static int write_summary(const opts *o, const onp_gate *gt0)
 {
-    const onp_gate *gt = gt0->n_targets ? &gt0->targets[0] : gt0; /* the first target's run */
+    const onp_gate *gt = run_of(gt0, 0); /* the first target's run */
     const onp_criteria *c = &gt->criteria;
     const onp_run_result *r = &gt->check.run;
     const onp_gate_result *g = &gt0->result;
