@@ -20,7 +20,6 @@ transformers, onnxruntime); skips elsewhere and says why.
 """
 import json
 import os
-import pathlib
 import subprocess
 
 import pytest
@@ -34,7 +33,9 @@ np = pytest.importorskip("numpy")
 
 import onnxparity as onp  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
-from onnxparity import _export, _transforms, ortlib  # noqa: E402
+import ortpkg  # noqa: E402
+import stageref  # noqa: E402
+from onnxparity import _export, _transforms  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(not _export.has_dynamo_exporter(),
@@ -46,16 +47,9 @@ pytestmark = [
 HEALTHY = ["ort-basic", "ort-extended", "slim", "fp16", "int8-dynamic", "int8-qdq"]
 
 
-def _ort_lib():
-    try:
-        return str(ortlib.find()[0])
-    except Exception as e:  # noqa: BLE001 - any reason means: no package library
-        pytest.skip(f"no ONNX Runtime library in the onnxruntime package: {e}")
-
-
 def chain(onnxparity_bin, bundle, stages, *extra):
     """The chain document of `bundle` with `stages` [(name, model, precision)]."""
-    args = [onnxparity_bin, "chain", str(bundle), "--format", "json", "--ort-lib", _ort_lib()]
+    args = [onnxparity_bin, "chain", str(bundle), "--format", "json", "--ort-lib", ortpkg.lib()]
     for name, model, prec in stages:
         args += ["--stage", f"{name}={model}", "--precision", f"{name}={prec}"]
     r = subprocess.run(args + list(extra), capture_output=True, text=True, timeout=600)
@@ -70,17 +64,6 @@ def stage_of(doc, name):
     return next(s for s in doc["stages"] if s["name"] == name)
 
 
-def fixtures(bundle):
-    """[(feeds by position, expected outputs)] of the bundle's fixtures."""
-    out = []
-    for d in sorted(pathlib.Path(bundle).glob("test_data_set_*"), key=lambda p: int(p.name.rsplit("_", 1)[1])):
-        ins = sorted(d.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
-        outs = sorted(d.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
-        load = lambda p: numpy_helper.to_array(onnx.load_tensor(str(p)))  # noqa: E731
-        out.append(([load(p) for p in ins], [load(p) for p in outs]))
-    return out
-
-
 def own_max_abs(model, bundle):
     """{output name: max |stage - eager|} over the bundle's fixtures, by the
     onnxruntime Python package."""
@@ -88,7 +71,7 @@ def own_max_abs(model, bundle):
     names = [i.name for i in s.get_inputs()]
     outs = [o.name for o in s.get_outputs()]
     worst = {n: 0.0 for n in outs}
-    for ins, want in fixtures(bundle):
+    for ins, want in stageref.fixtures(bundle):
         got = s.run(None, dict(zip(names, ins)))
         for n, g, w in zip(outs, got, want):
             worst[n] = max(worst[n], float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64)))))
@@ -259,17 +242,7 @@ def first_overflow(model_path, bundle):
     """(value, node) of the export: the first node output, in node order,
     whose magnitude exceeds float16's largest finite value (65504) on a
     fixture, by the onnxruntime Python package."""
-    m = onnx.shape_inference.infer_shapes(onnx.load(str(model_path)))
-    floats = {v.name: v for v in m.graph.value_info if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
-    order = [(o, n) for n in m.graph.node for o in n.output if o in floats]
-    m.graph.output.extend(floats[o] for o, _ in order)
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in s.get_inputs()]
-    big = set()
-    for ins, _ in fixtures(bundle):
-        got = s.run([o for o, _ in order], dict(zip(names, ins)))
-        big |= {o for (o, _), g in zip(order, got) if np.max(np.abs(g)) > 65504}
-    return next((o, n) for o, n in order if o in big)
+    return stageref.beyond_float16(model_path, bundle)[0]
 
 
 def test_quantized_layer_with_a_wrong_scale_is_named(onnxparity, resnet, tmp_path):
@@ -340,7 +313,7 @@ def own_sqnr(export, stage, bundle):
     """{value: SQNR dB} of every float value both graphs compute under one
     name, fixture 0, by the onnxruntime Python package (export values of
     magnitude >= 1e30, mask sentinels, left out, as docs/chain.md says)."""
-    feeds, _ = fixtures(bundle)[0]
+    feeds, _ = stageref.fixtures(bundle)[0]
     got = []
     for path in (export, stage):
         m = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
@@ -418,7 +391,7 @@ def test_python_api_gives_the_tools_document(onnxparity, resnet):
     from onnxparity import api
     bundle, stages = resnet
     picked = [s for s in stages if s["name"] in ("slim", "fp16")]
-    doc = api.chain(bundle, stages=picked, ort_lib=_ort_lib())
+    doc = api.chain(bundle, stages=picked, ort_lib=ortpkg.lib())
     rc = doc.pop("exit_code")
     cli = chain(onnxparity, bundle, [(s["name"], s["model"], s["precision"]) for s in picked])
     assert rc == 0 and doc == cli

@@ -22,7 +22,6 @@ Needs the torch 2.x environment (.venv-torch2); skips elsewhere.
 """
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -35,8 +34,9 @@ np = pytest.importorskip("numpy")
 pytest.importorskip("onnxruntime.transformers.float16")
 
 import onnxparity as onp  # noqa: E402
-from onnx import numpy_helper  # noqa: E402
-from onnxparity import _export, _fp16search, _transforms, api, ortlib  # noqa: E402
+import ortpkg  # noqa: E402
+import stageref  # noqa: E402
+from onnxparity import _export, _fp16search, _transforms, api  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(not _export.has_dynamo_exporter(),
@@ -44,16 +44,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning",
                                "ignore::FutureWarning"),
 ]
-
-F16_MAX = 65504.0
-
-
-def _ort_lib():
-    try:
-        return str(ortlib.find()[0])
-    except Exception as e:  # noqa: BLE001 - any reason means: no package library
-        pytest.skip(f"no ONNX Runtime library in the onnxruntime package: {e}")
-
 
 class NormBlock(torch.nn.Module):
     """A LayerNorm written by hand (torch.var) and a softmax after a
@@ -85,17 +75,7 @@ def overflow(tmp_path_factory, lib):
     """The overflowing bundle and the search's answer on it (onnxparity.api.fp16_search)."""
     d = tmp_path_factory.mktemp("fp16search")
     bundle = _bundle(d / "bundle", 1000.0)
-    return bundle, api.fp16_search(bundle, d / "search", ort_lib=_ort_lib())
-
-
-def fixtures(bundle):
-    out = []
-    for d in sorted(pathlib.Path(bundle).glob("test_data_set_*"), key=lambda p: int(p.name.rsplit("_", 1)[1])):
-        load = lambda p: numpy_helper.to_array(onnx.load_tensor(str(p)))  # noqa: E731
-        ins = sorted(d.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
-        outs = sorted(d.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
-        out.append(([load(p) for p in ins], [load(p) for p in outs]))
-    return out
+    return bundle, api.fp16_search(bundle, d / "search", ort_lib=ortpkg.lib())
 
 
 def own_max_abs(model, bundle):
@@ -104,7 +84,7 @@ def own_max_abs(model, bundle):
     s = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     names = [i.name for i in s.get_inputs()]
     worst = 0.0
-    for ins, want in fixtures(bundle):
+    for ins, want in stageref.fixtures(bundle):
         for g, w in zip(s.run(None, dict(zip(names, ins))), want):
             g = g.astype(np.float64)
             worst = max(worst, float(np.max(np.abs(g - w))) if np.all(np.isfinite(g)) else np.inf)
@@ -114,21 +94,11 @@ def own_max_abs(model, bundle):
 def beyond_float16(model_path, bundle):
     """The export's nodes with an output beyond float16's range on some
     fixture (float32, the onnxruntime Python package)."""
-    m = onnx.shape_inference.infer_shapes(onnx.load(str(model_path)))
-    floats = {v.name: v for v in m.graph.value_info if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
-    order = [(o, n.name) for n in m.graph.node for o in n.output if o in floats]
-    m.graph.output.extend(floats[o] for o, _ in order)
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in s.get_inputs()]
-    big = set()
-    for ins, _ in fixtures(bundle):
-        got = s.run([o for o, _ in order], dict(zip(names, ins)))
-        big |= {n for (_, n), v in zip(order, got) if np.max(np.abs(v)) > F16_MAX}
-    return big
+    return {n.name for _, n in stageref.beyond_float16(model_path, bundle)}
 
 
 def chain(onnxparity_bin, bundle, name, model):
-    r = subprocess.run([onnxparity_bin, "chain", str(bundle), "--format", "json", "--ort-lib", _ort_lib(),
+    r = subprocess.run([onnxparity_bin, "chain", str(bundle), "--format", "json", "--ort-lib", ortpkg.lib(),
                         "--stage", f"{name}={model}", "--precision", f"{name}=fp16"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode in (0, 1), r.stderr
@@ -198,7 +168,7 @@ def test_search_list_reapplied_with_the_converter_passes(onnxparity, overflow, t
 def test_a_healthy_model_has_nothing_to_block(tmp_path, lib):
     bundle = _bundle(tmp_path / "bundle", 1.0)
     assert not beyond_float16(bundle / "model.onnx", bundle)
-    r = _fp16search.search(str(bundle), str(tmp_path / "search"), ort_lib=_ort_lib())
+    r = _fp16search.search(str(bundle), str(tmp_path / "search"), ort_lib=ortpkg.lib())
     assert r["found"] and r["verdict"] == "pass" and r["node_block_list"] == [] and r["checks"] == 1
     assert r["transform"] == "fp16" and r["plain"]["status"] == "within" and r["op_form"] is None
     assert own_max_abs(r["model"], bundle) < 1e-2
@@ -210,7 +180,7 @@ def test_a_budget_too_small_says_so(onnxparity, overflow, tmp_path):
     bundle, full = overflow
     env = dict(os.environ, ONNXPARITY_BIN=onnxparity)
     cmd = [sys.executable, "-m", "onnxparity.chainmake", "fp16-search", str(bundle), str(tmp_path / "s"),
-           "--ort-lib", _ort_lib()]
+           "--ort-lib", ortpkg.lib()]
     p = subprocess.run(cmd + ["--budget", "2"], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 1, p.stderr
     assert "no list found" in p.stdout and "budget of 2 conversions spent" in p.stdout
