@@ -121,7 +121,6 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
     export = onnx.load(src, load_external_data=False)
     names = {n.name for n in export.graph.node}
     judge = _Judge(bundle, src, out_dir, budget, chain_options)
-    run = judge
     grown: List[str] = []
     op_form: Optional[Dict[str, Any]] = None
 
@@ -135,7 +134,7 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
                 "model": last["model"], "plain": steps[0], "checks": judge.used,
                 "op_form": op_form, "budget": budget, "steps": steps, "note": note}
 
-    plain = run([])
+    plain = judge([])
     if plain["status"] == "within":
         return answer(True, plain, "the plain float16 conversion is within float16's envelope: "
                                    "nothing to block")
@@ -158,7 +157,7 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
                    else f"{last['first_node']} and the producers of its inputs are already float32")
             return answer(False, last, f"no list found: {why} (status {last['status']})")
         blocked += cand
-        last = run(blocked)
+        last = judge(blocked)
         if last["status"] == "error":
             return answer(False, last, f"ONNX Runtime refused the conversion: {last['message']}")
     best, grown = last, list(blocked)
@@ -170,7 +169,7 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
             while k < len(blocked) and judge.left() > 0:
                 trial = blocked[:k] + blocked[k + chunk:]
                 if trial and trial != blocked:
-                    r = run(trial)
+                    r = judge(trial)
                     if r["status"] == "within":
                         blocked, best = trial, r
                         continue
@@ -182,6 +181,6 @@ def search(bundle: str, out_dir: str, *, src: Optional[str] = None, budget: int 
     # default op_block_list, judged once when the budget allows
     if judge.left() > 0:
         kinds = {n.name: n.op_type for n in export.graph.node}
-        op_form = run([], sorted({kinds[n] for n in blocked}))
+        op_form = judge([], sorted({kinds[n] for n in blocked}))
     return answer(True, best, f"{len(best['node_block_list'])} nodes kept float32 bring the stage "
                               f"within float16's envelope ({judge.used} conversions judged)")
