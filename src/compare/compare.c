@@ -1071,26 +1071,20 @@ int onp_compare_ref(const onp_tensor *E, const onp_tensor *A, const onp_tensor *
         gap_of(&m_ra, g_a);
         return 0;
     }
-    ref_walk w;
-    int h1 = job_open(E, A, tol, m_ea, &w.ea, e);
-    if (h1 < 0) return -1;
-    int h2 = job_open(R, E, zero, &m_re, &w.re, e);
-    if (h2 < 0) {
-        free(w.ea.blocks);
-        return -1;
-    }
-    int h3 = job_open(R, A, zero, &m_ra, &w.ra, e);
-    if (h3 < 0) {
+    ref_walk w = {.k = k};
+    /* same shapes, numeric, count > 0: each open gives a job of the same
+     * blocks, or fails (out of memory) */
+    if (job_open(E, A, tol, m_ea, &w.ea, e) < 0 || job_open(R, E, zero, &m_re, &w.re, e) < 0 ||
+        job_open(R, A, zero, &m_ra, &w.ra, e) < 0) {
         free(w.ea.blocks);
         free(w.re.blocks);
+        free(w.ra.blocks);
         return -1;
     }
-    /* all three hold jobs of the same blocks here: same shapes, count > 0 */
-    w.k = k;
     run_blocks(w.ea.n_blocks, ref_block, &w, 0);
-    job_close(&w.ea, h1, m_ea);
-    job_close(&w.re, h2, &m_re);
-    job_close(&w.ra, h3, &m_ra);
+    job_close(&w.ea, 1, m_ea);
+    job_close(&w.re, 1, &m_re);
+    job_close(&w.ra, 1, &m_ra);
     gap_of(&m_re, g_e);
     gap_of(&m_ra, g_a);
     return 0;
