@@ -99,9 +99,6 @@ def generate(bundle: PathLike, *, steps: Optional[int] = None, strict: bool = Fa
     for name, v in (("--rtol", rtol), ("--atol", atol)):
         if v is not None:
             own += [name, repr(float(v))]
-    lib = api._load()
-    fn = lib.onp_api_generate
-    fn.argtypes, fn.restype = lib.onp_api_check.argtypes, lib.onp_api_check.restype
     extra = list(options.pop("extra_args", ())) + own
     rc, text = api._call("onp_api_generate", bundle, None, (), dict(options, extra_args=extra))
     doc = json.loads(text)

@@ -190,7 +190,7 @@ def _load() -> ctypes.CDLL:
                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                       ctypes.POINTER(_Error)]
         lib.onp_api_check.restype = ctypes.c_int
-        for name in ("onp_api_bisect", "onp_api_diagnose", "onp_api_gate", "onp_api_chain"):
+        for name in ("onp_api_bisect", "onp_api_diagnose", "onp_api_gate", "onp_api_chain", "onp_api_generate"):
             getattr(lib, name).argtypes = lib.onp_api_check.argtypes
             getattr(lib, name).restype = ctypes.c_int
         lib.onp_api_free.argtypes = [ctypes.c_void_p]
