@@ -223,12 +223,6 @@ void lint_check_random(lint_ctx *c, const lint_node *ln);
  * false with a ratio not provably 0 (manifest.c: the exporter's dropout
  * warning). */
 size_t lint_live_dropouts(lint_ctx *c, const lint_scope *main);
-
-/* " in module P" from a parity.json warning record's "modules" (the capture's
- * paths of the module class whose forward holds the warning's line), "" when
- * it has none (manifest.c). */
-struct cJSON;
-void lint_warning_modules(const struct cJSON *w, char *out, size_t n);
 /* How many nodes of the main graph compute as in training mode: the live
  * Dropouts, BatchNormalizations in their training form, random operators
  * (manifest.c: whether modules left in training mode left a trace). */

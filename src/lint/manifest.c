@@ -286,7 +286,7 @@ static int same_warning(const cJSON *a, const cJSON *b)
 /* " in module P" (or " in modules P, Q and N more", " in the model's own
  * forward") from a warning record's "modules" (the capture's: the paths of
  * the module class whose forward holds the line) into out; "" without. */
-void lint_warning_modules(const cJSON *w, char *out, size_t n)
+static void warning_modules(const cJSON *w, char *out, size_t n)
 {
     const cJSON *mods = get(w, "modules"), *m;
     out[0] = 0;
@@ -297,9 +297,9 @@ void lint_warning_modules(const cJSON *w, char *out, size_t n)
     {
         const char *p = cJSON_GetStringValue(m);
         if (!p || shown == 2) continue;
-        int k = snprintf(out + len, n - len, "%s%s%s%s", shown ? ", " : " in module",
-                         !shown && total > 1 ? "s " : " ", p[0] ? "" : "(the model's own forward)",
-                         p);
+        int k =
+            snprintf(out + len, n - len, "%s%s%s%s", shown ? ", " : " in module",
+                     !shown && total > 1 ? "s " : " ", p[0] ? "" : "(the model's own forward)", p);
         if (k < 0 || (size_t)k >= n - len) break;
         len += (size_t)k;
         shown++;
@@ -354,7 +354,7 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
         strcpy(text + n, strlen(msg) > n ? "..." : "");
         if (ix == R_TRACER_WARNING) {
             char in_mod[320];
-            lint_warning_modules(w, in_mod, sizeof in_mod);
+            warning_modules(w, in_mod, sizeof in_mod);
             lint_emit(c, ix, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
                       "parity.json: TracerWarning%s%s%s%s%s%s: %s: the traced graph holds the "
                       "path of the traced fixture only",
