@@ -1,6 +1,7 @@
 /*
  * envcollect.c — the fields of an environment (env.h) from a loaded ONNX
- * Runtime and an open session (the library file's sha256 included), and
+ * Runtime and an open session (the library file's sha256 included: the
+ * handle's, onp_ort_lib_sha256, hashed once per load), and
  * from a bundle (the model's opset; exporter and torch version from the
  * capture's parity.json, read through a manifest, manifest.h).  The table
  * and the comparison are src/env/env.c.
@@ -10,36 +11,18 @@
 #include <sys/stat.h>
 
 #include "onnxparity/env.h"
-#include "util/fsio.h"
 #include "util/manifest_int.h"
-#include "util/sha256.h"
 
 static void set_int(onp_env *env, onp_env_field f, long long v)
 {
     snprintf(env->v[f], sizeof env->v[f], "%lld", v);
 }
 
-/* sha256 of a whole file, streamed through a map. */
-static int file_sha256(const char *path, char hex[65], onp_error *e)
-{
-    onp_map *m;
-    if (onp_map_open(path, &m, e)) return -1;
-    onp_sha256 s;
-    uint8_t d[32];
-    onp_sha256_init(&s);
-    onp_sha256_update(&s, m->p, m->n);
-    int rc = onp_sha256_final(&s, d);
-    onp_map_unref(m);
-    if (rc) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory hashing");
-    onp_sha256_tohex(d, hex);
-    return 0;
-}
-
 int onp_env_from_session(onp_env *env, const onp_ort *ort, const onp_session *s, onp_error *e)
 {
     char hex[65];
     onp_env_set(env, ONP_ENV_ORT_VERSION, onp_ort_version(ort));
-    if (file_sha256(onp_ort_lib_path(ort), hex, e)) return -1;
+    if (onp_ort_lib_sha256((onp_ort *)ort, hex, e)) return -1;
     onp_env_set(env, ONP_ENV_ORT_LIBRARY_SHA256, hex);
     const onp_session_desc *d = onp_session_describe(s);
     onp_env_set(env, ONP_ENV_PROVIDER, d->provider);

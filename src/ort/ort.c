@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "ort/ort_internal.h"
+#include "util/fsio.h"
+#include "util/sha256.h"
 
 #define ORT_SONAME "libonnxruntime.so.1"
 #define ORT_REL_LIB "third_party/onnxruntime/lib/" ORT_SONAME
@@ -337,6 +339,7 @@ static void ort_free(onp_ort *ort)
     free(ort->version);
     free(ort->build_info);
     pthread_mutex_destroy(&ort->env_mu);
+    pthread_mutex_destroy(&ort->sha_mu);
     free(ort);
 }
 
@@ -404,6 +407,7 @@ int onp_ort_open_api(const char *lib_path, uint32_t max_api, onp_ort **out, onp_
     if (!ort) return nomem(e);
     atomic_init(&ort->refs, 1);
     pthread_mutex_init(&ort->env_mu, NULL);
+    pthread_mutex_init(&ort->sha_mu, NULL);
     ort->dl = dl;
 
     char real[PATH_MAX];
@@ -514,6 +518,38 @@ void onp_ort_close(onp_ort *ort)
 const char *onp_ort_version(const onp_ort *ort)
 {
     return ort->version;
+}
+
+/* Hashed once per handle (issue 34: 27 MiB of ORT hashed on every check
+ * was a quarter of a 1 MiB check's time).  The digest is of the file at
+ * ort->path, the file this handle loaded, as before; it is read once, at
+ * the first ask or while an isolated session's worker creates its session
+ * (ort_worker.c), when the parent would otherwise wait idle.  A file
+ * replaced on disk after that is not seen again: the handle still runs the
+ * library it loaded. */
+int onp_ort_lib_sha256(onp_ort *ort, char hex[65], onp_error *e)
+{
+    pthread_mutex_lock(&ort->sha_mu);
+    int rc = 0;
+    if (!ort->lib_sha256[0]) {
+        onp_map *m;
+        rc = onp_map_open(ort->path, &m, e);
+        if (!rc) {
+            onp_sha256 s;
+            uint8_t d[32];
+            onp_sha256_init(&s);
+            onp_sha256_update(&s, m->p, m->n);
+            rc = onp_sha256_final(&s, d);
+            onp_map_unref(m);
+            if (rc)
+                onp_error_set(e, ONP_ERR_NOMEM, ort->path, NULL, -1, "out of memory hashing");
+            else
+                onp_sha256_tohex(d, ort->lib_sha256);
+        }
+    }
+    if (!rc) memcpy(hex, ort->lib_sha256, 65);
+    pthread_mutex_unlock(&ort->sha_mu);
+    return rc;
 }
 
 const char *onp_ort_lib_path(const onp_ort *ort)

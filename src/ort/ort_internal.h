@@ -37,6 +37,8 @@ struct onp_ort {
     char *build_info;       /* owned */
     char **providers;       /* [n_providers] owned names, ORT's order */
     size_t n_providers;
+    pthread_mutex_t sha_mu; /* guards lib_sha256 */
+    char lib_sha256[65];    /* the library file's sha256 once hashed, else "" */
 };
 
 struct onp_session {

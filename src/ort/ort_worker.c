@@ -981,6 +981,13 @@ static int worker_start(onp_worker *w, onp_session *s, onp_error *e)
     close(sv[1]);
     w->pid = pid;
     w->fd = sv[0];
+    /* While the worker loads the model and creates its session, this
+     * process would wait idle: hash the library file now (the report's
+     * environment.ort_library_sha256; issue 34), on the core the worker
+     * does not use.  A failure is left for the report to meet and say. */
+    onp_error he;
+    char hex[65];
+    (void)onp_ort_lib_sha256(w->ort, hex, &he);
 
     chan *c = malloc(sizeof *c);
     if (!c) return worker_lost(w, CH_BAD, "CreateSession", e);
