@@ -84,6 +84,10 @@ typedef struct onp_evidence {
     const onp_fixture_verdict *traced_verdict;
     /* another ONNX Runtime judged on the same fixtures, or NULL */
     const onp_other_target *other;
+    /* the model's main graph (borrowed), or NULL: the data flow the rules
+     * that name a node for an output need (is that output computed from
+     * it?); without it they fall back to what the findings alone say */
+    const onp_graph *graph;
 } onp_evidence;
 
 #define ONP_CAUSE_MAX_EVIDENCE 12
