@@ -343,6 +343,9 @@ typedef struct onp_run_result {
     /* check's capture-environment target, checked or not, when parity.json
      * records one (for the document's "targets"), or NULL */
     const struct onp_env_target *env_target;
+    /* the bundle's main graph (borrowed: valid while the bundle is open),
+     * set by onp_run_fixtures: the causes' data flow (onp_evidence.graph) */
+    const onp_graph *graph;
 } onp_run_result;
 
 /* The verdict of a diagnosis (the run with the probes' evidence): FAIL

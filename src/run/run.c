@@ -102,6 +102,7 @@ int onp_run_fixtures(onp_bundle *b, onp_ort *ort, onp_session *s, const onp_run_
     const onp_testdata *td = onp_bundle_fixtures(b);
     r->n_total = td->n;
     r->traced = onp_bundle_traced_fixture(b);
+    r->graph = onp_model_graph(onp_bundle_model(b));
     if (!o->lint && !o->no_lint && onp_run_lint(b, &r->lint, e)) return -1;
     const onp_lint_result *lint = onp_run_lint_of(o, r);
     r->lint_errors = lint->counts[ONP_LINT_ERROR];
@@ -180,7 +181,8 @@ int onp_run_causes(const onp_run_opts *o, onp_run_result *r, onp_error *e)
                        .bisect = r->bisect && !onp_run_absorbed(r) ? r->bisect : NULL,
                        .traced_fixture = r->traced >= 0 ? &r->traced : NULL,
                        .traced_verdict = r->traced_judged ? &r->traced_extra : NULL,
-                       .other = r->other};
+                       .other = r->other,
+                       .graph = r->graph};
     return onp_causes_derive(&ev, &r->causes, e);
 }
 
