@@ -164,10 +164,12 @@ static void rule_lint(const facts *F, onp_causes *cs)
             if (f->rule->cause == ONP_CAUSE_TRACED_CONTROL_FLOW &&
                 f->rule->severity == ONP_LINT_WARNING && F->traced_fails && rank > 0)
                 rank = -1;
-            /* an attribute change the capture reran without effect on the
-             * outputs (ONP703; with an effect it is ONP701) explains no
-             * numbers: a risk for later calls, latent */
-            if (!strcmp(f->rule->id, "ONP703") && rank > 0) rank = -1;
+            /* a state change the capture reran without effect on the
+             * outputs (an attribute: ONP703; a parameter or buffer no
+             * output is computed from: ONP704; with an effect it is ONP701)
+             * explains no numbers: a risk for later calls, latent */
+            if ((!strcmp(f->rule->id, "ONP703") || !strcmp(f->rule->id, "ONP704")) && rank > 0)
+                rank = -1;
             if (rank < 0) {
                 /* the node the shape evidence (a fixture failing by shape, a
                  * probe) is put on explains that evidence: no latent risk */

@@ -63,6 +63,7 @@ typedef enum lint_rule_ix {
     R_STATE_MUTATION,            /* ONP701 */
     R_INPUT_MUTATION,            /* ONP702 */
     R_ATTRIBUTE_MUTATION,        /* ONP703 */
+    R_STATE_MUTATION_UNREAD,     /* ONP704 */
     R_COUNT
 } lint_rule_ix;
 

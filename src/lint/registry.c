@@ -213,6 +213,13 @@ static const onp_lint_rule rules[] = {
                               "(a cache, a counter) that the graph cannot hold",
                               "keep the state outside forward, or make it an explicit input and "
                               "output"},
+    [R_STATE_MUTATION_UNREAD] = {"ONP704", "state-mutation-unread", W, ONP_CAUSE_STATE_MUTATION,
+                                 "parity.json: the forward changes a parameter or a buffer that no "
+                                 "output reads: the numbers agree call after call, the state does "
+                                 "not persist in the graph",
+                                 "if code reads the state after forward (a counter, a saved "
+                                 "state_dict), return it as an explicit output; otherwise move the "
+                                 "update out of forward"},
 };
 _Static_assert(sizeof rules / sizeof rules[0] == R_COUNT, "one row per lint_rule_ix");
 

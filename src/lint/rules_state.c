@@ -8,14 +8,20 @@
  *
  *   ONP701 state-mutation (error): the forward changes a parameter or a
  *     buffer (the graph holds it as a constant: whatever the forward does to
- *     it happens again from the same value on every call), or a Python
- *     attribute when a forward from the changed state gave other outputs
- *     (state drift): the outputs depend on state the graph cannot hold;
+ *     it happens again from the same value on every call) and the outputs
+ *     depend on it: a forward from the changed state gave other outputs
+ *     (state drift), or a graph output is computed from the graph's value
+ *     of that name (dataflow), or the capture did not say (no state_drift
+ *     key); also a Python attribute with state drift;
  *   ONP702 input-mutation (warning): the forward writes to an input in
  *     place (the graph computes on its own value; only the caller's tensor
  *     differs in eager);
  *   ONP703 attribute-mutation (warning): the forward changes a Python
- *     attribute (a cache, a counter) and no rerun showed other outputs.
+ *     attribute (a cache, a counter) and no rerun showed other outputs;
+ *   ONP704 state-mutation-unread (warning): the forward changes a parameter
+ *     or a buffer, a forward from the changed state gave the same outputs
+ *     and no graph output is computed from it: every call's numbers agree,
+ *     only the state itself does not persist (latent, like ONP703).
  *
  * Keys read (all optional, a key of another type ignored):
  *   state {changed_by_forward[] {name, kind, how, fixtures[]},
@@ -32,6 +38,7 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "util/strmap.h"
 
 static const cJSON *get(const cJSON *o, const char *key)
 {
@@ -91,9 +98,75 @@ static int removed_by_exporter(const lint_ctx *c, const char *name, char *op, si
     return 0;
 }
 
-static void changed_state(lint_ctx *c, const cJSON *st, uint64_t *pos)
+/* 1 when a node of g (or of its subgraphs) reads a name of `taint`. */
+static int reads_tainted(const onp_graph *g, const onp_strmap *taint, int depth)
 {
-    int drift = cJSON_IsTrue(get(st, "state_drift"));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onp_node *n = &g->nodes[i];
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k][0] && onp_strmap_get(taint, n->inputs[k], NULL)) return 1;
+        if (depth >= 64) continue;
+        for (size_t a = 0; a < n->n_attrs; a++) {
+            const onp_attr *at = &n->attrs[a];
+            if (at->g && reads_tainted(at->g, taint, depth + 1)) return 1;
+            for (size_t k = 0; k < at->n_graphs; k++)
+                if (at->graphs[k] && reads_tainted(at->graphs[k], taint, depth + 1)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether an output of the main graph is computed from the value `name`
+ * (an initializer or a graph input of that name): 1 with the first such
+ * output's name in *out, 0 when none is, -1 when the graph holds no value of
+ * that name (the exporter dropped it, or folded it into another constant:
+ * the graph cannot tell).  Forward over the nodes in their (topological)
+ * order: a node reading a tainted value, directly or from one of its
+ * subgraphs, taints its outputs.  Out of memory marks c and answers 1 (the
+ * error stays, as before this check). */
+static int output_reads(lint_ctx *c, const lint_scope *main, const char *name, const char **out)
+{
+    const onp_graph *g = main->g;
+    *out = NULL;
+    if (!onp_strmap_get(&main->init, name, NULL) && !onp_strmap_get(&main->input, name, NULL))
+        return -1;
+    onp_strmap taint = {0};
+    int found = 0;
+    if (onp_strmap_put(&taint, name, 0)) goto oom;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const onp_node *n = &g->nodes[i];
+        int hit = 0;
+        for (size_t k = 0; k < n->n_inputs && !hit; k++)
+            hit = n->inputs[k][0] && onp_strmap_get(&taint, n->inputs[k], NULL);
+        for (size_t a = 0; a < n->n_attrs && !hit; a++) {
+            const onp_attr *at = &n->attrs[a];
+            hit = at->g && reads_tainted(at->g, &taint, 1);
+            for (size_t k = 0; k < at->n_graphs && !hit; k++)
+                hit = at->graphs[k] && reads_tainted(at->graphs[k], &taint, 1);
+        }
+        for (size_t k = 0; hit && k < n->n_outputs; k++)
+            if (n->outputs[k][0] && onp_strmap_put(&taint, n->outputs[k], 0)) goto oom;
+    }
+    for (size_t k = 0; k < g->n_outputs && !found; k++)
+        if (onp_strmap_get(&taint, g->outputs[k].name, NULL)) {
+            found = 1;
+            *out = g->outputs[k].name;
+        }
+    onp_strmap_free(&taint);
+    return found;
+oom:
+    onp_strmap_free(&taint);
+    c->oom = 1;
+    return 1;
+}
+
+static void changed_state(lint_ctx *c, const lint_scope *main, const cJSON *st, uint64_t *pos)
+{
+    const cJSON *drift_key = get(st, "state_drift");
+    int drift = cJSON_IsTrue(drift_key);
+    /* an older capture's record without the key: whether the outputs moved
+     * is unknown, and the finding stays an error */
+    int drift_known = cJSON_IsBool(drift_key);
     const cJSON *e;
     cJSON_ArrayForEach(e, get(st, "changed_by_forward"))
     {
@@ -111,13 +184,29 @@ static void changed_state(lint_ctx *c, const cJSON *st, uint64_t *pos)
                              : !strcmp(how, "removed") ? "removes"
                              : !strcmp(how, "rebound") ? "rebinds"
                                                        : "changes";
-        if (tensor)
+        const char *reader = NULL;
+        int reads = tensor ? output_reads(c, main, name, &reader) : 0;
+        if (tensor && (drift || reads == 1 || !drift_known)) {
+            char why[320] = "";
+            if (reads == 1)
+                snprintf(why, sizeof why, "; graph output '%s' is computed from it", reader);
+            if (drift)
+                snprintf(why + strlen(why), sizeof why - strlen(why), "%s",
+                         "; a forward from the changed state gave other outputs (state drift)");
             lint_emit(c, R_STATE_MUTATION, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
                       "parity.json: the forward %s %s '%s'%s%s%s%s: the graph holds it as a "
                       "constant and cannot carry the update from one call to the next%s",
+                      change, kind, name, fx[0] ? " (" : "", fx, fx[0] ? ")" : "", frozen, why);
+        } else if (tensor)
+            lint_emit(c, R_STATE_MUTATION_UNREAD, &loc, LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
+                      "parity.json: the forward %s %s '%s'%s%s%s%s; %s and a forward from the "
+                      "changed state gave the same outputs: every call's numbers agree, but the "
+                      "graph keeps no state, so code that reads '%s' after a call (a counter, a "
+                      "saved state_dict) sees eager's value move and the deployment's stand still",
                       change, kind, name, fx[0] ? " (" : "", fx, fx[0] ? ")" : "", frozen,
-                      drift ? "; a forward from the changed state gave other outputs (state drift)"
-                            : "");
+                      reads < 0 ? "the graph holds no value of that name"
+                                : "no graph output is computed from it",
+                      name);
         else
             lint_emit(c, drift ? R_STATE_MUTATION : R_ATTRIBUTE_MUTATION, &loc,
                       LINT_ORDER(LINT_SEC_MANIFEST, (*pos)++),
@@ -153,6 +242,6 @@ void lint_check_state(lint_ctx *c, const lint_scope *main, uint64_t *pos)
 {
     const cJSON *st = get(c->manifest, "state");
     if (!cJSON_IsObject(st)) return;
-    changed_state(c, st, pos);
+    changed_state(c, main, st, pos);
     written_inputs(c, main, st, pos);
 }

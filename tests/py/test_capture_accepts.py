@@ -879,3 +879,81 @@ def test_submodule_called_with_a_python_int(tmp_path, binary):
     with torch.no_grad():
         want = Scaled()(fixtures[1].relu(), 3).numpy()
     np.testing.assert_allclose(read_pb(tmp_path / "parts/block", 1, "output_0.pb"), want, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- a buffer the forward changes
+
+class BufferBumped(torch.nn.Module):
+    """torch's test_api buffer-mutation model: the buffer moves on every
+    call, no output reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("my_buffer", torch.tensor(4.0))
+
+    def forward(self, x, b):
+        out = x + b
+        self.my_buffer.add_(1.0)
+        return out
+
+
+class BufferCounted(torch.nn.Module):
+    """The same update, read by the output: a call counter added in."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x, b):
+        self.calls.add_(1.0)
+        return x + b + self.calls
+
+
+def deployed_twice(model, fx, path, binary, exporter):
+    """The stateful deployment, independently: one model called twice in
+    eager (its state carried) beside a plain export run twice under ONNX
+    Runtime; per call whether the numbers agree."""
+    m = copy.deepcopy(model)
+    plain_export(m, clone(fx), path, exporter, ["x", "b"])
+    feeds = dict(zip(["x", "b"], fx))
+    agree_per_call = []
+    for call in range(2):
+        got = ort_outputs(path, feeds, binary, path.parent / f"call_{call}")
+        with torch.no_grad():
+            want = m(*clone(fx))
+        agree_per_call.append(np.allclose(got[0], want.numpy(), rtol=RTOL, atol=ATOL))
+    return agree_per_call
+
+
+def test_buffer_changed_that_no_output_reads_passes_with_a_warning(tmp_path, binary):
+    """torch's suite failed here on the lint finding alone: a buffer the
+    forward changes but no output reads is ONP704, a warning that says so;
+    the numbers decide, and they agree call after call."""
+    g = seeded(27)
+    fixtures = [(torch.randn(b, 3, generator=g), torch.randn(b, 3, generator=g)) for b in (3, 4)]
+    doc, chk = agree(tmp_path, binary, BufferBumped().eval(), fixtures, plain=batch_dims("x", "b"))
+    assert [c["name"] for c in doc["state"]["changed_by_forward"]] == ["my_buffer"]
+    assert doc["state"]["state_drift"] is False
+    assert chk["verdict"] == "pass", chk["summary"]
+    found = [f for f in chk["lint"]["findings"] if f["id"].startswith("ONP7")]
+    assert [(f["id"], f["severity"]) for f in found] == [("ONP704", "warning")]
+    assert "'my_buffer'" in found[0]["message"] and "same outputs" in found[0]["message"]
+    assert deployed_twice(BufferBumped().eval(), fixtures[0], tmp_path / "d.onnx", binary,
+                          doc["exporter"]) == [True, True]
+
+
+def test_buffer_changed_that_the_output_reads_fails(tmp_path, binary):
+    """The counter added to the output: eager's second call moves, the
+    graph's cannot; check fails on ONP701 naming the buffer and why."""
+    g = seeded(28)
+    fixtures = [(torch.randn(b, 3, generator=g), torch.randn(b, 3, generator=g)) for b in (3, 4)]
+    doc, chk = capture_check(tmp_path, binary, BufferCounted().eval(), fixtures)
+    assert doc["state"]["state_drift"] is True
+    assert chk["verdict"] == "fail"
+    [f701] = [f for f in chk["lint"]["findings"] if f["id"] == "ONP701"]
+    assert f701["severity"] == "error" and "'calls'" in f701["message"]
+    assert "state drift" in f701["message"]
+    assert "ONP704" not in [f["id"] for f in chk["lint"]["findings"]]
+    assert chk["causes"][0]["id"] == "state-mutation"
+    assert False in deployed_twice(BufferCounted().eval(), fixtures[0], tmp_path / "d.onnx", binary,
+                                   doc["exporter"])

@@ -203,7 +203,7 @@ SILENT = {
     "ONP415": ["shufflenet"], "ONP416": ["encoder", "shufflenet"],
     "ONP501": ["shufflenet"], "ONP502": ["selections"],
     "ONP503": ["selections"], "ONP601": ["dropout_p0"], "ONP602": ["encoder"],
-    "ONP701": ["encoder"], "ONP702": ["slice_assign"], "ONP703": ["encoder"],
+    "ONP701": ["encoder"], "ONP702": ["slice_assign"], "ONP703": ["encoder"], "ONP704": ["encoder"],
 }
 
 
