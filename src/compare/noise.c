@@ -7,9 +7,12 @@
 #include "onnxparity/noise.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "compare/compare_ref.h"
+#include "compare/float8judge.h"
+#include "onnxparity/float8.h"
 #include "onnxparity/dtype.h"
 
 static const char *const src_names[] = {"none", "float64", "float64-scaled", "ort-perturbation"};
@@ -76,7 +79,7 @@ double onp_dtype_eps(int32_t dtype)
     case ONP_COMPLEX128: return 0x1p-52;
     case ONP_FLOAT16: return 0x1p-10;
     case ONP_BFLOAT16: return 0x1p-7;
-    default: return 0.0;
+    default: return onp_f8_eps(dtype); /* 2^-3 or 2^-2 for float8, else 0 */
     }
 }
 
@@ -92,6 +95,65 @@ static int is_float64_src(onp_noise_src s)
 }
 
 // --- value statistics ----------------------------------------------------------
+
+/* Whether every row (along dim 0, two or more) of t holds the same bytes. */
+static int constant_rows(const onp_tensor *t)
+{
+    if (!(t->rank >= 1 && t->dims[0] >= 2 && t->nbytes > 0)) return 0;
+    size_t row = t->nbytes / (size_t)t->dims[0];
+    const unsigned char *p = t->data;
+    int same = row > 0;
+    for (int64_t r = 1; same && r < t->dims[0]; r++)
+        same = memcmp(p, p + (size_t)r * row, row) == 0;
+    return same;
+}
+
+/* The part of onp_value_stats_of that every judgment needs before its
+ * comparison: scale_max and constant_rows (scale_rms left 0; the caller
+ * asks onp_value_stats_of when it needs that).  For float32, the largest
+ * finite |x| eight lanes at a time (GCC vector extensions: SSE on any
+ * x86-64, no target needed): a maximum is the same whatever the order, so
+ * the bits equal onp_value_stats_of's (issue 34: its sequential sum of
+ * squares made every judgment an extra pass over the output). */
+typedef int32_t i32x4 __attribute__((vector_size(16)));
+
+static void value_scale(const onp_tensor *t, onp_value_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!t || t->dtype == ONP_STRING || t->count <= 0 || !t->data) return;
+    if (t->dtype != ONP_FLOAT) {
+        onp_value_stats_of(t, s);
+        return;
+    }
+    /* |x| of a float32 as its bits: for finite non-negative floats the
+     * integer order is the float order, and NaN and the infinities are the
+     * bit patterns at and above 0x7f800000 */
+    const unsigned char *p = t->data;
+    const i32x4 abs_mask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    const i32x4 inf = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+    i32x4 mx[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    int64_t i = 0, n = t->count;
+    for (; i + 8 <= n; i += 8)
+        for (int h = 0; h < 2; h++) {
+            i32x4 v;
+            memcpy(&v, p + (size_t)(i + 4 * h) * 4, sizeof v);
+            v &= abs_mask; /* non-negative: the signed order is the unsigned one */
+            i32x4 take = (v > mx[h]) & (v < inf); /* all ones where finite and larger */
+            mx[h] = (v & take) | (mx[h] & ~take);
+        }
+    uint32_t m = 0;
+    for (int l = 0; l < 8; l++) m = (uint32_t)mx[l / 4][l % 4] > m ? (uint32_t)mx[l / 4][l % 4] : m;
+    for (; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, p + (size_t)i * 4, 4);
+        v &= 0x7fffffffu;
+        if (v < 0x7f800000u && v > m) m = v;
+    }
+    float f;
+    memcpy(&f, &m, 4);
+    s->scale_max = (double)f;
+    s->constant_rows = constant_rows(t);
+}
 
 void onp_value_stats_of(const onp_tensor *t, onp_value_stats *s)
 {
@@ -119,14 +181,7 @@ void onp_value_stats_of(const onp_tensor *t, onp_value_stats *s)
     }
     s->scale_max = mx;
     s->scale_rms = n ? sqrt(ss / (double)n) : 0.0;
-    if (t->rank >= 1 && t->dims[0] >= 2 && t->nbytes > 0) {
-        size_t row = t->nbytes / (size_t)t->dims[0];
-        const unsigned char *p = t->data;
-        int same = row > 0;
-        for (int64_t r = 1; same && r < t->dims[0]; r++)
-            same = memcmp(p, p + (size_t)r * row, row) == 0;
-        s->constant_rows = same;
-    }
+    s->constant_rows = constant_rows(t);
 }
 
 // --- the rule ------------------------------------------------------------------
@@ -194,7 +249,7 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
 {
     memset(j, 0, sizeof *j);
     onp_value_stats vs;
-    onp_value_stats_of(expected, &vs);
+    value_scale(expected, &vs); /* scale_rms below, where a noise source needs it */
     j->scale_max = vs.scale_max;
     j->tol_used = o->tol;
     int floating = is_floating(expected->dtype);
@@ -204,6 +259,10 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
     } else if (vs.constant_rows) {
         j->vacuous = ONP_VACUOUS_CONSTANT;
     }
+    /* float8: its own ulp is the envelope (float8judge.h); no float64
+     * reference or statistics enter */
+    if (onp_f8_is(expected->dtype) && actual->dtype == expected->dtype)
+        return onp_judge_float8(expected, actual, o->strict, m, j, e);
     onp_noise n;
     memset(&n, 0, sizeof n);
     onp_ref_gap rm, rma; /* the reference against expected, against actual */
@@ -232,6 +291,7 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
     }
     if (n.src == ONP_NOISE_NONE && floating && stats && stats->src != ONP_NOISE_NONE) n = *stats;
     if (n.src != ONP_NOISE_NONE && n.scale_max <= 0) {
+        onp_value_stats_of(expected, &vs);
         n.scale_max = vs.scale_max;
         n.scale_rms = vs.scale_rms;
     }

@@ -51,6 +51,7 @@
 
 #include "ort/ort_internal.h"
 #include "tensor/adopt.h"
+#include "util/fsio.h"
 
 #define CHAN_BUF (64 * 1024)
 #define SHM_MIN (1u << 20) /* numeric tensors this big cross in shared memory */
@@ -426,16 +427,67 @@ static int shm_take(int fd, int32_t dtype, int rank, const int64_t *dims, uint64
     return CH_OK;
 }
 
+/* The tensor the parent read from a file by mapping it (src/tfile: an
+ * aligned .pb raw_data or .npy array): fd, a descriptor of that file
+ * (taken: closed here), holds its nb bytes at offset `off`.  Mapped
+ * privately (copy-on-write: ORT may write, the file never changes), so the
+ * input's pages come from the page cache, not from a copy (issue 34).  The
+ * offset within the page is kept, and with it the alignment the parent's
+ * tensor had.  CH_OK, CH_SKIP (the memory cap), or CH_BAD for a file that
+ * does not hold off + nb bytes. */
+static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_t *dims,
+                     uint64_t nb, onp_tensor *t, onp_error *e)
+{
+    struct stat st;
+    long pg = sysconf(_SC_PAGESIZE);
+    uint64_t lead = pg > 0 ? off % (uint64_t)pg : 0;
+    void *p = MAP_FAILED;
+    shm_map *m = NULL;
+    if (pg > 0 && nb && nb <= SIZE_MAX - lead && off <= UINT64_MAX - nb && !fstat(fd, &st) &&
+        S_ISREG(st.st_mode) && (uint64_t)st.st_size >= off + nb && (m = malloc(sizeof *m)))
+        p = mmap(NULL, (size_t)(nb + lead), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                 (off_t)(off - lead));
+    close(fd);
+    if (p == MAP_FAILED) {
+        free(m);
+        return CH_BAD;
+    }
+    m->p = p;
+    m->n = (size_t)(nb + lead);
+    if (onp_tensor_adopt(t, dtype, rank, dims, (char *)p + lead, (size_t)nb, shm_unmap, m, e)) {
+        shm_unmap(m);
+        return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
+    }
+    return CH_OK;
+}
+
+/* A descriptor of the file whose map t's bytes are in (the reader's zero-
+ * copy view, src/util/fsio.h), with their offset in it; -1 when t owns its
+ * bytes, or the file cannot be opened again as the same file. */
+static int file_of(const onp_tensor *t, uint64_t *off)
+{
+    if (t->free_fn != onp_map_unref_void || !t->owner || !t->data) return -1;
+    const onp_map *m = t->owner;
+    const uint8_t *d = t->data;
+    if (!m->mapped || d < m->p || t->nbytes > m->n || (size_t)(d - m->p) > m->n - t->nbytes)
+        return -1;
+    *off = (uint64_t)(d - m->p);
+    return onp_map_reopen(m);
+}
+
 // --- tensors on the channel ----------------------------------------------------------
 /* A numeric tensor: name, dtype, rank, dims, byte count, then one byte:
- * 0 = the bytes follow inline, 1 = a memfd came with that byte. */
+ * 0 = the bytes follow inline, 1 = a memfd came with that byte, 2 = the
+ * tensor's address in the parent follows (process_vm_readv), 3 = a
+ * descriptor of the file the parent mapped it from came with that byte and
+ * its offset there follows (file_take); 2 and 3 from the parent only. */
 
 /* t onto the channel.  shm_fd >= 0: t's bytes are that memfd's (ORT wrote
  * them there), sent as they are, without a copy.  vm_read (the parent, to a
  * worker that can read its memory): a big tensor goes as its address, and
  * the worker copies it straight into its own tensor (process_vm_readv);
  * t must stay put until the worker answers. */
-static int put_tensor(chan *c, const onp_tensor *t, int shm_fd, int vm_read)
+static int put_tensor(chan *c, const onp_tensor *t, int shm_fd, int vm_read, int to_worker)
 {
     int32_t rank = t->rank;
     int r = put_str(c, t->name);
@@ -446,6 +498,15 @@ static int put_tensor(chan *c, const onp_tensor *t, int shm_fd, int vm_read)
     if (r) return r;
     if (t->dtype != ONP_STRING) {
         uint64_t nb = t->nbytes;
+        uint64_t off = 0;
+        int ffd = nb >= SHM_MIN && to_worker && shm_fd < 0 ? file_of(t, &off) : -1;
+        if (ffd >= 0) { /* mapped from a file: the worker maps it too */
+            uint8_t how = 3;
+            r = PUT(c, nb);
+            if (!r) r = send_fd(c, &how, 1, ffd);
+            close(ffd);
+            return r ? r : PUT(c, off);
+        }
         if (nb >= SHM_MIN && vm_read && shm_fd < 0) {
             uint8_t how = 2;
             uint64_t at = (uint64_t)(uintptr_t)t->data;
@@ -509,12 +570,14 @@ static int get_tensor(chan *c, onp_tensor *t, int from_parent, onp_error *e)
         uint64_t nb;
         uint8_t how = 0;
         if (!(r = GET(c, nb))) r = GET(c, how);
-        if (!r && (how > 2 || (how == 2 && !from_parent))) r = CH_BAD;
+        if (!r && (how > 3 || (how >= 2 && !from_parent))) r = CH_BAD;
         uint64_t at = 0;
-        if (!r && how == 2) r = GET(c, at);
-        if (!r && how == 1) {
+        if (!r && how >= 2) r = GET(c, at);
+        if (!r && (how == 1 || how == 3)) {
             int fd = chan_take_fd(c);
-            r = fd < 0 ? CH_BAD : shm_take(fd, dtype, rank, dims, nb, t, e);
+            r = fd < 0     ? CH_BAD
+                : how == 1 ? shm_take(fd, dtype, rank, dims, nb, t, e)
+                           : file_take(fd, at, dtype, rank, dims, nb, t, e);
         } else if (!r) {
             if (onp_tensor_alloc(t, dtype, rank, dims, e)) {
                 /* dims that describe nb bytes, but no room for them here */
@@ -731,7 +794,7 @@ static int serve_run(chan *c, onp_session *s)
             int fd = sh && sh[i].fd >= 0 && out[i].data == sh[i].p && out[i].nbytes == sh[i].n
                          ? sh[i].fd
                          : -1;
-            r = put_tensor(c, &out[i], fd, 0);
+            r = put_tensor(c, &out[i], fd, 0, 0);
         }
         if (!r) r = chan_flush(c);
         for (size_t i = 0; !rc && i < n_out; i++) onp_tensor_release(&out[i]);
@@ -1117,7 +1180,7 @@ static int call_run(chan *c, const onp_tensor *inputs, size_t n_inputs,
     uint64_t n_in = n_inputs, n_names = fetch_all ? UINT64_MAX : n_out;
     int r = PUT(c, type);
     if (!r) r = PUT(c, n_in);
-    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i], -1, vm_read);
+    for (size_t i = 0; !r && i < n_inputs; i++) r = put_tensor(c, &inputs[i], -1, vm_read, 1);
     if (!r) r = PUT(c, n_names);
     for (size_t i = 0; !r && !fetch_all && i < n_out; i++) r = put_str(c, output_names[i]);
     if (!r) r = chan_flush(c);

@@ -1,6 +1,7 @@
 /*
- * npy_int.h — the .npy decoder's zero-copy entry, for readers that hold the
- * file's bytes in a reference-counted map (tfile.c).  Internal.
+ * npy_int.h — the .npy and .pb decoders' zero-copy entries, for readers
+ * that hold the file's bytes in a reference-counted map (tfile.c).
+ * Internal.
  */
 #ifndef ONP_TFILE_NPY_INT_H
 #define ONP_TFILE_NPY_INT_H
@@ -15,5 +16,14 @@
 int onp_npy_decode_borrow(const uint8_t *buf, size_t n, const char *file, const onp_tread_opts *ro,
                           void *borrow_owner, void (*borrow_ref)(void *),
                           void (*borrow_unref)(void *), onp_tensor *out, onp_error *e);
+
+/* onp_pb_tensor_decode, except that when `borrow_owner` is non-NULL and
+ * the values are raw_data of a fixed-size numeric type other than bool,
+ * aligned for the element, the tensor points into `buf` (borrow_ref and
+ * borrow_unref as above).  Otherwise it decodes into owned data, exactly as
+ * onp_pb_tensor_decode. */
+int onp_pb_tensor_decode_borrow(const uint8_t *buf, size_t n, const char *file, int64_t base_off,
+                                void *borrow_owner, void (*borrow_ref)(void *),
+                                void (*borrow_unref)(void *), onp_tensor *out, onp_error *e);
 
 #endif

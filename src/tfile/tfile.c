@@ -86,10 +86,13 @@ int onp_tfile_read(const char *spec, const onp_tread_opts *ro, onp_tensor *out, 
                              "unknown tensor file type (expected .pb, .npy or .npz[:NAME])");
     onp_map *m;
     if (onp_map_open(spec, &m, e)) return -1;
-    /* .npy: a large little-endian array is viewed in the map, not copied */
-    int rc = fmt == ONP_TF_PB ? onp_pb_tensor_decode(m->p, m->n, spec, 0, out, e)
-                              : onp_npy_decode_borrow(m->p, m->n, spec, ro, m->mapped ? m : NULL,
-                                                      map_ref, onp_map_unref_void, out, e);
+    /* a little-endian array (.npy) or aligned raw_data (.pb) is viewed in
+     * the map, not copied: its pages come from the page cache */
+    int rc = fmt == ONP_TF_PB
+                 ? onp_pb_tensor_decode_borrow(m->p, m->n, spec, 0, m->mapped ? m : NULL, map_ref,
+                                               onp_map_unref_void, out, e)
+                 : onp_npy_decode_borrow(m->p, m->n, spec, ro, m->mapped ? m : NULL, map_ref,
+                                         onp_map_unref_void, out, e);
     onp_map_unref(m);
     if (rc) return onp_error_set_file(e, spec);
     if (!out->name) {

@@ -36,9 +36,13 @@ int onp_map_fd(int fd, const char *path, onp_map **out, onp_error *e)
     if (!S_ISREG(st.st_mode))
         return onp_error_set(e, ONP_ERR_USAGE, path, NULL, -1, "is not a regular file");
     seen_add(st.st_dev, st.st_ino, 0, path);
-    onp_map *m = calloc(1, sizeof *m);
+    size_t plen = path ? strlen(path) : 0;
+    onp_map *m = calloc(1, sizeof *m + plen + 1);
     if (!m) return onp_error_set(e, ONP_ERR_NOMEM, path, NULL, -1, "out of memory");
     m->refs = 1;
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    if (plen) memcpy(m->path, path, plen + 1);
     if (st.st_size == 0) {
         static const uint8_t empty[1];
         m->p = empty;
@@ -73,6 +77,19 @@ int onp_map_open(const char *path, onp_map **out, onp_error *e)
     int rc = onp_map_fd(fd, path, out, e);
     close(fd);
     return rc;
+}
+
+int onp_map_reopen(const onp_map *m)
+{
+    if (!m || !m->mapped || !m->path[0]) return -1;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != m->dev ||
+                    st.st_ino != m->ino || (uint64_t)st.st_size < m->n)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 void onp_map_ref(onp_map *m)
@@ -551,6 +568,7 @@ int onp_read_regular(const char *path, size_t cap, const char *what, onp_buf *b,
         onp_buf_append(b, chunk, (size_t)n);
     }
     close(fd);
-    if (bad || b->failed) return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read%s", what);
+    if (bad || b->failed)
+        return onp_error_set(e, ONP_ERR_IO, path, NULL, -1, "cannot read%s", what);
     return 0;
 }

@@ -7,6 +7,7 @@
 #define ONP_UTIL_FSIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "onnxparity/error.h"
@@ -16,6 +17,9 @@ typedef struct onp_map {
     size_t n;
     int refs;   /* onp_map_unref frees at 0 */
     int mapped; /* 1 = mmap, 0 = malloc */
+    dev_t dev;  /* the file mapped (fstat at mapping): onp_map_reopen checks it */
+    ino_t ino;
+    char path[]; /* as given to onp_map_open / onp_map_fd */
 } onp_map;
 
 /* Map `path` read-only.  Refuses folders and non-regular files.  The map
@@ -23,6 +27,12 @@ typedef struct onp_map {
 int onp_map_open(const char *path, onp_map **out, onp_error *e);
 /* Map an already-open descriptor (not closed by this call). */
 int onp_map_fd(int fd, const char *path, onp_map **out, onp_error *e);
+/* A new read-only descriptor of the file m maps, opened again by its path
+ * and checked to be that same file (device, inode, at least m->n bytes):
+ * for handing the mapped bytes to another process (ort_worker.c) without
+ * copying them.  -1 when m is not a file mapping or the path now names
+ * another file. */
+int onp_map_reopen(const onp_map *m);
 void onp_map_ref(onp_map *m);
 void onp_map_unref(onp_map *m); /* accepts NULL */
 /* free_fn-compatible wrapper for onp_tensor.owner. */

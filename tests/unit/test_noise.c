@@ -4,6 +4,7 @@
  * docs/compare.md, then the tensor-level judgment (vacuity, the float64
  * reference, the ORT-side spread) and the one-ulp perturbation.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -317,9 +318,9 @@ static void test_reference_nonfinite(void)
 static void test_reference_ill_conditioned(void)
 {
     int64_t d[1] = {4};
-    float ev[4] = {10.0f, 200.0f, 30.0f, 300.0f};   /* eager float32: boxes A */
-    float av[4] = {250.0f, 20.0f, 300.0f, 40.0f};   /* ORT: boxes B */
-    double rv[4] = {240.0, 25.0, 290.0, 35.0};      /* float64: boxes B' */
+    float ev[4] = {10.0f, 200.0f, 30.0f, 300.0f}; /* eager float32: boxes A */
+    float av[4] = {250.0f, 20.0f, 300.0f, 40.0f}; /* ORT: boxes B */
+    double rv[4] = {240.0, 25.0, 290.0, 35.0};    /* float64: boxes B' */
     onp_tensor e_, a_, r_;
     fill_f32(&e_, 1, d, ev);
     fill_f32(&a_, 1, d, av);
@@ -434,5 +435,47 @@ static void test_names(void)
           src == ONP_NOISE_ORT);
 }
 
+/* The judgment's scale (the largest finite |x| of a float32 output, found
+ * eight lanes at a time, issue 34) is onp_value_stats_of's to the bit:
+ * lengths around the lane width, the largest value at every position, NaN,
+ * both infinities, FLT_MAX, subnormals, -0, all-non-finite. */
+static void test_scale_matches_stats(void)
+{
+    uint64_t st = 0x9e3779b97f4a7c15u;
+    onp_judge_opts o;
+    onp_judge_opts_init(&o);
+    onp_metrics m;
+    onp_judgment j;
+    onp_error err;
+    int bad = 0, runs = 0;
+    for (int64_t n = 1; n <= 41; n++)
+        for (int64_t at = 0; at < n; at++)
+            for (int kind = 0; kind < 5; kind++) {
+                float v[41];
+                for (int64_t i = 0; i < n; i++) {
+                    st = st * 6364136223846793005u + 1442695040888963407u;
+                    v[i] = (float)((int64_t)(st >> 40) - (1 << 23)) / 4096.0f;
+                    if (st % 7 == 0) v[i] = NAN;
+                    if (st % 11 == 0) v[i] = (st & 1) ? INFINITY : -INFINITY;
+                }
+                float big[5] = {-1e9f, FLT_MAX, 1e-40f, -0.0f, NAN};
+                v[at] = big[kind];
+                if (kind == 4)
+                    for (int64_t i = 0; i < n; i++) v[i] = i % 2 ? NAN : -INFINITY;
+                onp_tensor t;
+                int64_t d[1] = {n};
+                fill_f32(&t, 1, d, v);
+                onp_value_stats vs;
+                onp_value_stats_of(&t, &vs);
+                if (onp_judge_value(&t, &t, NULL, NULL, &o, &m, &j, &err) ||
+                    memcmp(&j.scale_max, &vs.scale_max, sizeof j.scale_max))
+                    bad++;
+                runs++;
+                onp_tensor_release(&t);
+            }
+    CHECKF(bad == 0, "%d of %d scales differ", bad, runs);
+}
+
 TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
-          test_reference_nonfinite, test_reference_ill_conditioned, test_perturb, test_names)
+          test_reference_nonfinite, test_reference_ill_conditioned, test_perturb, test_names,
+          test_scale_matches_stats)
