@@ -279,24 +279,69 @@ static const char TRACED_SHAPE_FIX[] =
     "onnxparity sweep (an optimization level that breaks it), or the node's shape inputs against "
     "the eager sizes; dynamic_axes cannot fix a graph that refuses its own traced input";
 
+/* Whether graph value `v` is computed from the main graph's node `node`
+ * (its index): the producers walked back from v, each node once.  1 yes,
+ * 0 no, -1 not known (no graph; out of memory). */
+static int computed_from(const onp_graph *g, const char *v, int64_t node)
+{
+    if (!g || node < 0 || (size_t)node >= g->n_nodes) return -1;
+    unsigned char *seen = calloc(g->n_nodes, 1);
+    size_t *stack = malloc(g->n_nodes * sizeof *stack), n = 0, at;
+    int found = -1;
+    if (!seen || !stack) goto done;
+    found = 0;
+    if (onp_graph_producer(g, v, &at)) seen[at] = 1, stack[n++] = at;
+    while (n && !found) {
+        const onp_node *nd = &g->nodes[stack[--n]];
+        if ((int64_t)(nd - g->nodes) == node) found = 1;
+        for (size_t k = 0; k < nd->n_inputs && !found; k++)
+            if (nd->inputs[k][0] && onp_graph_producer(g, nd->inputs[k], &at) && !seen[at])
+                seen[at] = 1, stack[n++] = at;
+    }
+done:
+    free(seen);
+    free(stack);
+    return found;
+}
+
+/* The ONP401 finding (a TopK whose indices are used, in the main graph)
+ * that output `name` is computed from; with no graph (a caller without
+ * the model), the first such finding, as before the data flow was known.
+ * NULL when none. */
+static const onp_lint_finding *tied_topk_of(const facts *F, const char *name)
+{
+    for (size_t i = 0; i < F->lint->n; i++) {
+        const onp_lint_finding *t = &F->lint->findings[i];
+        if (strcmp(t->rule->id, "ONP401") || t->loc.kind != ONP_LINT_LOC_NODE ||
+            (t->loc.graph && t->loc.graph[0]))
+            continue;
+        int from = computed_from(F->ev->graph, name, t->loc.index);
+        if (from == 1 || (from < 0 && !F->ev->graph)) return t;
+    }
+    return NULL;
+}
+
 /* 1b, a size chosen among exact ties: a graph whose TopK indices are used
  * (lint ONP401) fails by shape on its own traced input, and an output that
  * comes out in another shape holds, in eager, one value in every row (every
- * score the same: the values TopK chose among tie exactly).  ONNX keeps the
- * lower index among equal values, torch promises no order, so other
- * elements are selected and what follows (NonMaxSuppression, a threshold)
- * keeps another count.  op-semantics, medium: the numbers show the ties,
- * not which tie ORT broke otherwise.  1 when added. */
+ * score the same: the values TopK chose among tie exactly) and is computed
+ * from that TopK (the graph's data flow; a size that differs on an
+ * independent branch is no tie's doing).  ONNX keeps the lower index among
+ * equal values, torch promises no order, so other elements are selected and
+ * what follows (NonMaxSuppression, a threshold) keeps another count.
+ * op-semantics, medium: the numbers show the ties, not which tie ORT broke
+ * otherwise.  1 when added. */
 static int tie_selected_size(const facts *F, onp_causes *cs, size_t n_shape, size_t n_fail)
 {
-    const onp_lint_finding *topk = finding_of(F->lint, "ONP401");
-    if (!topk || topk->loc.kind != ONP_LINT_LOC_NODE) return 0;
+    if (!finding_of(F->lint, "ONP401")) return 0;
     for (size_t i = 0; i < F->ev->n_fixtures; i++) {
         const onp_fixture_verdict *f = &F->ev->fixtures[i];
         if (f->status != ONP_FIXTURE_FAIL) continue;
         for (size_t k = 0; k < f->n_out; k++) {
             const onp_output_verdict *o = &f->outs[k];
             if (!o->compared || o->m.shape_ok || o->j.vacuous != ONP_VACUOUS_CONSTANT) continue;
+            const onp_lint_finding *topk = tied_topk_of(F, o->name);
+            if (!topk) continue;
             explains(cs, ONP_CAUSE_OP_SEMANTICS, n_shape, n_fail);
             add_cause(cs, ONP_CAUSE_OP_SEMANTICS, ONP_CONFIDENCE_MEDIUM, topk->loc.name,
                       topk->rule->fix,
