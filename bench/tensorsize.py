@@ -13,8 +13,10 @@ statistics drift 1e-3 from float64 where eager's stay at 7e-7, and check
 then bisects, which is not the cost this compares).  SIZE is one of 1MB, 100MB, 1GB: the bytes of the
 input, and so of the output (MiB).
 
-Per bundle, each command in its own process, wall time and peak RSS from GNU
-time, best of 2 x REPS at 1MB and of 2 above (the RSS of that run):
+Per bundle, each command in its own process, run in turn (bare, check,
+bare, check, ...) 4 x REPS times at 1MB and REPS times above: the best wall
+time of each (time.perf_counter around the process), and the peak RSS of one
+more run of each under GNU time:
   bare   BARE ORT_LIB BUNDLE --read-expected (bench/barecheck.c: the same
          ORT library and session options, the input read, one Run, the
          expected output and its float64 reference read while ORT's output
@@ -29,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SHAPES = {"1MB": (1, 16, 128, 128), "100MB": (1, 16, 1600, 1024), "1GB": (1, 16, 4096, 4096)}
 TIME_TARGET, RSS_TARGET = 1.3, 1.5
@@ -62,9 +65,29 @@ def timed(cmd):
     return float(t), int(kib), r.returncode
 
 
-def best(cmd, reps):
-    runs = [timed(cmd) for _ in range(reps)]
-    return min(runs, key=lambda x: x[0])
+def wall(cmd):
+    """Wall seconds of one bare run (time.perf_counter around the process:
+    GNU time's %e has 10 ms steps, a quarter of a 1 MiB run)."""
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t = time.perf_counter() - t0
+    if r.returncode not in (0, 1):
+        sys.exit(f"tensorsize: {' '.join(cmd)} exited {r.returncode}")
+    return t
+
+
+def side_by_side(bare, check, reps):
+    """Best wall time of each over `reps` runs taken in turn (bare, check,
+    bare, ...: a load that comes and goes on this shared machine falls on
+    both alike), then one run of each under GNU time for its peak RSS and
+    check's exit code."""
+    tb = tc = float("inf")
+    for _ in range(reps):
+        tb = min(tb, wall(bare))
+        tc = min(tc, wall(check))
+    _, mb, _ = timed(bare)
+    _, mc, rc = timed(check)
+    return tb, mb, tc, mc, rc
 
 
 def main():
@@ -79,9 +102,9 @@ def main():
             capture(b, SHAPES[size], ref64)
             has_ref = (b / "test_data_set_0" / "reference64" / "output_0.pb").exists()
             on_disk = sum(f.stat().st_size for f in b.rglob("*") if f.is_file()) / 2**20
-            n = 2 * reps if size == "1MB" else 2  # a 0.1 s command needs more tries
-            tb, mb, _ = best([bare, ortlib, str(b), "--read-expected"], n)
-            tc, mc, rc = best([binary, "check", str(b), "--ort-lib", ortlib], n)
+            n = 4 * reps if size == "1MB" else reps  # a 0.05 s command needs more tries
+            tb, mb, tc, mc, rc = side_by_side([bare, ortlib, str(b), "--read-expected"],
+                                              [binary, "check", str(b), "--ort-lib", ortlib], n)
             rt, rm = tc / tb, mc / mb
             ok = rt <= TIME_TARGET and rm <= RSS_TARGET
             met += ok
