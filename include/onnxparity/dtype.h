@@ -29,13 +29,20 @@ typedef enum onp_dtype {
     ONP_COMPLEX64 = 14,
     ONP_COMPLEX128 = 15,
     ONP_BFLOAT16 = 16,
+    /* 8-bit floats (ONNX 1.14+, opset 19): sign, exponent, mantissa; "fn"
+     * has no infinities, "uz" no negative zero (0x80 is the one NaN).
+     * Decoded by include/onnxparity/float8.h. */
+    ONP_FLOAT8E4M3FN = 17,
+    ONP_FLOAT8E4M3FNUZ = 18,
+    ONP_FLOAT8E5M2 = 19,
+    ONP_FLOAT8E5M2FNUZ = 20,
     ONP_DTYPE_COUNT /* one past the last supported value */
 } onp_dtype;
 
 /* What kind of number an element is; decides how it is compared. */
 typedef enum onp_dkind {
     ONP_KIND_NONE = 0, /* undefined / unsupported */
-    ONP_KIND_FLOAT,    /* float16, bfloat16, float32, float64 */
+    ONP_KIND_FLOAT,    /* float8 (four), float16, bfloat16, float32, float64 */
     ONP_KIND_SINT,     /* int8..int64 */
     ONP_KIND_UINT,     /* uint8..uint64 */
     ONP_KIND_BOOL,

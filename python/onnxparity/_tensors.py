@@ -9,12 +9,20 @@ from onnx import numpy_helper
 
 # torch dtypes numpy cannot hold, stored by their bits
 _BITS = {torch.bfloat16: (onnx.TensorProto.BFLOAT16, torch.int16)}
+# the float8 types ONNX defines (TensorProto 17-20; numbered here, as onnx
+# before 1.14 names none), where this torch has them: one byte, its code
+_FLOAT8 = {getattr(torch, n): elem for n, elem in (("float8_e4m3fn", 17), ("float8_e4m3fnuz", 18),
+                                                    ("float8_e5m2", 19), ("float8_e5m2fnuz", 20))
+           if hasattr(torch, n)}
+_BITS.update({dt: (elem, torch.uint8) for dt, elem in _FLOAT8.items()})
 
 
 def writable(dtype):
     """Whether a tensor of ``dtype`` can become a .pb the tool compares: the
-    float8/float4 types and bit-packed ones have no numpy counterpart and no
-    comparison in the tool."""
+    four float8 types of ONNX can (their codes); the others (float8_e8m0fnu,
+    float4, bit-packed ones) have no ONNX type the tool compares."""
+    if dtype in _FLOAT8:
+        return True
     return not re.match(r"(float8|float4|bits|u?int[1-7]$)", str(dtype).replace("torch.", ""))
 
 
@@ -42,7 +50,8 @@ _ELEM = {torch.float32: onnx.TensorProto.FLOAT, torch.uint8: onnx.TensorProto.UI
          torch.int8: onnx.TensorProto.INT8, torch.int16: onnx.TensorProto.INT16,
          torch.int32: onnx.TensorProto.INT32, torch.int64: onnx.TensorProto.INT64,
          torch.bool: onnx.TensorProto.BOOL, torch.float16: onnx.TensorProto.FLOAT16,
-         torch.float64: onnx.TensorProto.DOUBLE, torch.bfloat16: onnx.TensorProto.BFLOAT16}
+         torch.float64: onnx.TensorProto.DOUBLE, torch.bfloat16: onnx.TensorProto.BFLOAT16,
+         **_FLOAT8}
 
 
 def _varint(n):

@@ -38,7 +38,11 @@ static int typed_field_for(int32_t dt, int *per)
     case ONP_UINT8:
     case ONP_BOOL:
     case ONP_FLOAT16:
-    case ONP_BFLOAT16: return ONP_TP_INT32_DATA;
+    case ONP_BFLOAT16:
+    case ONP_FLOAT8E4M3FN: /* float8: one code per int32 (onnx.proto) */
+    case ONP_FLOAT8E4M3FNUZ:
+    case ONP_FLOAT8E5M2:
+    case ONP_FLOAT8E5M2FNUZ: return ONP_TP_INT32_DATA;
     case ONP_STRING: return ONP_TP_STRING_DATA;
     case ONP_INT64: return ONP_TP_INT64_DATA;
     case ONP_COMPLEX128: *per = 2; return ONP_TP_DOUBLE_DATA;
@@ -356,7 +360,7 @@ static void store_typed(int32_t dt, uint8_t *dst, size_t i, uint64_t v)
         break;
     }
     case ONP_BOOL: dst[i] = v != 0; break;
-    default: dst[i] = (uint8_t)v; break; /* INT8, UINT8 */
+    default: dst[i] = (uint8_t)v; break; /* INT8, UINT8, the float8 types */
     }
 }
 

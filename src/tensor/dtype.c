@@ -31,6 +31,12 @@ static const onp_dtype_desc table[ONP_DTYPE_COUNT] = {
      * is not portable), so npy refuses it unless stored as uint16 by the
      * caller.  See docs/formats.md. */
     [ONP_BFLOAT16] = {"bfloat16", "BFLOAT16", NULL, 2, ONP_KIND_FLOAT},
+    /* numpy has none of the float8 types either (names as torch and
+     * ml_dtypes spell them): .pb only */
+    [ONP_FLOAT8E4M3FN] = {"float8_e4m3fn", "FLOAT8E4M3FN", NULL, 1, ONP_KIND_FLOAT},
+    [ONP_FLOAT8E4M3FNUZ] = {"float8_e4m3fnuz", "FLOAT8E4M3FNUZ", NULL, 1, ONP_KIND_FLOAT},
+    [ONP_FLOAT8E5M2] = {"float8_e5m2", "FLOAT8E5M2", NULL, 1, ONP_KIND_FLOAT},
+    [ONP_FLOAT8E5M2FNUZ] = {"float8_e5m2fnuz", "FLOAT8E5M2FNUZ", NULL, 1, ONP_KIND_FLOAT},
 };
 _Static_assert(sizeof table / sizeof table[0] == ONP_DTYPE_COUNT,
                "dtype table must have one row per onp_dtype");

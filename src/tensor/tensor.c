@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnxparity/float8.h"
 #include "onnxparity/half.h"
 #include "onnxparity/tensor.h"
 #include "tensor/adopt.h"
@@ -329,6 +330,10 @@ double onp_tensor_get_f64(const onp_tensor *t, int64_t i)
     case ONP_UINT64: return (double)v.u64;
     case ONP_COMPLEX64: return v.f;
     case ONP_COMPLEX128: return v.d;
+    case ONP_FLOAT8E4M3FN:
+    case ONP_FLOAT8E4M3FNUZ:
+    case ONP_FLOAT8E5M2:
+    case ONP_FLOAT8E5M2FNUZ: return onp_f8_to_f64(t->dtype, v.u8);
     default: return 0.0;
     }
 }

@@ -830,19 +830,133 @@ def test_script_module_with_parameters_and_buffers(tmp_path, binary):
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
-@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"), reason="torch without float8")
-def test_float8_output_is_a_one_line_refusal(tmp_path):
-    """torch's suite exports a cast to float8 (test_float8_support); the
-    bundle has no float8 .pb the tool compares: refused in one line naming
-    the output and its type, nothing written (it was a TypeError from numpy)."""
-    with pytest.raises(onnxparity.OutputError, match=r"output is float8_e4m3fn: the bundle cannot hold"):
-        onnxparity.capture(Float8Cast().eval(), [torch.randn(1, 2)], tmp_path / "b")
-    assert not (tmp_path / "b").exists()
+# ---------------------------------------------------------------- float8 outputs
+
+FLOAT8 = {"float8_e4m3fn": (17, 4, 3, 7), "float8_e4m3fnuz": (18, 4, 3, 8),
+          "float8_e5m2": (19, 5, 2, 15), "float8_e5m2fnuz": (20, 5, 2, 16)}
+
+
+def float8_by_formula(name, code):
+    """The ONNX table's value of ``code``: sign, E exponent bits, M mantissa
+    bits, bias B; normal (1 + m/2^M) 2^(e-B), subnormal (m/2^M) 2^(1-B);
+    E4M3FN's NaN is S.1111.111, E5M2's all-ones exponent is inf (m = 0) or
+    NaN, the fnuz types' only NaN is 0x80 (no inf, no -0)."""
+    _, E, M, B = FLOAT8[name]
+    s, e, m = code >> 7, (code >> M) & ((1 << E) - 1), code & ((1 << M) - 1)
+    if name.endswith("fnuz"):
+        if code == 0x80:
+            return float("nan")
+    elif name == "float8_e4m3fn":
+        if code & 0x7F == 0x7F:
+            return float("nan")
+    elif e == (1 << E) - 1:
+        return float("nan") if m else (-1) ** s * float("inf")
+    v = (m / 2 ** M) * 2.0 ** (1 - B) if e == 0 else (1 + m / 2 ** M) * 2.0 ** (e - B)
+    return -v if s else v
+
+
+def test_float8_decoded_as_the_onnx_table_says(lib):
+    """The library's decoder (onp_f8_to_f64) over all 256 codes of each type
+    against the formula above, and against torch's own decoding where this
+    torch has the type; -0 and NaN placement included."""
+    import ctypes
+    import math
+    f8 = ctypes.CDLL(lib).onp_f8_to_f64
+    f8.argtypes, f8.restype = [ctypes.c_int32, ctypes.c_uint8], ctypes.c_double
+    for name, (elem, *_) in FLOAT8.items():
+        got = [f8(elem, c) for c in range(256)]
+        want = [float8_by_formula(name, c) for c in range(256)]
+        same = [(math.isnan(g) and math.isnan(w)) or (g == w and math.copysign(1, g) == math.copysign(1, w))
+                for g, w in zip(got, want)]
+        assert all(same), (name, [hex(c) for c, ok in enumerate(same) if not ok])
+        if hasattr(torch, name):
+            t = torch.arange(256, dtype=torch.uint8).view(getattr(torch, name)).double().tolist()
+            assert all((math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+                       for a, b in zip(t, got)), name
 
 
 class Float8Cast(torch.nn.Module):
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
     def forward(self, x):
-        return x.to(torch.float8_e4m3fn)
+        return (x * 3).to(self.dtype)
+
+
+def ort_float8_codes(model_path, x):
+    """The output's codes as onnxruntime's Python package computes them: its
+    numpy conversion has no float8 type, so the bytes are read from the
+    OrtValue's buffer."""
+    import ctypes
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    ov = sess.run_with_ort_values(None, {sess.get_inputs()[0].name: ort.OrtValue.ortvalue_from_numpy(x)})[0]
+    n = int(np.prod(ov.shape()))
+    return np.frombuffer(ctypes.string_at(ov.data_ptr(), n), dtype=np.uint8).reshape(ov.shape())
+
+
+def pb_codes(path):
+    t = onnx.load_tensor(str(path))
+    return np.frombuffer(t.raw_data, dtype=np.uint8).reshape(tuple(t.dims)), t.data_type
+
+
+@needs_dynamo
+@pytest.mark.parametrize("name", list(FLOAT8))
+def test_float8_output_compared(tmp_path, binary, name):
+    """torch's suite exports a cast to float8 (test_float8_support); the
+    capture refused it in one line.  Now the bundle holds the codes and check
+    compares them.  Fixture 0 stays in range; fixture 1 overflows, where
+    torch's cast gives inf or NaN and ONNX's Cast (saturate=1 by default)
+    the largest finite value, for the types where this torch does not
+    saturate: each fixture's verdict must be what onnxruntime's Python
+    package gives against eager, code for code."""
+    if not hasattr(torch, name):
+        pytest.skip(f"torch {torch.__version__} has no {name}")
+    dtype = getattr(torch, name)
+    g = seeded(29)
+    fixtures = [torch.randn(4, 16, generator=g), torch.randn(4, 16, generator=g) * 3e4]
+    doc, chk = capture_check(tmp_path, binary, Float8Cast(dtype).eval(), fixtures)
+    assert doc["fixtures"][0]["outputs"][0]["dtype"] == name
+    want = []
+    for k, x in enumerate(fixtures):
+        eager = Float8Cast(dtype)(x).view(torch.uint8).numpy()
+        codes, elem = pb_codes(tmp_path / "b" / f"test_data_set_{k}" / "output_0.pb")
+        assert elem == FLOAT8[name][0] and np.array_equal(codes, eager)
+        ort_codes = ort_float8_codes(tmp_path / "b" / "model.onnx", x.numpy())
+        want.append("pass" if np.array_equal(ort_codes, eager) else "fail")
+    assert want[0] == "pass"
+    assert statuses(chk) == want, (name, chk["summary"])
+    if want[1] == "fail":  # a number against inf or NaN: not a rounding difference
+        out = chk["fixtures"][1]["outputs"][0]
+        assert out["judgment"]["verdict"] == "not-numeric"
+        assert out["nan_mismatch"] + out["inf_mismatch"] > 0
+
+
+def test_float8_one_step_is_noise_two_are_not(tmp_path, binary):
+    """A float8 value is the rounding of a wider one: where eager's and the
+    runtime's wide values straddle a rounding boundary they land on
+    neighbouring codes, the value's own ulp.  Planted in the eager truth of
+    a real export: one step at one element passes (within noise), two steps
+    fail (beyond noise)."""
+    if not hasattr(torch, "float8_e4m3fn") or not _export.has_dynamo_exporter():
+        pytest.skip("torch without float8_e4m3fn or torch.export")
+    g = seeded(30)
+    fixtures = [torch.randn(4, 16, generator=g)]
+    onnxparity.capture(Float8Cast(torch.float8_e4m3fn).eval(), fixtures, tmp_path / "b", reference64=False)
+    path = tmp_path / "b" / "test_data_set_0" / "output_0.pb"
+    t = onnx.load_tensor(str(path))
+    codes = bytearray(t.raw_data)
+    i = next(i for i, c in enumerate(codes) if 0x08 <= c & 0x7F <= 0x70)  # a normal value, room both ways
+    verdicts = []
+    for step in (1, 2):
+        planted = bytearray(codes)
+        planted[i] += step
+        t.raw_data = bytes(planted)
+        path.write_bytes(t.SerializeToString())
+        out = check(binary, tmp_path / "b")["fixtures"][0]["outputs"][0]
+        verdicts.append((out["judgment"]["verdict"], out["pass"], out["mismatches"]))
+    assert verdicts == [("within-noise", True, 1), ("beyond-noise", False, 1)]
 
 
 class Scaled(torch.nn.Module):
