@@ -154,6 +154,25 @@ const char *onp_fixture_status_name(onp_fixture_status s);
  * other string (NULL too).  src/judge/status.c. */
 int onp_fixture_status_from_name(const char *name, onp_fixture_status *out);
 
+/* The one-ulp perturbation rerun of a fixture (the ORT-side noise estimate,
+ * docs/compare.md "Where the noise comes from"): whether it ran, and why not
+ * when it did not.  It is asked for only when an output is beyond its
+ * tolerance with no float64 statistic (reference file or noise book): no
+ * other evidence can then say whether the gap is noise. */
+typedef enum onp_rerun {
+    ONP_RERUN_NOT_NEEDED = 0,  /* every output within its tolerance, or judged against float64 */
+    ONP_RERUN_RAN,             /* ran: ORT ran the fixture twice */
+    ONP_RERUN_OFF,             /* asked for, but turned off (onp_judge_fixture_opts.no_estimate) */
+    ONP_RERUN_NO_FLOAT_INPUT,  /* asked for, but no floating input to move by one ulp */
+    ONP_RERUN_FAILED,          /* ran, and ORT refused or lost the perturbed run */
+    ONP_RERUN_FIXTURE_NOT_RUN, /* the fixture's own run failed: nothing was judged */
+    ONP_RERUN_COUNT
+} onp_rerun;
+
+/* "not-needed", "ran", "off", "no-floating-input", "failed",
+ * "fixture-not-run"; "?" out of range. */
+const char *onp_rerun_name(onp_rerun r);
+
 typedef struct onp_fixture_verdict {
     char dir[1024];
     int index;
@@ -163,6 +182,8 @@ typedef struct onp_fixture_verdict {
     int dtype_refused;   /* ERROR: an input's dtype is not the one the graph declares (the
                             pre-run check refuses it whatever its shape) */
     int estimated;       /* the fixture was rerun with one-ulp perturbed inputs */
+    onp_rerun rerun;     /* that rerun: ran, or why not */
+    int ort_runs;        /* runs of ORT for this fixture: 1, or 2 with the rerun */
     char in_shapes[256]; /* the inputs' shapes ("[2, 16] [2]"): fixtures with the same
                             string are one shape group */
     size_t n_out;

@@ -50,6 +50,10 @@ static cJSON *fixture_json(const onp_fixture_verdict *r)
     cJSON_AddStringToObject(f, "status", onp_fixture_status_name(r->status));
     if (r->status == ONP_FIXTURE_ERROR) cJSON_AddStringToObject(f, "error", r->msg);
     if (r->runtime) cJSON_AddStringToObject(f, "runtime_failure", r->runtime);
+    if (r->ort_runs) { /* a fixture judged by onp_judge_fixture: ORT ran it */
+        cJSON_AddNumberToObject(f, "ort_runs", r->ort_runs);
+        cJSON_AddStringToObject(f, "noise_rerun", onp_rerun_name(r->rerun));
+    }
     cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
     for (size_t k = 0; r->status != ONP_FIXTURE_ERROR && k < r->n_out; k++)
         cJSON_AddItemToArray(arr, output_json(&r->outs[k]));

@@ -5,6 +5,7 @@
  * inputs), and class top-1 flips.  check and gate both call it.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,15 @@
 static const char *const status_names[] = {"pass", "fail", "error"};
 _Static_assert(sizeof status_names / sizeof *status_names == ONP_FIXTURE_STATUS_COUNT,
                "status_names");
+
+static const char *const rerun_names[] = {"not-needed",        "ran",    "off",
+                                          "no-floating-input", "failed", "fixture-not-run"};
+_Static_assert(sizeof rerun_names / sizeof *rerun_names == ONP_RERUN_COUNT, "rerun_names");
+
+const char *onp_rerun_name(onp_rerun r)
+{
+    return (unsigned)r < ONP_RERUN_COUNT ? rerun_names[r] : "?";
+}
 
 const char *onp_fixture_status_name(onp_fixture_status s)
 {
@@ -206,12 +216,15 @@ static int needs_estimate(const onp_output_verdict *x)
  * No rerun at all when no output needs one. */
 static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tensor *in, size_t n_in,
                     onp_tensor *want, onp_tensor *got, size_t n_run,
-                    const onp_judge_fixture_opts *o, onp_output_verdict *outs, int *did)
+                    const onp_judge_fixture_opts *o, onp_output_verdict *outs, int *did,
+                    onp_rerun *why)
 {
     *did = 0;
     int any_float = 0;
     for (size_t k = 0; k < n_in; k++) any_float |= is_floating(in[k].dtype);
+    *why = ONP_RERUN_NO_FLOAT_INPUT;
     if (!any_float) return 0;
+    *why = ONP_RERUN_FAILED; /* until the run below succeeds */
     onp_tensor *pin = calloc(n_in, sizeof *pin);
     onp_tensor *got2 = calloc(n_run ? n_run : 1, sizeof *got2);
     int rc = 0;
@@ -230,6 +243,7 @@ static int estimate(onp_session *s, const onp_fixture_verdict *r, const onp_tens
     if (onp_session_run(s, pin, n_in, NULL, 0, got2, &re))
         goto done; /* no estimate: the outputs stay beyond the tolerance */
     *did = 1;
+    *why = ONP_RERUN_RAN;
     for (size_t k = 0; k < r->n_out && k < n_run; k++) {
         onp_output_verdict *x = &outs[k];
         if (!needs_estimate(x)) continue;
@@ -520,6 +534,77 @@ void onp_judge_near_tie_reorder(const onp_tensor *want, const onp_tensor *got, s
     free(perm);
 }
 
+/* The expected outputs (and output 0's float64 reference) read while ONNX
+ * Runtime runs (issue 34): the run happens in the worker process, or on
+ * ORT's threads, and the reading (a copy where a .pb's raw_data is not
+ * aligned, the page faults of the file's pages otherwise) would otherwise
+ * wait for it.  What is read is what the loop below reads, in the same
+ * tensors; each read keeps its own result, met where the loop would have
+ * read that file, so a failing read is reported as before and only once
+ * the run has succeeded (a run that fails reads nothing: its prefetch is
+ * dropped).  Output 0's reference only: the loop holds one reference at a
+ * time, so the peak memory is the loop's own. */
+typedef struct prefetch {
+    const onp_fixture *f;
+    size_t n;         /* outputs to read: want[0..n) */
+    onp_tensor *want; /* [n] */
+    int *rc;          /* [n] onp_tfile_read's result per output */
+    onp_error *err;   /* [n] */
+    onp_tensor ref0;  /* output 0's float64 reference when ref0_rc == 1 */
+    int ref0_rc;      /* onp_fixture_read_ref64's result; 0: none */
+    onp_error ref0_err;
+    pthread_t th;
+} prefetch;
+
+static void *prefetch_main(void *arg)
+{
+    prefetch *p = arg;
+    for (size_t k = 0; k < p->n; k++)
+        p->rc[k] = onp_tfile_read(p->f->outputs[k], NULL, &p->want[k], &p->err[k]);
+    if (p->n && !p->rc[0] && is_floating(p->want[0].dtype))
+        p->ref0_rc = onp_fixture_read_ref64(p->f, 0, &p->ref0, &p->ref0_err);
+    return NULL;
+}
+
+/* Start reading; 0 when a thread runs it, -1 when it could not start (then
+ * the loop reads as it always did). */
+static int prefetch_start(prefetch *p, const onp_fixture *f, size_t n, onp_tensor *want)
+{
+    memset(p, 0, sizeof *p);
+    p->f = f;
+    p->n = n;
+    p->want = want;
+    p->rc = calloc(n ? n : 1, sizeof *p->rc);
+    p->err = calloc(n ? n : 1, sizeof *p->err);
+    if (!p->rc || !p->err || pthread_create(&p->th, NULL, prefetch_main, p) != 0) {
+        free(p->rc);
+        free(p->err);
+        p->rc = NULL;
+        p->err = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Wait for the reading; with `drop`, release what it read (a run that
+ * failed compares nothing). */
+static void prefetch_join(prefetch *p, int drop)
+{
+    pthread_join(p->th, NULL);
+    if (!drop) return;
+    for (size_t k = 0; k < p->n; k++) onp_tensor_release(&p->want[k]);
+    onp_tensor_release(&p->ref0);
+    p->ref0_rc = 0;
+    p->n = 0;
+}
+
+static void prefetch_free(prefetch *p)
+{
+    onp_tensor_release(&p->ref0);
+    free(p->rc);
+    free(p->err);
+}
+
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
                       onp_fixture_verdict *r, onp_error *e)
 {
@@ -535,7 +620,8 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
     onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
     onp_tensor *want = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *want);
-    int rc = 0, beyond = 0;
+    int rc = 0, beyond = 0, fetching = 0;
+    prefetch pf;
     if (!r->outs || !in || !got || !want) {
         rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
         goto done;
@@ -561,8 +647,13 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     }
     onp_error re;
     onp_error_clear(&re);
-    if (onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re)) {
+    fetching = !prefetch_start(&pf, f, f->n_outputs < n_out ? f->n_outputs : n_out, want);
+    int ran = onp_session_run(s, in, f->n_inputs, NULL, 0, got, &re);
+    if (fetching) prefetch_join(&pf, ran != 0);
+    if (ran) {
         r->status = ONP_FIXTURE_ERROR;
+        r->rerun = ONP_RERUN_FIXTURE_NOT_RUN;
+        r->ort_runs = 1;
         onp_error_format(&re, r->msg, sizeof r->msg);
         r->runtime = onp_ort_lost_worker(&re);
         r->dtype_refused = !r->runtime && dtype_differs(s, in, f->n_inputs);
@@ -577,7 +668,8 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
                      "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
             continue;
         }
-        if (onp_tfile_read(f->outputs[k], NULL, &want[k], e)) {
+        if (fetching ? pf.rc[k] && (*e = pf.err[k], 1)
+                     : onp_tfile_read(f->outputs[k], NULL, &want[k], e) != 0) {
             rc = -1;
             goto done;
         }
@@ -585,7 +677,15 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         memcpy(x->dims, want[k].dims, sizeof want[k].dims);
         onp_tensor ref;
         memset(&ref, 0, sizeof ref);
-        int has_ref = is_floating(want[k].dtype) ? onp_fixture_read_ref64(f, k, &ref, e) : 0;
+        int has_ref;
+        if (fetching && k == 0) { /* read beside the run, taken over here */
+            has_ref = pf.ref0_rc;
+            ref = pf.ref0;
+            memset(&pf.ref0, 0, sizeof pf.ref0);
+            if (has_ref < 0) *e = pf.ref0_err;
+        } else {
+            has_ref = is_floating(want[k].dtype) ? onp_fixture_read_ref64(f, k, &ref, e) : 0;
+        }
         if (has_ref < 0) {
             rc = -1;
             goto done;
@@ -628,11 +728,13 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         settle(x);
         beyond |= needs_estimate(x);
     }
+    if (beyond && o->no_estimate) r->rerun = ONP_RERUN_OFF;
     if (beyond && !o->no_estimate &&
-        estimate(s, r, in, f->n_inputs, want, got, n_out, o, r->outs, &r->estimated)) {
+        estimate(s, r, in, f->n_inputs, want, got, n_out, o, r->outs, &r->estimated, &r->rerun)) {
         rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
         goto done;
     }
+    r->ort_runs = 1 + (r->rerun == ONP_RERUN_RAN || r->rerun == ONP_RERUN_FAILED);
     for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
         judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
     if (f->n_outputs <= n_out)
@@ -641,6 +743,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     for (size_t k = 0; k < f->n_outputs; k++)
         if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;
 done:
+    if (fetching) prefetch_free(&pf);
     for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);
     for (size_t k = 0; got && k < n_out; k++) onp_tensor_release(&got[k]);
     for (size_t k = 0; want && k < f->n_outputs; k++) onp_tensor_release(&want[k]);

@@ -87,3 +87,40 @@ def test_check_runtime_failure_of_one_fixture_is_a_failed_fixture(onnxparity, te
     st = {f["index"]: f for f in doc["fixtures"]}
     assert st[0]["status"] == "pass" and st[1]["status"] == "error"
     assert "input" in st[1]["error"]
+
+
+def test_noise_rerun_only_where_the_evidence_needs_it(onnxparity, testdata, tmp_path):
+    """Issue 34: ONNX Runtime runs a fixture a second time (the one-ulp
+    perturbation that estimates the noise) only where an output is beyond
+    its tolerance with no float64 statistic, and the report says how many
+    runs each fixture took and why.  A fault planted in the expected output
+    (2e-3 added to every value: far beyond any perturbation spread of a
+    convolution) still fails without a float64 reference."""
+    import shutil
+    import numpy as np
+    from onnx import numpy_helper, load_tensor
+    case = testdata / "pytorch-converted" / "test_Conv2d"
+    within = json.loads(run([onnxparity, "check", case, "--format", "json"]).stdout)
+    fx = within["fixtures"][0]
+    assert fx["outputs"][0]["judgment"]["verdict"] == "within-tolerance"
+    assert (fx["ort_runs"], fx["noise_rerun"]) == (1, "not-needed")
+    beyond = json.loads(run([onnxparity, "check", case, "--rtol", "0", "--atol", "0",
+                             "--format", "json"]).stdout)
+    fx = beyond["fixtures"][0]
+    assert fx["outputs"][0]["judgment"]["noise_source"] == "ort-perturbation"
+    assert (fx["ort_runs"], fx["noise_rerun"]) == (2, "ran")
+    off = json.loads(run([onnxparity, "check", case, "--rtol", "0", "--atol", "0",
+                          "--no-noise-estimate", "--format", "json"]).stdout)
+    assert (off["fixtures"][0]["ort_runs"], off["fixtures"][0]["noise_rerun"]) == (1, "off")
+    shutil.copy(case / "model.onnx", tmp_path / "model.onnx")
+    shutil.copytree(case / "test_data_set_0", tmp_path / "test_data_set_0")
+    out = tmp_path / "test_data_set_0" / "output_0.pb"
+    t = load_tensor(str(out))
+    planted = numpy_helper.from_array(numpy_helper.to_array(t) + np.float32(2e-3), t.name)
+    out.write_bytes(planted.SerializeToString())
+    r = run([onnxparity, "check", tmp_path, "--format", "json"])
+    doc = json.loads(r.stdout)
+    fx = doc["fixtures"][0]
+    assert r.returncode == 1 and doc["verdict"] == "fail"
+    assert (fx["ort_runs"], fx["noise_rerun"]) == (2, "ran")
+    assert fx["outputs"][0]["judgment"]["verdict"] in ("beyond-noise", "beyond-tolerance")
