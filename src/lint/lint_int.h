@@ -55,6 +55,7 @@ typedef enum lint_rule_ix {
     R_EXPORTER_OP,               /* ONP414 */
     R_EXPORTER_NOTE,             /* ONP415 */
     R_REDUCED_PRECISION,         /* ONP416 */
+    R_FLOAT8_SATURATE,           /* ONP417 */
     R_LEGACY_OPSET,              /* ONP501 */
     R_OUTPUT_UNTYPED,            /* ONP502 */
     R_OUTPUT_SHAPELESS,          /* ONP503 */
@@ -244,6 +245,7 @@ void lint_check_nan(lint_ctx *c, const lint_node *ln);
 void lint_check_round(lint_ctx *c, const lint_node *ln);
 void lint_check_cast(lint_ctx *c, const lint_node *ln);
 void lint_check_lowp_cast(lint_ctx *c, const lint_node *ln);
+void lint_check_float8_cast(lint_ctx *c, const lint_node *ln);
 void lint_check_gridsample(lint_ctx *c, const lint_node *ln);
 void lint_check_nms(lint_ctx *c, const lint_node *ln);
 void lint_check_scatter(lint_ctx *c, const lint_node *ln);

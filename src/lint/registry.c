@@ -181,6 +181,13 @@ static const onp_lint_rule rules[] = {
                              "outputs are wider: values lose precision there",
                              "keep the layer in float32, or compare with the tolerance the "
                              "narrow type allows (float16 ~1e-3, bfloat16 ~8e-3 relative)"},
+    [R_FLOAT8_SATURATE] = {"ONP417", "float8-saturate", W, ONP_CAUSE_OP_SEMANTICS,
+                           "a Cast to a float8 type that saturates (saturate=1, ONNX's default): "
+                           "a value beyond the type's largest finite one becomes that value, "
+                           "where torch's cast gives inf or NaN",
+                           "clamp the value to the type's range in forward before the cast "
+                           "(x.clamp(-448, 448) for float8_e4m3fn), so both give the largest "
+                           "finite value"},
     [R_LEGACY_OPSET] = {"ONP501", "legacy-opset", W, ONP_CAUSE_OP_SEMANTICS,
                         "default-domain opset below 7: ONNX Runtime has no kernels for it",
                         "re-export with opset_version >= 13; onnxparity upgrades to 7 in "
@@ -248,6 +255,7 @@ const lint_node_check lint_node_checks[] = {
     {"|Round|", lint_check_round},
     {"|Cast|", lint_check_cast},
     {"|Cast|", lint_check_lowp_cast},
+    {"|Cast|", lint_check_float8_cast},
     {NULL, lint_check_gridsample}, /* also com.microsoft::GridSample */
     {"|NonMaxSuppression|", lint_check_nms},
     {"|ScatterND|ScatterElements|Scatter|", lint_check_scatter},

@@ -557,3 +557,38 @@ void lint_check_lowp_cast(lint_ctx *c, const lint_node *ln)
                    more_text(more, "Cast", mt, sizeof mt), is16 ? "10" : "7",
                    is16 ? 0x1p-11 : 0x1p-8);
 }
+
+// --- float8 saturation ------------------------------------------------------------------
+
+static int f8sat_qualifies(const lint_scope *s, const onp_node *n)
+{
+    (void)s;
+    if (!lint_is_op(n, "Cast")) return 0;
+    int64_t to = attr_int(n, "to", 0);
+    return to >= ONP_FLOAT8E4M3FN && to <= ONP_FLOAT8E5M2FNUZ && attr_int(n, "saturate", 1) != 0;
+}
+
+/* ONP417: a saturating Cast to float8.  Where a value overflows the type,
+ * ONNX gives the largest finite value and torch's .to() inf or NaN (torch
+ * 2.15 saturates float8_e4m3fn too): a difference only at overflow. */
+void lint_check_float8_cast(lint_ctx *c, const lint_node *ln)
+{
+    const onp_node *n = ln->n;
+    char lab[600], mt[128];
+    size_t more;
+    if (!f8sat_qualifies(ln->s, n) || !lint_once(c, R_FLOAT8_SATURATE, ln, f8sat_qualifies, &more))
+        return;
+    int32_t to = (int32_t)attr_int(n, "to", 0);
+    double largest = to == ONP_FLOAT8E4M3FN ? 448 : to == ONP_FLOAT8E4M3FNUZ ? 240 : 57344;
+    lint_node_label(ln, lab, sizeof lab);
+    lint_emit_node(c, R_FLOAT8_SATURATE, ln,
+                   "Cast %s to %s saturates (saturate=%s)%s: a value beyond +-%g becomes +-%g "
+                   "there, where torch's .to(torch.%s) gives %s; the numbers differ only where "
+                   "a value overflows",
+                   lab, onp_dtype_name(to),
+                   attr_int(n, "saturate", -1) == 1 ? "1" : "1, the default",
+                   more_text(more, "Cast", mt, sizeof mt), largest, largest, onp_dtype_name(to),
+                   to == ONP_FLOAT8E5M2     ? "inf"
+                   : to == ONP_FLOAT8E4M3FN ? "NaN (torch 2.15 saturates this one too)"
+                                            : "NaN");
+}

@@ -13,7 +13,7 @@
 typedef struct f8_format {
     int mbits; /* mantissa bits (3 or 2) */
     int bias;
-    int uz;  /* "fnuz": no negative zero, 0x80 the only NaN, no infinities */
+    int uz;   /* "fnuz": no negative zero, 0x80 the only NaN, no infinities */
     int ieee; /* E5M2: all-ones exponent is inf (m = 0) or NaN (m != 0) */
 } f8_format;
 

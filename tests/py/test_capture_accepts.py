@@ -927,10 +927,15 @@ def test_float8_output_compared(tmp_path, binary, name):
         want.append("pass" if np.array_equal(ort_codes, eager) else "fail")
     assert want[0] == "pass"
     assert statuses(chk) == want, (name, chk["summary"])
+    # lint names the saturating Cast: the cause where the overflow fails, latent where not
+    assert "ONP417" in [f["id"] for f in chk["lint"]["findings"]]
     if want[1] == "fail":  # a number against inf or NaN: not a rounding difference
         out = chk["fixtures"][1]["outputs"][0]
         assert out["judgment"]["verdict"] == "not-numeric"
         assert out["nan_mismatch"] + out["inf_mismatch"] > 0
+        assert chk["causes"][0]["id"] == "op-semantics" and "ONP417" in chk["causes"][0]["evidence"][0]
+    else:
+        assert chk["verdict"] == "pass"
 
 
 def test_float8_one_step_is_noise_two_are_not(tmp_path, binary):

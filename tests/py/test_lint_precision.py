@@ -200,7 +200,7 @@ SILENT = {
     "ONP407": ["floordiv_head"], "ONP408": ["shufflenet", "selections"],
     "ONP409": ["floordiv_head"], "ONP410": ["floordiv_head"], "ONP411": ["interp"],
     "ONP412": ["selections"], "ONP413": ["slice_assign", "swin"], "ONP414": ["interp"],
-    "ONP415": ["shufflenet"], "ONP416": ["encoder", "shufflenet"],
+    "ONP415": ["shufflenet"], "ONP416": ["encoder", "shufflenet"], "ONP417": ["shufflenet", "encoder"],
     "ONP501": ["shufflenet"], "ONP502": ["selections"],
     "ONP503": ["selections"], "ONP601": ["dropout_p0"], "ONP602": ["encoder"],
     "ONP701": ["encoder"], "ONP702": ["slice_assign"], "ONP703": ["encoder"], "ONP704": ["encoder"],

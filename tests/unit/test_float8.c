@@ -67,7 +67,8 @@ static int ref_inf(const ref_type *t, unsigned c)
 static double ref_value(const ref_type *t, unsigned c)
 {
     if (ref_nan(t, c)) return NAN;
-    unsigned s = c >> 7, e = (c >> t->mbits) & ((1u << t->ebits) - 1), m = c & ((1u << t->mbits) - 1);
+    unsigned s = c >> 7, e = (c >> t->mbits) & ((1u << t->ebits) - 1),
+             m = c & ((1u << t->mbits) - 1);
     double v;
     if (ref_inf(t, c)) {
         v = INFINITY;
@@ -163,19 +164,19 @@ static void test_steps_and_ulp(void)
             }
             /* the gap to the next magnitude away from zero, among finite values */
             int r = rank_of(vals, n, fabs(va));
-            double want = r + 1 < n && isfinite(vals[r + 1]) ? vals[r + 1] - vals[r]
-                                                            : vals[r] - vals[r - 1];
+            double want =
+                r + 1 < n && isfinite(vals[r + 1]) ? vals[r + 1] - vals[r] : vals[r] - vals[r - 1];
             bad_ulp += onp_f8_ulp(t->dtype, (uint8_t)a) != want;
         }
         CHECKF(bad_steps == 0 && bad_nan == 0, "%s: %d step counts wrong, %d NaN pairs", t->name,
                bad_steps, bad_nan);
         CHECKF(bad_ulp == 0, "%s: %d ulps wrong", t->name, bad_ulp);
     }
-    CHECK(onp_f8_steps(ONP_FLOAT8E4M3FN, 0x01, 0x81) == 2);   /* through zero */
-    CHECK(onp_f8_steps(ONP_FLOAT8E4M3FN, 0x00, 0x80) == 0);   /* +0, -0 */
-    CHECK(onp_f8_steps(ONP_FLOAT8E5M2, 0x7b, 0x7c) == 1);     /* largest, inf */
-    CHECK(onp_f8_ulp(ONP_FLOAT8E4M3FN, 0x38) == 0.125);       /* at 1.0 */
-    CHECK(onp_f8_ulp(ONP_FLOAT8E4M3FN, 0x7e) == 32.0);        /* 448: down to 416 */
+    CHECK(onp_f8_steps(ONP_FLOAT8E4M3FN, 0x01, 0x81) == 2); /* through zero */
+    CHECK(onp_f8_steps(ONP_FLOAT8E4M3FN, 0x00, 0x80) == 0); /* +0, -0 */
+    CHECK(onp_f8_steps(ONP_FLOAT8E5M2, 0x7b, 0x7c) == 1);   /* largest, inf */
+    CHECK(onp_f8_ulp(ONP_FLOAT8E4M3FN, 0x38) == 0.125);     /* at 1.0 */
+    CHECK(onp_f8_ulp(ONP_FLOAT8E4M3FN, 0x7e) == 32.0);      /* 448: down to 416 */
     CHECK(onp_f8_steps(ONP_INT8, 1, 2) == -1);
 }
 

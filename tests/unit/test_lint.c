@@ -1039,6 +1039,32 @@ static void test_nan_round_cast(void)
     l = lint_graph(&b, 13, NULL);
     EXPECT(l, "ONP410", 1, "c1");
     if (find(&l, "ONP410")) CHECK(strstr(find(&l, "ONP410")->message, "wrap"));
+    EXPECT(l, "ONP417", 0, NULL);
+    onp_lint_result_free(&l.r);
+    /* casts to float8: saturate absent (1) and 1 fire once with a count,
+     * saturate=0 never */
+    base(&b);
+    node_begin(&n, "f8a", "Cast", "x", "a");
+    attr_i(&n, "to", ONP_FLOAT8E4M3FN);
+    gb_node_end(&b, &n);
+    node_begin(&n, "f8b", "Cast", "x", "b8");
+    attr_i(&n, "to", ONP_FLOAT8E5M2);
+    attr_i(&n, "saturate", 1);
+    gb_node_end(&b, &n);
+    node_begin(&n, "f8c", "Cast", "x", "c8");
+    attr_i(&n, "to", ONP_FLOAT8E4M3FNUZ);
+    attr_i(&n, "saturate", 0);
+    gb_node_end(&b, &n);
+    gb_node(&b, "relu", "Relu", "x", "y");
+    l = lint_graph(&b, 19, NULL);
+    EXPECT(l, "ONP417", 1, "f8a");
+    const onp_lint_finding *f8 = find(&l, "ONP417");
+    if (f8) {
+        CHECK(f8->rule->severity == ONP_LINT_WARNING && f8->rule->cause == ONP_CAUSE_OP_SEMANTICS);
+        CHECKF(strstr(f8->message, "to float8_e4m3fn saturates (saturate=1, the default)") &&
+                   strstr(f8->message, "+-448") && strstr(f8->message, "and 1 more Cast node"),
+               "%s", f8->message);
+    }
     onp_lint_result_free(&l.r);
 }
 
