@@ -109,8 +109,8 @@ def main():
             ok = rt <= TIME_TARGET and rm <= RSS_TARGET
             met += ok
             total += 1
-            print(f"| {size} | {'yes' if has_ref else 'no'} | {on_disk:.0f} MiB | {tb:.2f} s | "
-                  f"{mb / 1024:.0f} MiB | {tc:.2f} s | {mc / 1024:.0f} MiB | "
+            print(f"| {size} | {'yes' if has_ref else 'no'} | {on_disk:.0f} MiB | {tb:.3f} s | "
+                  f"{mb / 1024:.0f} MiB | {tc:.3f} s | {mc / 1024:.0f} MiB | "
                   f"{'pass' if rc == 0 else 'fail'} | {'**' if rt > TIME_TARGET else ''}{rt:.2f}×"
                   f"{'**' if rt > TIME_TARGET else ''} | {'**' if rm > RSS_TARGET else ''}{rm:.2f}×"
                   f"{'**' if rm > RSS_TARGET else ''} |", flush=True)
