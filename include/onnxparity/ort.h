@@ -299,6 +299,9 @@ typedef struct onp_session_desc {
 } onp_session_desc;
 
 const onp_session_desc *onp_session_describe(const onp_session *s);
+/* 1 when s lives in a worker process (onp_session_opts.isolate): its runs
+ * pass the inputs' bytes to that process, never their addresses to ORT. */
+int onp_session_isolated(const onp_session *s);
 
 /* --- introspection --------------------------------------------------------- */
 

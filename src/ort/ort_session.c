@@ -446,6 +446,11 @@ const onp_session_desc *onp_session_describe(const onp_session *s)
     return &s->desc;
 }
 
+int onp_session_isolated(const onp_session *s)
+{
+    return s->worker != NULL;
+}
+
 size_t onp_session_input_count(const onp_session *s)
 {
     return s->n_in;

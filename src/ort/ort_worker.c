@@ -472,6 +472,22 @@ static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_
     m->p = p;
     m->n = (size_t)(nb + lead);
     populate_read(p, m->n);
+    const onp_dtype_desc *d = onp_dtype_info(dtype);
+    size_t align = d && d->size ? (d->size > 8 ? 8 : d->size) : 1;
+    if (lead % align) {
+        /* an unaligned view of the parent's (onp_tfile_read_view): ORT and
+         * this process want the elements aligned, so one copy, here */
+        int rc = CH_OK;
+        if (onp_tensor_alloc(t, dtype, rank, dims, e))
+            rc = e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
+        else if (t->nbytes != nb)
+            rc = CH_BAD;
+        else
+            memcpy(t->data, (char *)p + lead, (size_t)nb);
+        if (rc == CH_BAD) onp_tensor_release(t);
+        shm_unmap(m);
+        return rc;
+    }
     if (onp_tensor_adopt(t, dtype, rank, dims, (char *)p + lead, (size_t)nb, shm_unmap, m, e)) {
         shm_unmap(m);
         return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
@@ -484,7 +500,9 @@ static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_
  * bytes, or the file cannot be opened again as the same file. */
 static int file_of(const onp_tensor *t, uint64_t *off)
 {
-    if (t->free_fn != onp_map_unref_void || !t->owner || !t->data) return -1;
+    if ((t->free_fn != onp_map_unref_void && t->free_fn != onp_map_unref_view) || !t->owner ||
+        !t->data)
+        return -1;
     const onp_map *m = t->owner;
     const uint8_t *d = t->data;
     if (!m->mapped || d < m->p || t->nbytes > m->n || (size_t)(d - m->p) > m->n - t->nbytes)

@@ -26,4 +26,13 @@ int onp_pb_tensor_decode_borrow(const uint8_t *buf, size_t n, const char *file, 
                                 void *borrow_owner, void (*borrow_ref)(void *),
                                 void (*borrow_unref)(void *), onp_tensor *out, onp_error *e);
 
+/* onp_tfile_read for a .pb fixture that is only passed on, never read as
+ * typed values here: an isolated session's input (src/judge/fixture.c).
+ * Where its raw_data is a fixed-size numeric type other than bool, the
+ * tensor views the file's map whatever the alignment (free_fn
+ * onp_map_unref_view says so); read its bytes with memcpy only (an
+ * isolated session's worker copies an unaligned one into aligned memory
+ * of its own).  Anything else is read as onp_tfile_read reads it. */
+int onp_tfile_read_view(const char *spec, onp_tensor *out, onp_error *e);
+
 #endif

@@ -9,6 +9,7 @@
 #include "model/tensorproto.h"
 #include "onnxparity/tfile.h"
 #include "tfile/npy_int.h"
+#include "util/fsio.h"
 
 /* Whether the parsed tensor v can be viewed in place (issue 34: read by
  * mapping, not copying): its values are raw_data (not typed fields, not
@@ -17,7 +18,7 @@
  * shape's size, and starting at an address aligned for the element (the
  * map is page-aligned, so this is raw_data's offset in the file; a writer
  * that does not align it gets a copy, as before). */
-static int borrowable(const onp_tensor_view *v)
+static int borrowable(const onp_tensor_view *v, int any_align)
 {
     if (v->is_external || !v->has_raw || v->data_type == ONP_STRING || v->data_type == ONP_BOOL)
         return 0;
@@ -28,7 +29,7 @@ static int borrowable(const onp_tensor_view *v)
          d->kind != ONP_KIND_COMPLEX))
         return 0;
     size_t align = es > 8 ? 8 : es;
-    return v->rank <= ONP_MAX_RANK && (uintptr_t)v->raw_data.p % align == 0;
+    return v->rank <= ONP_MAX_RANK && (any_align || (uintptr_t)v->raw_data.p % align == 0);
 }
 
 int onp_pb_tensor_decode_borrow(const uint8_t *buf, size_t n, const char *file, int64_t base_off,
@@ -46,7 +47,7 @@ int onp_pb_tensor_decode_borrow(const uint8_t *buf, size_t n, const char *file, 
             e, ONP_ERR_INPUT, file, "TensorProto.data_location", 0,
             "tensor '%s' keeps its data in an external file; a .pb fixture must hold its values",
             v.name);
-    if (!rc && borrow_owner && borrowable(&v)) {
+    if (!rc && borrow_owner && borrowable(&v, borrow_unref == onp_map_unref_view)) {
         out->dtype = v.data_type;
         out->rank = (int)v.rank;
         memcpy(out->dims, v.dims, v.rank * sizeof *v.dims);

@@ -107,6 +107,20 @@ int onp_tfile_read(const char *spec, const onp_tread_opts *ro, onp_tensor *out, 
     return 0;
 }
 
+int onp_tfile_read_view(const char *spec, onp_tensor *out, onp_error *e)
+{
+    memset(out, 0, sizeof *out);
+    if (onp_tformat_from_path(spec) != ONP_TF_PB || strstr(spec, ".npz:"))
+        return onp_tfile_read(spec, NULL, out, e);
+    onp_map *m;
+    if (onp_map_open(spec, &m, e)) return -1;
+    int rc = onp_pb_tensor_decode_borrow(m->p, m->n, spec, 0, m->mapped ? m : NULL, map_ref,
+                                         onp_map_unref_view, out, e);
+    onp_map_unref(m);
+    if (rc) return onp_error_set_file(e, spec);
+    return 0;
+}
+
 int onp_tfile_write(const char *path, const onp_tensor *t, const onp_twrite_opts *o, onp_error *e)
 {
     onp_buf b;

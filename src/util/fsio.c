@@ -109,6 +109,11 @@ void onp_map_unref_void(void *m)
     onp_map_unref(m);
 }
 
+void onp_map_unref_view(void *m)
+{
+    onp_map_unref(m);
+}
+
 // --- what the process reads: no output may replace it ----------------------------
 
 /* One file (or, with tree set, one folder and everything below it) that

@@ -37,6 +37,10 @@ void onp_map_ref(onp_map *m);
 void onp_map_unref(onp_map *m); /* accepts NULL */
 /* free_fn-compatible wrapper for onp_tensor.owner. */
 void onp_map_unref_void(void *m);
+/* The same, for a tensor that views a map's bytes whatever their alignment
+ * (onp_tfile_read_view): the free_fn marks a tensor whose data may not be
+ * aligned for its element, to be read bytewise only. */
+void onp_map_unref_view(void *m);
 
 /* One piece of an atomic write. */
 typedef struct onp_piece {

@@ -28,6 +28,7 @@
 #include "onnxparity/ort.h"
 #include "onnxparity/tensor.h"
 #include "onnxparity/tfile.h"
+#include "tfile/npy_int.h"
 #include "util/fsio.h"
 #include "pbenc.h"
 #include "testhelp.h"
@@ -259,7 +260,9 @@ static int pb_roundtrip(const char *dir, const char *file, const char *name, onp
 /* Issue 34: an input the reader mapped from a .pb (raw_data aligned for
  * its floats, not for a page: offset 20) crosses to the worker as that
  * file, which the worker maps too; one whose raw_data is not aligned is
- * copied on reading and crosses as before.  Either way the isolated run
+ * copied on reading and crosses as before, or, read as a view
+ * (onp_tfile_read_view), crosses as the file and is copied into aligned
+ * memory by the worker.  Either way the isolated run
  * gives what Relu defines.  A file replaced after it was read is not
  * mapped again (another inode): the worker runs on the values read. */
 static void test_input_from_file(void)
@@ -288,12 +291,21 @@ static void test_input_from_file(void)
     for (int64_t i = 0; i < x.count; i++) px[i] = (float)((i * 7919) % 2001 - 1000) / 64.0f;
     /* dims 8 bytes, data_type 2, the name 2 + its length, raw_data's tag and
      * length 4 (1 MiB): "wxyz" puts the floats at 20, "xyz" at 19 */
-    static const char *const names[2] = {"wxyz", "xyz"};
-    for (int k = 0; iso && k < 2; k++) {
+    static const char *const names[3] = {"wxyz", "xyz", "xyz"};
+    for (int k = 0; iso && k < 3; k++) {
         onp_tensor in, y;
         CHECK(pb_roundtrip(dir, names[k], names[k], &x, &in, path, sizeof path) == 0);
         int mapped = in.free_fn == onp_map_unref_void;
         CHECKF(mapped == (k == 0), "%s: mapped %d", names[k], mapped);
+        if (k == 2) {
+            /* read as a view (what check reads an isolated session's
+             * inputs with): the unaligned file viewed in place, bytewise
+             * only here; the worker copies it into aligned memory */
+            onp_tensor_release(&in);
+            CHECK(onp_tfile_read_view(path, &in, &e) == 0);
+            CHECK(in.free_fn == onp_map_unref_view && (uintptr_t)in.data % 4 != 0);
+            CHECK(in.nbytes == x.nbytes && !memcmp(in.data, x.data, x.nbytes));
+        }
         onp_tensor_set_name(&in, "x", &e);
         CHECKF(onp_session_run(iso, &in, 1, NULL, 0, &y, &e) == 0, "%s: %s", names[k], e.msg);
         const float *py = y.data;
