@@ -945,6 +945,13 @@ static const tcase cases[] = {
      .verdict = FAIL1,
      .top = "unknown",
      .absent = "state-mutation"},
+    {.what = "a buffer the forward changes that no output depends on (ONP704) beside a "
+             "failure: latent, not state-mutation",
+     .rule = {"ONP704"},
+     .n_fix = 3,
+     .verdict = FAIL1,
+     .top = "unknown",
+     .absent = "state-mutation"},
     {.what = "a shard without the traced fixture, judged apart and failing: the TracerWarning "
              "stays latent as in the whole run",
      .rule = {"ONP301"},
