@@ -154,10 +154,13 @@ const char *onp_ort_lib_path(const onp_ort *ort);   /* absolute path of the file
 uint32_t onp_ort_api_version(const onp_ort *ort);   /* the C API version in use */
 const char *onp_ort_build_info(const onp_ort *ort); /* GetBuildInfoString, one line */
 /* The sha256 of the library file (onp_ort_lib_path), as lowercase hex into
- * hex[65]: hashed the first time it is asked for, or when an isolated
+ * hex[65]: found the first time it is asked for, or when an isolated
  * session's worker starts (the parent hashes while the worker creates its
  * session), and kept for the handle's life: one handle is one load of one
- * file.  0, or -1 with e set (the file cannot be read). */
+ * file.  Across processes a small cache keeps it, used only while the
+ * file's device, inode, size, mtime and ctime are those hashed
+ * ($XDG_CACHE_HOME or ~/.cache/onnxparity/ort-sha256; docs/cli.md,
+ * ONNXPARITY_NO_CACHE).  0, or -1 with e set (the file cannot be read). */
 int onp_ort_lib_sha256(onp_ort *ort, char hex[65], onp_error *e);
 
 /* The execution providers this build offers (GetAvailableProviders, in ORT's

@@ -1040,9 +1040,87 @@ static void test_close(void)
     g_ort = NULL;
 }
 
+/* The library's digest through a fresh handle (each handle keeps its own). */
+static void digest_of(const char *lib, char hex[65])
+{
+    onp_ort *o;
+    onp_error e;
+    hex[0] = 0;
+    if (onp_ort_open(lib, &o, &e)) return;
+    if (onp_ort_lib_sha256(o, hex, &e)) hex[0] = 0;
+    onp_ort_close(o);
+}
+
+/* Write `line` (or nothing) as the whole digest cache under dir. */
+static void cache_holds(const char *dir, const char *line)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/onnxparity/ort-sha256", dir);
+    FILE *f = fopen(p, "w");
+    if (!f) return;
+    fputs(line, f);
+    fclose(f);
+}
+
+/* Issue 34: the ORT library's sha256 (the report's ort_library_sha256) is
+ * kept in a cache across processes, used only while the file's device,
+ * inode, size, mtime and ctime are the ones hashed: a line with the same
+ * key is taken (here a false digest planted under the true key, to see
+ * it), a line whose ctime differs by one nanosecond is not (the file is
+ * hashed again: the true digest, which the cache then holds), and
+ * ONNXPARITY_NO_CACHE=1 hashes whatever the cache says. */
+static void test_library_digest_cache(void)
+{
+    NEED_ORT(ort);
+    const char *lib = onp_ort_lib_path(ort);
+    char dir[64], want[65], got[65], line[512];
+    snprintf(dir, sizeof dir, "/tmp/onp_test_shacache_XXXXXX");
+    if (!mkdtemp(dir)) SKIP("no temporary folder");
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    setenv("XDG_CACHE_HOME", dir, 1);
+    unsetenv("ONNXPARITY_NO_CACHE");
+    digest_of(lib, want); /* hashed, and written to the cache */
+    CHECK(strlen(want) == 64);
+    struct stat st;
+    CHECK(stat(lib, &st) == 0);
+    static const char fake[] = "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff";
+    snprintf(line, sizeof line, "%llu %llu %llu %lld.%09ld %lld.%09ld %s\n",
+             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+             (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+             (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, fake);
+    cache_holds(dir, line);
+    digest_of(lib, got);
+    CHECKF(!strcmp(got, fake), "the cached line was not used: %s", got);
+    setenv("ONNXPARITY_NO_CACHE", "1", 1);
+    digest_of(lib, got);
+    CHECK(!strcmp(got, want));
+    unsetenv("ONNXPARITY_NO_CACHE");
+    long ns = st.st_ctim.tv_nsec == 999999999 ? 0 : st.st_ctim.tv_nsec + 1;
+    snprintf(line, sizeof line, "%llu %llu %llu %lld.%09ld %lld.%09ld %s\n",
+             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+             (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+             (long long)st.st_ctim.tv_sec, ns, fake);
+    cache_holds(dir, line);
+    digest_of(lib, got);
+    CHECKF(!strcmp(got, want), "a line of another ctime was used: %s", got);
+    digest_of(lib, got); /* now from the cache, which holds the true line */
+    CHECK(!strcmp(got, want));
+    char p[512];
+    snprintf(p, sizeof p, "%s/onnxparity/ort-sha256", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/onnxparity", dir);
+    rmdir(p);
+    rmdir(dir);
+    if (old_xdg)
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(old_xdg);
+}
+
 TEST_MAIN(test_load, test_load_errors, test_api_fallback, test_add, test_relu_bytes,
           test_matmul_positional, test_conv, test_ir3_weights, test_overridable_initializer,
           test_strings, test_cast_to_string, test_symbolic_dims, test_rank0, test_string_bytes,
           test_untyped_output, test_input_errors, test_sequence_input, test_providers,
           test_opt_levels, test_config_and_threads, test_bad_models, test_optimized_model_path,
-          test_threads, test_log, test_close)
+          test_threads, test_log, test_library_digest_cache, test_close)
