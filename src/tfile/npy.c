@@ -654,7 +654,8 @@ static int pick_descr(const onp_tensor *t, int big, char *descr, size_t dn, size
     const onp_dtype_desc *d = onp_dtype_info(t->dtype);
     if (!d || !d->npy)
         return onp_error_set(e, ONP_ERR_USAGE, NULL, "npy.header.descr", -1,
-                             "dtype %d has no numpy equivalent", (int)t->dtype);
+                             "dtype %s (%d) has no numpy equivalent: write it as .pb",
+                             onp_dtype_name(t->dtype), (int)t->dtype);
     snprintf(descr, dn, "%s", d->npy);
     if (descr[0] != '|') descr[0] = big ? '>' : '<';
     *itemsize = d->size;
