@@ -62,6 +62,7 @@ typedef enum onp_noise_src {
     ONP_NOISE_FLOAT64,  /* float64 eager of the same fixture (tensor or statistics) */
     ONP_NOISE_SCALED,   /* float64 statistics of other fixtures, relative to scale */
     ONP_NOISE_ORT,      /* ORT's spread under one-ulp input perturbation */
+    ONP_NOISE_ULP,      /* a float8 output's own ulp: one step between codes (float8judge.h) */
     ONP_NOISE_SRC_COUNT
 } onp_noise_src;
 

@@ -19,7 +19,7 @@ int onp_judge_float8(const onp_tensor *expected, const onp_tensor *actual, int s
     j->gap_max = m->max_abs;
     j->gap_rms = m->rms;
     j->needed_atol = j->suggest_atol = m->needed_atol;
-    memset(&j->noise, 0, sizeof j->noise);
+    memset(&j->noise, 0, sizeof j->noise); /* the ulp source is set below, for numbers only */
     if (!m->shape_ok || !m->dtype_ok || m->nan_mismatch || m->inf_mismatch) {
         j->verdict = ONP_VERDICT_NOT_NUMERIC;
         j->pass = 0;
@@ -27,19 +27,21 @@ int onp_judge_float8(const onp_tensor *expected, const onp_tensor *actual, int s
     }
     const uint8_t *pe = expected->data, *pa = actual->data;
     int steps_max = 0;
-    double env = 0;
+    double env = 0; /* the largest one-step gap of any element, either side */
     for (int64_t i = 0; i < expected->count; i++) {
-        int s = onp_f8_steps(expected->dtype, pe[i], pa[i]);
-        if (s <= 0) continue; /* the same number, or NaN at both (not a mismatch) */
-        if (s > steps_max) steps_max = s;
         double ue = onp_f8_ulp(expected->dtype, pe[i]), ua = onp_f8_ulp(expected->dtype, pa[i]);
-        double u = isnan(ue) ? ua : isnan(ua) || ue > ua ? ue : ua;
-        if (u > env) env = u;
+        if (ue > env) env = ue; /* NaN (a NaN or infinite code) compares false */
+        if (ua > env) env = ua;
+        int s = onp_f8_steps(expected->dtype, pe[i], pa[i]);
+        if (s > steps_max) steps_max = s; /* -1: NaN at both, not a mismatch */
     }
+    j->noise.src = ONP_NOISE_ULP;
+    j->noise.max_abs = j->noise.rms = env;
+    j->noise.scale_max = j->scale_max;
     j->floor = j->envelope_max = j->envelope_rms = env;
     j->ratio = steps_max;
     j->beyond_envelope = steps_max > 1;
-    if (steps_max <= 1 && env > j->suggest_atol) j->suggest_atol = env;
+    if (env > j->suggest_atol) j->suggest_atol = env;
     if (m->pass) {
         j->verdict = ONP_VERDICT_WITHIN_TOL;
         j->pass = 1;

@@ -14,9 +14,10 @@
  * so two computations whose wide results differ by float noise give the
  * same code, or neighbouring codes where the wide values straddle a
  * rounding boundary: one step of the value's own ulp, at every element, is
- * noise; two or more steps anywhere is not.  envelope_max is the largest
- * one-step spacing among the elements that differ (floor the same), ratio
- * the largest distance in steps.  NaN and infinity mismatches and shape or
+ * noise; two or more steps anywhere is not.  The noise source is
+ * ONP_NOISE_ULP; envelope_max (floor, noise.max_abs the same) is the largest
+ * one-step gap of any element on either side, the most one step can move a
+ * value of this output; ratio the largest distance in steps.  NaN and infinity mismatches and shape or
  * dtype differences are not numeric.  0, or -1 with e set. */
 int onp_judge_float8(const onp_tensor *expected, const onp_tensor *actual, int strict,
                      onp_metrics *m, onp_judgment *j, onp_error *e);

@@ -960,8 +960,15 @@ def test_float8_one_step_is_noise_two_are_not(tmp_path, binary):
         t.raw_data = bytes(planted)
         path.write_bytes(t.SerializeToString())
         out = check(binary, tmp_path / "b")["fixtures"][0]["outputs"][0]
-        verdicts.append((out["judgment"]["verdict"], out["pass"], out["mismatches"]))
-    assert verdicts == [("within-noise", True, 1), ("beyond-noise", False, 1)]
+        j = out["judgment"]
+        verdicts.append((j["verdict"], out["pass"], out["mismatches"], j["noise_source"], j["ratio"]))
+    assert verdicts == [("within-noise", True, 1, "float8-ulp", 1), ("beyond-noise", False, 1, "float8-ulp", 2)]
+    # the envelope: the largest one-step gap of the output, at its largest magnitude on either
+    # side (here ORT's codes and the planted ones), from the ONNX table
+    top = max(c & 0x7F for c in list(codes) + list(planted))
+    value = lambda c: float8_by_formula("float8_e4m3fn", c)  # noqa: E731
+    ulp = value(top + 1) - value(top) if top + 1 < 0x7F else value(top) - value(top - 1)
+    assert j["envelope"]["max_abs"] == ulp
 
 
 class Scaled(torch.nn.Module):

@@ -11,7 +11,8 @@
  * against the gap to the neighbour in that list.  TensorProto: typed
  * (int32_data) and raw encodings round-trip every code.  The judge: the
  * same codes pass within the tolerance, one step is within noise (and fails
- * when strict), two steps beyond it, NaN against a number not numeric.
+ * when strict), two steps beyond it, NaN against a number not numeric; the
+ * envelope is the largest one-step gap of the output (noise source float8-ulp).
  */
 #include <math.h>
 #include <stdint.h>
@@ -257,6 +258,7 @@ static void test_judge_by_own_ulp(void)
     j = judge(base, one, 0);
     CHECKF(j.verdict == ONP_VERDICT_WITHIN_NOISE && j.pass, "verdict %d", (int)j.verdict);
     CHECK(j.ratio == 1 && j.envelope_max == 32.0 && j.gap_max == 32.0 && !j.beyond_envelope);
+    CHECK(j.noise.src == ONP_NOISE_ULP && !strcmp(onp_noise_src_name(j.noise.src), "float8-ulp"));
     j = judge(base, one, 1);
     CHECK(j.verdict == ONP_VERDICT_WITHIN_NOISE && !j.pass);
     j = judge(base, two, 0);
