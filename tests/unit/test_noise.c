@@ -474,6 +474,34 @@ static void test_scale_matches_stats(void)
                 onp_tensor_release(&t);
             }
     CHECKF(bad == 0, "%d of %d scales differ", bad, runs);
+    /* the noise's scale_rms beside a float64 reference (four sums, another
+     * order of the same additions): onp_value_stats_of's to 1e-12 */
+    int far = 0;
+    for (int64_t n = 1; n <= 41; n++) {
+        float v[41];
+        double w[41];
+        for (int64_t i = 0; i < n; i++) {
+            st = st * 6364136223846793005u + 1442695040888963407u;
+            v[i] = (float)((int64_t)(st >> 40) - (1 << 23)) / 4096.0f;
+            if (st % 13 == 0) v[i] = INFINITY; /* eager and float64 agree on it */
+            w[i] = (double)v[i];
+        }
+        onp_tensor t, r;
+        int64_t d[1] = {n};
+        fill_f32(&t, 1, d, v);
+        CHECK(onp_tensor_alloc(&r, ONP_DOUBLE, 1, d, &err) == 0);
+        memcpy(r.data, w, sizeof *w * (size_t)n);
+        onp_value_stats vs;
+        onp_value_stats_of(&t, &vs);
+        if (onp_judge_value(&t, &t, &r, NULL, &o, &m, &j, &err) ||
+            j.noise.src != ONP_NOISE_FLOAT64 ||
+            fabs(j.noise.scale_rms - vs.scale_rms) > 1e-12 * vs.scale_rms ||
+            j.noise.scale_max != vs.scale_max)
+            far++;
+        onp_tensor_release(&t);
+        onp_tensor_release(&r);
+    }
+    CHECKF(far == 0, "%d noise scales differ", far);
 }
 
 TEST_MAIN(test_rule_golden, test_within_tol_beyond_noise, test_vacuous, test_reference,
