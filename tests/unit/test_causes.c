@@ -1071,6 +1071,71 @@ static void test_latent(void)
     onp_causes_free(cs);
 }
 
+/* Rule 1b names the TopK only for an output computed from it, through the
+ * graph's data flow: here the output comes out of an If whose branch reads
+ * the TopK's indices from the outer scope (no input of the If itself), and
+ * an output of an independent Relu is no tie's doing. */
+static void test_tie_rule_through_subgraph(void)
+{
+    const char *topk_in[] = {"x", "k"}, *topk_out[] = {"vals", "idx"};
+    const char *gather_in[] = {"x", "idx"}, *gather_out[] = {"picked"};
+    const char *if_in[] = {"cond"}, *if_out[] = {"out"};
+    const char *relu_in[] = {"x"}, *relu_out[] = {"other"};
+    onp_node branch_nodes[] = {{.name = "g", .op_type = "Gather", .domain = "", .n_inputs = 2,
+                                .inputs = gather_in, .n_outputs = 1, .outputs = gather_out}};
+    onp_graph branch = {.name = "then", .n_nodes = 1, .nodes = branch_nodes};
+    onp_attr if_attr = {.name = "then_branch", .type = ONP_ATTR_GRAPH, .g = &branch};
+    onp_node nodes[] = {{.name = "topk",
+                         .op_type = "TopK",
+                         .domain = "",
+                         .n_inputs = 2,
+                         .inputs = topk_in,
+                         .n_outputs = 2,
+                         .outputs = topk_out},
+                        {.name = "if",
+                         .op_type = "If",
+                         .domain = "",
+                         .n_inputs = 1,
+                         .inputs = if_in,
+                         .n_outputs = 1,
+                         .outputs = if_out,
+                         .n_attrs = 1,
+                         .attrs = &if_attr},
+                        {.name = "relu",
+                         .op_type = "Relu",
+                         .domain = "",
+                         .n_inputs = 1,
+                         .inputs = relu_in,
+                         .n_outputs = 1,
+                         .outputs = relu_out}};
+    onp_graph g = {.name = "main", .n_nodes = 3, .nodes = nodes};
+    tcase c = {.what = "tie through an If",
+               .rule = {"ONP401"},
+               .node = {"topk"},
+               .n_fix = 3,
+               .verdict = FAIL1,
+               .shape_differs = 1,
+               .traced = 2};
+    const char *names[] = {"out", "other"};
+    for (int i = 0; i < 2; i++) {
+        world w;
+        onp_evidence ev;
+        onp_causes *cs;
+        onp_error e;
+        build(&c, &w, &ev);
+        w.findings[0].loc.index = 0;
+        w.out[1].j.vacuous = ONP_VACUOUS_CONSTANT;
+        snprintf(w.out[1].name, sizeof w.out[1].name, "%s", names[i]);
+        ev.graph = &g;
+        CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
+        const onp_cause_item *op = find(cs, "op-semantics");
+        int named = op && op->confidence == ONP_CONFIDENCE_MEDIUM && !strcmp(op->node, "topk");
+        CHECKF(named == (i == 0), "output '%s': op-semantics medium at the TopK %s", names[i],
+               i == 0 ? "missing" : "named for an independent branch");
+        onp_causes_free(cs);
+    }
+}
+
 static void test_rules_and_names(void)
 {
     CHECK(onp_causes_rule_count() >= 10);
@@ -1120,4 +1185,5 @@ static void test_docs_table_matches_code(void)
            onp_causes_rule_count());
 }
 
-TEST_MAIN(test_derivation_table, test_latent, test_rules_and_names, test_docs_table_matches_code)
+TEST_MAIN(test_derivation_table, test_latent, test_tie_rule_through_subgraph, test_rules_and_names,
+          test_docs_table_matches_code)
