@@ -117,35 +117,43 @@ static int reads_tainted(const onp_graph *g, const onp_strmap *taint, int depth)
 }
 
 /* Whether an output of the main graph is computed from the value `name`
- * (an initializer or a graph input of that name): 1 with the first such
- * output's name in *out, 0 when none is, -1 when the graph holds no value of
- * that name (the exporter dropped it, or folded it into another constant:
- * the graph cannot tell).  Forward over the nodes in their (topological)
- * order: a node reading a tainted value, directly or from one of its
- * subgraphs, taints its outputs.  Out of memory marks c and answers 1 (the
- * error stays, as before this check). */
+ * (an initializer, a graph input or a node's output of that name): 1 with
+ * the first such output's name in *out, 0 when none is, -1 when the graph
+ * holds no value of that name (the exporter dropped it, or folded it into
+ * another constant: the graph cannot tell).  A node reading a tainted
+ * value, directly or from one of its subgraphs, taints its outputs; the
+ * passes over the nodes repeat until none adds a name, so a graph whose
+ * nodes are not in topological order is followed too.  Out of memory marks
+ * c and answers 1 (the error stays, as before this check). */
 static int output_reads(lint_ctx *c, const lint_scope *main, const char *name, const char **out)
 {
     const onp_graph *g = main->g;
     *out = NULL;
-    if (!onp_strmap_get(&main->init, name, NULL) && !onp_strmap_get(&main->input, name, NULL))
+    if (!onp_strmap_get(&main->init, name, NULL) && !onp_strmap_get(&main->input, name, NULL) &&
+        !onp_strmap_get(&main->producer, name, NULL))
         return -1;
     onp_strmap taint = {0};
-    int found = 0;
+    int found = 0, added = 1;
     if (onp_strmap_put(&taint, name, 0)) goto oom;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onp_node *n = &g->nodes[i];
-        int hit = 0;
-        for (size_t k = 0; k < n->n_inputs && !hit; k++)
-            hit = n->inputs[k][0] && onp_strmap_get(&taint, n->inputs[k], NULL);
-        for (size_t a = 0; a < n->n_attrs && !hit; a++) {
-            const onp_attr *at = &n->attrs[a];
-            hit = at->g && reads_tainted(at->g, &taint, 1);
-            for (size_t k = 0; k < at->n_graphs && !hit; k++)
-                hit = at->graphs[k] && reads_tainted(at->graphs[k], &taint, 1);
+    while (added) {
+        added = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const onp_node *n = &g->nodes[i];
+            int hit = 0;
+            for (size_t k = 0; k < n->n_inputs && !hit; k++)
+                hit = n->inputs[k][0] && onp_strmap_get(&taint, n->inputs[k], NULL);
+            for (size_t a = 0; a < n->n_attrs && !hit; a++) {
+                const onp_attr *at = &n->attrs[a];
+                hit = at->g && reads_tainted(at->g, &taint, 1);
+                for (size_t k = 0; k < at->n_graphs && !hit; k++)
+                    hit = at->graphs[k] && reads_tainted(at->graphs[k], &taint, 1);
+            }
+            for (size_t k = 0; hit && k < n->n_outputs; k++) {
+                if (!n->outputs[k][0] || onp_strmap_get(&taint, n->outputs[k], NULL)) continue;
+                if (onp_strmap_put(&taint, n->outputs[k], 0)) goto oom;
+                added = 1;
+            }
         }
-        for (size_t k = 0; hit && k < n->n_outputs; k++)
-            if (n->outputs[k][0] && onp_strmap_put(&taint, n->outputs[k], 0)) goto oom;
     }
     for (size_t k = 0; k < g->n_outputs && !found; k++)
         if (onp_strmap_get(&taint, g->outputs[k].name, NULL)) {
