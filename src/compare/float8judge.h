@@ -17,8 +17,10 @@
  * noise; two or more steps anywhere is not.  The noise source is
  * ONP_NOISE_ULP; envelope_max (floor, noise.max_abs the same) is the largest
  * one-step gap of any element on either side, the most one step can move a
- * value of this output; ratio the largest distance in steps.  NaN and infinity mismatches and shape or
- * dtype differences are not numeric.  0, or -1 with e set. */
+ * value of this output; ratio the largest distance in steps.  NaN and
+ * infinity mismatches (E5M2's infinity against its largest finite value
+ * too, though onp_f8_steps counts them one step apart) and shape or dtype
+ * differences are not numeric.  0, or -1 with e set. */
 int onp_judge_float8(const onp_tensor *expected, const onp_tensor *actual, int strict,
                      onp_metrics *m, onp_judgment *j, onp_error *e);
 

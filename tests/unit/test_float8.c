@@ -215,17 +215,17 @@ static void test_tensorproto_every_code(void)
     }
 }
 
-/* A [2, 4] float8_e4m3fn tensor of codes. */
-static void codes(onp_tensor *t, const uint8_t *c)
+/* A [2, 4] tensor of float8 codes of type dt. */
+static void codes(onp_tensor *t, int32_t dt, const uint8_t *c)
 {
     int64_t dims[2] = {2, 4};
     onp_error e;
     memset(&e, 0, sizeof e);
-    if (onp_tensor_alloc(t, ONP_FLOAT8E4M3FN, 2, dims, &e)) abort();
+    if (onp_tensor_alloc(t, dt, 2, dims, &e)) abort();
     memcpy(t->data, c, 8);
 }
 
-static onp_judgment judge(const uint8_t *exp, const uint8_t *act, int strict)
+static onp_judgment judge_dt(int32_t dt, const uint8_t *exp, const uint8_t *act, int strict)
 {
     onp_tensor E, A;
     onp_judge_opts o;
@@ -233,14 +233,19 @@ static onp_judgment judge(const uint8_t *exp, const uint8_t *act, int strict)
     onp_judgment j;
     onp_error e;
     memset(&e, 0, sizeof e);
-    codes(&E, exp);
-    codes(&A, act);
+    codes(&E, dt, exp);
+    codes(&A, dt, act);
     onp_judge_opts_init(&o);
     o.strict = strict;
     if (onp_judge_value(&E, &A, NULL, NULL, &o, &m, &j, &e)) j.verdict = (onp_verdict)-1;
     onp_tensor_release(&E);
     onp_tensor_release(&A);
     return j;
+}
+
+static onp_judgment judge(const uint8_t *exp, const uint8_t *act, int strict)
+{
+    return judge_dt(ONP_FLOAT8E4M3FN, exp, act, strict);
 }
 
 static void test_judge_by_own_ulp(void)
@@ -266,6 +271,22 @@ static void test_judge_by_own_ulp(void)
            "verdict %d ratio %g", (int)j.verdict, j.ratio);
     j = judge(base, nan, 0);
     CHECK(j.verdict == ONP_VERDICT_NOT_NUMERIC && !j.pass);
+    /* E5M2: its infinity is one step above the largest finite value
+     * (onp_f8_steps), yet an infinity against a number is not numeric (a
+     * saturating Cast against torch's inf on overflow), and -inf against
+     * +inf neither; both sides infinite alike agree */
+    const uint8_t e5[8] = {0x3c, 0x7b, 0xfb, 0x7c, 0x00, 0x01, 0x80, 0x40};
+    uint8_t inf1[8], flip[8];
+    memcpy(inf1, e5, 8), memcpy(flip, e5, 8);
+    inf1[1] = 0x7c; /* 57344 -> +inf */
+    flip[3] = 0xfc; /* +inf -> -inf */
+    CHECK(onp_f8_steps(ONP_FLOAT8E5M2, 0x7b, 0x7c) == 1);
+    j = judge_dt(ONP_FLOAT8E5M2, e5, inf1, 0);
+    CHECKF(j.verdict == ONP_VERDICT_NOT_NUMERIC && !j.pass, "verdict %d", (int)j.verdict);
+    j = judge_dt(ONP_FLOAT8E5M2, e5, flip, 0);
+    CHECK(j.verdict == ONP_VERDICT_NOT_NUMERIC && !j.pass);
+    j = judge_dt(ONP_FLOAT8E5M2, e5, e5, 0);
+    CHECK(j.verdict == ONP_VERDICT_WITHIN_TOL && j.pass && j.ratio == 0);
 }
 
 TEST_MAIN(test_decode_every_code, test_steps_and_ulp, test_tensorproto_every_code,
