@@ -819,7 +819,8 @@ static void test_bad_data_type(void)
 {
     onp_buf b;
     int64_t d1[1] = {1};
-    uint64_t bad[] = {0, 21, 99, 255, (uint64_t)1 << 31, (uint64_t)1 << 40, UINT64_MAX}; /* 21: UINT4 */
+    /* 21: UINT4, the first type the reader does not take */
+    uint64_t bad[] = {0, 21, 99, 255, (uint64_t)1 << 31, (uint64_t)1 << 40, UINT64_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         onp_buf_init(&b, 0);
         onp_pb_put_len(&b, F_NAME, "n", 1);
