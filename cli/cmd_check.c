@@ -199,6 +199,28 @@ static void print_env_target(const onp_run_result *run)
            t->run.n_fix);
 }
 
+/* The one-ulp rerun (ORT's noise estimate, docs/compare.md): one line when
+ * some fixture ran it, or needed it and went without (issue 34: the reruns
+ * stated); nothing when no output needed one (every fixture's noise_rerun
+ * "not-needed" in the JSON document). */
+static void print_reruns(const onp_fixture_verdict *res, size_t n)
+{
+    size_t c[ONP_RERUN_COUNT] = {0};
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned)res[i].rerun < ONP_RERUN_COUNT) c[res[i].rerun]++;
+    size_t wanted =
+        c[ONP_RERUN_RAN] + c[ONP_RERUN_OFF] + c[ONP_RERUN_NO_FLOAT_INPUT] + c[ONP_RERUN_FAILED];
+    if (!wanted) return;
+    printf("noise    %zu of %zu fixture(s) had an output beyond its tolerance with no float64 "
+           "statistic: ONNX Runtime reran %zu with one-ulp perturbed inputs",
+           wanted, n, c[ONP_RERUN_RAN] + c[ONP_RERUN_FAILED]);
+    if (c[ONP_RERUN_FAILED]) printf(" (%zu refused or lost)", c[ONP_RERUN_FAILED]);
+    if (c[ONP_RERUN_OFF]) printf("; %zu not rerun: --no-noise-estimate", c[ONP_RERUN_OFF]);
+    if (c[ONP_RERUN_NO_FLOAT_INPUT])
+        printf("; %zu not rerun: no floating input", c[ONP_RERUN_NO_FLOAT_INPUT]);
+    printf("\n");
+}
+
 /* The exporter the capture used, and a fallback between exporters. */
 static void print_export(const onp_manifest *mf)
 {
@@ -269,6 +291,7 @@ static void print_text(const opts *o, const char *model, onp_bundle *b, onp_ort 
         }
     }
     print_agreement_text(res, n);
+    print_reruns(res, n);
     size_t lost = run->lost;
     if (run->verdict == ONP_RUN_ERROR)
         printf("verdict: ERROR — ONNX Runtime crashed or timed out on %zu of %zu fixtures (the "
@@ -393,7 +416,8 @@ static int write_junit(const opts *o, const onp_fixture_verdict *res, const doub
         if (r->status == 2 && !r->n_out) junit_case(&j, fx, "(fixture)", JUNIT_ERROR, r->msg, NULL);
         for (size_t k = 0; k < r->n_out; k++) {
             const onp_output_verdict *x = &r->outs[k];
-            char txt[2048] = "", msg[sizeof x->note + 2 + sizeof txt]; /* note ": " metrics, whole */
+            char txt[2048] = "",
+                 msg[sizeof x->note + 2 + sizeof txt]; /* note ": " metrics, whole */
             if (x->pass) {
                 junit_case(&j, fx, x->name, JUNIT_PASS, NULL, NULL);
                 continue;

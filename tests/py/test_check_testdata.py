@@ -112,6 +112,13 @@ def test_noise_rerun_only_where_the_evidence_needs_it(onnxparity, testdata, tmp_
     off = json.loads(run([onnxparity, "check", case, "--rtol", "0", "--atol", "0",
                           "--no-noise-estimate", "--format", "json"]).stdout)
     assert (off["fixtures"][0]["ort_runs"], off["fixtures"][0]["noise_rerun"]) == (1, "off")
+    # the text report: one line where a rerun ran or was wanted, none otherwise
+    text = run([onnxparity, "check", case, "--rtol", "0", "--atol", "0"]).stdout
+    assert ("noise    1 of 1 fixture(s) had an output beyond its tolerance with no float64 "
+            "statistic: ONNX Runtime reran 1 with one-ulp perturbed inputs") in text
+    text = run([onnxparity, "check", case, "--rtol", "0", "--atol", "0", "--no-noise-estimate"]).stdout
+    assert "; 1 not rerun: --no-noise-estimate" in text
+    assert "\nnoise    " not in run([onnxparity, "check", case]).stdout
     shutil.copy(case / "model.onnx", tmp_path / "model.onnx")
     shutil.copytree(case / "test_data_set_0", tmp_path / "test_data_set_0")
     out = tmp_path / "test_data_set_0" / "output_0.pb"
