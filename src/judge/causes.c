@@ -335,19 +335,47 @@ done:
     return found;
 }
 
-/* The ONP401 finding (a TopK whose indices are used, in the main graph)
- * that output `name` is computed from; with no graph (a caller without
+/* The main graph's node whose subgraph lint's location path `path` starts
+ * in ("NODE/ATTR..." with NODE the node's name, or op_type#index: lint.c),
+ * or -1.  Node names hold '/' themselves, so each node's label is matched
+ * as a prefix followed by one of its graph attributes' names. */
+static int64_t main_node_of(const onp_graph *g, const char *path)
+{
+    char label[600];
+    for (size_t i = 0; g && i < g->n_nodes; i++) {
+        const onp_node *nd = &g->nodes[i];
+        if (nd->name[0])
+            snprintf(label, sizeof label, "%s", nd->name);
+        else
+            snprintf(label, sizeof label, "%s#%zu", nd->op_type, i);
+        size_t n = strlen(label);
+        if (strncmp(path, label, n) || path[n] != '/') continue;
+        const char *rest = path + n + 1;
+        for (size_t a = 0; a < nd->n_attrs; a++) {
+            const onp_attr *at = &nd->attrs[a];
+            size_t an = strlen(at->name);
+            if ((at->g || at->n_graphs) && !strncmp(rest, at->name, an) &&
+                (!rest[an] || rest[an] == '/' || rest[an] == '['))
+                return (int64_t)i;
+        }
+    }
+    return -1;
+}
+
+/* The ONP401 finding (a TopK whose indices are used) that output `name` is
+ * computed from: the TopK's node, or for a TopK inside a subgraph the main
+ * graph's node holding it (an If, a Loop).  With no graph (a caller without
  * the model), the first such finding, as before the data flow was known.
  * NULL when none. */
 static const onp_lint_finding *tied_topk_of(const facts *F, const char *name)
 {
     for (size_t i = 0; i < F->lint->n; i++) {
         const onp_lint_finding *t = &F->lint->findings[i];
-        if (strcmp(t->rule->id, "ONP401") || t->loc.kind != ONP_LINT_LOC_NODE ||
-            (t->loc.graph && t->loc.graph[0]))
-            continue;
-        int from = computed_from(F->ev->graph, name, t->loc.index);
-        if (from == 1 || (from < 0 && !F->ev->graph)) return t;
+        if (strcmp(t->rule->id, "ONP401") || t->loc.kind != ONP_LINT_LOC_NODE) continue;
+        if (!F->ev->graph) return t;
+        int64_t node = t->loc.graph && t->loc.graph[0] ? main_node_of(F->ev->graph, t->loc.graph)
+                                                       : t->loc.index;
+        if (computed_from(F->ev->graph, name, node) == 1) return t;
     }
     return NULL;
 }

@@ -1081,8 +1081,13 @@ static void test_tie_rule_through_subgraph(void)
     const char *gather_in[] = {"x", "idx"}, *gather_out[] = {"picked"};
     const char *if_in[] = {"cond"}, *if_out[] = {"out"};
     const char *relu_in[] = {"x"}, *relu_out[] = {"other"};
-    onp_node branch_nodes[] = {{.name = "g", .op_type = "Gather", .domain = "", .n_inputs = 2,
-                                .inputs = gather_in, .n_outputs = 1, .outputs = gather_out}};
+    onp_node branch_nodes[] = {{.name = "g",
+                                .op_type = "Gather",
+                                .domain = "",
+                                .n_inputs = 2,
+                                .inputs = gather_in,
+                                .n_outputs = 1,
+                                .outputs = gather_out}};
     onp_graph branch = {.name = "then", .n_nodes = 1, .nodes = branch_nodes};
     onp_attr if_attr = {.name = "then_branch", .type = ONP_ATTR_GRAPH, .g = &branch};
     onp_node nodes[] = {{.name = "topk",
@@ -1116,22 +1121,47 @@ static void test_tie_rule_through_subgraph(void)
                .verdict = FAIL1,
                .shape_differs = 1,
                .traced = 2};
-    const char *names[] = {"out", "other"};
-    for (int i = 0; i < 2; i++) {
+    /* the TopK inside the branch instead (lint's location: its index in
+     * the branch, the path "NODE/ATTR" of a node whose name holds '/'):
+     * the If holding it is what the output is computed from */
+    const char *inner_out[] = {"t_vals", "t_idx"}, *inner_g_in[] = {"x", "t_idx"};
+    onp_node inner_nodes[] = {{.name = "topk",
+                               .op_type = "TopK",
+                               .domain = "",
+                               .n_inputs = 2,
+                               .inputs = topk_in,
+                               .n_outputs = 2,
+                               .outputs = inner_out},
+                              {.name = "g",
+                               .op_type = "Gather",
+                               .domain = "",
+                               .n_inputs = 2,
+                               .inputs = inner_g_in,
+                               .n_outputs = 1,
+                               .outputs = gather_out}};
+    onp_graph inner = {.name = "then", .n_nodes = 2, .nodes = inner_nodes};
+    onp_attr inner_attr = {.name = "then_branch", .type = ONP_ATTR_GRAPH, .g = &inner};
+    onp_node nodes2[] = {nodes[1], nodes[2]};
+    nodes2[0].name = "/det/If_3";
+    nodes2[0].attrs = &inner_attr;
+    onp_graph g2 = {.name = "main", .n_nodes = 2, .nodes = nodes2};
+    const char *names[] = {"out", "other", "out", "other"};
+    for (int i = 0; i < 4; i++) {
         world w;
         onp_evidence ev;
         onp_causes *cs;
         onp_error e;
         build(&c, &w, &ev);
         w.findings[0].loc.index = 0;
+        if (i >= 2) w.findings[0].loc.graph = "/det/If_3/then_branch";
         w.out[1].j.vacuous = ONP_VACUOUS_CONSTANT;
         snprintf(w.out[1].name, sizeof w.out[1].name, "%s", names[i]);
-        ev.graph = &g;
+        ev.graph = i < 2 ? &g : &g2;
         CHECK(onp_causes_derive(&ev, &cs, &e) == 0);
         const onp_cause_item *op = find(cs, "op-semantics");
         int named = op && op->confidence == ONP_CONFIDENCE_MEDIUM && !strcmp(op->node, "topk");
-        CHECKF(named == (i == 0), "output '%s': op-semantics medium at the TopK %s", names[i],
-               i == 0 ? "missing" : "named for an independent branch");
+        CHECKF(named == (i % 2 == 0), "case %d, output '%s': op-semantics medium at the TopK %s", i,
+               names[i], i % 2 == 0 ? "missing" : "named for an independent branch");
         onp_causes_free(cs);
     }
 }
