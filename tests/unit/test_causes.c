@@ -1071,6 +1071,22 @@ static void test_latent(void)
     onp_causes_free(cs);
 }
 
+/* A node of a hand-built graph (domain "", one attribute or none); ins,
+ * outs and attr must outlive it. */
+static onp_node mknode(const char *name, const char *op, const char **ins, size_t n_in,
+                       const char **outs, size_t n_out, onp_attr *attr)
+{
+    return (onp_node){.name = name,
+                      .op_type = op,
+                      .domain = "",
+                      .n_inputs = n_in,
+                      .inputs = ins,
+                      .n_outputs = n_out,
+                      .outputs = outs,
+                      .n_attrs = attr ? 1 : 0,
+                      .attrs = attr};
+}
+
 /* Rule 1b names the TopK only for an output computed from it, through the
  * graph's data flow: here the output comes out of an If whose branch reads
  * the TopK's indices from the outer scope (no input of the If itself), and
@@ -1081,38 +1097,12 @@ static void test_tie_rule_through_subgraph(void)
     const char *gather_in[] = {"x", "idx"}, *gather_out[] = {"picked"};
     const char *if_in[] = {"cond"}, *if_out[] = {"out"};
     const char *relu_in[] = {"x"}, *relu_out[] = {"other"};
-    onp_node branch_nodes[] = {{.name = "g",
-                                .op_type = "Gather",
-                                .domain = "",
-                                .n_inputs = 2,
-                                .inputs = gather_in,
-                                .n_outputs = 1,
-                                .outputs = gather_out}};
+    onp_node branch_nodes[] = {mknode("g", "Gather", gather_in, 2, gather_out, 1, NULL)};
     onp_graph branch = {.name = "then", .n_nodes = 1, .nodes = branch_nodes};
     onp_attr if_attr = {.name = "then_branch", .type = ONP_ATTR_GRAPH, .g = &branch};
-    onp_node nodes[] = {{.name = "topk",
-                         .op_type = "TopK",
-                         .domain = "",
-                         .n_inputs = 2,
-                         .inputs = topk_in,
-                         .n_outputs = 2,
-                         .outputs = topk_out},
-                        {.name = "if",
-                         .op_type = "If",
-                         .domain = "",
-                         .n_inputs = 1,
-                         .inputs = if_in,
-                         .n_outputs = 1,
-                         .outputs = if_out,
-                         .n_attrs = 1,
-                         .attrs = &if_attr},
-                        {.name = "relu",
-                         .op_type = "Relu",
-                         .domain = "",
-                         .n_inputs = 1,
-                         .inputs = relu_in,
-                         .n_outputs = 1,
-                         .outputs = relu_out}};
+    onp_node nodes[] = {mknode("topk", "TopK", topk_in, 2, topk_out, 2, NULL),
+                        mknode("if", "If", if_in, 1, if_out, 1, &if_attr),
+                        mknode("relu", "Relu", relu_in, 1, relu_out, 1, NULL)};
     onp_graph g = {.name = "main", .n_nodes = 3, .nodes = nodes};
     tcase c = {.what = "tie through an If",
                .rule = {"ONP401"},
@@ -1125,25 +1115,11 @@ static void test_tie_rule_through_subgraph(void)
      * the branch, the path "NODE/ATTR" of a node whose name holds '/'):
      * the If holding it is what the output is computed from */
     const char *inner_out[] = {"t_vals", "t_idx"}, *inner_g_in[] = {"x", "t_idx"};
-    onp_node inner_nodes[] = {{.name = "topk",
-                               .op_type = "TopK",
-                               .domain = "",
-                               .n_inputs = 2,
-                               .inputs = topk_in,
-                               .n_outputs = 2,
-                               .outputs = inner_out},
-                              {.name = "g",
-                               .op_type = "Gather",
-                               .domain = "",
-                               .n_inputs = 2,
-                               .inputs = inner_g_in,
-                               .n_outputs = 1,
-                               .outputs = gather_out}};
+    onp_node inner_nodes[] = {mknode("topk", "TopK", topk_in, 2, inner_out, 2, NULL),
+                              mknode("g", "Gather", inner_g_in, 2, gather_out, 1, NULL)};
     onp_graph inner = {.name = "then", .n_nodes = 2, .nodes = inner_nodes};
     onp_attr inner_attr = {.name = "then_branch", .type = ONP_ATTR_GRAPH, .g = &inner};
-    onp_node nodes2[] = {nodes[1], nodes[2]};
-    nodes2[0].name = "/det/If_3";
-    nodes2[0].attrs = &inner_attr;
+    onp_node nodes2[] = {mknode("/det/If_3", "If", if_in, 1, if_out, 1, &inner_attr), nodes[2]};
     onp_graph g2 = {.name = "main", .n_nodes = 2, .nodes = nodes2};
     const char *names[] = {"out", "other", "out", "other"};
     for (int i = 0; i < 4; i++) {
