@@ -135,8 +135,30 @@ static size_t seen_n, seen_cap = SEEN_STATIC;
 static int seen_lost; /* an entry could not be kept: every write is refused */
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A fork while another thread notes a read (check reads the expected
+ * outputs on a thread while ORT runs, src/judge/fixture.c, and a lost
+ * worker is forked again from inside that run) must not leave the child a
+ * locked table: the lock is held across every fork, released on both
+ * sides. */
+static void seen_fork_prepare(void)
+{
+    pthread_mutex_lock(&seen_lock);
+}
+
+static void seen_fork_done(void)
+{
+    pthread_mutex_unlock(&seen_lock);
+}
+
+static void seen_once(void)
+{
+    pthread_atfork(seen_fork_prepare, seen_fork_done, seen_fork_done);
+}
+
 static void seen_add(dev_t dev, ino_t ino, int tree, const char *path)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, seen_once);
     pthread_mutex_lock(&seen_lock);
     for (size_t i = 0; i < seen_n; i++)
         if (seen_v[i].dev == dev && seen_v[i].ino == ino && seen_v[i].tree == tree) {
