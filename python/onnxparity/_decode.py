@@ -37,6 +37,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
+from . import _export
+
 SCHEMA = "onnxparity.decode-bundle/1"
 
 
@@ -155,8 +157,9 @@ def export_decoder(step: DecoderStep, path: str, *, opset: int = 18,
         warnings.simplefilter("ignore")
         program = torch.export.export(step, args, dynamic_shapes=shapes, strict=False,
                                       prefer_deferred_runtime_asserts_over_guards=True)
-        torch.onnx.export(program, args, path, dynamo=True, input_names=names_in,
-                          output_names=names_out, opset_version=opset, verbose=False)
+        with _export.exporter_prints_to_stderr():
+            torch.onnx.export(program, args, path, dynamo=True, input_names=names_in,
+                              output_names=names_out, opset_version=opset, verbose=False)
     return "dynamo"
 
 

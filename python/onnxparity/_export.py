@@ -23,6 +23,7 @@ import inspect
 import linecache
 import os
 import re
+import sys
 import traceback
 import warnings
 
@@ -93,6 +94,14 @@ def recording_warnings(sink):
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
+def exporter_prints_to_stderr():
+    """A context in which what the exporter prints ("[torch.onnx] Obtain model
+    graph ... ✅", onnxscript's "Applied N of general pattern rewrite rules.")
+    goes to stderr: capture's stdout is its summary line (docs/capture.md),
+    which scripts read."""
+    return contextlib.redirect_stdout(sys.stderr)
+
+
 def export_legacy(model, args, kwargs, path, *, input_names, output_names, dynamic_axes, opset,
                   training):
     from torch.onnx import TrainingMode
@@ -107,7 +116,8 @@ def export_legacy(model, args, kwargs, path, *, input_names, output_names, dynam
         kw["opset_version"] = int(opset)
     if "dynamo" in _export_params():
         kw["dynamo"] = False
-    torch.onnx.export(model, export_args, str(path), **kw)
+    with exporter_prints_to_stderr():
+        torch.onnx.export(model, export_args, str(path), **kw)
     return {"training": "PRESERVE" if training else "EVAL", "do_constant_folding": not training,
             "dynamic_axes": _axes_json(dynamic_axes)}
 
@@ -184,7 +194,8 @@ def export_dynamo(model, args, kwargs, path, *, input_names, output_names, flat_
     if "external_data" in params:
         kw["external_data"] = bool(large)
     try:
-        program = torch.onnx.export(model, call_args, str(path), **kw)
+        with exporter_prints_to_stderr():
+            program = torch.onnx.export(model, call_args, str(path), **kw)
     except Exception as e:
         raise ExportError(explain_dynamo_failure(e)) from e
     got = _program_opset(program)
