@@ -159,6 +159,27 @@ static const char *ort_code_name(int code)
     return "ORT_ERROR";
 }
 
+/* msg into dst[n] (n > 128).  One that does not fit keeps its head (which
+ * call failed, on which file) and its tail (where ORT and its providers put
+ * the reason: OpenVINO's compiler error ends a long message) around
+ * " ... (K bytes cut) ... ", both cut between UTF-8 characters. */
+static void fit_message(char *dst, size_t n, const char *msg)
+{
+    size_t len = strlen(msg);
+    if (len < n) {
+        memcpy(dst, msg, len + 1);
+        return;
+    }
+    /* the mark is widest when it states len itself: room for that */
+    char mark[64];
+    size_t w = (size_t)snprintf(mark, sizeof mark, " ... (%zu bytes cut) ... ", len);
+    size_t h = (n - 1) / 3, t = len - (n - 1 - h - w);
+    while (h > 0 && ((unsigned char)msg[h] & 0xC0) == 0x80) h--;
+    while (t < len && ((unsigned char)msg[t] & 0xC0) == 0x80) t++;
+    snprintf(mark, sizeof mark, " ... (%zu bytes cut) ... ", t - h);
+    snprintf(dst, n, "%.*s%s%s", (int)h, msg, mark, msg + t);
+}
+
 int onp_ort_status(const onp_ort *ort, OrtStatus *st, const char *call, const char *file,
                    onp_error *e)
 {
@@ -166,7 +187,9 @@ int onp_ort_status(const onp_ort *ort, OrtStatus *st, const char *call, const ch
     char field[128];
     snprintf(field, sizeof field, "%s [%s]", call, ort_code_name((int)ort->api->GetErrorCode(st)));
     const char *msg = ort->api->GetErrorMessage(st);
-    onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1, "%s", msg ? msg : "(no message)");
+    char fit[sizeof e->msg];
+    fit_message(fit, sizeof fit, msg ? msg : "(no message)");
+    onp_error_set(e, ONP_ERR_RUNTIME, file, field, -1, "%s", fit);
     ort->api->ReleaseStatus(st);
     return -1;
 }
