@@ -760,6 +760,27 @@ static void out_shm_free(out_shm *sh, size_t n)
         }
 }
 
+/* 1 when ORT's message `msg` refuses a pre-allocated (bound) output rather
+ * than failing in a kernel.  A refusal in words not listed here fails the
+ * run that ORT's own memory would have completed, so the table holds what
+ * every ORT version the project loads writes.  How to add one: a row, the
+ * phrase an ORT version writes for an output buffer whose shape is not the
+ * run's, with the version. */
+static int about_bound_output(const char *msg)
+{
+    static const char *const phrases[] = {
+        /* 1.29, 1.30: "The output OrtValue provided for output 'y' of node ...
+         * When calling Run() with pre-allocated output OrtValues ..." */
+        "pre-allocated output",
+        /* earlier versions: IExecutionFrame's check of a provided output */
+        "OrtValue shape verification failed",
+        "Shape mismatch attempting to re-use buffer",
+    };
+    for (size_t i = 0; i < sizeof phrases / sizeof *phrases; i++)
+        if (strstr(msg, phrases[i])) return 1;
+    return 0;
+}
+
 /* One RUN: read the request, run, answer.  CH_OK to go on, else stop. */
 static int serve_run(chan *c, onp_session *s)
 {
@@ -810,10 +831,10 @@ static int serve_run(chan *c, onp_session *s)
                                       names ? n_out : 0, out, sh && bufs ? bufs : NULL, &e);
             int bound = 0;
             for (size_t i = 0; sh && bufs && i < n_out; i++) bound |= sh[i].fd >= 0;
-            /* a failure with bound outputs may be an output not of its declared
-             * shape: once more into ORT's own memory (a model that fails
-             * anyway fails twice) */
-            if (rc && bound) {
+            /* a failure about a bound output (one not of its declared shape):
+             * once more into ORT's own memory; any other failure (a kernel's)
+             * would only fail again, so it is answered as it is */
+            if (rc && bound && about_bound_output(e.msg)) {
                 out_shm_free(sh, n_out);
                 onp_error_clear(&e);
                 rc = onp_session_run(s, in, (size_t)n_in, (const char *const *)names,
