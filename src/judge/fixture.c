@@ -606,6 +606,95 @@ static void prefetch_free(prefetch *p)
     free(p->err);
 }
 
+/* Read fixture f's inputs into in[] and their shapes into r->in_shapes.
+ * An isolated session's inputs are only passed on (their bytes to the
+ * worker, which maps the file itself where it can) or copied (the
+ * perturbation, onp_perturbed_input): viewed in the file's map even where
+ * raw_data is not aligned, they cost no copy here (issue 34).  An
+ * in-process session hands ORT their address: read aligned.  0, or -1
+ * with e set; what was read stays in in[] for the caller to release. */
+static int read_inputs(onp_session *s, const onp_fixture *f, onp_tensor *in, onp_fixture_verdict *r,
+                       onp_error *e)
+{
+    int views = onp_session_isolated(s);
+    for (size_t k = 0; k < f->n_inputs; k++) {
+        if (views ? onp_tfile_read_view(f->inputs[k], &in[k], e)
+                  : onp_tfile_read(f->inputs[k], NULL, &in[k], e))
+            return -1;
+        onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
+        char sh[96];
+        size_t u = strlen(r->in_shapes);
+        snprintf(r->in_shapes + u, sizeof r->in_shapes - u, "%s%s", k ? " " : "",
+                 onp_shape_str(in[k].rank, in[k].dims, sh, sizeof sh));
+    }
+    return 0;
+}
+
+/* Judge output k of fixture f: want (read here, or taken from pf, the
+ * reading beside the run, when pf is not NULL) against got, ORT's, with
+ * its float64 reference or its noise-book entry, into x; *beyond set when
+ * the value needs the one-ulp estimate.  A value that cannot be compared
+ * gets a note and 0; -1 with e set when a file cannot be read. */
+static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_opts *o,
+                        prefetch *pf, onp_tensor *want, onp_tensor *got, onp_output_verdict *x,
+                        int *beyond, onp_error *e)
+{
+    if (pf ? pf->rc[k] && (*e = pf->err[k], 1) : onp_tfile_read(f->outputs[k], NULL, want, e) != 0)
+        return -1;
+    x->rank = want->rank;
+    memcpy(x->dims, want->dims, sizeof want->dims);
+    onp_tensor ref;
+    memset(&ref, 0, sizeof ref);
+    int has_ref;
+    if (pf && k == 0) { /* read beside the run, taken over here */
+        has_ref = pf->ref0_rc;
+        ref = pf->ref0;
+        memset(&pf->ref0, 0, sizeof pf->ref0);
+        if (has_ref < 0) *e = pf->ref0_err;
+    } else {
+        has_ref = is_floating(want->dtype) ? onp_fixture_read_ref64(f, k, &ref, e) : 0;
+    }
+    if (has_ref < 0) return -1;
+    onp_noise book;
+    onp_value_stats vs;
+    int has_book = 0;
+    if (!has_ref && o->noise && is_floating(want->dtype)) {
+        /* the value's statistics (a pass over it) only for a relative
+         * entry, which scales with them: the lookup without them finds
+         * the exact entries, with zeros whether a relative one exists;
+         * the same entry as one lookup with them (issue 34) */
+        onp_value_stats none;
+        memset(&none, 0, sizeof none);
+        has_book = onp_noisebook_lookup(o->noise, f->index, x->name, NULL, &book);
+        if (!has_book && onp_noisebook_lookup(o->noise, f->index, x->name, &none, &book)) {
+            onp_value_stats_of(want, &vs);
+            has_book = onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book);
+        }
+    }
+    onp_judge_opts jo = {tol_of(o, x->name, want->dtype), o->strict, o->atol_given,
+                         onp_noisebook_eager_random(o->noise)};
+    onp_error ce;
+    int bad = onp_judge_value(want, got, has_ref ? &ref : NULL, has_book ? &book : NULL, &jo, &x->m,
+                              &x->j, &ce);
+    /* a reference refused as noise (NaN/Inf where eager has numbers):
+     * the noise book is the next source, then the ORT-side estimate */
+    if (!bad && x->j.ref_refused && o->noise) {
+        onp_value_stats_of(want, &vs);
+        if (onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book))
+            bad = onp_judge_value(want, got, &ref, &book, &jo, &x->m, &x->j, &ce);
+    }
+    onp_tensor_release(&ref);
+    if (bad) {
+        snprintf(x->note, sizeof x->note, "%s", ce.msg);
+        return 0;
+    }
+    x->compared = 1;
+    judge_topk(o, want, got, x);
+    settle(x);
+    *beyond |= needs_estimate(x);
+    return 0;
+}
+
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
                       onp_fixture_verdict *r, onp_error *e)
 {
@@ -635,23 +724,9 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
         snprintf(r->msg, sizeof r->msg, "no output_K.pb: nothing to compare");
         goto done;
     }
-    /* An isolated session's inputs are only passed on (their bytes to the
-     * worker, which maps the file itself where it can) or copied (the
-     * perturbation, onp_perturbed_input): viewed in the file's map even
-     * where raw_data is not aligned, they cost no copy here (issue 34).
-     * An in-process session hands ORT their address: read aligned. */
-    int views = onp_session_isolated(s);
-    for (size_t k = 0; k < f->n_inputs; k++) {
-        if (views ? onp_tfile_read_view(f->inputs[k], &in[k], e)
-                  : onp_tfile_read(f->inputs[k], NULL, &in[k], e)) {
-            rc = -1;
-            goto done;
-        }
-        onp_tensor_set_name(&in[k], NULL, e); /* fed by position */
-        char sh[96];
-        size_t u = strlen(r->in_shapes);
-        snprintf(r->in_shapes + u, sizeof r->in_shapes - u, "%s%s", k ? " " : "",
-                 onp_shape_str(in[k].rank, in[k].dims, sh, sizeof sh));
+    if (read_inputs(s, f, in, r, e)) {
+        rc = -1;
+        goto done;
     }
     onp_error re;
     onp_error_clear(&re);
@@ -676,65 +751,10 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
                      "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
             continue;
         }
-        if (fetching ? pf.rc[k] && (*e = pf.err[k], 1)
-                     : onp_tfile_read(f->outputs[k], NULL, &want[k], e) != 0) {
+        if (judge_output(f, k, o, fetching ? &pf : NULL, &want[k], &got[k], x, &beyond, e)) {
             rc = -1;
             goto done;
         }
-        x->rank = want[k].rank;
-        memcpy(x->dims, want[k].dims, sizeof want[k].dims);
-        onp_tensor ref;
-        memset(&ref, 0, sizeof ref);
-        int has_ref;
-        if (fetching && k == 0) { /* read beside the run, taken over here */
-            has_ref = pf.ref0_rc;
-            ref = pf.ref0;
-            memset(&pf.ref0, 0, sizeof pf.ref0);
-            if (has_ref < 0) *e = pf.ref0_err;
-        } else {
-            has_ref = is_floating(want[k].dtype) ? onp_fixture_read_ref64(f, k, &ref, e) : 0;
-        }
-        if (has_ref < 0) {
-            rc = -1;
-            goto done;
-        }
-        onp_noise book;
-        onp_value_stats vs;
-        int has_book = 0;
-        if (!has_ref && o->noise && is_floating(want[k].dtype)) {
-            /* the value's statistics (a pass over it) only for a relative
-             * entry, which scales with them: the lookup without them finds
-             * the exact entries, with zeros whether a relative one exists;
-             * the same entry as one lookup with them (issue 34) */
-            onp_value_stats none;
-            memset(&none, 0, sizeof none);
-            has_book = onp_noisebook_lookup(o->noise, f->index, x->name, NULL, &book);
-            if (!has_book && onp_noisebook_lookup(o->noise, f->index, x->name, &none, &book)) {
-                onp_value_stats_of(&want[k], &vs);
-                has_book = onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book);
-            }
-        }
-        onp_judge_opts jo = {tol_of(o, x->name, want[k].dtype), o->strict, o->atol_given,
-                             onp_noisebook_eager_random(o->noise)};
-        onp_error ce;
-        int bad = onp_judge_value(&want[k], &got[k], has_ref ? &ref : NULL, has_book ? &book : NULL,
-                                  &jo, &x->m, &x->j, &ce);
-        /* a reference refused as noise (NaN/Inf where eager has numbers):
-         * the noise book is the next source, then the ORT-side estimate */
-        if (!bad && x->j.ref_refused && o->noise) {
-            onp_value_stats_of(&want[k], &vs);
-            if (onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book))
-                bad = onp_judge_value(&want[k], &got[k], &ref, &book, &jo, &x->m, &x->j, &ce);
-        }
-        onp_tensor_release(&ref);
-        if (bad) {
-            snprintf(x->note, sizeof x->note, "%s", ce.msg);
-            continue;
-        }
-        x->compared = 1;
-        judge_topk(o, &want[k], &got[k], x);
-        settle(x);
-        beyond |= needs_estimate(x);
     }
     if (beyond && o->no_estimate) r->rerun = ONP_RERUN_OFF;
     if (beyond && !o->no_estimate &&
