@@ -1858,53 +1858,86 @@ static onp_tol opts_tol(void *opts, const char *name, int32_t dtype)
     return tol_for(opts, dtype);
 }
 
-/* A bounded bundle's fixtures without stored intermediates, judged at the
- * level of their outputs exactly as check judges them (onp_judge_fixture:
- * the float64 references and the capture's scaled statistics, the ORT-side
- * estimate, the near-tie reorder), on the plain model at the configuration
- * under test.  Returns how many do not pass (0: none; the fixtures with
- * intermediates already passed against eager value by value), or -1 with
- * *e set when they cannot be judged.  *n_judged: how many were. */
-static long unstored_failing(onp_ort *ort, const char *target, const char *model,
-                             const onp_bisect_opts *o, size_t *n_judged, onp_error *e)
+/* The verdict the caller's run gave fixture `index` (o->judged), or NULL. */
+static const onp_fixture_verdict *judged_by_caller(const onp_bisect_opts *o, int index)
 {
-    onp_testdata td;
-    onp_noisebook *nb = NULL;
-    onp_session *s = NULL;
-    long failing = -1;
-    memset(&td, 0, sizeof td);
-    *n_judged = 0;
-    if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, &td, e)
-                  : onp_testdata_scan(target, &td, e))
-        goto done;
+    for (size_t k = 0; o->judged && k < o->n_judged; k++)
+        if (o->judged[k].index == index) return &o->judged[k];
+    return NULL;
+}
+
+/* The session and judgment options for the fixtures unstored_failing
+ * judges itself, made at the first one: the noise book as the caller
+ * opened the bundle (o->manifest), else parity.json read here. */
+typedef struct own_judge {
+    onp_session *s;
+    onp_noisebook *nb;
+    onp_judge_fixture_opts jo;
+} own_judge;
+
+static int own_judge_open(onp_ort *ort, const char *target, const char *model,
+                          const onp_bisect_opts *o, own_judge *j, onp_error *e)
+{
     if (o->manifest) {
         onp_error ne;
-        if (onp_noisebook_from_manifest(o->manifest, &nb, &ne)) nb = NULL; /* judged without */
+        if (onp_noisebook_from_manifest(o->manifest, &j->nb, &ne)) j->nb = NULL; /* without */
     } else if (!o->n_data) {
         char path[4200];
         struct stat st;
         onp_error ne;
         snprintf(path, sizeof path, "%s/parity.json", target);
-        if (stat(path, &st) == 0 && onp_noisebook_read(path, &nb, &ne)) nb = NULL;
+        if (stat(path, &st) == 0 && onp_noisebook_read(path, &j->nb, &ne)) j->nb = NULL;
     }
-    if (onp_session_open(ort, model, &o->session, &s, e)) goto done;
-    onp_judge_fixture_opts jo;
-    onp_judge_fixture_opts_init(&jo);
-    jo.tol = opts_tol;
-    jo.tol_ctx = (void *)o;
-    jo.strict = o->strict;
-    jo.atol_given = o->atol >= 0;
-    jo.no_estimate = o->no_noise;
-    jo.noise = nb;
+    onp_judge_fixture_opts_init(&j->jo);
+    j->jo.tol = opts_tol;
+    j->jo.tol_ctx = (void *)o;
+    j->jo.strict = o->strict;
+    j->jo.atol_given = o->atol >= 0;
+    j->jo.no_estimate = o->no_noise;
+    j->jo.noise = j->nb;
+    return onp_session_open(ort, model, &o->session, &j->s, e);
+}
+
+/* A bounded bundle's fixtures without stored intermediates, judged at the
+ * level of their outputs exactly as check judges them: the caller's run's
+ * verdicts where it gave them (o->judged: no fixture runs twice), else
+ * onp_judge_fixture here (the float64 references and the capture's scaled
+ * statistics, the ORT-side estimate, the near-tie reorder), on the plain
+ * model at the configuration under test.  Returns how many do not pass (0:
+ * none; the fixtures with intermediates already passed against eager value
+ * by value), or -1 with *e set when they cannot be judged.  *n_judged: how
+ * many were. */
+static long unstored_failing(onp_ort *ort, const char *target, const char *model,
+                             const onp_bisect_opts *o, size_t *n_judged, onp_error *e)
+{
+    onp_testdata td;
+    own_judge j;
+    long failing = -1;
+    memset(&td, 0, sizeof td);
+    memset(&j, 0, sizeof j);
+    *n_judged = 0;
+    if (o->n_data ? onp_testdata_scan_dirs(o->data, o->n_data, &td, e)
+                  : onp_testdata_scan(target, &td, e))
+        goto done;
     failing = 0;
     for (size_t i = 0; i < td.n; i++) {
         char p[4200];
         struct stat st;
         snprintf(p, sizeof p, "%s/intermediates/index.json", td.sets[i].dir);
         if ((o->fixture >= 0 && td.sets[i].index != o->fixture) || stat(p, &st) == 0) continue;
+        const onp_fixture_verdict *known = judged_by_caller(o, td.sets[i].index);
+        if (known) {
+            failing += known->status != ONP_FIXTURE_PASS;
+            (*n_judged)++;
+            continue;
+        }
+        if (!j.s && own_judge_open(ort, target, model, o, &j, e)) {
+            failing = -1;
+            break;
+        }
         onp_fixture_verdict fv;
         memset(&fv, 0, sizeof fv);
-        int bad = onp_judge_fixture(s, &td.sets[i], &jo, &fv, e);
+        int bad = onp_judge_fixture(j.s, &td.sets[i], &j.jo, &fv, e);
         failing += !bad && fv.status != ONP_FIXTURE_PASS;
         onp_fixture_verdict_release(&fv);
         if (bad) {
@@ -1914,8 +1947,8 @@ static long unstored_failing(onp_ort *ort, const char *target, const char *model
         (*n_judged)++;
     }
 done:
-    onp_session_close(s);
-    onp_noisebook_free(nb);
+    onp_session_close(j.s);
+    onp_noisebook_free(j.nb);
     onp_testdata_free(&td);
     return failing;
 }

@@ -157,6 +157,8 @@ void onp_run_bisect(const onp_bundle *b, onp_ort *ort, const onp_run_opts *o, on
     onp_run_bisect_plan(&where, o, &bo);
     bo.eager_random = onp_noisebook_eager_random(onp_bundle_noise(b)); /* read once, by the bundle */
     bo.manifest = onp_bundle_manifest(b);
+    bo.judged = r->fix; /* a bounded bundle's fixtures without intermediates: judged once */
+    bo.n_judged = r->n_fix;
     onp_error e;
     onp_error_clear(&e);
     const char *target = onp_bundle_dir(b) ? onp_bundle_dir(b) : onp_bundle_model_path(b);
