@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/dataflow.h"
+
 static const char *const confidence_names[] = {"high", "medium", "low"};
 _Static_assert(sizeof confidence_names / sizeof *confidence_names == ONP_CONFIDENCE_COUNT,
                "confidence_names");
@@ -279,59 +281,16 @@ static const char TRACED_SHAPE_FIX[] =
     "onnxparity sweep (an optimization level that breaks it), or the node's shape inputs against "
     "the eager sizes; dynamic_axes cannot fix a graph that refuses its own traced input";
 
-/* Push onto stack the main-graph producers (not yet seen) of the values
- * node nd reads: its inputs and, through its subgraphs (an If's branches,
- * a Loop's body), the outer-scope names their nodes read, which are no
- * inputs of nd.  Nesting deeper than 64 is not followed (the parser's
- * limit). */
-static void push_producers(const onp_graph *g, const onp_node *nd, unsigned char *seen,
-                           size_t *stack, size_t *n, int depth);
-
-static void push_subgraph(const onp_graph *g, const onp_graph *sg, unsigned char *seen,
-                          size_t *stack, size_t *n, int depth)
-{
-    for (size_t i = 0; sg && i < sg->n_nodes; i++)
-        push_producers(g, &sg->nodes[i], seen, stack, n, depth);
-}
-
-static void push_producers(const onp_graph *g, const onp_node *nd, unsigned char *seen,
-                           size_t *stack, size_t *n, int depth)
-{
-    size_t at;
-    for (size_t k = 0; k < nd->n_inputs; k++)
-        if (nd->inputs[k][0] && onp_graph_producer(g, nd->inputs[k], &at) && !seen[at])
-            seen[at] = 1, stack[(*n)++] = at;
-    if (depth >= 64) return;
-    for (size_t a = 0; a < nd->n_attrs; a++) {
-        push_subgraph(g, nd->attrs[a].g, seen, stack, n, depth + 1);
-        for (size_t k = 0; k < nd->attrs[a].n_graphs; k++)
-            push_subgraph(g, nd->attrs[a].graphs[k], seen, stack, n, depth + 1);
-    }
-}
-
 /* Whether graph value `v` is computed from the main graph's node `node`
- * (its index): the producers walked back from v, each node once, through
- * the outer-scope values of subgraphs too.  1 yes, 0 no, -1 not known (no
- * graph; out of memory). */
+ * (its index), through the outer-scope values of subgraphs too
+ * (model/dataflow.h).  1 yes, 0 no, -1 not known (no graph; out of
+ * memory). */
 static int computed_from(const onp_graph *g, const char *v, int64_t node)
 {
     if (!g || node < 0 || (size_t)node >= g->n_nodes) return -1;
-    unsigned char *seen = calloc(g->n_nodes, 1);
-    size_t *stack = malloc(g->n_nodes * sizeof *stack), n = 0, at;
-    int found = -1;
-    if (!seen || !stack) goto done;
-    found = 0;
-    if (onp_graph_producer(g, v, &at)) seen[at] = 1, stack[n++] = at;
-    while (n && !found) {
-        const onp_node *nd = &g->nodes[stack[--n]];
-        if ((int64_t)(nd - g->nodes) == node)
-            found = 1;
-        else
-            push_producers(g, nd, seen, stack, &n, 0);
-    }
-done:
-    free(seen);
-    free(stack);
+    unsigned char *up = calloc(g->n_nodes, 1);
+    int found = up && !onp_graph_upstream(g, &v, 1, up) ? up[node] : -1;
+    free(up);
     return found;
 }
 

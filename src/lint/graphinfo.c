@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "model/dataflow.h"
 
 /* Steps followed through Identity / pass-through producers. */
 #define LINT_MAX_CHAIN 64
@@ -310,29 +311,15 @@ int32_t lint_dtype(const lint_scope *s, const char *name)
 
 // --- consumers --------------------------------------------------------------------
 
-static int graph_reads(const onp_graph *g, const char *name, int depth)
-{
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onp_node *n = &g->nodes[i];
-        for (size_t k = 0; k < n->n_inputs; k++)
-            if (!strcmp(n->inputs[k], name)) return 1;
-        if (depth >= 64) continue;
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            const onp_attr *at = &n->attrs[a];
-            if (at->g && graph_reads(at->g, name, depth + 1)) return 1;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                if (at->graphs[k] && graph_reads(at->graphs[k], name, depth + 1)) return 1;
-        }
-    }
-    for (size_t k = 0; k < g->n_outputs; k++)
-        if (depth == 0 && !strcmp(g->outputs[k].name, name)) return 1;
-    return 0;
-}
-
 int lint_value_used(const lint_scope *s, const char *name)
 {
+    if (!name || !name[0]) return 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++)
+        if (onp_node_reads(&s->g->nodes[i], name)) return 1;
     /* a value of a subgraph is visible outside it only as one of its outputs */
-    return name && name[0] && graph_reads(s->g, name, 0);
+    for (size_t k = 0; k < s->g->n_outputs; k++)
+        if (!strcmp(s->g->outputs[k].name, name)) return 1;
+    return 0;
 }
 
 void lint_for_consumers(const lint_scope *s, const char *name,

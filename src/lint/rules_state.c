@@ -35,9 +35,11 @@
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "model/dataflow.h"
 #include "util/strmap.h"
 
 static const cJSON *get(const cJSON *o, const char *key)
@@ -98,33 +100,14 @@ static int removed_by_exporter(const lint_ctx *c, const char *name, char *op, si
     return 0;
 }
 
-/* 1 when a node of g (or of its subgraphs) reads a name of `taint`. */
-static int reads_tainted(const onp_graph *g, const onp_strmap *taint, int depth)
-{
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const onp_node *n = &g->nodes[i];
-        for (size_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k][0] && onp_strmap_get(taint, n->inputs[k], NULL)) return 1;
-        if (depth >= 64) continue;
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            const onp_attr *at = &n->attrs[a];
-            if (at->g && reads_tainted(at->g, taint, depth + 1)) return 1;
-            for (size_t k = 0; k < at->n_graphs; k++)
-                if (at->graphs[k] && reads_tainted(at->graphs[k], taint, depth + 1)) return 1;
-        }
-    }
-    return 0;
-}
-
 /* Whether an output of the main graph is computed from the value `name`
  * (an initializer, a graph input or a node's output of that name): 1 with
  * the first such output's name in *out, 0 when none is, -1 when the graph
  * holds no value of that name (the exporter dropped it, or folded it into
- * another constant: the graph cannot tell).  A node reading a tainted
- * value, directly or from one of its subgraphs, taints its outputs; the
- * passes over the nodes repeat until none adds a name, so a graph whose
- * nodes are not in topological order is followed too.  Out of memory marks
- * c and answers 1 (the error stays, as before this check). */
+ * another constant: the graph cannot tell).  An output is computed from it
+ * when it is that value, or a node upstream of it reads it, directly or
+ * from one of its subgraphs (model/dataflow.h).  Out of memory marks c and
+ * answers 1 (the error stays, as before this check). */
 static int output_reads(lint_ctx *c, const lint_scope *main, const char *name, const char **out)
 {
     const onp_graph *g = main->g;
@@ -132,38 +115,23 @@ static int output_reads(lint_ctx *c, const lint_scope *main, const char *name, c
     if (!onp_strmap_get(&main->init, name, NULL) && !onp_strmap_get(&main->input, name, NULL) &&
         !onp_strmap_get(&main->producer, name, NULL))
         return -1;
-    onp_strmap taint = {0};
-    int found = 0, added = 1;
-    if (onp_strmap_put(&taint, name, 0)) goto oom;
-    while (added) {
-        added = 0;
-        for (size_t i = 0; i < g->n_nodes; i++) {
-            const onp_node *n = &g->nodes[i];
-            int hit = 0;
-            for (size_t k = 0; k < n->n_inputs && !hit; k++)
-                hit = n->inputs[k][0] && onp_strmap_get(&taint, n->inputs[k], NULL);
-            for (size_t a = 0; a < n->n_attrs && !hit; a++) {
-                const onp_attr *at = &n->attrs[a];
-                hit = at->g && reads_tainted(at->g, &taint, 1);
-                for (size_t k = 0; k < at->n_graphs && !hit; k++)
-                    hit = at->graphs[k] && reads_tainted(at->graphs[k], &taint, 1);
-            }
-            for (size_t k = 0; hit && k < n->n_outputs; k++) {
-                if (!n->outputs[k][0] || onp_strmap_get(&taint, n->outputs[k], NULL)) continue;
-                if (onp_strmap_put(&taint, n->outputs[k], 0)) goto oom;
-                added = 1;
-            }
-        }
+    size_t nn = g->n_nodes ? g->n_nodes : 1;
+    unsigned char *up = malloc(nn);
+    int found = 0;
+    if (!up) goto oom;
+    for (size_t k = 0; k < g->n_outputs && !found; k++) {
+        const char *o = g->outputs[k].name;
+        memset(up, 0, nn);
+        if (onp_graph_upstream(g, &o, 1, up)) goto oom;
+        found = !strcmp(o, name);
+        for (size_t i = 0; i < g->n_nodes && !found; i++)
+            found = up[i] && onp_node_reads(&g->nodes[i], name);
+        if (found) *out = o;
     }
-    for (size_t k = 0; k < g->n_outputs && !found; k++)
-        if (onp_strmap_get(&taint, g->outputs[k].name, NULL)) {
-            found = 1;
-            *out = g->outputs[k].name;
-        }
-    onp_strmap_free(&taint);
+    free(up);
     return found;
 oom:
-    onp_strmap_free(&taint);
+    free(up);
     c->oom = 1;
     return 1;
 }
