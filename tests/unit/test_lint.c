@@ -1325,6 +1325,22 @@ static const char *const STATE =
     "mutation from node aten::add_ on block input: 'calls'. This changes graph semantics.\"}],"
     " \"deterministic\": %s, \"determinism\": {\"verdict\": \"%s\"}}";
 
+/* The initializer 'calls' = [3] and two nodes after it, each given as
+ * {name, op, inputs, outputs} in the order they are added. */
+static void add_calls(gb *b, const char *const nodes[2][4])
+{
+    gb_init_i64(b, "calls", 1, (const int64_t[]){3});
+    for (int i = 0; i < 2; i++) gb_node(b, nodes[i][0], nodes[i][1], nodes[i][2], nodes[i][3]);
+}
+
+/* base() with one Relu from x to y, linted at opset 13 against `manifest`. */
+static linted lint_relu(gb *b, const char *manifest)
+{
+    base(b);
+    gb_node(b, "relu", "Relu", "x", "y");
+    return lint_graph(b, 13, manifest);
+}
+
 static void test_state_findings(void)
 {
     char text[2048];
@@ -1332,9 +1348,7 @@ static void test_state_findings(void)
     /* no drift seen, the graph holds no 'calls': the buffer is a warning
      * (ONP704), the attribute and the input warnings too */
     snprintf(text, sizeof text, STATE, "false", "true", "deterministic");
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    linted l = lint_graph(&b, 13, text);
+    linted l = lint_relu(&b, text);
     EXPECT(l, "ONP701", 0, NULL);
     EXPECT(l, "ONP704", 1, "calls");
     EXPECT(l, "ONP702", 2, "x");
@@ -1355,9 +1369,8 @@ static void test_state_findings(void)
     /* the graph holds 'calls' but no output is computed from it (it feeds a
      * dead branch): still the warning, saying so */
     base(&b);
-    gb_init_i64(&b, "calls", 1, (const int64_t[]){3});
-    gb_node(&b, "dead", "Cast", "calls", "unused");
-    gb_node(&b, "relu", "Relu", "x", "y");
+    add_calls(&b, (const char *const[2][4]){{"dead", "Cast", "calls", "unused"},
+                                            {"relu", "Relu", "x", "y"}});
     l = lint_graph(&b, 13, text);
     EXPECT(l, "ONP701", 0, NULL);
     EXPECT(l, "ONP704", 1, "calls");
@@ -1367,9 +1380,8 @@ static void test_state_findings(void)
     /* the graph's output is computed from 'calls' (a Cast, then an Add): an
      * error without drift */
     base(&b);
-    gb_init_i64(&b, "calls", 1, (const int64_t[]){3});
-    gb_node(&b, "cast", "Cast", "calls", "c");
-    gb_node(&b, "add", "Add", "x,c", "y");
+    add_calls(
+        &b, (const char *const[2][4]){{"cast", "Cast", "calls", "c"}, {"add", "Add", "x,c", "y"}});
     l = lint_graph(&b, 13, text);
     EXPECT(l, "ONP704", 0, NULL);
     EXPECT(l, "ONP701", 1, "calls");
@@ -1388,9 +1400,8 @@ static void test_state_findings(void)
     for (int k = 0; k < 3; k++) {
         base(&b);
         if (k == 0) {
-            gb_init_i64(&b, "calls", 1, (const int64_t[]){3});
-            gb_node(&b, "add", "Add", "x,c", "y");
-            gb_node(&b, "cast", "Cast", "calls", "c");
+            add_calls(&b, (const char *const[2][4]){{"add", "Add", "x,c", "y"},
+                                                    {"cast", "Cast", "calls", "c"}});
         } else if (k == 1) {
             gb_const_i64s(&b, "calls", 1, (const int64_t[]){3});
             gb_node(&b, "cast", "Cast", "calls", "c");
@@ -1415,18 +1426,13 @@ static void test_state_findings(void)
         onp_lint_result_free(&l.r);
     }
     /* a record without state_drift (an older capture): unknown, the error stays */
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    l = lint_graph(&b, 13,
-                   "{\"state\": {\"changed_by_forward\": [{\"name\": \"calls\", \"kind\": "
-                   "\"buffer\"}]}}");
+    l = lint_relu(&b, "{\"state\": {\"changed_by_forward\": [{\"name\": \"calls\", \"kind\": "
+                      "\"buffer\"}]}}");
     EXPECT(l, "ONP701", 1, "calls");
     EXPECT(l, "ONP704", 0, NULL);
     onp_lint_result_free(&l.r);
     snprintf(text, sizeof text, STATE, "false", "true", "deterministic");
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    l = lint_graph(&b, 13, text);
+    l = lint_relu(&b, text);
     f = find(&l, "ONP702");
     if (f) {
         CHECK(f->loc.kind == ONP_LINT_LOC_INPUT && f->loc.index == 0);
@@ -1440,9 +1446,7 @@ static void test_state_findings(void)
     /* state drift: the attribute is an error too; deterministic false with
      * the verdict state-drift is not eager nondeterminism */
     snprintf(text, sizeof text, STATE, "true", "false", "state-drift");
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    l = lint_graph(&b, 13, text);
+    l = lint_relu(&b, text);
     EXPECT(l, "ONP701", 2, "calls");
     EXPECT(l, "ONP703", 0, NULL);
     EXPECT(l, "ONP602", 0, NULL);
@@ -1450,18 +1454,13 @@ static void test_state_findings(void)
     onp_lint_result_free(&l.r);
     /* a real nondeterminism verdict still fires ONP602 */
     snprintf(text, sizeof text, STATE, "true", "false", "nondeterministic");
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    l = lint_graph(&b, 13, text);
+    l = lint_relu(&b, text);
     EXPECT(l, "ONP602", 1, NULL);
     onp_lint_result_free(&l.r);
     /* without a state record the exporter's warning alone names nothing: the
      * export's trace mutates too (num_batches_tracked in training mode) */
-    base(&b);
-    gb_node(&b, "relu", "Relu", "x", "y");
-    l = lint_graph(&b, 13,
-                   "{\"warnings\": [{\"message\": \"Removing mutation from node aten::add_ on "
-                   "block input: 'bn.num_batches_tracked'.\"}], \"state\": 3}");
+    l = lint_relu(&b, "{\"warnings\": [{\"message\": \"Removing mutation from node aten::add_ on "
+                      "block input: 'bn.num_batches_tracked'.\"}], \"state\": 3}");
     EXPECT(l, "ONP701", 0, NULL);
     EXPECT(l, "ONP702", 0, NULL);
     EXPECT(l, "ONP703", 0, NULL);
