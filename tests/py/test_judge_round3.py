@@ -50,6 +50,15 @@ def pb(path):
     return numpy_helper.to_array(onnx.load_tensor(str(path))).astype(np.float64)
 
 
+def capture_detector(net_class, seed, bundle):
+    """Capture a fresh `net_class` (made under torch seed 0) on one 96x96
+    image drawn from `seed`, its outputs named boxes, scores and labels."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(seed)
+    onp.capture(net_class().eval(), [torch.rand(1, 3, 96, 96, generator=g)], bundle,
+                output_names=["boxes", "scores", "labels"])
+
+
 # --- 1. detection boxes: the float64 noise beats the one-ulp estimate ----------
 
 
@@ -255,11 +264,8 @@ def test_name_rule_without_a_capture(onnxparity, tmp_path):
     """A plain ONNX test-data folder (no parity.json): the name alone says
     'boxes' is not logits; 'logits' is."""
     import shutil
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(1)
     b = tmp_path / "b"
-    onp.capture(OneImageDetector().eval(), [torch.rand(1, 3, 96, 96, generator=g)], b,
-                output_names=["boxes", "scores", "labels"])
+    capture_detector(OneImageDetector, 1, b)
     plain = tmp_path / "plain"
     shutil.copytree(b, plain, ignore=shutil.ignore_patterns("parity.json", "intermediates", "reference64"))
     rc, chk = check_json(onnxparity, plain)
@@ -567,11 +573,8 @@ def _ort_outputs(onnxparity_bin, bundle, out):
 def near_tie_detector(tmp_path_factory):
     """OneImageDetector captured once; i: the two rows i, i + 1 whose scores
     are closest (under 1e-6 apart, read back from eager's scores)."""
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(3)
     b = tmp_path_factory.mktemp("near_tie") / "b"
-    onp.capture(OneImageDetector().eval(), [torch.rand(1, 3, 96, 96, generator=g)], b,
-                output_names=["boxes", "scores", "labels"])
+    capture_detector(OneImageDetector, 3, b)
     s = pb(b / "test_data_set_0" / "output_1.pb")
     gaps = s[:-1] - s[1:]
     i = int(gaps.argmin())
@@ -631,11 +634,8 @@ def test_rows_reversed_under_a_constant_score_fail(onnxparity, tmp_path):
     the scores order nothing; a graph returning the boxes and labels in
     reverse order (planted, scores untouched) is not a near-tie reorder:
     check fails."""
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(3)
     b = tmp_path / "b"
-    onp.capture(SaturatedDetector().eval(), [torch.rand(1, 3, 96, 96, generator=g)], b,
-                output_names=["boxes", "scores", "labels"])
+    capture_detector(SaturatedDetector, 3, b)
     d = b / "test_data_set_0"
     assert np.unique(pb(d / "output_1.pb")).tolist() == [1.0]
     want = pb(d / "output_0.pb")
