@@ -133,12 +133,12 @@ typedef struct onp_bisect_opts {
                                reference inputs and expected output, a README) there; made
                                under outpath.h's rule for folders (onp_out_mkdir_new), once,
                                for the result returned */
-    const onp_fixture_verdict *judged; /* [n_judged] the fixtures' verdicts at the outputs as
-                                          the caller's run judged them (onp_run_fixtures, with its
-                                          tolerances and top-K), or NULL: a bounded bundle's
-                                          fixtures without intermediates that are not among them
-                                          are judged here (onp_judge_fixture), at the options'
-                                          tolerance and the default top-K; borrowed */
+    /* [n_judged] the fixtures' verdicts at the outputs as the caller's run
+     * judged them (onp_run_fixtures, with its tolerances and top-K), or
+     * NULL: a bounded bundle's fixtures without intermediates that are not
+     * among them are judged here (onp_judge_fixture), at the options'
+     * tolerance and the default top-K; borrowed */
+    const onp_fixture_verdict *judged;
     size_t n_judged;
     const char *model;      /* the model, or NULL: `target`/model.onnx */
     const char *const *data; /* [n_data] fixture folders (onp_testdata_scan_dirs), or NULL:

@@ -63,8 +63,7 @@ static void mark_reads(walk *w, const onp_node *n, int depth)
     }
 }
 
-int onp_graph_upstream(const onp_graph *g, const char *const *values, size_t n,
-                       unsigned char *up)
+int onp_graph_upstream(const onp_graph *g, const char *const *values, size_t n, unsigned char *up)
 {
     walk w = {.up = up};
     int rc = -1;

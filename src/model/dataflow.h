@@ -25,7 +25,6 @@ int onp_node_reads(const onp_node *n, const char *name);
  * reads.  A graph input or an initializer has no producer and stops the
  * walk.  Linear in the graph's size.  0, or -1 when out of memory (up then
  * partly marked). */
-int onp_graph_upstream(const onp_graph *g, const char *const *values, size_t n,
-                       unsigned char *up);
+int onp_graph_upstream(const onp_graph *g, const char *const *values, size_t n, unsigned char *up);
 
 #endif
