@@ -10,7 +10,6 @@
  * resources.
  */
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -19,12 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ort/ort_internal.h"
-#include "util/fsio.h"
-#include "util/sha256.h"
+#include "util/digestcache.h"
 
 #define ORT_SONAME "libonnxruntime.so.1"
 #define ORT_REL_LIB "third_party/onnxruntime/lib/" ORT_SONAME
@@ -545,165 +542,18 @@ const char *onp_ort_version(const onp_ort *ort)
     return ort->version;
 }
 
-// --- the library's sha256, and its cache ------------------------------------------
-/* The report's environment.ort_library_sha256 is the digest of the library
- * file.  Hashing 27 MiB took 15-20 ms of CPU on every command (issue 34: a
- * quarter of a 1 MiB check), so digests are kept in a small cache file,
- * $XDG_CACHE_HOME/onnxparity/ort-sha256 (else ~/.cache/onnxparity/...),
- * one line per file: device, inode, size, mtime and ctime (nanoseconds),
- * digest.  A line is used only when all five match the file opened now.
- * Writing a file's bytes always moves its ctime, and no call lets a user
- * set ctime back (utimensat sets mtime and atime only), so a file whose
- * bytes changed never matches an older line: the digest stays the file's.
- * The cache is best effort: no HOME, a read-only folder, a malformed line
- * — the file is hashed as before.  ONNXPARITY_NO_CACHE=1 turns it off. */
-#define SHA_CACHE_LINES 32
-
-typedef struct sha_key {
-    unsigned long long dev, ino, size;
-    long long mt_s, mt_ns, ct_s, ct_ns;
-} sha_key;
-
-static int sha_cache_path(char *out, size_t n, int dir_only)
-{
-    const char *off = getenv("ONNXPARITY_NO_CACHE");
-    if (off && *off && strcmp(off, "0")) return -1;
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    int w;
-    if (x && x[0] == '/')
-        w = snprintf(out, n, "%s/onnxparity%s", x, dir_only ? "" : "/ort-sha256");
-    else if (h && h[0] == '/')
-        w = snprintf(out, n, "%s/.cache/onnxparity%s", h, dir_only ? "" : "/ort-sha256");
-    else
-        return -1;
-    return w > 0 && (size_t)w < n ? 0 : -1;
-}
-
-/* One cache line into k and hex; 0, or -1 when it is not one. */
-static int sha_line(const char *line, sha_key *k, char hex[65])
-{
-    char h[65];
-    int used = 0;
-    if (sscanf(line, "%llu %llu %llu %lld.%lld %lld.%lld %64[0-9a-f]%n", &k->dev, &k->ino, &k->size,
-               &k->mt_s, &k->mt_ns, &k->ct_s, &k->ct_ns, h, &used) != 8 ||
-        strlen(h) != 64)
-        return -1;
-    memcpy(hex, h, 65);
-    return 0;
-}
-
-/* The cache's lines (at most `max`, each with its newline) into lines; the
- * number read. */
-static size_t sha_cache_read(char lines[][160], size_t max)
-{
-    char path[4096];
-    if (sha_cache_path(path, sizeof path, 0)) return 0;
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    size_t n = 0;
-    while (n < max && fgets(lines[n], sizeof lines[n], f))
-        if (strchr(lines[n], '\n')) n++;
-    fclose(f);
-    return n;
-}
-
-static int sha_key_eq(const sha_key *a, const sha_key *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mt_s == b->mt_s &&
-           a->mt_ns == b->mt_ns && a->ct_s == b->ct_s && a->ct_ns == b->ct_ns;
-}
-
-/* The cached digest of the file with key k into hex: 1, or 0. */
-static int sha_cache_get(const sha_key *k, char hex[65])
-{
-    char lines[SHA_CACHE_LINES][160];
-    size_t n = sha_cache_read(lines, SHA_CACHE_LINES);
-    for (size_t i = 0; i < n; i++) {
-        sha_key c;
-        char h[65];
-        if (!sha_line(lines[i], &c, h) && sha_key_eq(&c, k)) {
-            memcpy(hex, h, 65);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Add (k, hex) to the cache: the newest line first, the oldest dropped
- * past SHA_CACHE_LINES; written to a temporary file and renamed over the
- * cache, so a reader never sees half a file. */
-static void sha_cache_put(const sha_key *k, const char *hex)
-{
-    char lines[SHA_CACHE_LINES][160];
-    char dir[4096], path[4096], tmp[4200];
-    if (sha_cache_path(dir, sizeof dir, 1) || sha_cache_path(path, sizeof path, 0)) return;
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) { /* ~/.cache first, then its onnxparity/ */
-        *slash = 0;
-        (void)mkdir(dir, 0700);
-        *slash = '/';
-    }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
-    size_t n = sha_cache_read(lines, SHA_CACHE_LINES - 1);
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        return;
-    }
-    fprintf(f, "%llu %llu %llu %lld.%09lld %lld.%09lld %s\n", k->dev, k->ino, k->size, k->mt_s,
-            k->mt_ns, k->ct_s, k->ct_ns, hex);
-    for (size_t i = 0; i < n; i++) {
-        sha_key c;
-        char h[65];
-        if (!sha_line(lines[i], &c, h) && !sha_key_eq(&c, k)) fputs(lines[i], f);
-    }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
-}
+// --- the library's sha256 ------------------------------------------------------------
 
 /* Hashed once per handle, and once per file across processes through the
- * cache above.  The digest is of the file at ort->path, the file this
- * handle loaded, as before; it is found at the first ask or while an
- * isolated session's worker creates its session (ort_worker.c), when the
- * parent would otherwise wait idle. */
+ * digest cache (util/digestcache.h, the cache file "ort-sha256").  The
+ * digest is of the file at ort->path, the file this handle loaded; it is
+ * found at the first ask or while an isolated session's worker creates its
+ * session (ort_worker.c), when the parent would otherwise wait idle. */
 int onp_ort_lib_sha256(onp_ort *ort, char hex[65], onp_error *e)
 {
     pthread_mutex_lock(&ort->sha_mu);
     int rc = 0;
-    if (!ort->lib_sha256[0]) {
-        int fd = open(ort->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            rc = onp_error_set(e, ONP_ERR_IO, ort->path, NULL, -1, "cannot open: %s",
-                               strerror(errno));
-        } else {
-            sha_key k = {(unsigned long long)st.st_dev,  (unsigned long long)st.st_ino,
-                         (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                         (long long)st.st_mtim.tv_nsec,  (long long)st.st_ctim.tv_sec,
-                         (long long)st.st_ctim.tv_nsec};
-            onp_map *m;
-            if (S_ISREG(st.st_mode) && sha_cache_get(&k, ort->lib_sha256)) {
-                rc = 0;
-            } else if (!(rc = onp_map_fd(fd, ort->path, &m, e))) {
-                onp_sha256 s;
-                uint8_t d[32];
-                onp_sha256_init(&s);
-                onp_sha256_update(&s, m->p, m->n);
-                rc = onp_sha256_final(&s, d);
-                onp_map_unref(m);
-                if (rc) {
-                    onp_error_set(e, ONP_ERR_NOMEM, ort->path, NULL, -1, "out of memory hashing");
-                } else {
-                    onp_sha256_tohex(d, ort->lib_sha256);
-                    sha_cache_put(&k, ort->lib_sha256);
-                }
-            }
-        }
-        if (fd >= 0) close(fd);
-    }
+    if (!ort->lib_sha256[0]) rc = onp_file_sha256(ort->path, "ort-sha256", ort->lib_sha256, e);
     if (!rc) memcpy(hex, ort->lib_sha256, 65);
     pthread_mutex_unlock(&ort->sha_mu);
     return rc;
