@@ -415,53 +415,28 @@ static int shm_of(const onp_tensor *t)
     return fd;
 }
 
-/* The tensor received as memfd `fd` (taken: closed here) into *t, shaped
- * (dtype, rank, dims) over nb bytes.  CH_OK; CH_SKIP with e set when this
- * process may not hold it (the memory cap); CH_BAD for a file that is not
- * sealed at a size of at least nb bytes, or a shape that is not nb bytes. */
-static int shm_take(int fd, int32_t dtype, int rank, const int64_t *dims, uint64_t nb,
-                    onp_tensor *t, onp_error *e)
+/* A tensor this process could not make (e): CH_SKIP where it may not hold
+ * it (the memory cap: ONP_ERR_INPUT or ONP_ERR_NOMEM), else CH_BAD. */
+static int not_held(const onp_error *e)
 {
-    struct stat st;
-    int seals = fcntl(fd, F_GET_SEALS);
-    void *p = MAP_FAILED;
-    shm_map *m = NULL;
-    if (nb && nb <= SIZE_MAX && seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) &&
-        (uint64_t)st.st_size >= nb && (m = malloc(sizeof *m)))
-        p = mmap(NULL, (size_t)nb, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        free(m);
-        return CH_BAD;
-    }
-    m->p = p;
-    m->n = (size_t)nb;
-    populate_read(p, (size_t)nb);
-    if (onp_tensor_adopt(t, dtype, rank, dims, p, (size_t)nb, shm_unmap, m, e)) {
-        shm_unmap(m);
-        return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
-    }
-    return CH_OK;
+    return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
 }
 
-/* The tensor the parent read from a file by mapping it (src/tfile: an
- * aligned .pb raw_data or .npy array): fd, a descriptor of that file
- * (taken: closed here), holds its nb bytes at offset `off`.  Mapped
- * privately (copy-on-write: ORT may write, the file never changes), so the
- * input's pages come from the page cache, not from a copy (issue 34).  The
- * offset within the page is kept, and with it the alignment the parent's
- * tensor had.  CH_OK, CH_SKIP (the memory cap), or CH_BAD for a file that
- * does not hold off + nb bytes. */
-static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_t *dims,
-                     uint64_t nb, onp_tensor *t, onp_error *e)
+/* The tensor *t, shaped (dtype, rank, dims) over nb bytes, from the file
+ * behind fd (taken: closed here) at offset `off`, when `ok` (the caller's
+ * checks of the file passed).  Mapped privately (copy-on-write: ORT may
+ * write, the file never changes) from `lead` bytes before off (off's place
+ * in its page, so the mapping starts on a page) and adopted in place: the
+ * bytes come from the page cache or the sender's pages, not from a copy
+ * (issue 34).  A lead that leaves the elements unaligned costs one copy.
+ * CH_OK; CH_SKIP with e set when this process may not hold it (the memory
+ * cap); CH_BAD when !ok, the map fails, or a shape is not nb bytes. */
+static int map_take(int fd, int ok, uint64_t off, uint64_t lead, int32_t dtype, int rank,
+                    const int64_t *dims, uint64_t nb, onp_tensor *t, onp_error *e)
 {
-    struct stat st;
-    long pg = sysconf(_SC_PAGESIZE);
-    uint64_t lead = pg > 0 ? off % (uint64_t)pg : 0;
     void *p = MAP_FAILED;
     shm_map *m = NULL;
-    if (pg > 0 && nb && nb <= SIZE_MAX - lead && off <= UINT64_MAX - nb && !fstat(fd, &st) &&
-        S_ISREG(st.st_mode) && (uint64_t)st.st_size >= off + nb && (m = malloc(sizeof *m)))
+    if (ok && (m = malloc(sizeof *m)))
         p = mmap(NULL, (size_t)(nb + lead), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
                  (off_t)(off - lead));
     close(fd);
@@ -474,25 +449,53 @@ static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_
     populate_read(p, m->n);
     const onp_dtype_desc *d = onp_dtype_info(dtype);
     size_t align = d && d->size ? (d->size > 8 ? 8 : d->size) : 1;
-    if (lead % align) {
+    int rc = CH_OK;
+    if (!(lead % align)) {
+        if (!onp_tensor_adopt(t, dtype, rank, dims, (char *)p + lead, (size_t)nb, shm_unmap, m, e))
+            return CH_OK; /* the mapping is t's now */
+        rc = not_held(e);
+    } else {
         /* an unaligned view of the parent's (onp_tfile_read_view): ORT and
          * this process want the elements aligned, so one copy, here */
-        int rc = CH_OK;
         if (onp_tensor_alloc(t, dtype, rank, dims, e))
-            rc = e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
+            rc = not_held(e);
         else if (t->nbytes != nb)
             rc = CH_BAD;
         else
             memcpy(t->data, (char *)p + lead, (size_t)nb);
         if (rc == CH_BAD) onp_tensor_release(t);
-        shm_unmap(m);
-        return rc;
     }
-    if (onp_tensor_adopt(t, dtype, rank, dims, (char *)p + lead, (size_t)nb, shm_unmap, m, e)) {
-        shm_unmap(m);
-        return e->code == ONP_ERR_INPUT || e->code == ONP_ERR_NOMEM ? CH_SKIP : CH_BAD;
-    }
-    return CH_OK;
+    shm_unmap(m);
+    return rc;
+}
+
+/* The tensor received as memfd `fd` (taken: closed here) into *t, shaped
+ * (dtype, rank, dims) over nb bytes (map_take).  CH_BAD for a file that is
+ * not sealed at a size of at least nb bytes. */
+static int shm_take(int fd, int32_t dtype, int rank, const int64_t *dims, uint64_t nb,
+                    onp_tensor *t, onp_error *e)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    int ok = nb && nb <= SIZE_MAX && seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) &&
+             (uint64_t)st.st_size >= nb;
+    return map_take(fd, ok, 0, 0, dtype, rank, dims, nb, t, e);
+}
+
+/* The tensor the parent read from a file by mapping it (src/tfile: a .pb
+ * raw_data or .npy array): fd, a descriptor of that file (taken: closed
+ * here), holds its nb bytes at offset `off` (map_take).  The offset within
+ * the page is kept, and with it the alignment the parent's tensor had.
+ * CH_BAD for a file that is not regular or does not hold off + nb bytes. */
+static int file_take(int fd, uint64_t off, int32_t dtype, int rank, const int64_t *dims,
+                     uint64_t nb, onp_tensor *t, onp_error *e)
+{
+    struct stat st;
+    long pg = sysconf(_SC_PAGESIZE);
+    uint64_t lead = pg > 0 ? off % (uint64_t)pg : 0;
+    int ok = pg > 0 && nb && nb <= SIZE_MAX - lead && off <= UINT64_MAX - nb && !fstat(fd, &st) &&
+             S_ISREG(st.st_mode) && (uint64_t)st.st_size >= off + nb;
+    return map_take(fd, ok, off, lead, dtype, rank, dims, nb, t, e);
 }
 
 /* A descriptor of the file whose map t's bytes are in (the reader's zero-
@@ -571,8 +574,6 @@ static int put_tensor(chan *c, const onp_tensor *t, int shm_fd, int vm_read, int
     return r;
 }
 
-/* Read a tensor into *t (released on failure).  Out-of-memory and
- * inconsistent sizes are CH_BAD. */
 /* nb bytes at address `at` in process pid into dst. */
 static int vm_copy(pid_t pid, void *dst, uint64_t at, size_t nb)
 {
@@ -587,6 +588,8 @@ static int vm_copy(pid_t pid, void *dst, uint64_t at, size_t nb)
     return CH_OK;
 }
 
+/* Read a tensor into *t (released on failure).  Out-of-memory and
+ * inconsistent sizes are CH_BAD. */
 static int get_tensor(chan *c, onp_tensor *t, int from_parent, onp_error *e)
 {
     memset(t, 0, sizeof *t);
