@@ -174,17 +174,34 @@ static const char *more_text(size_t more, const char *op, char *buf, size_t n)
     return buf;
 }
 
+/* The words of a note reported once per op type (lint_once). */
+typedef struct once_text {
+    char lab[600];  /* the node's label (lint_node_label) */
+    char more[128]; /* more_text: the later nodes of its op type that qualify too */
+} once_text;
+
+/* 1 with t filled when ln qualifies for rule ix and is the first node of
+ * its op type to get it; 0 otherwise (lint_once). */
+static int report_once(lint_ctx *c, lint_rule_ix ix, const lint_node *ln,
+                       int (*qualifies)(const lint_scope *s, const onp_node *n), once_text *t)
+{
+    size_t more;
+    if (!qualifies(ln->s, ln->n) || !lint_once(c, ix, ln, qualifies, &more)) return 0;
+    lint_node_label(ln, t->lab, sizeof t->lab);
+    more_text(more, ln->n->op_type, t->more, sizeof t->more);
+    return 1;
+}
+
 void lint_check_pad(lint_ctx *c, const lint_node *ln)
 {
-    char lab[600], mb[64], mt[128];
-    size_t more;
-    if (!pad_qualifies(ln->s, ln->n) || !lint_once(c, R_PAD_MODE, ln, pad_qualifies, &more)) return;
+    char mb[64];
+    once_text t;
+    if (!report_once(c, R_PAD_MODE, ln, pad_qualifies, &t)) return;
     const char *mode = attr_str(ln->n, "mode", "constant", mb, sizeof mb);
-    lint_node_label(ln, lab, sizeof lab);
     lint_emit_node(c, R_PAD_MODE, ln,
                    "Pad %s has mode=%s%s: where a pad reaches the size of its dimension, or is "
                    "negative, runtimes and torch (which refuses reflect pads that large) differ",
-                   lab, mode, more_text(more, "Pad", mt, sizeof mt));
+                   t.lab, mode, t.more);
 }
 
 // --- integer arithmetic -------------------------------------------------------------------
@@ -238,17 +255,13 @@ static int nan_qualifies(const lint_scope *s, const onp_node *n)
 void lint_check_nan(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
-    char lab[600], mt[128];
-    size_t more;
-    if (!nan_qualifies(ln->s, n) || !lint_once(c, R_NAN_PROPAGATION, ln, nan_qualifies, &more))
-        return;
-    lint_node_label(ln, lab, sizeof lab);
+    once_text t;
+    if (!report_once(c, R_NAN_PROPAGATION, ln, nan_qualifies, &t)) return;
     lint_emit_node(c, R_NAN_PROPAGATION, ln,
                    "%s %s on %s%s: torch propagates NaN through max, min and clamp; runtime "
                    "kernels may return the other operand or the bound instead, so a NaN in "
                    "eager can be a number here, or the reverse",
-                   n->op_type, lab, dtype_of(ln->s, n->inputs[0]),
-                   more_text(more, n->op_type, mt, sizeof mt));
+                   n->op_type, t.lab, dtype_of(ln->s, n->inputs[0]), t.more);
 }
 
 static int round_qualifies(const lint_scope *s, const onp_node *n)
@@ -259,15 +272,13 @@ static int round_qualifies(const lint_scope *s, const onp_node *n)
 
 void lint_check_round(lint_ctx *c, const lint_node *ln)
 {
-    char lab[600], mt[128];
-    size_t more;
-    if (!lint_once(c, R_ROUND_HALF_EVEN, ln, round_qualifies, &more)) return;
-    lint_node_label(ln, lab, sizeof lab);
+    once_text t;
+    if (!report_once(c, R_ROUND_HALF_EVEN, ln, round_qualifies, &t)) return;
     lint_emit_node(c, R_ROUND_HALF_EVEN, ln,
                    "Round %s%s rounds half to even (2.5 -> 2, like torch.round); an eager model "
                    "that rounds another way (floor(x + 0.5), a custom kernel) differs at every "
                    "half-way value",
-                   lab, more_text(more, "Round", mt, sizeof mt));
+                   t.lab, t.more);
 }
 
 static const onp_dtype_desc *cast_target(const lint_scope *s, const onp_node *n)
@@ -286,17 +297,14 @@ static int cast_qualifies(const lint_scope *s, const onp_node *n)
 void lint_check_cast(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
+    once_text t;
+    if (!report_once(c, R_CAST_FLOAT_INT, ln, cast_qualifies, &t)) return;
     const onp_dtype_desc *dt = cast_target(ln->s, n);
-    char lab[600], mt[128];
-    size_t more;
-    if (!dt || !lint_once(c, R_CAST_FLOAT_INT, ln, cast_qualifies, &more)) return;
-    lint_node_label(ln, lab, sizeof lab);
     lint_emit_node(c, R_CAST_FLOAT_INT, ln,
                    "Cast %s from %s to %s%s truncates toward zero (as torch does); NaN, "
                    "infinities and values out of %s's range are undefined and differ between "
                    "CPUs and runtimes%s",
-                   lab, dtype_of(ln->s, n->inputs[0]), dt->name,
-                   more_text(more, "Cast", mt, sizeof mt), dt->name,
+                   t.lab, dtype_of(ln->s, n->inputs[0]), dt->name, t.more, dt->name,
                    dt->kind == ONP_KIND_UINT ? ", and negative values wrap differently" : "");
 }
 
@@ -544,18 +552,14 @@ static int lowp_qualifies(const lint_scope *s, const onp_node *n)
 void lint_check_lowp_cast(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
-    char lab[600], mt[128];
-    size_t more;
-    if (!lowp_qualifies(ln->s, n) || !lint_once(c, R_REDUCED_PRECISION, ln, lowp_qualifies, &more))
-        return;
+    once_text t;
+    if (!report_once(c, R_REDUCED_PRECISION, ln, lowp_qualifies, &t)) return;
     int is16 = attr_int(n, "to", 0) == ONP_FLOAT16;
-    lint_node_label(ln, lab, sizeof lab);
     lint_emit_node(c, R_REDUCED_PRECISION, ln,
                    "Cast %s narrows %s to %s%s: every value is rounded to %s bits of mantissa "
                    "there (relative error up to %g), far beyond float32 noise",
-                   lab, dtype_of(ln->s, n->inputs[0]), is16 ? "float16" : "bfloat16",
-                   more_text(more, "Cast", mt, sizeof mt), is16 ? "10" : "7",
-                   is16 ? 0x1p-11 : 0x1p-8);
+                   t.lab, dtype_of(ln->s, n->inputs[0]), is16 ? "float16" : "bfloat16", t.more,
+                   is16 ? "10" : "7", is16 ? 0x1p-11 : 0x1p-8);
 }
 
 // --- float8 saturation ------------------------------------------------------------------
@@ -574,20 +578,17 @@ static int f8sat_qualifies(const lint_scope *s, const onp_node *n)
 void lint_check_float8_cast(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
-    char lab[600], mt[128];
-    size_t more;
-    if (!f8sat_qualifies(ln->s, n) || !lint_once(c, R_FLOAT8_SATURATE, ln, f8sat_qualifies, &more))
-        return;
+    once_text t;
+    if (!report_once(c, R_FLOAT8_SATURATE, ln, f8sat_qualifies, &t)) return;
     int32_t to = (int32_t)attr_int(n, "to", 0);
     double largest = to == ONP_FLOAT8E4M3FN ? 448 : to == ONP_FLOAT8E4M3FNUZ ? 240 : 57344;
-    lint_node_label(ln, lab, sizeof lab);
     lint_emit_node(c, R_FLOAT8_SATURATE, ln,
                    "Cast %s to %s saturates (saturate=%s)%s: a value beyond +-%g becomes +-%g "
                    "there, where torch's .to(torch.%s) gives %s; the numbers differ only where "
                    "a value overflows",
-                   lab, onp_dtype_name(to),
-                   attr_int(n, "saturate", -1) == 1 ? "1" : "1, the default",
-                   more_text(more, "Cast", mt, sizeof mt), largest, largest, onp_dtype_name(to),
+                   t.lab, onp_dtype_name(to),
+                   attr_int(n, "saturate", -1) == 1 ? "1" : "1, the default", t.more, largest,
+                   largest, onp_dtype_name(to),
                    to == ONP_FLOAT8E5M2     ? "inf"
                    : to == ONP_FLOAT8E4M3FN ? "NaN (torch 2.15 saturates this one too)"
                                             : "NaN");
