@@ -125,13 +125,23 @@ _MODE_SENSITIVE = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchno
                    torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer)
 
 
+def _mode_sensitive(m):
+    """Whether module m computes otherwise in training mode: a BatchNorm or
+    InstanceNorm only with running statistics (without them both modes use
+    the batch's or the instance's own)."""
+    norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.instancenorm._InstanceNorm)
+    if isinstance(m, norms):
+        return bool(m.track_running_stats)
+    return isinstance(m, _MODE_SENSITIVE)
+
+
 def _refuse_training(model, on):
     mods = dict(model.named_modules())
 
     def label(n):
         return f"{n} ({type(mods['' if n == '<root>' else n]).__name__})"
 
-    sensitive = [n for n in on if isinstance(mods["" if n == "<root>" else n], _MODE_SENSITIVE)]
+    sensitive = [n for n in on if _mode_sensitive(mods["" if n == "<root>" else n])]
     others = [n for n in on if n not in sensitive]
     shown = [label(n) for n in (sensitive + others)[:12]]
     more = f" and {len(on) - len(shown)} more" if len(on) > len(shown) else ""

@@ -335,6 +335,13 @@ static void warnings(lint_ctx *c, const lint_scope *main, uint64_t *pos)
          * only where a Dropout can drop: not when every live one has ratio 0 */
         if (ix == R_EXPORTER_TRAINING && has(msg, "dropout") && !lint_live_dropouts(c, main))
             continue;
+        /* "operator 'instance_norm' is set to train=True": torch says so for a
+         * call on the input's own statistics (use_input_stats: an InstanceNorm
+         * without running statistics, in either mode), and ONNX's
+         * InstanceNormalization computes exactly that; one with running
+         * statistics in eval fails the export instead ("instance_norm
+         * training for unknown batch size").  No number differs. */
+        if (ix == R_EXPORTER_TRAINING && has(msg, "'instance_norm'")) continue;
         int64_t ln = cJSON_IsNumber(line) && line->valuedouble >= 0 && line->valuedouble < 9e15
                          ? (int64_t)line->valuedouble
                          : -1;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lint/lint_int.h"
+#include "model/dataflow.h"
 
 void lint_check_inputs(lint_ctx *c, const lint_scope *main)
 {
@@ -308,6 +309,54 @@ static int reshape_keeps_dim0(const lint_node *ln, const onp_tensor *shape)
     return rest > 0 && prod == rest;
 }
 
+/* Whether input k of node n takes a parameter vector: one entry per axis
+ * or per pad (a Pad's pads and axes, a Reshape's, Expand's or
+ * ConstantOfShape's shape, Tile's repeats, a Slice's starts..steps, a
+ * Resize's roi, scales and sizes, Squeeze's and Unsqueeze's axes): its
+ * length counts axes, never samples. */
+static int parameter_input(const onp_node *n, size_t k)
+{
+    if (lint_is_op(n, "ConstantOfShape")) return k == 0;
+    if (lint_in_list("|Pad|Reshape|Expand|Tile|Slice|Resize|Upsample|Squeeze|Unsqueeze|",
+                     n->op_type))
+        return k >= 1;
+    return 0;
+}
+
+/* Whether input k of n passes its value on to n's output 0 as data of the
+ * same small vector (torch's F.pad reorders its pads so: Concat, Reshape,
+ * Slice, Transpose, Cast). */
+static int vector_pass(const onp_node *n, size_t k)
+{
+    if (lint_in_list("|Concat|", n->op_type)) return 1;
+    return k == 0 && lint_in_list("|Cast|Identity|Reshape|Slice|Transpose|Squeeze|Unsqueeze|"
+                                  "Flatten|",
+                                  n->op_type);
+}
+
+/* 1 when every use of `name` in scope s, followed through vector_pass, is
+ * a parameter vector (parameter_input), and it has one: none is a graph
+ * output or read by a subgraph. */
+static int only_parameters(const lint_scope *s, const char *name, int depth)
+{
+    if (depth > 12 || !lint_value_used(s, name)) return 0;
+    for (size_t k = 0; k < s->g->n_outputs; k++)
+        if (!strcmp(s->g->outputs[k].name, name)) return 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++) {
+        const onp_node *n = &s->g->nodes[i];
+        int direct = 0;
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            if (strcmp(n->inputs[k], name)) continue;
+            direct = 1;
+            if (parameter_input(n, k)) continue;
+            if (!vector_pass(n, k) || !n->n_outputs || !only_parameters(s, n->outputs[0], depth + 1))
+                return 0;
+        }
+        if (!direct && onp_node_reads(n, name)) return 0; /* a subgraph reads it */
+    }
+    return 1;
+}
+
 void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
 {
     const onp_node *n = ln->n;
@@ -318,6 +367,11 @@ void lint_check_shape_constants(lint_ctx *c, const lint_node *ln)
         return;
     /* a Slice on the axis 0 of a value whose dim 0 is not the batch */
     if (lint_is_op(n, "Slice") && n->n_inputs && dim_not_batch(c, ln->s, n->inputs[0], 0, 0))
+        return;
+    /* a 1-D ConstantOfShape read only as a parameter vector (torch's F.pad
+     * builds its pads so: ConstantOfShape([2]) then Concat): its length
+     * counts pads or axes, whatever size the batch was traced at */
+    if (lint_is_op(n, "ConstantOfShape") && n->n_outputs && only_parameters(ln->s, n->outputs[0], 0))
         return;
     shape_operand ops[2];
     size_t nops = operands(c, n, ops);

@@ -673,3 +673,96 @@ def test_sorted_activations_reordered_among_exact_zeros_pass(onnxparity, tmp_pat
     rc, chk = check_json(onnxparity, tmp_path / "rev")
     outs = {o["name"]: o for o in chk["fixtures"][0]["outputs"]}
     assert rc == 0 and "near-tie reorder" in outs["indices"]["note"], json.dumps(outs)[:2000]
+
+
+def test_instance_norm_without_running_stats_is_no_training_risk(onnxparity, tmp_path):
+    """torch's exporter warns "operator 'instance_norm' is set to train=True"
+    on every InstanceNorm without running statistics, even in eval: the call
+    uses the input's own statistics, as ONNX's InstanceNormalization does.
+    A fault planted in the Conv after it (weight x 1.5) must be named there,
+    not ranked below a training-mode cause no number supports (a new user's
+    trial ranked `training-mode` first).  The truth: the healthy bundle
+    passes (its numbers match), and the planted Conv is the only change."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.InstanceNorm2d(8),
+                              torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 4, 1)).eval()
+    g = torch.Generator().manual_seed(1)
+    ok, bad = tmp_path / "ok", tmp_path / "bad"
+    onp.capture(net, [torch.rand(2, 3, 16, 16, generator=g), torch.rand(3, 3, 16, 16, generator=g)], ok,
+                exporter="legacy")
+    warned = [w["message"] for w in json.loads((ok / "parity.json").read_text()).get("warnings", [])]
+    assert any("'instance_norm' is set to train=True" in m for m in warned), warned  # the case
+    rc, doc = check_json(onnxparity, ok)
+    assert rc == 0 and not any(f["id"] == "ONP107" for f in doc["lint"]["findings"]), doc["lint"]
+    m = onnx.load(str(ok / "model.onnx"))
+    conv = [n for n in m.graph.node if n.op_type == "Conv"][1]  # the second Conv, after the norm
+    for t in m.graph.initializer:
+        if t.name == conv.input[1]:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
+    import shutil
+    shutil.copytree(ok, bad)
+    onnx.save(m, str(bad / "model.onnx"))
+    rc, doc = check_json(onnxparity, bad)
+    assert rc == 1
+    assert [c["id"] for c in doc["causes"]] == ["unknown"], doc["causes"]
+    assert doc["causes"][0]["node"] == conv.name and doc["first_divergent"]["node"] == conv.name
+
+
+def test_training_refusal_names_only_modules_that_compute_otherwise():
+    """A model in training mode is refused; the message counts as behaving
+    differently only modules whose output depends on the mode: a BatchNorm
+    or InstanceNorm with running statistics, not one without (both modes use
+    the batch's or instance's own statistics)."""
+    from onnxparity.errors import TrainingModeError
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), torch.nn.InstanceNorm2d(4),
+                              torch.nn.BatchNorm2d(4, track_running_stats=False),
+                              torch.nn.BatchNorm2d(4)).train()
+    with pytest.raises(TrainingModeError) as e:
+        onp.capture(net, [torch.rand(2, 3, 4, 4)], "/nonexistent/never-written")
+    msg = str(e.value)
+    assert "1 of them behave differently in it: 3 (BatchNorm2d)" in msg, msg
+
+
+class _TimeShiftScan(torch.nn.Module):
+    """An RWKV-style block: a time shift by ZeroPad2d (the legacy export
+    builds its pads from ConstantOfShape([2]), 2 entries, not the batch) and
+    a scan over time in a Python loop, which the trace unrolls at the traced
+    sequence length."""
+
+    def __init__(self):
+        super().__init__()
+        self.time_shift = torch.nn.ZeroPad2d((0, 0, 1, -1))
+        self.k = torch.nn.Linear(16, 16)
+        self.o = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        k = self.k(x - self.time_shift(x))
+        out, acc = torch.zeros_like(k), torch.zeros_like(k[:, 0])
+        for t in range(k.size(1)):
+            acc = 0.5 * acc + k[:, t]
+            out[:, t] = acc
+        return self.o(out)
+
+
+def test_unrolled_scan_is_a_traced_size_not_a_batch_constant(onnxparity, tmp_path):
+    """Traced at (2, 8), judged at (3, 12) too: the unrolled loop covers 8
+    steps, so the longer sequence fails; the pads' ConstantOfShape([2])
+    equals the traced batch by chance only.  A new user's trial got
+    `baked-shape` (high) at that ConstantOfShape from diagnose (lint ONP202)
+    and other causes from check.  The truth, from the bundle's own numbers:
+    the fixture at the traced length passes, the longer one fails; both
+    commands now name a size that decided the path at export, and the lint
+    raises no batch constant."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    onp.capture(_TimeShiftScan().eval(), [torch.randn(2, 8, 16, generator=g),
+                                          torch.randn(3, 12, 16, generator=g)], tmp_path / "b",
+                exporter="legacy")
+    rc, doc = check_json(onnxparity, tmp_path / "b")
+    assert rc == 1 and [f["status"] for f in doc["fixtures"]] == ["pass", "fail"]
+    assert not any(f["id"] == "ONP202" for f in doc["lint"]["findings"]), doc["lint"]["findings"]
+    assert doc["causes"][0]["id"] == "traced-control-flow", doc["causes"]
+    r = run([onnxparity, "diagnose", tmp_path / "b", "--format", "json"])
+    assert r.returncode == 1, r.stderr
+    assert json.loads(r.stdout)["causes"][0]["id"] == "traced-control-flow"

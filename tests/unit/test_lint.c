@@ -745,6 +745,35 @@ static void test_batch_constants(void)
     l = shape_op(1, "Resize", 4, sizes_ok, NULL); /* 8 in H, W: not the batch entry */
     EXPECT(l, "ONP202", 0, NULL);
     onp_lint_result_free(&l.r);
+    /* a 1-D ConstantOfShape whose length equals the batch by chance, read
+     * only as a parameter vector (torch's F.pad: ConstantOfShape([2]), then
+     * Concat, Reshape, Transpose into the Pad's pads): its length counts
+     * pads, not samples; read as data (Gather's indices), it may be the
+     * batch */
+    static const char *const d212[] = {"2", "12"};
+    int64_t two[1] = {2}, lead2[2] = {1, 0}, m12[2] = {-1, 2}, flat[1] = {-1};
+    for (int as_data = 0; as_data < 2; as_data++) {
+        gb_init(&b);
+        gb_input(&b, "x", ONP_FLOAT, 2, d212);
+        gb_output(&b, "y", ONP_FLOAT, 1, D_ANY);
+        gb_const_i64s(&b, "n", 1, two);
+        gb_node(&b, "cos", "ConstantOfShape", "n", "zeros");
+        if (as_data) {
+            gb_node(&b, "g", "Gather", "x,zeros", "y");
+        } else {
+            gb_const_i64s(&b, "lead", 2, lead2);
+            gb_const_i64s(&b, "m12", 2, m12);
+            gb_const_i64s(&b, "flat", 1, flat);
+            gb_node(&b, "cat", "Concat", "lead,zeros", "p4");
+            gb_node(&b, "r", "Reshape", "p4,m12", "p22");
+            gb_node(&b, "t", "Transpose", "p22", "p22t");
+            gb_node(&b, "r2", "Reshape", "p22t,flat", "pads");
+            gb_node(&b, "pad", "Pad", "x,pads", "y");
+        }
+        l = lint_graph(&b, 13, NULL);
+        EXPECT(l, "ONP202", as_data, as_data ? "cos" : NULL);
+        onp_lint_result_free(&l.r);
+    }
     /* size 1 is never matched */
     static const char *const d112[] = {"1", "12"};
     gb_init(&b);
@@ -1767,11 +1796,18 @@ static void test_precision_manifest(void)
         "{\"warnings\": [{\"category\": \"UserWarning\", \"message\": \"ONNX export mode is set "
         "to TrainingMode.EVAL, but operator 'dropout' is set to train=True. Exporting with "
         "train=True.\", \"file\": \"/x/torch/onnx/utils.py\", \"line\": 1}]}";
+    /* the same warning for another operator: %s its name */
+    static const char *const W_OP =
+        "{\"warnings\": [{\"category\": \"UserWarning\", \"message\": \"ONNX export mode is set "
+        "to TrainingMode.EVAL, but operator '%s' is set to train=True. Exporting with "
+        "train=True.\", \"file\": \"/x/torch/onnx/utils.py\", \"line\": 1}]}";
     static const char *const FN = "/usr/lib/python3/dist-packages/torch/nn/functional.py";
     struct {
         const char *rule, *file, *code;
         int dropout; /* 0 none, 1 ratio 0 in training mode, 2 ratio 0.1, 3 ratio 0.1 with
-                        training_mode a graph input */
+                        training_mode a graph input; 4 none, the warning names instance_norm
+                        (InstanceNormalization computes what eager does), 5 none, it names
+                        batch_norm (batch statistics: a risk) */
         int fires;
     } cases[] = {
         {"ONP301", FN, "assert key.shape == value.shape, f\\\"shapes\\\"", 0, 0},
@@ -1793,6 +1829,8 @@ static void test_precision_manifest(void)
         {"ONP107", NULL, NULL, 1, 0}, /* F.dropout(p=0) in eval */
         {"ONP107", NULL, NULL, 2, 1},
         {"ONP107", NULL, NULL, 3, 1},
+        {"ONP107", NULL, NULL, 4, 0},
+        {"ONP107", NULL, NULL, 5, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];
@@ -1800,11 +1838,13 @@ static void test_precision_manifest(void)
         const char *rule = consts ? "ONP301" : cases[i].rule;
         if (cases[i].code)
             snprintf(text, sizeof text, consts ? W_CONST : W_TRACER, cases[i].file, cases[i].code);
+        else if (cases[i].dropout >= 4)
+            snprintf(text, sizeof text, W_OP, cases[i].dropout == 4 ? "instance_norm" : "batch_norm");
         else
             snprintf(text, sizeof text, "%s", W_DROP);
         gb b;
         base(&b);
-        if (cases[i].dropout) {
+        if (cases[i].dropout && cases[i].dropout < 4) {
             gb_const_f32(&b, "r", cases[i].dropout >= 2 ? 0.1f : 0.0f);
             if (cases[i].dropout == 3)
                 gb_input(&b, "t", ONP_BOOL, 0, NULL);
