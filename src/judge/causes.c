@@ -145,12 +145,23 @@ static void rule_lint(const facts *F, onp_causes *cs)
     /* bisect's node closes a region of nodes without eager values: the error
      * is in that region, so a warning at the node is likely, not certain */
     int region = F->bis && F->bis->local.ran && F->bis->local.n_nodes > 1;
+    /* bisect proved the error starts at its node alone: fed eager's values,
+     * that one node diverges by itself */
+    int alone = fd && F->bis->local.ran && F->bis->local.local && F->bis->local.n_nodes == 1;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < l->n; i++) {
             const onp_lint_finding *f = &l->findings[i];
             int rank = onp_lint_cause_rank(f, F->any_fail, fd);
             if (rank == 0 && region && f->rule->severity == ONP_LINT_WARNING) rank = 1;
             if ((f->loc.kind == ONP_LINT_LOC_NODE) != (pass == 0)) continue;
+            /* where the error provably starts at one node, a risk at another
+             * node of the main graph explains none of it (a warning at that
+             * node ranks high above; a source-located one, such as a traced
+             * branch, can still have made that node what it is) */
+            if (alone && rank > 0 && f->rule->severity == ONP_LINT_WARNING &&
+                f->loc.kind == ONP_LINT_LOC_NODE && !(f->loc.graph && f->loc.graph[0]) &&
+                f->loc.name && strcmp(f->loc.name, fd))
+                rank = -1;
             /* a narrowing Cast explains only errors of its size: rule 7c decides */
             if (f->rule->cause == ONP_CAUSE_REDUCED_PRECISION) rank = -1;
             /* a static or baked size explains only failures where shapes matter

@@ -766,3 +766,51 @@ def test_unrolled_scan_is_a_traced_size_not_a_batch_constant(onnxparity, tmp_pat
     r = run([onnxparity, "diagnose", tmp_path / "b", "--format", "json"])
     assert r.returncode == 1, r.stderr
     assert json.loads(r.stdout)["causes"][0]["id"] == "traced-control-flow"
+
+
+class _WarpAfterFeatures(torch.nn.Module):
+    """RAFT's shape in small: a feature Conv, then a warp by GridSample
+    (align_corners, zeros padding: lint ONP411 warns there) on a grid
+    computed from the features, then a Conv head."""
+
+    def __init__(self):
+        super().__init__()
+        self.feat = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.flow = torch.nn.Conv2d(8, 2, 3, padding=1)
+        self.head = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        f = torch.relu(self.feat(x))
+        grid = torch.tanh(self.flow(f)).permute(0, 2, 3, 1)
+        return self.head(torch.nn.functional.grid_sample(f, grid, align_corners=True))
+
+
+def test_a_risk_elsewhere_ranks_below_the_node_where_the_error_starts(onnxparity, tmp_path):
+    """A weight x1.5 planted in the feature Conv: bisect proves the error
+    starts at that Conv alone (fed eager's input, it diverges by itself).
+    The GridSample downstream carries a lint warning (ONP411); a new user's
+    trial on torchvision's RAFT got op-semantics (low) there ranked first.
+    A risk at another node explains none of a divergence that starts here:
+    `unknown` at the planted Conv is the one cause, ONP411 latent.  The
+    healthy bundle passes."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(2)
+    ok, bad = tmp_path / "ok", tmp_path / "bad"
+    onp.capture(_WarpAfterFeatures().eval(), [torch.rand(2, 3, 16, 16, generator=g),
+                                              torch.rand(3, 3, 16, 16, generator=g)], ok, opset=16)
+    rc, doc = check_json(onnxparity, ok)
+    assert rc == 0, doc["causes"]
+    assert any(f["id"] == "ONP411" for f in doc["lint"]["findings"]), "the case: a warning downstream"
+    m = onnx.load(str(ok / "model.onnx"))
+    conv = next(n for n in m.graph.node if n.op_type == "Conv")  # the feature Conv, first
+    for t in m.graph.initializer:
+        if t.name == conv.input[1]:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
+    import shutil
+    shutil.copytree(ok, bad)
+    onnx.save(m, str(bad / "model.onnx"))
+    rc, doc = check_json(onnxparity, bad)
+    assert rc == 1 and doc["first_divergent"]["node"] == conv.name
+    assert [(c["id"], c["node"]) for c in doc["causes"]] == [("unknown", conv.name)], doc["causes"]
+    r = run([onnxparity, "bisect", bad, "--format", "json"])
+    assert json.loads(r.stdout)["first_divergent"]["local"]["verdict"] == "local"
