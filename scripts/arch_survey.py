@@ -153,6 +153,62 @@ def hf(cls, cfg, **kw):
     return make
 
 
+def hf_image(cls, cfg, size=64, **kw):
+    """A transformers vision model from a small config, on pixel_values."""
+    def make():
+        import transformers
+        g = torch.Generator().manual_seed(0)
+        return (getattr(transformers, cls)(getattr(transformers, cfg)(**kw)).eval(),
+                [{"pixel_values": torch.rand(b, 3, size, size, generator=g)} for b in (2, 3)])
+    return make
+
+
+def hf_audio():
+    """Wav2Vec2 on raw audio of two lengths (800 and 1200 samples)."""
+    import transformers
+    c = transformers.Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                    intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 2, 2),
+                                    conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                                    num_conv_pos_embedding_groups=4, vocab_size=20)
+    g = torch.Generator().manual_seed(0)
+    return (transformers.Wav2Vec2Model(c).eval(),
+            [{"input_values": torch.randn(b, n, generator=g)} for b, n in ((2, 800), (3, 1200))])
+
+
+class DetrOut(torch.nn.Module):
+    """DETR's class logits and boxes."""
+
+    def __init__(self, detr):
+        super().__init__()
+        self.detr = detr
+
+    def forward(self, pixel_values):
+        r = self.detr(pixel_values=pixel_values)
+        return r.logits, r.pred_boxes
+
+
+def hf_detr():
+    """DETR with a small ResNet backbone of its own (nothing downloaded)."""
+    import transformers
+    bb = transformers.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1],
+                                   layer_type="basic", out_features=["stage4"])
+    c = transformers.DetrConfig(use_timm_backbone=False, use_pretrained_backbone=False, backbone_config=bb,
+                                d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+                                decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                                num_queries=10, num_labels=5, auxiliary_loss=False)
+    return DetrOut(transformers.DetrForObjectDetection(c)).eval(), images(2, 3, size=96)
+
+
+def tv_video(name, **kw):
+    """A torchvision video model on clips of 4 frames at 32x32."""
+    def make():
+        import torchvision
+        g = torch.Generator().manual_seed(0)
+        return (getattr(torchvision.models.video, name)(weights=None, **kw).eval(),
+                [torch.rand(b, 3, 4, 32, 32, generator=g) for b in (2, 3)])
+    return make
+
+
 def small(**kw):
     return dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, **kw)
 
@@ -186,8 +242,14 @@ MODELS = {
     "tv lraspp_mobilenet_v3_large": tv_seg("lraspp_mobilenet_v3_large", num_classes=4),
     "tv deeplabv3_mobilenet_v3_large": tv_seg("deeplabv3_mobilenet_v3_large", num_classes=4,
                                                aux_loss=False),
+    "tv fcn_resnet50": tv_seg("fcn_resnet50", num_classes=4, aux_loss=False),
+    "tv swin_t": tv("swin_t", num_classes=10),
+    "tv r3d_18 (video)": tv_video("r3d_18", num_classes=10),
+    "hf DetrForObjectDetection": hf_detr,
     # timm
     "timm resnet18": timm_m("resnet18"),
+    "timm levit_128s": timm_m("levit_128s", img_size=64),
+    "timm fastvit_t8": timm_m("fastvit_t8"),
     "timm efficientnet_b0": timm_m("efficientnet_b0"),
     "timm mobilenetv3_small_050": timm_m("mobilenetv3_small_050"),
     "timm convnext_atto": timm_m("convnext_atto"),
@@ -225,6 +287,18 @@ MODELS = {
                                          max_position_embeddings=64, use_cache=False),
     "hf T5EncoderModel": hf("T5EncoderModel", "T5Config", vocab_size=100, d_model=32, d_kv=8, d_ff=64,
                             num_layers=2, num_heads=4),
+    "hf DebertaV2Model": hf("DebertaV2Model", "DebertaV2Config", vocab_size=100, max_position_embeddings=64,
+                            **small()),
+    "hf ConvNextV2Model": hf_image("ConvNextV2Model", "ConvNextV2Config", hidden_sizes=[16, 32, 64, 128],
+                                   depths=[1, 1, 2, 1]),
+    "hf SwinModel": hf_image("SwinModel", "SwinConfig", image_size=64, patch_size=4, embed_dim=16,
+                             depths=[1, 2], num_heads=[2, 4], window_size=4),
+    "hf SegformerModel": hf_image("SegformerModel", "SegformerConfig", num_encoder_blocks=2, depths=[1, 1],
+                                  sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
+                                  patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]),
+    "hf CLIPVisionModel": hf_image("CLIPVisionModel", "CLIPVisionConfig", hidden_size=32, intermediate_size=64,
+                                   num_hidden_layers=2, num_attention_heads=4, image_size=64, patch_size=16),
+    "hf Wav2Vec2Model (audio)": hf_audio,
     # models built to a real architecture's shape (tests/zoo/models3.py)
     "TinySSD (SSDlite's shape, near-tied scores)": zoo("TinySSD"),
     "MLP-Mixer (DropPath in residuals)": zoo("Mixer"),
@@ -237,6 +311,9 @@ FAMILY = {"tv ssdlite320_mobilenet_v3_large": "detection",
           "tv ssdlite320_mobilenet_v3_large (BatchNorm recalibrated)": "detection",
           "TinySSD (SSDlite's shape, near-tied scores)": "detection",
           "tv lraspp_mobilenet_v3_large": "segmentation", "tv deeplabv3_mobilenet_v3_large": "segmentation",
+          "tv fcn_resnet50": "segmentation", "hf SegformerModel": "segmentation (encoder)",
+          "hf DetrForObjectDetection": "detection", "tv r3d_18 (video)": "video",
+          "hf Wav2Vec2Model (audio)": "audio",
           "U-Net (segmentation)": "segmentation"}
 
 
