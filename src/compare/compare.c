@@ -204,6 +204,39 @@ typedef float v8f __attribute__((vector_size(32)));
 /* a where a > b, else b: a NaN in a never wins */
 #define v_max(a, b) v_blend((a) > (b), (a), (b))
 #define v_sel(m, a) ((v8d)((v8l)(a) & (m)))
+/* A running maximum over 8 lanes, kept as two 4-lane halves.  v_max on
+ * the 64-byte vectors is the same value, but GCC turns its select into one
+ * it cannot do in the lanes of a 64-byte vector on a narrower target (the
+ * AVX2 and SSE2 clones): a scalar compare and move per element, a third of
+ * a 100 MiB check with a float64 reference.  A 32-byte half is a native
+ * vector on AVX2 (vcmppd, vblendvpd); the lanes and their order are
+ * unchanged, so are the bits. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+typedef struct vmax8 {
+    v4d lo, hi; /* lanes 0-3, 4-7 */
+} vmax8;
+#define v4_max(a, b) ((v4d)(((v4l)(a) & ((a) > (b))) | ((v4l)(b) & ~((a) > (b)))))
+#define vmax8_put(M, x)                                                                            \
+    do {                                                                                           \
+        v4d lo_ = __builtin_shufflevector((x), (x), 0, 1, 2, 3);                                   \
+        v4d hi_ = __builtin_shufflevector((x), (x), 4, 5, 6, 7);                                   \
+        (M).lo = v4_max(lo_, (M).lo);                                                              \
+        (M).hi = v4_max(hi_, (M).hi);                                                              \
+    } while (0)
+#define vmax8_store(dst, M) (memcpy((dst), &(M).lo, 32), memcpy((dst) + 4, &(M).hi, 32))
+/* Per lane, how many x had bits below those of `lim` (finite pairs:
+ * |d| + |r| below +inf's bits), as two 4-lane halves for the same reason. */
+typedef struct vcnt8 {
+    v4l lo, hi;
+} vcnt8;
+#define vcnt8_below(C, x, lim)                                                                     \
+    do {                                                                                           \
+        v4l lo_ = __builtin_shufflevector((v8l)(x), (v8l)(x), 0, 1, 2, 3);                         \
+        v4l hi_ = __builtin_shufflevector((v8l)(x), (v8l)(x), 4, 5, 6, 7);                         \
+        (C).lo -= lo_ < (lim);                                                                     \
+        (C).hi -= hi_ < (lim);                                                                     \
+    } while (0)
 
 /* Load 8 elements from index i as doubles into *out. */
 VINLINE void ld8_f32(const void *p, int64_t i, v8d *out)
@@ -289,7 +322,8 @@ static void finish_block(const void *E, const void *A, int64_t nv, int64_t n, on
         const v8d zero = v_splat(0.0), one = v_splat(1.0), inf = v_splat(INFINITY);                \
         const v8d atol = v_splat(tol.atol), rtol = v_splat(tol.rtol);                              \
         v8d sum_abs = zero, sum_sq = zero, dot = zero, ee = zero, aa = zero;                       \
-        v8d max_abs = zero, max_rel = zero, need_rtol = zero;                                      \
+        v8d max_rel = zero, need_rtol = zero;                                                      \
+        vmax8 max_abs = {{0}, {0}};                                                                \
         /* CROSS: ratios tracked as (numerator, denominator) pairs compared by cross               \
          * multiplication, no division in the loop; exact for inputs of <= 24-bit                  \
          * mantissas (float32/16, bfloat16), so float64 divides instead */                         \
@@ -314,7 +348,7 @@ static void finish_block(const void *E, const void *A, int64_t nv, int64_t n, on
             dot += a * e;                                                                          \
             ee += e * e;                                                                           \
             aa += a * a;                                                                           \
-            max_abs = v_max(ad, max_abs);                                                          \
+            vmax8_put(max_abs, ad);                                                                \
             if (CROSS) {                                                                           \
                 v8d aez = v_blend(ae > zero, ae, inf); /* e == 0 never wins max_rel */             \
                 v8l m = ad * rel_d > rel_n * aez;                                                  \
@@ -347,7 +381,7 @@ static void finish_block(const void *E, const void *A, int64_t nv, int64_t n, on
         const v8l gts[N_EDGES] = {g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10};                    \
         long long l_fin[8];                                                                        \
         memcpy(L.sum_abs, &sum_abs, 64), memcpy(L.sum_sq, &sum_sq, 64), memcpy(L.dot, &dot, 64);   \
-        memcpy(L.ee, &ee, 64), memcpy(L.aa, &aa, 64), memcpy(L.max_abs, &max_abs, 64);             \
+        memcpy(L.ee, &ee, 64), memcpy(L.aa, &aa, 64), vmax8_store(L.max_abs, max_abs);             \
         if (CROSS) {                                                                               \
             max_rel = rel_n / rel_d;                                                               \
             need_rtol = v_max(nr_n / nr_d, zero); /* 0 / 1 when nothing exceeded atol */           \
@@ -390,9 +424,11 @@ typedef struct ref_lanes {
     ONP_CLONES static void NAME(const void *R, const void *E, const void *A, int64_t nv,           \
                                 ref_lanes *L)                                                      \
     {                                                                                              \
-        const v8d zero = v_splat(0.0), inf = v_splat(INFINITY);                                    \
-        v8d sq_e = zero, mx_e = zero, sq_a = zero, mx_a = zero;                                    \
-        v8l fin_e = {0}, fin_a = {0};                                                              \
+        const v8d zero = v_splat(0.0);                                                             \
+        v8d sq_e = zero, sq_a = zero;                                                              \
+        vmax8 mx_e = {{0}, {0}}, mx_a = {{0}, {0}};                                                \
+        const v4l inf_bits = (v4l)((v4d){INFINITY, INFINITY, INFINITY, INFINITY});                 \
+        vcnt8 fin_e = {{0}, {0}}, fin_a = {{0}, {0}};                                              \
         for (int64_t i = 0; i < nv; i += 8) {                                                      \
             v8d r, e, a;                                                                           \
             ld8_f64(R, i, &r);                                                                     \
@@ -401,17 +437,17 @@ typedef struct ref_lanes {
             v8d ar = v_abs(r);                                                                     \
             v8d de = e - r, ade = v_abs(de);                                                       \
             v8d da = a - r, ada = v_abs(da);                                                       \
-            fin_e -= (v8l)(ade + ar) < (v8l)inf;                                                   \
-            fin_a -= (v8l)(ada + ar) < (v8l)inf;                                                   \
+            vcnt8_below(fin_e, ade + ar, inf_bits);                                                \
+            vcnt8_below(fin_a, ada + ar, inf_bits);                                                \
             sq_e += de * de;                                                                       \
             sq_a += da * da;                                                                       \
-            mx_e = v_max(ade, mx_e);                                                               \
-            mx_a = v_max(ada, mx_a);                                                               \
+            vmax8_put(mx_e, ade);                                                                  \
+            vmax8_put(mx_a, ada);                                                                  \
         }                                                                                          \
         long long fe[8], fa[8];                                                                    \
-        memcpy(L->sq_e, &sq_e, 64), memcpy(L->mx_e, &mx_e, 64);                                    \
-        memcpy(L->sq_a, &sq_a, 64), memcpy(L->mx_a, &mx_a, 64);                                    \
-        memcpy(fe, &fin_e, 64), memcpy(fa, &fin_a, 64);                                            \
+        memcpy(L->sq_e, &sq_e, 64), vmax8_store(L->mx_e, mx_e);                                    \
+        memcpy(L->sq_a, &sq_a, 64), vmax8_store(L->mx_a, mx_a);                                    \
+        vmax8_store(fe, fin_e), vmax8_store(fa, fin_a);                                            \
         L->nonfin_e = L->nonfin_a = 0;                                                             \
         for (int j = 0; j < 8; j++)                                                                \
             L->nonfin_e += (nv / 8) - fe[j], L->nonfin_a += (nv / 8) - fa[j];                      \
