@@ -393,6 +393,8 @@ elapsed=$((SECONDS - started))
 
 # --- the document -------------------------------------------------------------------
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+# the widest vector ISA: the comparison's loops differ (AVX-512, AVX2, SSE2)
+isa=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "SSE2"; })
 {
     [ "$full" = 1 ] && echo "# Benchmarks at full size" || echo "# Benchmarks"
     echo
@@ -413,7 +415,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
     echo "The machine is shared (other jobs held its 2 cores during the run; the run itself under"
     echo "\`nice\`): read the figures as ratios of commands measured in the same run, under the"
     echo "same load, not as absolute times."
-    echo "Machine: $cpu, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB memory; gcc $(gcc -dumpversion); Python $($py -c 'import sys; print(sys.version.split()[0])'), onnx $($py -c 'import onnx; print(onnx.__version__)'), numpy $($py -c 'import numpy; print(numpy.__version__)'), torch $($py -c 'import torch; print(torch.__version__)'); ONNX Runtime $("$bin" check "$rn" --format json | $py -c "import json,sys; print(json.load(sys.stdin)['environment']['ort_version'])")."
+    echo "Machine: $cpu ($isa), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB memory; gcc $(gcc -dumpversion); Python $($py -c 'import sys; print(sys.version.split()[0])'), onnx $($py -c 'import onnx; print(onnx.__version__)'), numpy $($py -c 'import numpy; print(numpy.__version__)'), torch $($py -c 'import torch; print(torch.__version__)'); ONNX Runtime $("$bin" check "$rn" --format json | $py -c "import json,sys; print(json.load(sys.stdin)['environment']['ort_version'])")."
     [ "$quick" = 1 ] && { echo; echo "**BENCH_QUICK=1: small sizes, fewer repetitions; not figures to publish.**"; }
     echo
     echo "## inspect vs onnx.load"
