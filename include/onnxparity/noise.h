@@ -198,6 +198,19 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
                     const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
                     onp_judgment *j, onp_error *e);
 
+/* What every judgment measures of `expected` before it compares: the
+ * statistics' scale_max and constant_rows (scale_rms left 0). */
+void onp_value_scale(const onp_tensor *t, onp_value_stats *s);
+
+/* onp_judge_value with `scale`, onp_value_scale(expected), measured before
+ * (a caller that reads the expected value while ONNX Runtime runs measures
+ * it there, off the path that waits for ORT's output); NULL: measured here.
+ * The same judgment either way. */
+int onp_judge_value_scaled(const onp_tensor *expected, const onp_tensor *actual,
+                           const onp_tensor *ref64, const onp_noise *stats,
+                           const onp_value_stats *scale, const onp_judge_opts *o, onp_metrics *m,
+                           onp_judgment *j, onp_error *e);
+
 /* float32 eager farther than this fraction of the value's scale from its
  * float64 twin is not rounding noise: the float64 run took another path.
  * Where eager is reproducible, the value is ill-conditioned (a discrete

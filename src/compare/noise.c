@@ -118,7 +118,7 @@ static int constant_rows(const onp_tensor *t)
  * squares made every judgment an extra pass over the output). */
 typedef int32_t i32x4 __attribute__((vector_size(16)));
 
-static void value_scale(const onp_tensor *t, onp_value_stats *s)
+void onp_value_scale(const onp_tensor *t, onp_value_stats *s)
 {
     memset(s, 0, sizeof *s);
     if (!t || t->dtype == ONP_STRING || t->count <= 0 || !t->data) return;
@@ -289,9 +289,20 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
                     const onp_noise *stats, const onp_judge_opts *o, onp_metrics *m,
                     onp_judgment *j, onp_error *e)
 {
+    return onp_judge_value_scaled(expected, actual, ref64, stats, NULL, o, m, j, e);
+}
+
+int onp_judge_value_scaled(const onp_tensor *expected, const onp_tensor *actual,
+                           const onp_tensor *ref64, const onp_noise *stats,
+                           const onp_value_stats *scale, const onp_judge_opts *o, onp_metrics *m,
+                           onp_judgment *j, onp_error *e)
+{
     memset(j, 0, sizeof *j);
     onp_value_stats vs;
-    value_scale(expected, &vs); /* scale_rms below, where a noise source needs it */
+    if (scale)
+        vs = *scale;
+    else
+        onp_value_scale(expected, &vs); /* scale_rms below, where a noise source needs it */
     j->scale_max = vs.scale_max;
     j->tol_used = o->tol;
     int floating = is_floating(expected->dtype);

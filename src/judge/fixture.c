@@ -551,17 +551,22 @@ typedef struct prefetch {
     onp_tensor *want; /* [n] */
     int *rc;          /* [n] onp_tfile_read's result per output */
     onp_error *err;   /* [n] */
+    onp_value_stats *scale; /* [n] onp_value_scale of each output read */
     onp_tensor ref0;  /* output 0's float64 reference when ref0_rc == 1 */
     int ref0_rc;      /* onp_fixture_read_ref64's result; 0: none */
     onp_error ref0_err;
     pthread_t th;
 } prefetch;
 
+static void prefetch_free(prefetch *p);
+
 static void *prefetch_main(void *arg)
 {
     prefetch *p = arg;
-    for (size_t k = 0; k < p->n; k++)
+    for (size_t k = 0; k < p->n; k++) {
         p->rc[k] = onp_tfile_read(p->f->outputs[k], NULL, &p->want[k], &p->err[k]);
+        if (!p->rc[k]) onp_value_scale(&p->want[k], &p->scale[k]); /* a pass, beside the run */
+    }
     if (p->n && !p->rc[0] && is_floating(p->want[0].dtype))
         p->ref0_rc = onp_fixture_read_ref64(p->f, 0, &p->ref0, &p->ref0_err);
     return NULL;
@@ -578,11 +583,12 @@ static int prefetch_start(prefetch *p, const onp_fixture *f, size_t n, onp_tenso
     p->want = want;
     p->rc = calloc(n, sizeof *p->rc);
     p->err = calloc(n, sizeof *p->err);
-    if (!p->rc || !p->err || pthread_create(&p->th, NULL, prefetch_main, p) != 0) {
-        free(p->rc);
-        free(p->err);
+    p->scale = calloc(n, sizeof *p->scale);
+    if (!p->rc || !p->err || !p->scale || pthread_create(&p->th, NULL, prefetch_main, p) != 0) {
+        prefetch_free(p);
         p->rc = NULL;
         p->err = NULL;
+        p->scale = NULL;
         return -1;
     }
     return 0;
@@ -596,6 +602,7 @@ static void prefetch_free(prefetch *p)
     onp_tensor_release(&p->ref0);
     free(p->rc);
     free(p->err);
+    free(p->scale);
 }
 
 /* Read fixture f's inputs into in[] and their shapes into r->in_shapes.
@@ -669,14 +676,15 @@ static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_
     onp_judge_opts jo = {tol_of(o, x->name, want->dtype), o->strict, o->atol_given,
                          onp_noisebook_eager_random(o->noise)};
     onp_error ce;
-    int bad = onp_judge_value(want, got, has_ref ? &ref : NULL, has_book ? &book : NULL, &jo, &x->m,
-                              &x->j, &ce);
+    const onp_value_stats *scale = pf ? &pf->scale[k] : NULL; /* measured beside the run */
+    int bad = onp_judge_value_scaled(want, got, has_ref ? &ref : NULL, has_book ? &book : NULL,
+                                     scale, &jo, &x->m, &x->j, &ce);
     /* a reference refused as noise (NaN/Inf where eager has numbers):
      * the noise book is the next source, then the ORT-side estimate */
     if (!bad && x->j.ref_refused && o->noise) {
         onp_value_stats_of(want, &vs);
         if (onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book))
-            bad = onp_judge_value(want, got, &ref, &book, &jo, &x->m, &x->j, &ce);
+            bad = onp_judge_value_scaled(want, got, &ref, &book, scale, &jo, &x->m, &x->j, &ce);
     }
     onp_tensor_release(&ref);
     if (bad) {
