@@ -354,7 +354,14 @@ def test_output_that_ignores_the_input_is_flagged(binary, digits, tmp_path):
     assert f["output"] == "output" and "in all 2 fixture(s)" in f["message"]
     text = run([binary, "check", tmp_path / "zero"]).stdout
     assert "warn constant-output: output output: every sample gives the same values" in text
-    assert "vacuous: every row of the batch is identical in eager" in text
+    # check's own note is about bytes: every row identical in eager's file.  A
+    # CPU GEMM may compute the batch's rows a few ulps apart (another kernel
+    # for the tail rows): the note then stays away, the flag above does not
+    import onnx
+    from onnx import numpy_helper
+    eager = numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "zero" / "test_data_set_0" / "output_0.pb")))
+    identical = bool((eager == eager[0]).all())
+    assert ("vacuous: every row of the batch is identical in eager" in text) == identical
     # the real classifier on the same images: its output follows the input
     doc = onnxparity.capture(model, [x[:32], x[32:64]], tmp_path / "real", intermediates=0)
     assert "constant-output" not in flags(doc["adequacy"])
