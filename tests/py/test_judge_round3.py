@@ -50,6 +50,17 @@ def pb(path):
     return numpy_helper.to_array(onnx.load_tensor(str(path))).astype(np.float64)
 
 
+def plant_weight(ok, bad, m, node, factor=1.5):
+    """A copy of bundle `ok` at `bad` whose model is m (ok's, loaded) with
+    node's weight (input 1) times `factor`: the planted fault."""
+    import shutil
+    for t in m.graph.initializer:
+        if t.name == node.input[1]:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(factor), t.name))
+    shutil.copytree(ok, bad)
+    onnx.save(m, str(bad / "model.onnx"))
+
+
 def capture_detector(net_class, seed, bundle):
     """Capture a fresh `net_class` (made under torch seed 0) on one 96x96
     image drawn from `seed`, its outputs named boxes, scores and labels."""
@@ -697,12 +708,7 @@ def test_instance_norm_without_running_stats_is_no_training_risk(onnxparity, tmp
     assert rc == 0 and not any(f["id"] == "ONP107" for f in doc["lint"]["findings"]), doc["lint"]
     m = onnx.load(str(ok / "model.onnx"))
     conv = [n for n in m.graph.node if n.op_type == "Conv"][1]  # the second Conv, after the norm
-    for t in m.graph.initializer:
-        if t.name == conv.input[1]:
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
-    import shutil
-    shutil.copytree(ok, bad)
-    onnx.save(m, str(bad / "model.onnx"))
+    plant_weight(ok, bad, m, conv)
     rc, doc = check_json(onnxparity, bad)
     assert rc == 1
     assert [c["id"] for c in doc["causes"]] == ["unknown"], doc["causes"]
@@ -803,12 +809,7 @@ def test_a_risk_elsewhere_ranks_below_the_node_where_the_error_starts(onnxparity
     assert any(f["id"] == "ONP411" for f in doc["lint"]["findings"]), "the case: a warning downstream"
     m = onnx.load(str(ok / "model.onnx"))
     conv = next(n for n in m.graph.node if n.op_type == "Conv")  # the feature Conv, first
-    for t in m.graph.initializer:
-        if t.name == conv.input[1]:
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
-    import shutil
-    shutil.copytree(ok, bad)
-    onnx.save(m, str(bad / "model.onnx"))
+    plant_weight(ok, bad, m, conv)
     rc, doc = check_json(onnxparity, bad)
     assert rc == 1 and doc["first_divergent"]["node"] == conv.name
     assert [(c["id"], c["node"]) for c in doc["causes"]] == [("unknown", conv.name)], doc["causes"]
