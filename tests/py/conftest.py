@@ -139,3 +139,13 @@ def run(args, **kw):
     with tempfile.TemporaryDirectory() as tmp:
         consumers.consume(args, r, tmp)
     return r
+
+
+def cpu_flags():
+    """The CPU's feature flags (/proc/cpuinfo), empty where it cannot be read:
+    for the tests whose numbers depend on what the CPU computes natively."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(f.read().split())
+    except OSError:
+        return set()

@@ -33,6 +33,7 @@ np = pytest.importorskip("numpy")
 
 import onnxparity as onp  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
+from conftest import cpu_flags  # noqa: E402
 import ortpkg  # noqa: E402
 import stageref  # noqa: E402
 from onnxparity import _export, _transforms  # noqa: E402
@@ -163,12 +164,8 @@ def _exact_int8_gemm():
     (ONNX Runtime's quantization notes: reduce_range), so a dynamically
     quantized BERT leaves its int8 envelope there, a real finding of that
     CPU (measured on an AVX2 host), not a healthy stage."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = set(f.read().split())
-    except OSError:
-        return True
-    return bool(flags & {"avx512_vnni", "avx_vnni"})
+    flags = cpu_flags()
+    return not flags or bool(flags & {"avx512_vnni", "avx_vnni"})
 
 
 def test_bert_healthy_stages_are_within_their_precision(onnxparity, bert):

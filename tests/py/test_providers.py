@@ -25,19 +25,14 @@ onnx = pytest.importorskip("onnx")
 import onnxparity  # noqa: E402
 from onnxparity import ortlib  # noqa: E402
 
-from conftest import run  # noqa: E402
+from conftest import cpu_flags, run  # noqa: E402
 
 def _native_bf16():
     """Whether this CPU computes bf16 natively (AVX512_BF16 or AMX).  Without
     it OpenVINO's CPU plugin takes the bf16 hint and computes in float32
     (measured on an AVX2 host: the same outputs with and without it), so
     there is no bf16 error to find or to name."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = set(f.read().split())
-    except OSError:
-        return False
-    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    return bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
 
 
 needs_bf16 = pytest.mark.skipif(not _native_bf16(), reason="no native bf16 on this CPU (avx512_bf16, "
