@@ -11,8 +11,9 @@
  * tensor is compared under four tolerances on one and two threads; the
  * whole onp_metrics struct must be bytewise equal.  The data mixes sizes
  * (a tail of under 8, one block, several blocks over threads), scales,
- * differences that land on the histogram edges, exact zeros, and a few
- * NaN and infinities.  Prints "cmpsame: N differences over T tensors";
+ * differences that land on the histogram edges, exact zeros, one ratio
+ * repeated, a relative error that grows with the index (the ratio
+ * trackers update at every element), and a few NaN and infinities.  Prints "cmpsame: N differences over T tensors";
  * exit 1 when N > 0.
  */
 #include <math.h>
@@ -62,6 +63,7 @@ static double perturb(double x, int how, int scale)
     case 2: return x * (1 + 1e-5 * (uniform() - 0.5));
     case 3: return value(scale);
     case 4: return x + (uniform() - 0.5) * pow(10, -(int)(next() % 12));
+    case 5: return x * (1 + 0x1p-20); /* one ratio, repeated: ties for the trackers */
     default: return next() % 7 == 0 ? 0 : x + edges[next() % 11];
     }
 }
@@ -89,6 +91,8 @@ int main(int argc, char **argv)
         int32_t dt = dtypes[it % 5];
         int64_t n = next() % 3 == 0 ? (int64_t)(next() % 300000) : (int64_t)(next() % 100);
         if (it % 50 == 7) n = 5000000; /* over 4 Mi elements: two threads */
+        int ratio_case = it % 50 == 11 || it % 50 == 21; /* float32 (it % 5 == 1) */
+        if (ratio_case) n = 300000;
         int64_t dims[1] = {n};
         onp_tensor e, a;
         onp_error err;
@@ -96,15 +100,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "cmpsame: out of memory\n");
             return 2;
         }
-        int scale = (int)(next() % 4), how = (int)(next() % 6);
+        int scale = (int)(next() % 4), how = (int)(next() % 8);
+        if (ratio_case) how = it % 50 == 11 ? 7 : 5;
         for (int64_t i = 0; i < n; i++) {
             double x = value(scale), y = perturb(x, how, scale);
+            if (how == 7) { /* a relative error that grows with i, exact in float32: a new
+                               maximum every few elements, each under 0.1% above the last */
+                x = (i % 2 ? 1 : -1) * ldexp(1, -(int)(i % 40));
+                y = x * (1 + (double)(1024 + i * 1023 / (n + 1)) * 0x1p-23);
+            }
             if (it % 3 == 0 && next() % 100000 == 0) {
                 const double odd[] = {NAN, INFINITY, -INFINITY};
                 y = odd[next() % 3];
             }
             if (it % 5 == 0 && next() % 100000 == 0) x = next() & 1 ? NAN : INFINITY;
-            if (next() % 1000 == 0) x = 0;
+            if (next() % 1000 == 0 && !ratio_case) x = 0; /* a zero: the needed rtol is +inf */
             put(&e, i, x);
             put(&a, i, y);
         }

@@ -121,6 +121,21 @@ static double ld_any(const onp_tensor *t, int64_t i)
     return onp_tensor_get_f64(t, i);
 }
 
+/* The typed loader of the float dtypes (complex: of their parts); NULL for
+ * the others, which ld_any reads. */
+static loader loader_of(int32_t dtype)
+{
+    switch (dtype) {
+    case ONP_FLOAT:
+    case ONP_COMPLEX64: return ld_f32;
+    case ONP_DOUBLE:
+    case ONP_COMPLEX128: return ld_f64;
+    case ONP_FLOAT16: return ld_f16;
+    case ONP_BFLOAT16: return ld_bf16;
+    default: return NULL;
+    }
+}
+
 /* --- the exact per-element rule ----------------------------------------- */
 
 /* Excess of one pair over its tolerance: <= 0 passes; +inf for a NaN or
@@ -600,14 +615,31 @@ __attribute__((target("avx512f"))) static void fast_f32_avx512(const void *E, co
 /* The float32 loop by hand for AVX2 (a CPU without AVX-512, or valgrind,
  * which emulates up to AVX2).  Sixteen 256-bit registers cannot hold the 8
  * double lanes of every accumulator, so each stretch of CHUNK elements
- * (in L1) is walked six times: lanes 0-3, then 4-7, each in three passes
- * (sums and maxima; the two ratio trackers; the histogram) that touch
- * separate accumulators.  Every lane still sees its elements in order with
- * the operations of fast_f32, so the bits are the same. */
-#define CHUNK 512
+ * (in L1) is walked per half (lanes 0-3, then 4-7) in two passes: the
+ * sums, maxima and mismatch count, which also store |a - e| of the
+ * stretch; then the histogram over those stored values.  Every lane still
+ * sees its elements in order with the operations of fast_f32, so the bits
+ * are the same.
+ *
+ * The two ratio trackers (max_rel and the needed rtol, (numerator,
+ * denominator) pairs updated where ad * den > num * |e|) change only where
+ * a ratio beats the lane's running maximum, which is rare after the first
+ * elements.  The first pass tests each group against a threshold a little
+ * below each lane's maximum (thr: num / den * (1 - 2^-30)); only a group
+ * that passes it takes the exact update, the very compare-and-blend of
+ * fast_f32.  The test is conservative: num / den, thr * |e| and the exact
+ * products each round by at most one half ulp (float32 inputs: no product
+ * of two of these underflows or overflows in double), which moves a
+ * comparison by under 2^-50 relative, far inside the 2^-30 margin; so every
+ * element the exact test would take passes the threshold, and skipping the
+ * others changes nothing.  A lane's maximum only grows, so a threshold
+ * from before an update stays below it. */
+#define CHUNK 1024
 
 typedef struct avx2_half { /* lanes 4h .. 4h + 3 */
-    __m256d sum_abs, sum_sq, dot, ee, aa, max_abs, max_na, rel_n, rel_d, nr_n, nr_d;
+    __m256d sum_abs, sum_sq, dot, ee, aa, max_abs, max_na;
+    __m256d rel_n, rel_d, nr_n, nr_d; /* the trackers, exact */
+    __m256d thr_rel, thr_nr;          /* a little below rel_n / rel_d and nr_n / nr_d */
     __m256i mism, g[N_EDGES];
 } avx2_half;
 
@@ -619,22 +651,44 @@ __attribute__((always_inline, target("avx2"))) static inline __m256d avx2_load(c
     memcpy(&f, p + 4 * (8 * t + 4 * h), sizeof f);
     return _mm256_cvtps_pd(f);
 }
-#define AVX2_LOAD(P, T, H) avx2_load(P, T, H)
 
-/* Also returns the largest |a - e| of this stretch (a NaN never wins):
- * avx2_hist counts only the edges it passes. */
+/* The exact update of both trackers by one group (fast_f32's), then their
+ * thresholds anew. */
+__attribute__((noinline, target("avx2"))) static void avx2_track(__m256d ad, __m256d ae,
+                                                                 onp_tol tol, avx2_half *s)
+{
+    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+    const __m256d below = _mm256_set1_pd(1.0 - 0x1p-30);
+    __m256d aez = _mm256_blendv_pd(inf, ae, _mm256_cmp_pd(ae, zero, _CMP_GT_OQ));
+    __m256d m = _mm256_cmp_pd(_mm256_mul_pd(ad, s->rel_d), _mm256_mul_pd(s->rel_n, aez), _CMP_GT_OQ);
+    s->rel_n = _mm256_blendv_pd(s->rel_n, ad, m);
+    s->rel_d = _mm256_blendv_pd(s->rel_d, aez, m);
+    __m256d num = _mm256_sub_pd(ad, _mm256_set1_pd(tol.atol));
+    m = _mm256_cmp_pd(_mm256_mul_pd(num, s->nr_d), _mm256_mul_pd(s->nr_n, ae), _CMP_GT_OQ);
+    s->nr_n = _mm256_blendv_pd(s->nr_n, num, m);
+    s->nr_d = _mm256_blendv_pd(s->nr_d, ae, m);
+    s->thr_rel = _mm256_mul_pd(_mm256_div_pd(s->rel_n, s->rel_d), below);
+    s->thr_nr = _mm256_mul_pd(_mm256_div_pd(s->nr_n, s->nr_d), below);
+}
+
+/* Pass one over groups [t0, t1) of half h: sums, maxima, mismatches, the
+ * trackers; |a - e| of each element into ad_out (4 per group).  Returns
+ * the largest |a - e| of the stretch (a NaN never wins): the histogram
+ * counts only the edges it passes. */
 __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const char *pa, int64_t t0,
                                                         int64_t t1, int h, onp_tol tol,
-                                                        avx2_half *s)
+                                                        avx2_half *s, double *ad_out)
 {
     const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    const __m256d zero = _mm256_setzero_pd();
     const __m256d atol = _mm256_set1_pd(tol.atol), rtol = _mm256_set1_pd(tol.rtol);
     __m256d sum_abs = s->sum_abs, sum_sq = s->sum_sq, dot = s->dot, ee = s->ee, aa = s->aa;
     __m256d max_abs = s->max_abs, max_na = s->max_na;
+    __m256d thr_rel = s->thr_rel, thr_nr = s->thr_nr;
     __m256i mism = s->mism;
-    __m256d here = _mm256_setzero_pd();
+    __m256d here = zero;
     for (int64_t t = t0; t < t1; t++) {
-        __m256d e = AVX2_LOAD(pe, t, h), a = AVX2_LOAD(pa, t, h);
+        __m256d e = avx2_load(pe, t, h), a = avx2_load(pa, t, h);
         __m256d d = _mm256_sub_pd(a, e), ad = _mm256_and_pd(d, absm), ae = _mm256_and_pd(e, absm);
         __m256d rae = _mm256_mul_pd(rtol, ae);
         __m256d limit = _mm256_add_pd(atol, rae);
@@ -647,6 +701,17 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
         here = _mm256_max_pd(ad, here);
         mism = _mm256_sub_epi64(mism, _mm256_castpd_si256(_mm256_cmp_pd(ad, limit, _CMP_GT_OQ)));
         max_na = _mm256_max_pd(_mm256_sub_pd(ad, rae), max_na);
+        _mm256_storeu_pd(ad_out + 4 * (t - t0), ad);
+        /* e == 0 never wins max_rel; thr * 0 = 0 keeps such an element
+         * for the needed rtol, whose ratio is then +inf */
+        __m256d up = _mm256_and_pd(_mm256_cmp_pd(ad, _mm256_mul_pd(thr_rel, ae), _CMP_GT_OQ),
+                                   _mm256_cmp_pd(ae, zero, _CMP_GT_OQ));
+        up = _mm256_or_pd(up, _mm256_cmp_pd(_mm256_sub_pd(ad, atol), _mm256_mul_pd(thr_nr, ae),
+                                            _CMP_GT_OQ));
+        if (__builtin_expect(_mm256_movemask_pd(up), 0)) {
+            avx2_track(ad, ae, tol, s);
+            thr_rel = s->thr_rel, thr_nr = s->thr_nr;
+        }
     }
     s->sum_abs = sum_abs, s->sum_sq = sum_sq, s->dot = dot, s->ee = ee, s->aa = aa;
     s->max_abs = max_abs, s->max_na = max_na, s->mism = mism;
@@ -656,41 +721,17 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
     return mx > my ? mx : my;
 }
 
-__attribute__((target("avx2"))) static void avx2_ratios(const char *pe, const char *pa, int64_t t0,
-                                                        int64_t t1, int h, onp_tol tol,
-                                                        avx2_half *s)
+/* The histogram's counts for edges 0 .. k-1 over ng groups of stored
+ * |a - e|; no value of the stretch passes the other edges (k from
+ * avx2_sums' maximum), so theirs stay as they are. */
+__attribute__((target("avx2"))) static void avx2_hist(const double *ad_in, int64_t ng, int k,
+                                                      avx2_half *s)
 {
-    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
-    const __m256d atol = _mm256_set1_pd(tol.atol);
-    __m256d rel_n = s->rel_n, rel_d = s->rel_d, nr_n = s->nr_n, nr_d = s->nr_d;
-    for (int64_t t = t0; t < t1; t++) {
-        __m256d e = AVX2_LOAD(pe, t, h), a = AVX2_LOAD(pa, t, h);
-        __m256d ad = _mm256_and_pd(_mm256_sub_pd(a, e), absm), ae = _mm256_and_pd(e, absm);
-        __m256d aez = _mm256_blendv_pd(inf, ae, _mm256_cmp_pd(ae, zero, _CMP_GT_OQ));
-        __m256d m = _mm256_cmp_pd(_mm256_mul_pd(ad, rel_d), _mm256_mul_pd(rel_n, aez), _CMP_GT_OQ);
-        rel_n = _mm256_blendv_pd(rel_n, ad, m);
-        rel_d = _mm256_blendv_pd(rel_d, aez, m);
-        __m256d num = _mm256_sub_pd(ad, atol);
-        m = _mm256_cmp_pd(_mm256_mul_pd(num, nr_d), _mm256_mul_pd(nr_n, ae), _CMP_GT_OQ);
-        nr_n = _mm256_blendv_pd(nr_n, num, m);
-        nr_d = _mm256_blendv_pd(nr_d, ae, m);
-    }
-    s->rel_n = rel_n, s->rel_d = rel_d, s->nr_n = nr_n, s->nr_d = nr_d;
-}
-
-/* The histogram's counts for edges 0 .. k-1; no |a - e| of the stretch
- * passes the others (k from avx2_sums' maximum), so theirs stay as they
- * are: the same counts for a third of the work where the errors are small. */
-__attribute__((target("avx2"))) static void avx2_hist(const char *pe, const char *pa, int64_t t0,
-                                                      int64_t t1, int h, int k, avx2_half *s)
-{
-    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
     __m256i g0 = s->g[0], g1 = s->g[1], g2 = s->g[2], g3 = s->g[3], g4 = s->g[4], g5 = s->g[5];
     __m256i g6 = s->g[6], g7 = s->g[7], g8 = s->g[8], g9 = s->g[9], g10 = s->g[10];
     _Static_assert(N_EDGES == 11, "g0..g10 must cover every histogram edge");
-    for (int64_t t = t0; t < t1; t++) {
-        __m256d ad = _mm256_and_pd(_mm256_sub_pd(AVX2_LOAD(pa, t, h), AVX2_LOAD(pe, t, h)), absm);
+    for (int64_t t = 0; t < ng; t++) {
+        __m256d ad = _mm256_loadu_pd(ad_in + 4 * t);
 #define COUNT_EDGE(G, K)                                                                           \
     G = _mm256_sub_epi64(                                                                          \
         G, _mm256_castpd_si256(_mm256_cmp_pd(ad, _mm256_set1_pd(onp_hist_edges[K]), _CMP_GT_OQ)))
@@ -719,10 +760,11 @@ __attribute__((target("avx2"))) static void fast_f32_avx2(const void *E, const v
 {
     const char *pe = E, *pa = A; /* [n] float32, any alignment */
     avx2_half s[2];
+    double ad[CHUNK / 2]; /* |a - e| of one half of a stretch */
     for (int h = 0; h < 2; h++) {
         avx2_half *x = &s[h];
         x->sum_abs = x->sum_sq = x->dot = x->ee = x->aa = x->max_abs = _mm256_setzero_pd();
-        x->rel_n = x->nr_n = _mm256_setzero_pd();
+        x->rel_n = x->nr_n = x->thr_rel = x->thr_nr = _mm256_setzero_pd();
         x->rel_d = x->nr_d = _mm256_set1_pd(1.0);
         x->max_na = _mm256_set1_pd(-INFINITY);
         x->mism = _mm256_setzero_si256();
@@ -732,11 +774,10 @@ __attribute__((target("avx2"))) static void fast_f32_avx2(const void *E, const v
     for (int64_t t0 = 0; t0 < nt; t0 += CHUNK / 8) {
         int64_t t1 = t0 + CHUNK / 8 < nt ? t0 + CHUNK / 8 : nt;
         for (int h = 0; h < 2; h++) {
-            double here = avx2_sums(pe, pa, t0, t1, h, tol, &s[h]);
+            double here = avx2_sums(pe, pa, t0, t1, h, tol, &s[h], ad);
             int k = 0; /* the edges some |a - e| here passes: a prefix */
             while (k < N_EDGES && here > onp_hist_edges[k]) k++;
-            avx2_ratios(pe, pa, t0, t1, h, tol, &s[h]);
-            avx2_hist(pe, pa, t0, t1, h, k, &s[h]);
+            avx2_hist(ad, t1 - t0, k, &s[h]);
         }
     }
     lanes L;
@@ -915,8 +956,10 @@ static int64_t find_worst(const job *j, int64_t b)
     int64_t lo = b * BLOCK, hi = lo + BLOCK < j->n ? lo + BLOCK : j->n;
     double want = j->blocks[b].max_excess;
     onp_tol tol = j->exact_int ? (onp_tol){0, 0} : j->tol;
-    for (int64_t i = lo; i < hi; i++) {
-        double e = ld_any(j->E, i), a = ld_any(j->A, i);
+    loader le = loader_of(j->E->dtype), la = loader_of(j->A->dtype);
+    for (int64_t i = lo; i < hi; i++) { /* the typed loaders where both have one: the same values */
+        double e = le && la ? le(j->E->data, i) : ld_any(j->E, i);
+        double a = le && la ? la(j->A->data, i) : ld_any(j->A, i);
         double ex = excess_of(e, a, tol);
         if (ex == want || (isnan(ex) && isnan(want))) return i;
     }
