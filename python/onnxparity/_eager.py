@@ -17,15 +17,20 @@ Per fixture K (``Eager.truth``):
   4. the determinism rerun, on a bounded subset only (the first
      RERUN_PER_GROUP fixtures of each shape group, ``rerun_fixtures``): from
      the snapshot, seed _SEED_RERUN + K (another seed, so a forward that
-     draws random numbers shows), compared bit for bit with the truth.
-So a fixture outside that subset whose forward leaves the state alone costs
-one eager forward, the truth.
+     draws random numbers shows), compared bit for bit with the truth;
+  5. only when a tie-sensitive op of the truth (torch.topk, sort, max along
+     a dim, torchvision's nms: _ties) chose among exact ties: a forward from
+     the snapshot, seed _SEED + K, with those ops breaking ties as ONNX
+     Runtime does; its outputs are the fixture's tie-ordered reference when
+     they differ from the truth's (docs/formats.md).
+So a fixture outside that subset whose forward leaves the state alone and
+meets no exact tie costs one eager forward, the truth.
 """
 import contextlib
 
 import torch
 
-from . import _fixtures, _state
+from . import _fixtures, _state, _ties
 from ._tensors import bitwise_equal
 from .errors import ForwardError, OutputError
 
@@ -111,10 +116,14 @@ class Truth:
     copy it ran on), ``written`` (names of inputs it wrote), ``changed``
     (state changes), ``drift`` (None: nothing changed; else whether a forward
     from the changed state gives other outputs), ``deterministic`` (None:
-    not rerun)."""
+    not rerun), ``ties`` (the tie-sensitive ops that chose among exact
+    ties, [] when none), ``tie_ordered`` (step 5's outputs in graph-output
+    order when they differ from ``outputs``, else None), ``tie_note``
+    (why there is no tie-ordered reference though ties were seen, or
+    None)."""
 
     __slots__ = ("raw", "flat", "outputs", "calls", "fx", "written", "changed", "drift",
-                 "deterministic")
+                 "deterministic", "ties", "tie_ordered", "tie_note")
 
 
 class Eager:
@@ -148,7 +157,9 @@ class Eager:
         """Steps 1-4 of the module comment for fixture ``k`` (step 4 when
         ``rerun``)."""
         t = Truth()
-        t.raw, t.fx = self.run(k, fx, SEED + k, recorder, restore=False)
+        watch = _ties.Watch()
+        with _ties.watch(watch):
+            t.raw, t.fx = self.run(k, fx, SEED + k, recorder, restore=False)
         t.flat = flat_outputs(t.raw, k)
         t.outputs = [x.detach().clone() for _, _, x in t.flat]
         t.calls = recorder.calls if recorder is not None else None
@@ -169,7 +180,24 @@ class Eager:
         if rerun:
             again, _ = self.run(k, fx, SEED_RERUN + k)
             t.deterministic = self.same(t.outputs, again)
+        t.ties, t.tie_ordered, t.tie_note = watch.seen, None, None
+        if watch.seen:
+            self.tie_ordered(k, fx, t)
         return t
+
+    def tie_ordered(self, k, fx, t):
+        """Step 5 of the module comment for fixture ``k`` into ``t``."""
+        try:
+            with _ties.onnx_order():
+                again, _ = self.run(k, fx, SEED + k)
+            flat = _fixtures.flatten_outputs(again)
+        except (ForwardError, OutputError) as e:
+            t.tie_note = f"the forward with ONNX's tie order failed: {e}"
+            return
+        if len(flat) != len(t.outputs) or any(a.dtype != x.dtype for a, (_, _, x) in zip(t.outputs, flat)):
+            t.tie_note = "the forward with ONNX's tie order returned other outputs in number or dtype"
+        elif not self.same(t.outputs, again):
+            t.tie_ordered = [x.detach().clone() for _, _, x in flat]
 
     @staticmethod
     def same(outputs, raw):

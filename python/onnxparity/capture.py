@@ -704,14 +704,36 @@ def _fixture_files(d, flat_in, tk, det_k, ex):
         write_pb(d / f"input_{j}.pb", t, ex.g_in[j])
     for j, t in enumerate(outs):
         write_pb(d / f"output_{j}.pb", t, ex.g_out[j])
-    return {"dir": d.name, "deterministic": det_k,
-            "inputs": [{"name": ex.g_in[j], "dtype": dtype_name(t), "shape": list(t.shape)}
-                       for j, t in enumerate(ins)],
-            "outputs": [{"name": ex.g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
-                        for j, t in enumerate(outs)],
-            "inputs_written": tk.written,
-            "state_changed": [c["name"] for c in tk.changed],
-            "state_drift": tk.drift}
+    entry = {"dir": d.name, "deterministic": det_k,
+             "inputs": [{"name": ex.g_in[j], "dtype": dtype_name(t), "shape": list(t.shape)}
+                        for j, t in enumerate(ins)],
+             "outputs": [{"name": ex.g_out[j], "dtype": dtype_name(t), "shape": list(t.shape)}
+                         for j, t in enumerate(outs)],
+             "inputs_written": tk.written,
+             "state_changed": [c["name"] for c in tk.changed],
+             "state_drift": tk.drift}
+    if tk.ties:
+        entry["ties"] = _tie_files(d, tk, ex, real)
+    return entry
+
+
+def _tie_files(d, tk, ex, real):
+    """The fixture's tie-ordered reference (_eager step 5, docs/formats.md):
+    tie_ordered/output_J.pb when the forward with ONNX's tie order gave
+    other outputs; returns parity.json's "ties" entry."""
+    doc = {"ops": list(tk.ties), "outputs_differ": tk.tie_ordered is not None}
+    if tk.tie_ordered is not None:
+        tdir = d / "tie_ordered"
+        tdir.mkdir()
+        for j, t in enumerate(tk.tie_ordered):
+            write_pb(tdir / f"output_{j}.pb", _as_graph_takes(t, ex.g_out[j] in real), ex.g_out[j])
+        doc["dir"] = "tie_ordered"
+        doc["order"] = "onnx: TopK and sort the lower index first among equal values, ArgMax/ArgMin " \
+                       "the first, NonMaxSuppression by score then the lower index"
+        tk.tie_ordered = None
+    if tk.tie_note:
+        doc["note"] = tk.tie_note
+    return doc
 
 
 _REAL = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16}
