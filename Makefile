@@ -253,6 +253,7 @@ TORCH2_PY_TESTS := tests/py/test_capture.py tests/py/test_capture_cli.py tests/p
                    tests/py/test_targets.py tests/py/test_chain.py tests/py/test_chain_fused.py \
                    tests/py/test_fp16_search.py \
                    tests/py/test_judge_round3.py tests/py/test_exporter_ab.py tests/py/test_capture_stdout.py \
+                   tests/py/test_tie_order.py \
                    $(sort $(wildcard tests/py/test_dynamo*.py))
 test-py-torch2: $(VENV_OK) $(BIN) $(TOOL_BIN) $(TESTOPS)
 	PYTHONPATH=$(abspath python) ONNXPARITY_BIN=$(abspath $(BIN)) \

@@ -94,6 +94,8 @@ typedef struct shown {
     const onp_sweep_result *sw;
     const onp_bisect_result *bis;     /* with a first divergent node, or NULL */
     const onp_bisect_result *bis_run; /* any that ran, or NULL */
+    size_t tie_matched;               /* fixtures that pass only against their tie-ordered
+                                         reference (judge.h, onp_tie_order) */
 } shown;
 
 static void print_text(const char *model, const char *sha, onp_ort *ort, const opts *o,
@@ -113,6 +115,10 @@ static void print_text(const char *model, const char *sha, onp_ort *ort, const o
            onp_ort_opt_level_name(o->ort.so.opt_level));
     printf("numbers  %zu fixtures, %d failed (%d refused by ONNX Runtime)\n", pr->n_fixtures,
            pr->fixtures_failed, pr->fixtures_error);
+    if (F->tie_matched)
+        printf("ties     %zu fixture(s) pass against eager rerun with ONNX's tie order (tie-order: "
+               "eager chose among exactly tied values in another order)\n",
+               F->tie_matched);
     printf("probes   determinism: %s", pr->deterministic ? "reproducible" : "NOT reproducible");
     if (!pr->deterministic) printf(" (fixture %d, output %s)", pr->det_fixture, pr->det_output);
     printf("\n         batch invariance: %s: %s\n",
@@ -204,7 +210,9 @@ int cmd_diagnose(int argc, char **argv)
     }
     rc = onp_run_exit_code(d.run.verdict);
     const onp_bisect_result *bis = d.run.bisect;
-    shown F = {&d.probe, d.sweep, onp_run_first_divergent(&d.run) ? bis : NULL, bis};
+    shown F = {&d.probe, d.sweep, onp_run_first_divergent(&d.run) ? bis : NULL, bis, 0};
+    for (size_t i = 0; i < d.run.n_fix; i++)
+        F.tie_matched += d.run.fix[i].tie_order == ONP_TIE_ORDER_MATCHED;
     if (o.fmt == FMT_JSON || o.html) {
         int html_rc = report_emit(onp_doc_diagnose(&d, &o.ort.a), o.fmt == FMT_JSON, o.html, model);
         if (html_rc) rc = html_rc;

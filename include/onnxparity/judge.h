@@ -173,6 +173,23 @@ typedef enum onp_rerun {
  * "fixture-not-run"; "?" out of range. */
 const char *onp_rerun_name(onp_rerun r);
 
+/* What a fixture's tie-ordered reference said (docs/compare.md, "Exact
+ * ties"): NONE, none read (the fixture passed against eager, or the
+ * capture wrote none: no exact tie that changed eager's outputs); MATCHED,
+ * the fixture failed against eager and passed against eager rerun with
+ * ONNX's tie order (the fixture passes; its outputs are judged against
+ * that reference); DIFFERS, it failed against both (the fixture fails as
+ * judged against eager). */
+typedef enum onp_tie_order {
+    ONP_TIE_ORDER_NONE,
+    ONP_TIE_ORDER_MATCHED,
+    ONP_TIE_ORDER_DIFFERS,
+    ONP_TIE_ORDER_COUNT
+} onp_tie_order;
+
+/* "none", "matched", "differs"; "?" out of range. */
+const char *onp_tie_order_name(onp_tie_order t);
+
 typedef struct onp_fixture_verdict {
     char dir[1024];
     int index;
@@ -183,7 +200,9 @@ typedef struct onp_fixture_verdict {
                             pre-run check refuses it whatever its shape) */
     int estimated;       /* the fixture was rerun with one-ulp perturbed inputs */
     onp_rerun rerun;     /* that rerun: ran, or why not */
-    int ort_runs;        /* runs of ORT for this fixture: 1, or 2 with the rerun */
+    int ort_runs;        /* runs of ORT for this fixture: 1, or 2 with the rerun (one more
+                            where the tie-ordered judgment reran it) */
+    onp_tie_order tie_order; /* the tie-ordered reference's judgment */
     char in_shapes[256]; /* the inputs' shapes ("[2, 16] [2]"): fixtures with the same
                             string are one shape group */
     size_t n_out;

@@ -54,6 +54,8 @@ static cJSON *fixture_json(const onp_fixture_verdict *r)
         cJSON_AddNumberToObject(f, "ort_runs", r->ort_runs);
         cJSON_AddStringToObject(f, "noise_rerun", onp_rerun_name(r->rerun));
     }
+    if (r->tie_order != ONP_TIE_ORDER_NONE) /* judged against the tie-ordered reference too */
+        cJSON_AddStringToObject(f, "tie_order", onp_tie_order_name(r->tie_order));
     cJSON *arr = cJSON_AddArrayToObject(f, "outputs");
     for (size_t k = 0; r->status != ONP_FIXTURE_ERROR && k < r->n_out; k++)
         cJSON_AddItemToArray(arr, output_json(&r->outs[k]));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnxparity/judge.h"
 #include "tfile/npy_int.h"
@@ -24,6 +25,15 @@ _Static_assert(sizeof rerun_names / sizeof *rerun_names == ONP_RERUN_COUNT, "rer
 const char *onp_rerun_name(onp_rerun r)
 {
     return (unsigned)r < ONP_RERUN_COUNT ? rerun_names[r] : "?";
+}
+
+static const char *const tie_order_names[] = {"none", "matched", "differs"};
+_Static_assert(sizeof tie_order_names / sizeof *tie_order_names == ONP_TIE_ORDER_COUNT,
+               "tie_order_names");
+
+const char *onp_tie_order_name(onp_tie_order t)
+{
+    return (unsigned)t < ONP_TIE_ORDER_COUNT ? tie_order_names[t] : "?";
 }
 
 const char *onp_fixture_status_name(onp_fixture_status s)
@@ -635,8 +645,8 @@ static int read_inputs(onp_session *s, const onp_fixture *f, onp_tensor *in, onp
  * the value needs the one-ulp estimate.  A value that cannot be compared
  * gets a note and 0; -1 with e set when a file cannot be read. */
 static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_opts *o,
-                        prefetch *pf, onp_tensor *want, onp_tensor *got, onp_output_verdict *x,
-                        int *beyond, onp_error *e)
+                        prefetch *pf, int no_book, onp_tensor *want, onp_tensor *got,
+                        onp_output_verdict *x, int *beyond, onp_error *e)
 {
     if (pf && pf->rc[k]) {
         *e = pf->err[k];
@@ -660,7 +670,7 @@ static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_
     onp_noise book;
     onp_value_stats vs;
     int has_book = 0;
-    if (!has_ref && o->noise && is_floating(want->dtype)) {
+    if (!has_ref && o->noise && !no_book && is_floating(want->dtype)) {
         /* the value's statistics (a pass over it) only for a relative
          * entry, which scales with them: the lookup without them finds
          * the exact entries, with zeros whether a relative one exists;
@@ -681,7 +691,7 @@ static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_
                                      scale, &jo, &x->m, &x->j, &ce);
     /* a reference refused as noise (NaN/Inf where eager has numbers):
      * the noise book is the next source, then the ORT-side estimate */
-    if (!bad && x->j.ref_refused && o->noise) {
+    if (!bad && x->j.ref_refused && o->noise && !no_book) {
         onp_value_stats_of(want, &vs);
         if (onp_noisebook_lookup(o->noise, f->index, x->name, &vs, &book))
             bad = onp_judge_value_scaled(want, got, &ref, &book, scale, &jo, &x->m, &x->j, &ce);
@@ -696,6 +706,138 @@ static int judge_output(const onp_fixture *f, size_t k, const onp_judge_fixture_
     settle(x);
     *beyond |= needs_estimate(x);
     return 0;
+}
+
+/* Judge every output of fixture f, ORT's got[0..n_out) from its run on
+ * in[], against its expected file (read into want[], here or by pf beside
+ * the run): the noise rule, the one-ulp estimate where some output needs
+ * it, the target's precision, the near-tie reorder; r->status PASS or
+ * FAIL.  no_book: the noise book is not a noise source (the tie-ordered
+ * reference: its statistics were measured along eager's selection).  0, or
+ * -1 with e set (a file unreadable, out of memory). */
+static int judge_outputs(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
+                         prefetch *pf, int no_book, const onp_tensor *in, onp_tensor *want,
+                         onp_tensor *got, size_t n_out, onp_fixture_verdict *r, onp_error *e)
+{
+    int beyond = 0;
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        onp_output_verdict *x = &r->outs[k];
+        if (k >= n_out) {
+            snprintf(x->note, sizeof x->note,
+                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
+            continue;
+        }
+        if (judge_output(f, k, o, pf, no_book, &want[k], &got[k], x, &beyond, e)) return -1;
+    }
+    if (beyond && o->no_estimate) r->rerun = ONP_RERUN_OFF;
+    if (beyond && !o->no_estimate &&
+        estimate(s, r, in, f->n_inputs, want, got, n_out, o, r->outs, &r->estimated, &r->rerun))
+        return onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+    r->ort_runs = 1 + (r->rerun == ONP_RERUN_RAN || r->rerun == ONP_RERUN_FAILED);
+    for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
+        judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
+    if (f->n_outputs <= n_out)
+        onp_judge_near_tie_reorder(want, got, f->n_outputs, r->outs, o->strict);
+    r->status = ONP_FIXTURE_PASS;
+    for (size_t k = 0; k < f->n_outputs; k++)
+        if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;
+    return 0;
+}
+
+/* The tie-ordered reference of fixture f (docs/formats.md): the capture
+ * writes f->dir/tie_ordered/output_K.pb when eager's forward, rerun with
+ * its tie-sensitive ops breaking exact ties as ONNX does, gave other
+ * outputs.  1: every output has one, *t is f with those files as its
+ * outputs and that folder as its dir (so no float64 reference is found
+ * for it: the capture's was computed along eager's selection); free with
+ * tie_fixture_free.  0: none.  -1: out of memory. */
+static int tie_fixture(const onp_fixture *f, onp_fixture *t)
+{
+    memset(t, 0, sizeof *t);
+    size_t dn = strlen(f->dir) + sizeof "/tie_ordered";
+    t->dir = malloc(dn);
+    t->outputs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *t->outputs);
+    if (!t->dir || !t->outputs) return -1;
+    snprintf(t->dir, dn, "%s/tie_ordered", f->dir);
+    t->index = f->index;
+    t->n_inputs = f->n_inputs;
+    t->inputs = f->inputs;
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        size_t n = dn + 32;
+        t->outputs[k] = malloc(n);
+        if (!t->outputs[k]) return -1;
+        t->n_outputs = k + 1;
+        snprintf(t->outputs[k], n, "%s/output_%zu.pb", t->dir, k);
+        if (access(t->outputs[k], F_OK) != 0) return 0;
+    }
+    return f->n_outputs > 0;
+}
+
+static void tie_fixture_free(onp_fixture *t)
+{
+    for (size_t k = 0; t->outputs && k < t->n_outputs; k++) free(t->outputs[k]);
+    free(t->outputs);
+    free(t->dir);
+}
+
+/* A fixture that fails against eager and has a tie-ordered reference
+ * (tie_fixture) is judged again, ORT's same outputs against that
+ * reference, by the same rules (judge_outputs; no noise book, no float64
+ * reference: both describe eager's selection).  When every output passes,
+ * the fixture passes with r->tie_order ONP_TIE_ORDER_MATCHED and each
+ * output's verdict and note from that judgment, the note saying why; else
+ * it stays as it was, r->tie_order ONP_TIE_ORDER_DIFFERS.  0, or -1 with e
+ * set. */
+static int judge_tie_ordered(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
+                             const onp_tensor *in, onp_tensor *got, size_t n_out,
+                             onp_fixture_verdict *r, onp_error *e)
+{
+    if (r->status != ONP_FIXTURE_FAIL || f->n_outputs > n_out) return 0;
+    onp_fixture t;
+    int has = tie_fixture(f, &t), rc = 0;
+    onp_fixture_verdict tv = *r;
+    onp_tensor *want = has > 0 ? calloc(f->n_outputs, sizeof *want) : NULL;
+    tv.outs = has > 0 ? calloc(f->n_outputs, sizeof *tv.outs) : NULL;
+    if (has < 0 || (has > 0 && (!want || !tv.outs))) {
+        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+        goto done;
+    }
+    if (!has) goto done;
+    tv.estimated = 0;
+    tv.rerun = ONP_RERUN_NOT_NEEDED;
+    for (size_t k = 0; k < f->n_outputs; k++)
+        snprintf(tv.outs[k].name, sizeof tv.outs[k].name, "%s", r->outs[k].name);
+    if (judge_outputs(s, &t, o, NULL, 1, in, want, got, n_out, &tv, e)) {
+        rc = -1;
+        goto done;
+    }
+    r->tie_order = tv.status == ONP_FIXTURE_PASS ? ONP_TIE_ORDER_MATCHED : ONP_TIE_ORDER_DIFFERS;
+    r->ort_runs += tv.ort_runs - 1;
+    if (r->tie_order != ONP_TIE_ORDER_MATCHED) goto done;
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        onp_output_verdict *x = &tv.outs[k];
+        char was[sizeof x->note];
+        snprintf(was, sizeof was, "%s", x->note);
+        int u = snprintf(x->note, sizeof x->note,
+                         "tie-order: eager chose among exactly tied values in another order; "
+                         "ONNX Runtime's output matches eager rerun with ONNX's tie order (lower "
+                         "index first): %s",
+                         onp_verdict_name(x->j.verdict));
+        if (was[0] && u > 0 && (size_t)u + 3 < sizeof x->note)
+            snprintf(x->note + u, sizeof x->note - (size_t)u, "; %.*s",
+                     (int)(sizeof x->note - (size_t)u - 3), was);
+    }
+    free(r->outs);
+    r->outs = tv.outs;
+    tv.outs = NULL;
+    r->status = ONP_FIXTURE_PASS;
+    r->estimated |= tv.estimated;
+done:
+    for (size_t k = 0; want && k < f->n_outputs; k++) onp_tensor_release(&want[k]);
+    free(want);
+    free(tv.outs);
+    tie_fixture_free(&t);
+    return rc;
 }
 
 int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixture_opts *o,
@@ -713,7 +855,7 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
     onp_tensor *in = calloc(f->n_inputs ? f->n_inputs : 1, sizeof *in);
     onp_tensor *got = calloc(n_out ? n_out : 1, sizeof *got);
     onp_tensor *want = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *want);
-    int rc = 0, beyond = 0, fetching = 0;
+    int rc = 0, fetching = 0;
     prefetch pf;
     if (!r->outs || !in || !got || !want) {
         rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
@@ -747,32 +889,11 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
             snprintf(r->outs[k].note, sizeof r->outs[k].note, "not run");
         goto done;
     }
-    for (size_t k = 0; k < f->n_outputs; k++) {
-        onp_output_verdict *x = &r->outs[k];
-        if (k >= n_out) {
-            snprintf(x->note, sizeof x->note,
-                     "output_%zu.pb has no graph output %zu (the graph has %zu)", k, k, n_out);
-            continue;
-        }
-        if (judge_output(f, k, o, fetching ? &pf : NULL, &want[k], &got[k], x, &beyond, e)) {
-            rc = -1;
-            goto done;
-        }
-    }
-    if (beyond && o->no_estimate) r->rerun = ONP_RERUN_OFF;
-    if (beyond && !o->no_estimate &&
-        estimate(s, r, in, f->n_inputs, want, got, n_out, o, r->outs, &r->estimated, &r->rerun)) {
-        rc = onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+    if (judge_outputs(s, f, o, fetching ? &pf : NULL, 0, in, want, got, n_out, r, e)) {
+        rc = -1;
         goto done;
     }
-    r->ort_runs = 1 + (r->rerun == ONP_RERUN_RAN || r->rerun == ONP_RERUN_FAILED);
-    for (size_t k = 0; k < f->n_outputs && k < n_out; k++)
-        judge_precision(&r->precision, want[k].dtype, &r->outs[k]);
-    if (f->n_outputs <= n_out)
-        onp_judge_near_tie_reorder(want, got, f->n_outputs, r->outs, o->strict);
-    r->status = ONP_FIXTURE_PASS;
-    for (size_t k = 0; k < f->n_outputs; k++)
-        if (!r->outs[k].pass) r->status = ONP_FIXTURE_FAIL;
+    if (judge_tie_ordered(s, f, o, in, got, n_out, r, e)) rc = -1;
 done:
     if (fetching) prefetch_free(&pf);
     for (size_t k = 0; in && k < f->n_inputs; k++) onp_tensor_release(&in[k]);

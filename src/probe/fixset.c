@@ -1,10 +1,12 @@
 /*
  * fixset.c — the fixture set the probes and the sweep run (onp_fixset,
- * include/onnxparity/probe.h): every fixture's inputs, expected outputs and
- * float64 reference read once from the test-data folders, so that each
+ * include/onnxparity/probe.h): every fixture's inputs, expected outputs,
+ * float64 and tie-ordered references read once from the test-data folders, so that each
  * configuration tried runs from memory.  Needs no ONNX Runtime.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "onnxparity/tfile.h"
 #include "probe/probe_int.h"
@@ -19,7 +21,10 @@ void onp_fixset_free(onp_fixset *fs)
             onp_tensor_release(&fs->f[i].ref64[k]);
         free(fs->f[i].in);
         free(fs->f[i].out);
+        for (size_t k = 0; fs->f[i].tie && k < fs->f[i].n_out; k++)
+            onp_tensor_release(&fs->f[i].tie[k]);
         free(fs->f[i].ref64);
+        free(fs->f[i].tie);
     }
     free(fs->f);
     free(fs);
@@ -33,6 +38,26 @@ size_t onp_fixset_count(const onp_fixset *fs)
 int onp_fixset_index(const onp_fixset *fs, size_t i)
 {
     return fs && i < fs->n ? fs->f[i].index : -1;
+}
+
+/* Fixture f's tie-ordered reference (docs/formats.md) into x->tie when
+ * every output has one: tie_ordered/output_K.pb beside its outputs.  0
+ * (x->tie NULL when there is none), or -1 with e set. */
+static int read_tie(const onp_fixture *f, probe_fx *x, onp_error *e)
+{
+    char path[4200];
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        snprintf(path, sizeof path, "%s/tie_ordered/output_%zu.pb", f->dir, k);
+        if (access(path, F_OK) != 0) return 0;
+    }
+    if (!f->n_outputs) return 0;
+    x->tie = calloc(f->n_outputs, sizeof *x->tie);
+    if (!x->tie) return onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
+    for (size_t k = 0; k < f->n_outputs; k++) {
+        snprintf(path, sizeof path, "%s/tie_ordered/output_%zu.pb", f->dir, k);
+        if (onp_tfile_read(path, NULL, &x->tie[k], e)) return -1;
+    }
+    return 0;
 }
 
 int onp_fixset_load(const char *target, onp_fixset **out, onp_error *e)
@@ -77,6 +102,7 @@ int onp_fixset_load_dirs(const char *const *dirs, size_t n_dirs, onp_fixset **ou
             if (onp_tfile_read(f->outputs[x->n_out], NULL, &x->out[x->n_out], e) ||
                 onp_fixture_read_ref64(f, x->n_out, &x->ref64[x->n_out], e) < 0)
                 rc = -1;
+        if (!rc && read_tie(f, x, e)) rc = -1;
     }
     onp_testdata_free(&td);
     if (rc) {

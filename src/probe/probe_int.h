@@ -33,6 +33,8 @@ typedef struct probe_fx {
     onp_tensor *in;    /* [n_in], unnamed: fed by position */
     onp_tensor *out;   /* [n_out] expected */
     onp_tensor *ref64; /* [n_out] the capture's float64 reference (count 0 when absent) */
+    onp_tensor *tie;   /* [n_out] the tie-ordered reference (tie_ordered/output_K.pb, every
+                          output's), or NULL: eager rerun with ONNX's tie order */
 } probe_fx;
 
 struct onp_fixset {
