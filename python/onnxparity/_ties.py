@@ -175,6 +175,17 @@ def _tv_modules():
     return [m for m in (ops, boxes) if m is not None and hasattr(m, "nms")]
 
 
+def _input_positional(fn):
+    """fn, also when the caller passes the tensor by keyword
+    (``torch.topk(input=x, k=2)``): the wrappers take it by position."""
+    def call(*args, **kwargs):
+        if not args and "input" in kwargs:
+            kwargs = dict(kwargs)
+            args = (kwargs.pop("input"),)
+        return fn(*args, **kwargs)
+    return call
+
+
 def _watching(name, orig, watch):
     """orig, recording in ``watch`` whether its result was chosen among ties."""
     def call(x, *args, **kwargs):
@@ -277,7 +288,7 @@ def _patched(make_torch, make_nms, make_batched):
         for n in _TORCH_FUNCS:
             for owner, key in ((torch, f"torch.{n}"), (torch.Tensor, f"Tensor.{n}")):
                 saved.append((owner, n, getattr(owner, n)))
-                setattr(owner, n, make_torch(n, _ORIG[key]))
+                setattr(owner, n, _input_positional(make_torch(n, _ORIG[key])))
         for m in tv:
             for n, make in (("nms", make_nms), ("batched_nms", make_batched)):
                 if make is not None and hasattr(m, n):

@@ -180,6 +180,27 @@ def test_ordered_selection_ops():
     assert torch.topk is _ties._ORIG["torch.topk"]  # put back
 
 
+def test_input_by_keyword():
+    """torch.topk(input=x, ...) and the other functions called with their
+    tensor by keyword run under the watch and ONNX's order as without them
+    (they raised TypeError: the wrappers took the tensor by position only)."""
+    x = torch.tensor([[1.0, 3.0, 3.0, 0.0, 3.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    w = _ties.Watch()
+    with _ties.watch(w):
+        assert torch.equal(torch.topk(input=x, k=2).values, torch.topk(x, 2).values)
+        assert torch.equal(torch.max(input=x, dim=1).values, x.amax(1))
+        torch.sort(input=x, dim=1)
+        torch.argmax(input=x, dim=1)
+    assert w.seen == ["topk", "max", "sort", "argmax"]
+    with _ties.onnx_order():
+        assert torch.topk(input=x, k=2).indices.tolist() == [[1, 2], [0, 1]]
+        assert torch.max(input=x, dim=1).indices.tolist() == [1, 0]
+        assert torch.argmax(input=x, dim=1).tolist() == [1, 0]
+        assert torch.sort(input=x, dim=1, descending=True).indices[:, :3].tolist() == \
+            [[1, 2, 4], [0, 1, 2]]
+    assert torch.topk is _ties._ORIG["torch.topk"]
+
+
 def test_ties_recorded_only_where_they_change_outputs(bundles):
     doc = json.loads((bundles / "ok" / "parity.json").read_text())
     for f in doc["fixtures"]:
