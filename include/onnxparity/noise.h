@@ -202,6 +202,12 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
  * statistics' scale_max and constant_rows (scale_rms left 0). */
 void onp_value_scale(const onp_tensor *t, onp_value_stats *s);
 
+/* s->scale_rms of t (s from onp_value_scale(t)) exactly as the noise rule
+ * measures it when a noise source needs it: onp_judge_value_scaled then
+ * takes a positive scale_rms from its `scale` instead of a pass of its own
+ * (a value measured beside the ORT run). */
+void onp_value_scale_rms(const onp_tensor *t, onp_value_stats *s);
+
 /* onp_judge_value with `scale`, onp_value_scale(expected), measured before
  * (a caller that reads the expected value while ONNX Runtime runs measures
  * it there, off the path that waits for ORT's output); NULL: measured here.

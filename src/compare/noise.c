@@ -197,6 +197,14 @@ static double value_rms_f32(const onp_tensor *t)
     return finite ? sqrt(sum / (double)finite) : 0.0;
 }
 
+void onp_value_scale_rms(const onp_tensor *t, onp_value_stats *s)
+{
+    if (t && t->dtype == ONP_FLOAT && t->count > 0 && t->data)
+        s->scale_rms = value_rms_f32(t); /* scale_max: value_scale's, the same */
+    else
+        onp_value_stats_of(t, s);
+}
+
 void onp_value_stats_of(const onp_tensor *t, onp_value_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -344,10 +352,7 @@ int onp_judge_value_scaled(const onp_tensor *expected, const onp_tensor *actual,
     }
     if (n.src == ONP_NOISE_NONE && floating && stats && stats->src != ONP_NOISE_NONE) n = *stats;
     if (n.src != ONP_NOISE_NONE && n.scale_max <= 0) {
-        if (expected->dtype == ONP_FLOAT && expected->count > 0 && expected->data)
-            vs.scale_rms = value_rms_f32(expected); /* scale_max: value_scale's, the same */
-        else
-            onp_value_stats_of(expected, &vs);
+        if (!(vs.scale_rms > 0)) onp_value_scale_rms(expected, &vs); /* unless measured before */
         n.scale_max = vs.scale_max;
         n.scale_rms = vs.scale_rms;
     }
