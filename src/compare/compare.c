@@ -697,11 +697,11 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
         dot = _mm256_add_pd(dot, _mm256_mul_pd(a, e));
         ee = _mm256_add_pd(ee, _mm256_mul_pd(e, e));
         aa = _mm256_add_pd(aa, _mm256_mul_pd(a, a));
-        max_abs = _mm256_max_pd(ad, max_abs);
-        here = _mm256_max_pd(ad, here);
+        here = _mm256_max_pd(ad, here); /* into max_abs after the loop: the same maxima */
         mism = _mm256_sub_epi64(mism, _mm256_castpd_si256(_mm256_cmp_pd(ad, limit, _CMP_GT_OQ)));
         max_na = _mm256_max_pd(_mm256_sub_pd(ad, rae), max_na);
-        _mm256_storeu_pd(ad_out + 4 * (t - t0), ad);
+        _mm256_storeu_pd(ad_out, ad);
+        ad_out += 4;
         /* e == 0 never wins max_rel; thr * 0 = 0 keeps such an element
          * for the needed rtol, whose ratio is then +inf */
         __m256d up = _mm256_and_pd(_mm256_cmp_pd(ad, _mm256_mul_pd(thr_rel, ae), _CMP_GT_OQ),
@@ -714,7 +714,7 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
         }
     }
     s->sum_abs = sum_abs, s->sum_sq = sum_sq, s->dot = dot, s->ee = ee, s->aa = aa;
-    s->max_abs = max_abs, s->max_na = max_na, s->mism = mism;
+    s->max_abs = _mm256_max_pd(here, max_abs), s->max_na = max_na, s->mism = mism;
     double m[4];
     _mm256_storeu_pd(m, here);
     double mx = m[0] > m[1] ? m[0] : m[1], my = m[2] > m[3] ? m[2] : m[3];
