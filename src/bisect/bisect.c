@@ -827,6 +827,18 @@ done:
 
 // --- is the mismatch reproduced? ---------------------------------------------------
 
+/* A tie-ordered reference file that exists and cannot be read is not used:
+ * the first such file is named in r->reference_note (check and diagnose
+ * stop on it with that error). */
+static void tie_unread_note(onp_bisect_result *r, const char *path, const char *msg)
+{
+    if (strstr(r->reference_note, "not used (tie-order")) return;
+    size_t u = strlen(r->reference_note);
+    snprintf(r->reference_note + u, sizeof r->reference_note - u,
+             "%s%.200s not used (tie-order reference unreadable): %.160s", u ? "; " : "", path,
+             msg);
+}
+
 /* run_plain against eager: where fixture f's outputs fail against eager
  * (ov[0..n) judged, notes[j] non-NULL for those judged, the near-tie
  * reorder applied) and f has a tie-ordered reference
@@ -851,7 +863,11 @@ static void tie_plain(ctx *c, const onp_fixture *f, const onp_tensor *got, const
         char p[4200];
         onp_error e;
         snprintf(p, sizeof p, "%s/tie_ordered/output_%zu.pb", f->dir, j);
-        ok = access(p, F_OK) == 0 && !onp_tfile_read(p, NULL, &tw[j], &e);
+        ok = access(p, F_OK) == 0;
+        if (ok && onp_tfile_read(p, NULL, &tw[j], &e)) { /* refused, and said so */
+            ok = 0;
+            tie_unread_note(c->r, p, e.msg);
+        }
     }
     for (size_t j = 0; ok && j < n; j++) {
         onp_noise nz = noise_of(NULL, "", &got[j], got2 ? &got2[j] : NULL);

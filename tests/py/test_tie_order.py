@@ -243,6 +243,24 @@ def test_without_the_tie_reference_it_fails(onnxparity, bundles):
     assert all(f["status"] == "fail" and "tie_order" not in f for f in doc["fixtures"])
 
 
+def test_unreadable_tie_reference(onnxparity, bundles, tmp_path):
+    """A tie_ordered/output_J.pb that is not a tensor: check and diagnose
+    stop with a one-line error naming it; bisect does not use it and says
+    so (it named a first divergent value without a word before)."""
+    bad = tmp_path / "garbage"
+    shutil.copytree(bundles / "ok", bad)
+    f = bad / "test_data_set_0" / "tie_ordered" / "output_0.pb"
+    f.write_bytes(b"not a protobuf \xff\xff\xff")
+    for cmd in ("check", "diagnose"):
+        p = run([onnxparity, cmd, str(bad)])
+        assert p.returncode == 3, (cmd, p.returncode, p.stderr[-2000:])
+        assert p.stderr.strip().count("\n") == 0 and "tie_ordered/output_0.pb" in p.stderr, p.stderr
+    p = run([onnxparity, "bisect", str(bad), "--format", "json"])
+    assert p.returncode == 1, p.stdout[-3000:]
+    note = json.loads(p.stdout)["reference_note"] or ""
+    assert "tie_ordered/output_0.pb" in note and "not used" in note, note
+
+
 def test_diagnose_and_bisect_pass(onnxparity, bundles):
     p = run([onnxparity, "diagnose", str(bundles / "ok"), "--format", "json"])
     assert p.returncode == 0, p.stdout[-3000:]
