@@ -203,7 +203,8 @@ int onp_judge_value(const onp_tensor *expected, const onp_tensor *actual, const 
 void onp_value_scale(const onp_tensor *t, onp_value_stats *s);
 
 /* s->scale_rms of t (s from onp_value_scale(t)) exactly as the noise rule
- * measures it when a noise source needs it: onp_judge_value_scaled then
+ * measures it when a noise source needs it (float32: that one sum; other
+ * dtypes: all of *s anew, onp_value_stats_of): onp_judge_value_scaled then
  * takes a positive scale_rms from its `scale` instead of a pass of its own
  * (a value measured beside the ORT run). */
 void onp_value_scale_rms(const onp_tensor *t, onp_value_stats *s);

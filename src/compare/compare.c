@@ -121,21 +121,6 @@ static double ld_any(const onp_tensor *t, int64_t i)
     return onp_tensor_get_f64(t, i);
 }
 
-/* The typed loader of the float dtypes (complex: of their parts); NULL for
- * the others, which ld_any reads. */
-static loader loader_of(int32_t dtype)
-{
-    switch (dtype) {
-    case ONP_FLOAT:
-    case ONP_COMPLEX64: return ld_f32;
-    case ONP_DOUBLE:
-    case ONP_COMPLEX128: return ld_f64;
-    case ONP_FLOAT16: return ld_f16;
-    case ONP_BFLOAT16: return ld_bf16;
-    default: return NULL;
-    }
-}
-
 /* --- the exact per-element rule ----------------------------------------- */
 
 /* Excess of one pair over its tolerance: <= 0 passes; +inf for a NaN or
@@ -683,7 +668,7 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
     const __m256d zero = _mm256_setzero_pd();
     const __m256d atol = _mm256_set1_pd(tol.atol), rtol = _mm256_set1_pd(tol.rtol);
     __m256d sum_abs = s->sum_abs, sum_sq = s->sum_sq, dot = s->dot, ee = s->ee, aa = s->aa;
-    __m256d max_abs = s->max_abs, max_na = s->max_na;
+    __m256d max_na = s->max_na;
     __m256d thr_rel = s->thr_rel, thr_nr = s->thr_nr;
     __m256i mism = s->mism;
     __m256d here = zero;
@@ -714,7 +699,7 @@ __attribute__((target("avx2"))) static double avx2_sums(const char *pe, const ch
         }
     }
     s->sum_abs = sum_abs, s->sum_sq = sum_sq, s->dot = dot, s->ee = ee, s->aa = aa;
-    s->max_abs = _mm256_max_pd(here, max_abs), s->max_na = max_na, s->mism = mism;
+    s->max_abs = _mm256_max_pd(here, s->max_abs), s->max_na = max_na, s->mism = mism;
     double m[4];
     _mm256_storeu_pd(m, here);
     double mx = m[0] > m[1] ? m[0] : m[1], my = m[2] > m[3] ? m[2] : m[3];
@@ -956,10 +941,11 @@ static int64_t find_worst(const job *j, int64_t b)
     int64_t lo = b * BLOCK, hi = lo + BLOCK < j->n ? lo + BLOCK : j->n;
     double want = j->blocks[b].max_excess;
     onp_tol tol = j->exact_int ? (onp_tol){0, 0} : j->tol;
-    loader le = loader_of(j->E->dtype), la = loader_of(j->A->dtype);
-    for (int64_t i = lo; i < hi; i++) { /* the typed loaders where both have one: the same values */
-        double e = le && la ? le(j->E->data, i) : ld_any(j->E, i);
-        double a = le && la ? la(j->A->data, i) : ld_any(j->A, i);
+    /* the float dtypes' typed loaders where both sides have one: the same values */
+    const ref_kind *ke = ref_kind_of(j->E->dtype), *ka = ref_kind_of(j->A->dtype);
+    for (int64_t i = lo; i < hi; i++) {
+        double e = ke && ka ? ke->load1(j->E->data, i) : ld_any(j->E, i);
+        double a = ke && ka ? ka->load1(j->A->data, i) : ld_any(j->A, i);
         double ex = excess_of(e, a, tol);
         if (ex == want || (isnan(ex) && isnan(want))) return i;
     }
