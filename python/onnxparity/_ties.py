@@ -111,11 +111,10 @@ def _first_index(x, values, dim, keepdim):
     shape = [1] * x.dim()
     shape[dim] = n
     ar = torch.arange(n, device=x.device).view(shape).expand_as(x)
-    first = torch.amin(torch.where(eq, ar, torch.full_like(ar, n)), dim=dim, keepdim=keepdim)
-    return first
+    return torch.amin(torch.where(eq, ar, torch.full_like(ar, n)), dim=dim, keepdim=keepdim)
 
 
-def _ordered_topk(x, k, dim=-1, largest=True, sorted=True, **kw):
+def _ordered_topk(x, k, dim, largest):
     v, i = _stable_sort(x, dim, largest)
     return torch.return_types.topk((v.narrow(dim, 0, k), i.narrow(dim, 0, k)))
 
@@ -186,31 +185,33 @@ def _input_positional(fn):
     return call
 
 
+def _tied(name, x, out, args, kwargs):
+    """Whether op ``name``'s result ``out`` on tensor ``x`` was chosen among
+    exact ties."""
+    if name == "topk":
+        return _topk_tied(x, out[0], _dim_arg(args, kwargs, 1, "dim", -1))
+    if name in ("sort", "argsort"):
+        dim = _sort_dim(args, kwargs)
+        return _adjacent_equal(out[0] if name == "sort" else torch.gather(x, dim, out), dim)
+    if name in ("max", "min"):
+        return _has_dim(args, kwargs) and _extreme_tied(x, out[0], _dim_arg(args, kwargs, 0, "dim", None),
+                                                        _dim_arg(args, kwargs, 1, "keepdim", False))
+    d = _dim_arg(args, kwargs, 0, "dim", None)  # argmax, argmin
+    x, d = (x.reshape(-1), 0) if d is None else (x, d)
+    ext = (torch.amax if name == "argmax" else torch.amin)(x, dim=d, keepdim=False)
+    return bool(x.numel()) and _extreme_tied(x, ext, d, False)
+
+
 def _watching(name, orig, watch):
     """orig, recording in ``watch`` whether its result was chosen among ties."""
     def call(x, *args, **kwargs):
         out = orig(x, *args, **kwargs)
+        if not isinstance(x, torch.Tensor) or kwargs.get("out") is not None:
+            return out
         try:
             with torch.no_grad():
-                if not isinstance(x, torch.Tensor) or kwargs.get("out") is not None:
-                    return out
-                if name == "topk":
-                    if _topk_tied(x, out[0], _dim_arg(args, kwargs, 1, "dim", -1)):
-                        watch.saw("topk")
-                elif name in ("sort", "argsort"):
-                    v = out[0] if name == "sort" else torch.gather(x, _sort_dim(args, kwargs), out)
-                    if _adjacent_equal(v, _sort_dim(args, kwargs)):
-                        watch.saw(name)
-                elif name in ("max", "min") and _has_dim(args, kwargs):
-                    if _extreme_tied(x, out[0], _dim_arg(args, kwargs, 0, "dim", None),
-                                     _dim_arg(args, kwargs, 1, "keepdim", False)):
-                        watch.saw(name)
-                elif name in ("argmax", "argmin"):
-                    d = _dim_arg(args, kwargs, 0, "dim", None)
-                    xx, d = (x.reshape(-1), 0) if d is None else (x, d)
-                    ext = (torch.amax if name == "argmax" else torch.amin)(xx, dim=d, keepdim=False)
-                    if xx.numel() and _extreme_tied(xx, ext, d, False):
-                        watch.saw(name)
+                if _tied(name, x, out, args, kwargs):
+                    watch.saw(name)
         except Exception:  # a check that cannot run says nothing; the op's result stands
             pass
         return out
@@ -222,11 +223,11 @@ def _sort_dim(args, kwargs):
     return d if isinstance(d, int) and not isinstance(d, bool) else -1
 
 
-def _watching_nms(orig, watch, name):
+def _watching_nms(orig, watch):
     def call(boxes, scores, *args, **kwargs):
         try:
             if _scores_tied(scores.detach()):
-                watch.saw(name)
+                watch.saw("nms")
         except Exception:
             pass
         return orig(boxes, scores, *args, **kwargs)
@@ -304,7 +305,7 @@ def watch(w):
     """The tie-sensitive ops record in Watch ``w`` whether they chose among
     exact ties; their results are the original ops'."""
     return _patched(lambda n, orig: _watching(n, orig, w),
-                    lambda orig: _watching_nms(orig, w, "nms"), None)
+                    lambda orig: _watching_nms(orig, w), None)
 
 
 def onnx_order():
