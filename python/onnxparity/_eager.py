@@ -196,7 +196,7 @@ class Eager:
             return
         if len(flat) != len(t.outputs) or any(a.dtype != x.dtype for a, (_, _, x) in zip(t.outputs, flat)):
             t.tie_note = "the forward with ONNX's tie order returned other outputs in number or dtype"
-        elif not self.same(t.outputs, again):
+        elif not self.same_flat(t.outputs, flat):
             t.tie_ordered = [x.detach().clone() for _, _, x in flat]
 
     @staticmethod
@@ -207,4 +207,9 @@ class Eager:
             flat = _fixtures.flatten_outputs(raw)
         except OutputError:
             return False
+        return Eager.same_flat(outputs, flat)
+
+    @staticmethod
+    def same_flat(outputs, flat):
+        """``same`` on ``flat``, flatten_outputs of the other forward's output."""
         return len(flat) == len(outputs) and all(bitwise_equal(a, x) for a, (_, _, x) in zip(outputs, flat))
