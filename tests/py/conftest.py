@@ -141,6 +141,20 @@ def run(args, **kw):
     return r
 
 
+def plant_weight(ok, bad, m, node, factor=1.5):
+    """A copy of bundle `ok` at `bad` whose model is m (ok's, loaded) with
+    node's weight (input 1) times `factor`: the planted fault."""
+    import shutil
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    for t in m.graph.initializer:
+        if t.name == node.input[1]:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(factor), t.name))
+    shutil.copytree(ok, bad)
+    onnx.save(m, str(bad / "model.onnx"))
+
+
 def cpu_flags():
     """The CPU's feature flags (/proc/cpuinfo), empty where it cannot be read:
     for the tests whose numbers depend on what the CPU computes natively."""

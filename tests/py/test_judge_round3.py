@@ -26,7 +26,7 @@ np = pytest.importorskip("numpy")
 from onnx import numpy_helper  # noqa: E402
 
 import onnxparity as onp  # noqa: E402
-from conftest import run  # noqa: E402
+from conftest import plant_weight, run  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "zoo"))
 from models3 import (DeadFeatureDetector, GatedMLP, Mixer, OneImageDetector,  # noqa: E402
@@ -49,17 +49,6 @@ def outputs_named(doc, name):
 
 def pb(path):
     return numpy_helper.to_array(onnx.load_tensor(str(path))).astype(np.float64)
-
-
-def plant_weight(ok, bad, m, node, factor=1.5):
-    """A copy of bundle `ok` at `bad` whose model is m (ok's, loaded) with
-    node's weight (input 1) times `factor`: the planted fault."""
-    import shutil
-    for t in m.graph.initializer:
-        if t.name == node.input[1]:
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(factor), t.name))
-    shutil.copytree(ok, bad)
-    onnx.save(m, str(bad / "model.onnx"))
 
 
 def capture_detector(net_class, seed, bundle):

@@ -31,7 +31,7 @@ import shutil
 
 import pytest
 
-from conftest import run
+from conftest import plant_weight, run
 
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
@@ -120,11 +120,7 @@ def bundles(tmp_path_factory):
     m = onnx.load(str(root / "ok" / "model.onnx"))
     conv = [n for n in m.graph.node if n.op_type == "Conv"]
     reg = next(n for n in conv if "reg" in n.name or "reg" in n.input[1])
-    for t in m.graph.initializer:
-        if t.name == reg.input[1]:
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(1.5), t.name))
-    shutil.copytree(root / "ok", root / "bad")
-    onnx.save(m, str(root / "bad" / "model.onnx"))
+    plant_weight(root / "ok", root / "bad", m, reg)
     return root
 
 
