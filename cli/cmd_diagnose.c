@@ -211,8 +211,9 @@ int cmd_diagnose(int argc, char **argv)
     rc = onp_run_exit_code(d.run.verdict);
     const onp_bisect_result *bis = d.run.bisect;
     shown F = {&d.probe, d.sweep, onp_run_first_divergent(&d.run) ? bis : NULL, bis, 0};
-    for (size_t i = 0; i < d.run.n_fix; i++)
-        F.tie_matched += d.run.fix[i].tie_order == ONP_TIE_ORDER_MATCHED;
+    size_t tie[ONP_TIE_ORDER_COUNT];
+    onp_tie_order_counts(d.run.fix, d.run.n_fix, tie);
+    F.tie_matched = tie[ONP_TIE_ORDER_MATCHED];
     if (o.fmt == FMT_JSON || o.html) {
         int html_rc = report_emit(onp_doc_diagnose(&d, &o.ort.a), o.fmt == FMT_JSON, o.html, model);
         if (html_rc) rc = html_rc;

@@ -221,6 +221,12 @@ int onp_judge_fixture(onp_session *s, const onp_fixture *f, const onp_judge_fixt
 /* Free r->outs; accepts a zeroed struct. */
 void onp_fixture_verdict_release(onp_fixture_verdict *r);
 
+/* How many of fix[0..n) each tie_order holds: count[ONP_TIE_ORDER_MATCHED]
+ * and so on (count zeroed here).  diagnose's document and its text both
+ * report them. */
+void onp_tie_order_counts(const onp_fixture_verdict *fix, size_t n,
+                          size_t count[ONP_TIE_ORDER_COUNT]);
+
 /* A near-tie reorder among one fixture's n outputs (want: eager's, got:
  * ORT's; outs[k] judged: compared, pass, m, j): when the failing outputs
  * (real numbers: float, integer, bool) are row-aligned with a sorted

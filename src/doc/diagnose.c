@@ -253,9 +253,8 @@ cJSON *onp_doc_diagnose(const onp_diagnosis *d, const onp_run_args *a)
     else
         cJSON_AddNullToObject(root, "sweep");
     cJSON_AddItemToObject(root, "probes", onp_doc_probes(&d->probe));
-    size_t tie[ONP_TIE_ORDER_COUNT] = {0};
-    for (size_t i = 0; i < d->run.n_fix; i++)
-        if ((unsigned)d->run.fix[i].tie_order < ONP_TIE_ORDER_COUNT) tie[d->run.fix[i].tie_order]++;
+    size_t tie[ONP_TIE_ORDER_COUNT];
+    onp_tie_order_counts(d->run.fix, d->run.n_fix, tie);
     if (tie[ONP_TIE_ORDER_MATCHED] || tie[ONP_TIE_ORDER_DIFFERS]) { /* docs/compare.md */
         cJSON *tj = cJSON_AddObjectToObject(root, "tie_order");
         cJSON_AddNumberToObject(tj, "matched", (double)tie[ONP_TIE_ORDER_MATCHED]);

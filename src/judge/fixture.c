@@ -36,6 +36,14 @@ const char *onp_tie_order_name(onp_tie_order t)
     return (unsigned)t < ONP_TIE_ORDER_COUNT ? tie_order_names[t] : "?";
 }
 
+void onp_tie_order_counts(const onp_fixture_verdict *fix, size_t n,
+                          size_t count[ONP_TIE_ORDER_COUNT])
+{
+    memset(count, 0, ONP_TIE_ORDER_COUNT * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned)fix[i].tie_order < ONP_TIE_ORDER_COUNT) count[fix[i].tie_order]++;
+}
+
 const char *onp_fixture_status_name(onp_fixture_status s)
 {
     return (unsigned)s < ONP_FIXTURE_STATUS_COUNT ? status_names[s] : "?";
