@@ -203,10 +203,11 @@ def _tied(name, x, out, args, kwargs):
 
 
 def _watching(name, orig, watch):
-    """orig, recording in ``watch`` whether its result was chosen among ties."""
+    """orig, recording in ``watch`` whether its result was chosen among ties
+    (no test once ``watch`` has seen ties in ``name``)."""
     def call(x, *args, **kwargs):
         out = orig(x, *args, **kwargs)
-        if not isinstance(x, torch.Tensor) or kwargs.get("out") is not None:
+        if name in watch.seen or not isinstance(x, torch.Tensor) or kwargs.get("out") is not None:
             return out
         try:
             with torch.no_grad():
@@ -226,7 +227,7 @@ def _sort_dim(args, kwargs):
 def _watching_nms(orig, watch):
     def call(boxes, scores, *args, **kwargs):
         try:
-            if _scores_tied(scores.detach()):
+            if "nms" not in watch.seen and _scores_tied(scores.detach()):
                 watch.saw("nms")
         except Exception:
             pass
