@@ -854,7 +854,9 @@ static void tie_plain(ctx *c, const onp_fixture *f, const onp_tensor *got, const
 {
     int failing = 0;
     for (size_t j = 0; j < n; j++) failing |= notes[j] && !ov[j].pass;
-    if (!failing || f->n_outputs != n) return;
+    char first[4200]; /* a fixture without one: a stat, nothing allocated */
+    snprintf(first, sizeof first, "%s/tie_ordered/output_0.pb", f->dir);
+    if (!failing || f->n_outputs != n || access(first, F_OK) != 0) return;
     onp_tensor *tw = calloc(n ? n : 1, sizeof *tw);
     onp_output_verdict *tv = calloc(n ? n : 1, sizeof *tv);
     const char **tn = calloc(n ? n : 1, sizeof *tn);
