@@ -181,6 +181,7 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
         free(pb);
         return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
     }
+    int p_state = 0; /* pb: 1 holds the perturbed run's outputs (judge_out) */
     r->pass = 1;
     r->deterministic = 1;
     r->nondet_fixture = -1;
@@ -222,17 +223,13 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
                 }
             probe_release_all(b, n_out);
         }
-        int p_state = 0;
+        p_state = 0;
         onp_output_verdict *ov = calloc(f->n_out ? f->n_out : 1, sizeof *ov);
         double *mas = calloc(f->n_out ? f->n_out : 1, sizeof *mas);
         if (!ov || !mas) {
             free(ov);
             free(mas);
-            probe_release_all(a, n_out);
-            free(a);
-            free(pb);
-            free(b);
-            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
+            goto nomem;
         }
         for (size_t k = 0; k < f->n_out; k++) {
             mas[k] = INFINITY;
@@ -258,14 +255,7 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
         }
         free(ov);
         free(mas);
-        if (nomem) {
-            probe_release_all(a, n_out);
-            if (p_state == 1) probe_release_all(pb, n_out);
-            free(a);
-            free(pb);
-            free(b);
-            return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
-        }
+        if (nomem) goto nomem;
         if (st) r->pass = 0;
         if (r->fix_status) r->fix_status[i] = st;
         probe_release_all(a, n_out);
@@ -275,6 +265,13 @@ int probe_eval_session(onp_session *s, const onp_fixset *fs, const onp_probe_opt
     free(pb);
     free(b);
     return 0;
+nomem:
+    probe_release_all(a, n_out);
+    if (p_state == 1) probe_release_all(pb, n_out);
+    free(a);
+    free(pb);
+    free(b);
+    return onp_error_set(e, ONP_ERR_NOMEM, NULL, NULL, -1, "out of memory");
 }
 
 /* Open a session with `so` and evaluate it.  A session that cannot open is
