@@ -134,5 +134,10 @@ void onp_testdata_free(onp_testdata *td);
  * fixture (DIR/reference64/output_K.pb, docs/capture.md), read into *t:
  * 1 read (t owned), 0 no such file (t zeroed), -1 unreadable (e set). */
 int onp_fixture_read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e);
+/* Whether that file exists (1) or not (0), nothing read. */
+int onp_fixture_has_ref64(const onp_fixture *f, size_t k);
+/* The path of output k's tie-ordered reference (DIR/tie_ordered/output_K.pb,
+ * docs/formats.md) into path[n]: 1 when that file exists, else 0. */
+int onp_fixture_tie_path(const onp_fixture *f, size_t k, char *path, size_t n);
 
 #endif

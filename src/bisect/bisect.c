@@ -855,8 +855,7 @@ static void tie_plain(ctx *c, const onp_fixture *f, const onp_tensor *got, const
     int failing = 0;
     for (size_t j = 0; j < n; j++) failing |= notes[j] && !ov[j].pass;
     char first[4200]; /* a fixture without one: a stat, nothing allocated */
-    snprintf(first, sizeof first, "%s/tie_ordered/output_0.pb", f->dir);
-    if (!failing || f->n_outputs != n || access(first, F_OK) != 0) return;
+    if (!failing || f->n_outputs != n || !onp_fixture_tie_path(f, 0, first, sizeof first)) return;
     onp_tensor *tw = calloc(n ? n : 1, sizeof *tw);
     onp_output_verdict *tv = calloc(n ? n : 1, sizeof *tv);
     const char **tn = calloc(n ? n : 1, sizeof *tn);
@@ -864,8 +863,7 @@ static void tie_plain(ctx *c, const onp_fixture *f, const onp_tensor *got, const
     for (size_t j = 0; ok && j < n; j++) {
         char p[4200];
         onp_error e;
-        snprintf(p, sizeof p, "%s/tie_ordered/output_%zu.pb", f->dir, j);
-        ok = access(p, F_OK) == 0;
+        ok = onp_fixture_tie_path(f, j, p, sizeof p);
         if (ok && onp_tfile_read(p, NULL, &tw[j], &e)) { /* refused, and said so */
             ok = 0;
             tie_unread_note(c->r, p, e.msg);

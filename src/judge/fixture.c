@@ -625,7 +625,7 @@ static int prefetch_start(prefetch *p, const onp_fixture *f, size_t n, onp_tenso
     p->rc = calloc(n, sizeof *p->rc);
     p->err = calloc(n, sizeof *p->err);
     p->scale = calloc(n, sizeof *p->scale);
-    if (p->rc && p->err && p->scale)
+    if (p->rc && p->err && p->scale && onp_fixture_has_ref64(f, 0)) /* else no thread: a stat */
         p->ref_thread = pthread_create(&p->th_ref, NULL, prefetch_ref, p) == 0;
     if (!p->rc || !p->err || !p->scale || pthread_create(&p->th, NULL, prefetch_main, p) != 0) {
         if (p->ref_thread) pthread_join(p->th_ref, NULL);
@@ -789,8 +789,7 @@ static int tie_fixture(const onp_fixture *f, onp_fixture *t)
 {
     memset(t, 0, sizeof *t);
     char first[4200]; /* a fixture without one: a stat, nothing allocated */
-    int w = snprintf(first, sizeof first, "%s/tie_ordered/output_0.pb", f->dir);
-    if (!f->n_outputs || w <= 0 || (size_t)w >= sizeof first || access(first, F_OK) != 0) return 0;
+    if (!f->n_outputs || !onp_fixture_tie_path(f, 0, first, sizeof first)) return 0;
     size_t dn = strlen(f->dir) + sizeof "/tie_ordered";
     t->dir = malloc(dn);
     t->outputs = calloc(f->n_outputs ? f->n_outputs : 1, sizeof *t->outputs);

@@ -46,15 +46,13 @@ int onp_fixset_index(const onp_fixset *fs, size_t i)
 static int read_tie(const onp_fixture *f, probe_fx *x, onp_error *e)
 {
     char path[4200];
-    for (size_t k = 0; k < f->n_outputs; k++) {
-        snprintf(path, sizeof path, "%s/tie_ordered/output_%zu.pb", f->dir, k);
-        if (access(path, F_OK) != 0) return 0;
-    }
+    for (size_t k = 0; k < f->n_outputs; k++)
+        if (!onp_fixture_tie_path(f, k, path, sizeof path)) return 0;
     if (!f->n_outputs) return 0;
     x->tie = calloc(f->n_outputs, sizeof *x->tie);
     if (!x->tie) return onp_error_set(e, ONP_ERR_NOMEM, f->dir, NULL, -1, "out of memory");
     for (size_t k = 0; k < f->n_outputs; k++) {
-        snprintf(path, sizeof path, "%s/tie_ordered/output_%zu.pb", f->dir, k);
+        onp_fixture_tie_path(f, k, path, sizeof path); /* found above */
         if (onp_tfile_read(path, NULL, &x->tie[k], e)) return -1;
     }
     return 0;

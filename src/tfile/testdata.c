@@ -263,11 +263,34 @@ void onp_testdata_free(onp_testdata *td)
     memset(td, 0, sizeof *td);
 }
 
+/* The path of output k's file in the folder `sub` beside fixture f's
+ * files into path[n]: 1 when that file exists, else 0. */
+static int beside_path(const onp_fixture *f, const char *sub, size_t k, char *path, size_t n)
+{
+    int w = snprintf(path, n, "%s/%s/output_%zu.pb", f->dir, sub, k);
+    return w > 0 && (size_t)w < n && access(path, F_OK) == 0;
+}
+
+static int ref64_path(const onp_fixture *f, size_t k, char *path, size_t n)
+{
+    return beside_path(f, "reference64", k, path, n);
+}
+
+int onp_fixture_tie_path(const onp_fixture *f, size_t k, char *path, size_t n)
+{
+    return beside_path(f, "tie_ordered", k, path, n);
+}
+
+int onp_fixture_has_ref64(const onp_fixture *f, size_t k)
+{
+    char path[4200];
+    return ref64_path(f, k, path, sizeof path);
+}
+
 int onp_fixture_read_ref64(const onp_fixture *f, size_t k, onp_tensor *t, onp_error *e)
 {
     char path[4200];
     memset(t, 0, sizeof *t);
-    int w = snprintf(path, sizeof path, "%s/reference64/output_%zu.pb", f->dir, k);
-    if (w <= 0 || (size_t)w >= sizeof path || access(path, F_OK) != 0) return 0;
+    if (!ref64_path(f, k, path, sizeof path)) return 0;
     return onp_tfile_read(path, NULL, t, e) ? -1 : 1;
 }
